@@ -1,0 +1,163 @@
+//! The one error table. Every error the API returns has a stable machine
+//! `code`, an HTTP status and a default human message; handlers add details.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+macro_rules! error_codes {
+    ($( $variant:ident => ($status:expr, $code:literal, $message:literal), )*) => {
+        /// Stable machine-readable error codes (the `error.code` field).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum ErrorCode { $( $variant, )* }
+
+        impl ErrorCode {
+            /// Every code, in table order (used by docs and the OpenAPI document).
+            pub const ALL: &'static [ErrorCode] = &[ $( ErrorCode::$variant, )* ];
+
+            /// HTTP status sent with this code.
+            pub fn status(self) -> u16 { match self { $( ErrorCode::$variant => $status, )* } }
+
+            /// The machine code, e.g. `invalid_api_key`.
+            pub fn as_str(self) -> &'static str { match self { $( ErrorCode::$variant => $code, )* } }
+
+            /// The default human message.
+            pub fn default_message(self) -> &'static str {
+                match self { $( ErrorCode::$variant => $message, )* }
+            }
+        }
+    };
+}
+
+error_codes! {
+    InvalidParameter => (400, "invalid_parameter", "A request parameter is missing or invalid."),
+    InvalidJson => (400, "invalid_json", "The request body is not valid JSON."),
+    MissingApiKey => (401, "missing_api_key", "No API key was sent. Send `Authorization: Bearer <API_KEY>`."),
+    InvalidApiKey => (401, "invalid_api_key", "The API key is invalid, expired or revoked."),
+    InsufficientCredits => (402, "insufficient_credits", "The account does not have enough credits for this request."),
+    InsufficientPermissions => (403, "insufficient_permissions", "The API key lacks the permission level this endpoint requires."),
+    InvalidSignature => (403, "invalid_signature", "The signed URL is invalid."),
+    UrlExpired => (403, "url_expired", "The signed URL has expired."),
+    ResourceNotFound => (404, "resource_not_found", "The requested resource does not exist."),
+    RouteNotFound => (404, "route_not_found", "No endpoint matches this path."),
+    MethodNotAllowed => (405, "method_not_allowed", "This endpoint does not accept this HTTP method."),
+    ResourceAlreadyExists => (409, "resource_already_exists", "The resource already exists."),
+    IdempotencyKeyInUse => (409, "idempotency_key_in_use", "A request with this Idempotency-Key is still being processed."),
+    JobNotCancellable => (409, "job_not_cancellable", "The job has already finished and cannot be cancelled."),
+    PayloadTooLarge => (413, "payload_too_large", "The request body is larger than this endpoint accepts."),
+    UnsupportedMediaType => (415, "unsupported_media_type", "The request's content type is not supported here."),
+    RangeNotSatisfiable => (416, "range_not_satisfiable", "The requested byte range lies outside the file."),
+    IdempotencyKeyReused => (422, "idempotency_key_reused", "This Idempotency-Key was already used with a different request."),
+    UnprocessableEntity => (422, "unprocessable_entity", "The request is well-formed but cannot be processed."),
+    RateLimitExceeded => (429, "rate_limit_exceeded", "Too many requests for this API key. Retry after the reset time."),
+    ConcurrentJobsLimitExceeded => (429, "concurrent_jobs_limit_exceeded", "The account has too many jobs queued or running. Wait for one to finish."),
+    JobFailed => (500, "job_failed", "The job failed; see `details.error` for why. Credits were refunded."),
+    InternalError => (500, "internal_error", "An internal error occurred. Quote the request id when reporting it."),
+    ServiceUnavailable => (503, "service_unavailable", "The service is temporarily unavailable."),
+}
+
+impl Serialize for ErrorCode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// An error as the API reports it: code, message and structured details.
+/// The request id is added when the response is written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApiError {
+    pub code: ErrorCode,
+    pub message: String,
+    pub details: Map<String, Value>,
+}
+
+impl ApiError {
+    /// An error with the code's default message and no details.
+    pub fn new(code: ErrorCode) -> Self {
+        Self {
+            code,
+            message: code.default_message().to_owned(),
+            details: Map::new(),
+        }
+    }
+
+    /// Replaces the human message.
+    pub fn with_message(mut self, message: impl Into<String>) -> Self {
+        self.message = message.into();
+        self
+    }
+
+    /// Adds one entry to `details`.
+    pub fn with_detail(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.details.insert(key.to_owned(), value.into());
+        self
+    }
+
+    /// A 400 `invalid_parameter` naming the parameter and the reason.
+    pub fn invalid_parameter(parameter: &str, reason: impl Into<String>) -> Self {
+        let reason = reason.into();
+        Self::new(ErrorCode::InvalidParameter)
+            .with_message(format!("Invalid parameter `{parameter}`: {reason}"))
+            .with_detail("parameter", parameter)
+            .with_detail("reason", reason)
+    }
+
+    /// A 404 `resource_not_found` naming the kind of resource.
+    pub fn not_found(resource: &str, id: &str) -> Self {
+        Self::new(ErrorCode::ResourceNotFound)
+            .with_message(format!("No {resource} with id `{id}` exists."))
+            .with_detail("resource", resource)
+            .with_detail("id", id)
+    }
+
+    /// A 500 that hides its cause; the cause is for the log only.
+    pub fn internal() -> Self {
+        Self::new(ErrorCode::InternalError)
+    }
+
+    /// HTTP status of this error.
+    pub fn status(&self) -> u16 {
+        self.code.status()
+    }
+
+    /// The JSON body `{"error":{code,message,details,request_id}}`.
+    pub fn body(&self, request_id: &str) -> Value {
+        serde_json::json!({
+            "error": {
+                "code": self.code,
+                "message": self.message,
+                "details": self.details,
+                "request_id": request_id,
+            }
+        })
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code.as_str(), self.message)
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_and_statuses_are_errors() {
+        let mut seen = std::collections::HashSet::new();
+        for code in ErrorCode::ALL {
+            assert!(seen.insert(code.as_str()), "duplicate {}", code.as_str());
+            assert!(code.status() >= 400);
+        }
+    }
+
+    #[test]
+    fn body_has_the_documented_shape() {
+        let body = ApiError::invalid_parameter("text", "must not be empty").body("req_1");
+        assert_eq!(body["error"]["code"], "invalid_parameter");
+        assert_eq!(body["error"]["details"]["parameter"], "text");
+        assert_eq!(body["error"]["request_id"], "req_1");
+    }
+}

@@ -1,0 +1,130 @@
+//! Jobs: the unit of work, credits and results.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Lifecycle of a job:
+/// `queued → processing → completed | failed`, `queued | processing → cancelled`,
+/// and `processing → queued` when a lease expires (the worker died) or a
+/// retryable failure happens while attempts remain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum JobStatus {
+    Queued,
+    Processing,
+    Completed,
+    Failed,
+    Cancelled,
+}
+
+impl JobStatus {
+    pub const ALL: [JobStatus; 5] = [
+        JobStatus::Queued,
+        JobStatus::Processing,
+        JobStatus::Completed,
+        JobStatus::Failed,
+        JobStatus::Cancelled,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobStatus::Queued => "queued",
+            JobStatus::Processing => "processing",
+            JobStatus::Completed => "completed",
+            JobStatus::Failed => "failed",
+            JobStatus::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// Completed, failed and cancelled jobs never change again.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            JobStatus::Completed | JobStatus::Failed | JobStatus::Cancelled
+        )
+    }
+}
+
+/// What happened to a job's credit hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CreditState {
+    /// Reserved when the job was created.
+    Held,
+    /// Charged: the job completed.
+    Captured,
+    /// Returned: the job failed or was cancelled.
+    Refunded,
+}
+
+impl CreditState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CreditState::Held => "held",
+            CreditState::Captured => "captured",
+            CreditState::Refunded => "refunded",
+        }
+    }
+}
+
+/// The kind of work a job does. Public kinds are added by the capability
+/// crates; `test.sleep` exists only when the server runs with test jobs on.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct JobKind(pub String);
+
+impl JobKind {
+    pub fn new(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// The error object of a failed job: `{code, message}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct JobError {
+    pub code: String,
+    pub message: String,
+}
+
+/// A job as stored: the row of the jobs table.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub id: String,
+    pub account_id: String,
+    pub kind: JobKind,
+    pub status: JobStatus,
+    pub payload: Value,
+    pub result: Option<Value>,
+    pub error: Option<JobError>,
+    pub progress: i64,
+    pub cost: i64,
+    pub credit_state: CreditState,
+    pub attempts: i64,
+    pub max_attempts: i64,
+    /// Wall-clock limit of one attempt, in milliseconds.
+    pub timeout_ms: i64,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_round_trip() {
+        for s in JobStatus::ALL {
+            assert_eq!(JobStatus::parse(s.as_str()), Some(s));
+        }
+        assert!(JobStatus::Cancelled.is_terminal() && !JobStatus::Queued.is_terminal());
+        assert_eq!(JobStatus::parse("done"), None);
+    }
+}

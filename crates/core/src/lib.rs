@@ -1,0 +1,17 @@
+//! Domain types shared by every Mediagen crate.
+//!
+//! Nothing here performs I/O: the types are parsed and validated in pure
+//! functions so that the HTTP layer, the store and the workers agree on one
+//! vocabulary.
+
+pub mod error;
+pub mod ids;
+pub mod job;
+pub mod keys;
+pub mod page;
+pub mod time;
+
+pub use error::{ApiError, ErrorCode};
+pub use job::{CreditState, JobKind, JobStatus};
+pub use keys::{ApiKeySecret, Level};
+pub use page::{Page, PageParams, Pagination};

@@ -1,0 +1,257 @@
+//! Building and running the application: services, router, workers.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use axum::extract::DefaultBodyLimit;
+use axum::middleware::{from_fn, from_fn_with_state};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get, post};
+use axum::Router;
+use mediagen_core::ids::random_base62;
+use mediagen_core::{ErrorCode, Level};
+use mediagen_store::{BlobStore, Db, Signer};
+use mediagen_worker::testing::SleepPipeline;
+use mediagen_worker::{Events, Registry, Worker, WorkerConfig};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tower_http::catch_panic::CatchPanicLayer;
+
+use crate::config::Config;
+use crate::error::Error;
+use crate::metrics::Metrics;
+use crate::middleware;
+use crate::ratelimit::RateLimiter;
+use crate::routes::{account, accounts, blobs, jobs, keys, system, test_jobs};
+use crate::state::{AppState, Inner};
+
+/// The database, blob store and URL signer every command needs.
+pub struct Services {
+    pub db: Db,
+    pub blobs: BlobStore,
+    pub signer: Signer,
+}
+
+impl Services {
+    pub async fn open(config: &Config) -> anyhow::Result<Self> {
+        std::fs::create_dir_all(&config.data_dir)
+            .with_context(|| format!("creating data directory {}", config.data_dir.display()))?;
+        let url = config.database_url();
+        let db = Db::connect(&url)
+            .await
+            .with_context(|| format!("opening database {}", redact(&url)))?;
+        let blobs = BlobStore::local(&config.storage_dir()).context("opening blob storage")?;
+        let secret = if config.signing_secret.0.is_empty() {
+            db.setting_or_init("url_signing_secret", || random_base62(64))
+                .await?
+        } else {
+            config.signing_secret.0.clone()
+        };
+        Ok(Self {
+            db,
+            blobs,
+            signer: Signer::new(secret.as_bytes()),
+        })
+    }
+}
+
+/// A database URL without its password, for logs.
+fn redact(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) if u.password().is_some() => {
+            let _ = u.set_password(Some("***"));
+            u.to_string()
+        }
+        _ => url.to_owned(),
+    }
+}
+
+/// The pipelines this build can run.
+pub fn registry(config: &Config) -> Registry {
+    let mut registry = Registry::new();
+    if config.enable_test_jobs {
+        registry.register(Arc::new(SleepPipeline));
+    }
+    registry
+}
+
+pub fn worker_config(config: &Config, concurrency: usize) -> WorkerConfig {
+    WorkerConfig {
+        concurrency,
+        lease: Duration::from_secs_f64(config.lease_seconds),
+        heartbeat: Duration::from_secs_f64(config.heartbeat_seconds),
+        poll: Duration::from_secs_f64(config.poll_seconds),
+    }
+}
+
+/// Creates the operator account and its first admin key when the database
+/// has none. Returns the key (to print once), or `None` when set up before.
+/// Safe when several processes start at once: one of them wins.
+pub async fn ensure_operator(db: &Db, credits: i64) -> anyhow::Result<Option<String>> {
+    if db.operator_account().await?.is_some() {
+        return Ok(None);
+    }
+    let token = random_base62(20);
+    if db
+        .setting_or_init("bootstrap_owner", || token.clone())
+        .await?
+        != token
+    {
+        return Ok(None);
+    }
+    let account = db.create_account("admin", true, credits).await?;
+    let (_, secret) = db
+        .create_key(&account.id, "bootstrap admin key", Level::Admin, None)
+        .await?;
+    Ok(Some(secret.expose().to_owned()))
+}
+
+/// The HTTP server with its in-process workers.
+pub struct Application {
+    listener: TcpListener,
+    router: Router,
+    state: AppState,
+    bootstrap_key: Option<String>,
+    worker: Option<Worker>,
+}
+
+impl Application {
+    pub async fn build(config: Config) -> anyhow::Result<Self> {
+        let services = Services::open(&config).await?;
+        let bootstrap_key = ensure_operator(&services.db, config.initial_credits).await?;
+        let listener = TcpListener::bind(config.bind)
+            .await
+            .with_context(|| format!("binding {}", config.bind))?;
+        let local = listener.local_addr()?;
+        let base_url = if config.public_base_url.is_empty() {
+            format!("http://{local}")
+        } else {
+            config.public_base_url.trim_end_matches('/').to_owned()
+        };
+        let events = Events::default();
+        let worker = (config.workers > 0).then(|| {
+            Worker::new(
+                services.db.clone(),
+                services.blobs.clone(),
+                registry(&config),
+                worker_config(&config, config.workers),
+                events.clone(),
+            )
+        });
+        let state = AppState::new(Inner {
+            limiter: RateLimiter::new(config.rate_limit_per_minute, config.rate_limit_per_hour),
+            metrics: Metrics::default(),
+            db: services.db,
+            blobs: services.blobs,
+            signer: services.signer,
+            events,
+            base_url,
+            config,
+        });
+        let router = router(state.clone());
+        Ok(Self {
+            listener,
+            router,
+            state,
+            bootstrap_key,
+            worker,
+        })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.listener.local_addr().map(|a| a.port()).unwrap_or(0)
+    }
+
+    /// The operator's admin key when this start created it.
+    pub fn bootstrap_key(&self) -> Option<&str> {
+        self.bootstrap_key.as_deref()
+    }
+
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
+    /// Serves until `shutdown` completes, then stops the workers.
+    pub async fn run_until_stopped(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> anyhow::Result<()> {
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let worker = self.worker.map(|w| tokio::spawn(w.run(stop_rx)));
+        tracing::info!(addr = %self.listener.local_addr()?, base_url = %self.state.base_url, "listening");
+        axum::serve(self.listener, self.router)
+            .with_graceful_shutdown(shutdown)
+            .await?;
+        let _ = stop_tx.send(true);
+        if let Some(w) = worker {
+            let _ = w.await;
+        }
+        self.state.db.close().await;
+        Ok(())
+    }
+}
+
+fn router(state: AppState) -> Router {
+    let mut v1 = Router::new()
+        .route("/account", get(account::get_account))
+        .route("/jobs", get(jobs::list_jobs))
+        .route("/jobs/{id}", get(jobs::get_job).delete(jobs::cancel_job))
+        .route("/keys", post(keys::create_key).get(keys::list_keys))
+        .route("/keys/{id}", delete(keys::revoke_key))
+        .route(
+            "/accounts",
+            post(accounts::create_account).get(accounts::list_accounts),
+        )
+        .route("/accounts/{id}", get(accounts::get_account))
+        .route("/accounts/{id}/credits", post(accounts::grant_credits))
+        .route("/accounts/{id}/keys", post(accounts::create_account_key));
+    if state.config.enable_test_jobs {
+        v1 = v1.route("/test-jobs", post(test_jobs::create));
+    }
+    let v1 = v1
+        .route_layer(from_fn_with_state(state.clone(), middleware::idempotency))
+        .route_layer(from_fn_with_state(state.clone(), middleware::authenticate));
+    Router::new()
+        .nest("/v1", v1)
+        .route("/v1/openapi.json", get(system::openapi))
+        .route("/docs", get(system::docs))
+        .route("/healthz", get(system::healthz))
+        .route("/readyz", get(system::readyz))
+        .route("/metrics", get(system::metrics))
+        .route("/blobs/{*key}", get(blobs::download))
+        .fallback(|| async { Error::new(ErrorCode::RouteNotFound) })
+        .method_not_allowed_fallback(|| async { Error::new(ErrorCode::MethodNotAllowed) })
+        .layer(from_fn_with_state(
+            state.clone(),
+            middleware::record_metrics,
+        ))
+        .layer(DefaultBodyLimit::disable())
+        .layer(CatchPanicLayer::custom(
+            |_: Box<dyn std::any::Any + Send>| -> Response {
+                Error::internal("handler panicked").into_response()
+            },
+        ))
+        .layer(from_fn(middleware::request_id))
+        .with_state(state)
+}
+
+/// Runs workers only (`mediagen worker`) until `shutdown` completes.
+pub async fn run_worker(config: Config, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
+    let services = Services::open(&config).await?;
+    let worker = Worker::new(
+        services.db.clone(),
+        services.blobs,
+        registry(&config),
+        worker_config(&config, config.worker_concurrency),
+        Events::default(),
+    );
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let handle = tokio::spawn(worker.run(stop_rx));
+    shutdown.await;
+    let _ = stop_tx.send(true);
+    let _ = handle.await;
+    services.db.close().await;
+    Ok(())
+}

@@ -1,0 +1,310 @@
+//! Configuration, layered: built-in defaults → optional TOML file →
+//! `MEDIAGEN_*` environment variables → command-line flags.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use serde::{Deserialize, Serialize};
+
+/// A string that never appears in logs or `Debug` output.
+#[derive(Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(transparent)]
+pub struct Secret(pub String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("\"[redacted]\"")
+    }
+}
+
+/// Every setting of the server and workers. Each field can be set in the
+/// TOML file under its own name, or as `MEDIAGEN_<NAME>` in the environment
+/// (e.g. `MEDIAGEN_SYNC_WAIT_SECONDS=5`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Address the API listens on.
+    pub bind: SocketAddr,
+    /// Where the SQLite database and local blob storage live.
+    pub data_dir: PathBuf,
+    /// Where engines look for model files.
+    pub models_dir: PathBuf,
+    /// `sqlite://<path>` or `postgres://…`; empty means `sqlite://<data_dir>/mediagen.db`.
+    pub database_url: String,
+    /// Directory for job outputs; empty means `<data_dir>/blobs`.
+    pub storage_dir: String,
+    /// Base of the absolute result URLs; empty means `http://<bind>`.
+    pub public_base_url: String,
+    /// HMAC key for signed URLs. Empty: a random key is generated once and
+    /// kept in the database, so every process of one deployment shares it.
+    pub signing_secret: Secret,
+    /// How long signed result URLs stay valid.
+    pub url_ttl_seconds: u64,
+    /// How long a capability endpoint waits for its job before answering
+    /// 202 with the queued job instead of the finished one.
+    pub sync_wait_seconds: f64,
+    /// Jobs run at once by the workers inside `mediagen serve` (0: none,
+    /// for deployments with separate `mediagen worker` processes).
+    pub workers: usize,
+    /// Jobs run at once by `mediagen worker`.
+    pub worker_concurrency: usize,
+    /// Lease of a claimed job; a worker silent this long is presumed dead.
+    pub lease_seconds: f64,
+    /// How often a running job's lease is renewed.
+    pub heartbeat_seconds: f64,
+    /// How often idle workers poll for work.
+    pub poll_seconds: f64,
+    /// Attempts per job before it fails for good.
+    pub max_attempts: i64,
+    /// Wall-clock limit of one job attempt.
+    pub job_timeout_seconds: f64,
+    /// Requests per minute per API key.
+    pub rate_limit_per_minute: u32,
+    /// Requests per hour per API key.
+    pub rate_limit_per_hour: u32,
+    /// Jobs one account may have queued or running at once.
+    pub max_concurrent_jobs: i64,
+    /// Largest JSON request body, in bytes.
+    pub json_body_limit: usize,
+    /// Largest multipart (upload) request body, in bytes.
+    pub upload_body_limit: usize,
+    /// Credits granted to the operator account created on first start.
+    pub initial_credits: i64,
+    /// Credits per unit of work, by job kind (units are documented per
+    /// capability: characters, seconds, images…).
+    pub costs: BTreeMap<String, f64>,
+    /// Registers the internal `test.sleep` job kind and its route. For the
+    /// test suite only.
+    pub enable_test_jobs: bool,
+    /// Problems found while loading, logged once logging is up.
+    #[serde(skip)]
+    pub warnings: Vec<String>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            bind: "127.0.0.1:8080".parse().expect("valid default address"),
+            data_dir: PathBuf::from("./data"),
+            models_dir: PathBuf::from("./models"),
+            database_url: String::new(),
+            storage_dir: String::new(),
+            public_base_url: String::new(),
+            signing_secret: Secret::default(),
+            url_ttl_seconds: 24 * 3600,
+            sync_wait_seconds: 30.0,
+            workers: 2,
+            worker_concurrency: 2,
+            lease_seconds: 30.0,
+            heartbeat_seconds: 5.0,
+            poll_seconds: 0.5,
+            max_attempts: 3,
+            job_timeout_seconds: 1800.0,
+            rate_limit_per_minute: 600,
+            rate_limit_per_hour: 20_000,
+            max_concurrent_jobs: 10,
+            json_body_limit: 1024 * 1024,
+            upload_body_limit: 1024 * 1024 * 1024,
+            initial_credits: 1_000_000,
+            costs: BTreeMap::from([("test.sleep".to_owned(), 1.0)]),
+            enable_test_jobs: false,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// Values given on the command line (clap also reads their `MEDIAGEN_*`
+/// variables); they override the file and the other variables.
+#[derive(Debug, Default, Clone)]
+pub struct Overrides {
+    pub bind: Option<SocketAddr>,
+    pub data_dir: Option<PathBuf>,
+    pub models_dir: Option<PathBuf>,
+    pub database_url: Option<String>,
+}
+
+impl Config {
+    /// Loads the layers: defaults, the TOML file (if any), `MEDIAGEN_*`
+    /// variables from `env`, then `overrides`.
+    pub fn load(
+        file: Option<&Path>,
+        env: impl IntoIterator<Item = (String, String)>,
+        overrides: Overrides,
+    ) -> anyhow::Result<Self> {
+        let mut table = toml::Table::try_from(Config::default())?;
+        if let Some(path) = file {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading config file {}", path.display()))?;
+            let file_table: toml::Table = toml::from_str(&text)
+                .with_context(|| format!("parsing config file {}", path.display()))?;
+            for (k, v) in file_table {
+                table.insert(k, v);
+            }
+        }
+        let mut warnings = Vec::new();
+        for (name, value) in env {
+            let Some(field) = name.strip_prefix("MEDIAGEN_") else {
+                continue;
+            };
+            let field = field.to_ascii_lowercase();
+            if field == "config" || field == "log" {
+                continue;
+            }
+            let Some(current) = table.get(&field) else {
+                warnings.push(format!(
+                    "ignoring unknown setting {name} (see docs/configuration.md)"
+                ));
+                continue;
+            };
+            let parsed = parse_env_value(current, &value)
+                .with_context(|| format!("invalid value for {name}"))?;
+            table.insert(field, parsed);
+        }
+        let mut config: Config = table.try_into().context("invalid configuration")?;
+        config.warnings = warnings;
+        if let Some(v) = overrides.bind {
+            config.bind = v;
+        }
+        if let Some(v) = overrides.data_dir {
+            config.data_dir = v;
+        }
+        if let Some(v) = overrides.models_dir {
+            config.models_dir = v;
+        }
+        if let Some(v) = overrides.database_url {
+            config.database_url = v;
+        }
+        Ok(config)
+    }
+
+    /// The database URL, defaulting to a SQLite file in the data directory.
+    pub fn database_url(&self) -> String {
+        if self.database_url.is_empty() {
+            format!("sqlite://{}", self.data_dir.join("mediagen.db").display())
+        } else {
+            self.database_url.clone()
+        }
+    }
+
+    /// The blob directory, defaulting to `<data_dir>/blobs`.
+    pub fn storage_dir(&self) -> PathBuf {
+        if self.storage_dir.is_empty() {
+            self.data_dir.join("blobs")
+        } else {
+            PathBuf::from(&self.storage_dir)
+        }
+    }
+
+    /// Credits per unit for a job kind (0 when unset).
+    pub fn cost_per_unit(&self, kind: &str) -> f64 {
+        self.costs.get(kind).copied().unwrap_or(0.0)
+    }
+}
+
+/// Parses an environment value with the type of the default it replaces.
+fn parse_env_value(current: &toml::Value, raw: &str) -> anyhow::Result<toml::Value> {
+    Ok(match current {
+        toml::Value::String(_) => toml::Value::String(raw.to_owned()),
+        toml::Value::Integer(_) => toml::Value::Integer(raw.trim().parse()?),
+        toml::Value::Float(_) => toml::Value::Float(raw.trim().parse()?),
+        toml::Value::Boolean(_) => toml::Value::Boolean(match raw.trim() {
+            "1" | "true" | "yes" | "on" => true,
+            "0" | "false" | "no" | "off" => false,
+            other => bail!("`{other}` is not a boolean"),
+        }),
+        _ => {
+            let wrapped: toml::Table = toml::from_str(&format!("v = {raw}"))?;
+            wrapped
+                .get("v")
+                .cloned()
+                .unwrap_or(toml::Value::String(raw.to_owned()))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn layers_apply_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("mediagen.toml");
+        std::fs::write(
+            &file,
+            "sync_wait_seconds = 3.5\nworkers = 4\nbind = \"127.0.0.1:9000\"\n[costs]\ntts = 0.5\n",
+        )
+        .unwrap();
+        let c = Config::load(
+            Some(&file),
+            env(&[
+                ("MEDIAGEN_WORKERS", "7"),
+                ("MEDIAGEN_BIND", "127.0.0.1:9100"),
+                ("PATH", "/bin"),
+            ]),
+            Overrides {
+                bind: Some("127.0.0.1:9200".parse().unwrap()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(c.sync_wait_seconds, 3.5, "file beats default");
+        assert_eq!(c.workers, 7, "env beats file");
+        assert_eq!(c.bind.port(), 9200, "flag beats env");
+        assert_eq!(c.cost_per_unit("tts"), 0.5);
+        assert_eq!(c.rate_limit_per_minute, 600, "default kept");
+    }
+
+    #[test]
+    fn bad_settings_are_refused() {
+        let typo = Config::load(
+            None,
+            env(&[("MEDIAGEN_WORKRES", "1")]),
+            Overrides::default(),
+        )
+        .unwrap();
+        assert!(typo.warnings[0].contains("MEDIAGEN_WORKRES"));
+        assert!(Config::load(
+            None,
+            env(&[("MEDIAGEN_WORKERS", "many")]),
+            Overrides::default()
+        )
+        .is_err());
+        assert!(
+            Config::load(
+                None,
+                env(&[("MEDIAGEN_ENABLE_TEST_JOBS", "yes")]),
+                Overrides::default()
+            )
+            .unwrap()
+            .enable_test_jobs
+        );
+    }
+
+    #[test]
+    fn secrets_do_not_print() {
+        let c = Config {
+            signing_secret: Secret("hunter2".into()),
+            ..Config::default()
+        };
+        assert!(!format!("{c:?}").contains("hunter2"));
+    }
+
+    #[test]
+    fn database_defaults_to_sqlite_in_data_dir() {
+        let c = Config {
+            data_dir: "/tmp/x".into(),
+            ..Config::default()
+        };
+        assert_eq!(c.database_url(), "sqlite:///tmp/x/mediagen.db");
+    }
+}

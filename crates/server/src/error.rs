@@ -1,0 +1,93 @@
+//! HTTP side of the error table: [`Error`] turns an [`ApiError`] into a
+//! response. The body is written by the request-id middleware, which knows
+//! the request id; 5xx causes are logged there and never sent.
+
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use mediagen_core::{ApiError, ErrorCode};
+use mediagen_store::{BlobError, StoreError};
+
+/// The error type of every handler.
+#[derive(Debug)]
+pub struct Error {
+    pub api: ApiError,
+    /// Internal cause, logged with the request id, never sent to the client.
+    pub cause: Option<String>,
+    /// Seconds for a `Retry-After` header (429, 503).
+    pub retry_after: Option<u64>,
+}
+
+/// The error carried to the request-id middleware inside the response.
+#[derive(Debug, Clone)]
+pub struct PendingError {
+    pub api: ApiError,
+    pub cause: Option<String>,
+}
+
+pub type ApiResult<T> = Result<T, Error>;
+
+impl Error {
+    pub fn new(code: ErrorCode) -> Self {
+        ApiError::new(code).into()
+    }
+
+    /// A 500 whose cause is logged but not shown.
+    pub fn internal(cause: impl std::fmt::Display) -> Self {
+        Self {
+            api: ApiError::internal(),
+            cause: Some(cause.to_string()),
+            retry_after: None,
+        }
+    }
+
+    pub fn with_retry_after(mut self, seconds: u64) -> Self {
+        self.retry_after = Some(seconds);
+        self
+    }
+}
+
+impl From<ApiError> for Error {
+    fn from(api: ApiError) -> Self {
+        Self {
+            api,
+            cause: None,
+            retry_after: None,
+        }
+    }
+}
+
+impl From<StoreError> for Error {
+    fn from(e: StoreError) -> Self {
+        Self::internal(e)
+    }
+}
+
+impl From<BlobError> for Error {
+    fn from(e: BlobError) -> Self {
+        match e {
+            BlobError::NotFound | BlobError::BadKey => {
+                ApiError::new(ErrorCode::ResourceNotFound).into()
+            }
+            BlobError::BadRange => ApiError::new(ErrorCode::RangeNotSatisfiable).into(),
+            e => Self::internal(e),
+        }
+    }
+}
+
+impl IntoResponse for Error {
+    fn into_response(self) -> Response {
+        let status =
+            StatusCode::from_u16(self.api.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut response = status.into_response();
+        if let Some(seconds) = self.retry_after {
+            response
+                .headers_mut()
+                .insert("retry-after", HeaderValue::from(seconds));
+        }
+        response.extensions_mut().insert(PendingError {
+            api: self.api,
+            cause: self.cause,
+        });
+        response
+    }
+}

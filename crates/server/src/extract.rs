@@ -1,0 +1,253 @@
+//! Extractors that turn HTTP input into typed values or API errors.
+
+use std::marker::PhantomData;
+
+use axum::body::to_bytes;
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::{header, request::Parts};
+use mediagen_core::{ApiError, ErrorCode, Level};
+use serde::de::DeserializeOwned;
+
+use crate::error::Error;
+use crate::middleware::{IdempotencyKey, Principal};
+use crate::state::AppState;
+
+/// A permission level as a type, so a handler's signature states what it needs.
+pub trait RequiredLevel: Send + Sync {
+    const LEVEL: Level;
+}
+
+/// GET endpoints.
+pub struct Read;
+/// Endpoints that create or change resources and jobs.
+pub struct Write;
+/// Keys, accounts and credits.
+pub struct Admin;
+
+impl RequiredLevel for Read {
+    const LEVEL: Level = Level::Read;
+}
+impl RequiredLevel for Write {
+    const LEVEL: Level = Level::Write;
+}
+impl RequiredLevel for Admin {
+    const LEVEL: Level = Level::Admin;
+}
+
+/// The authenticated caller, checked to hold at least level `L` (403 when not).
+pub struct Auth<L: RequiredLevel> {
+    pub principal: Principal,
+    _level: PhantomData<L>,
+}
+
+impl<L: RequiredLevel> std::ops::Deref for Auth<L> {
+    type Target = Principal;
+    fn deref(&self) -> &Principal {
+        &self.principal
+    }
+}
+
+impl<L: RequiredLevel> FromRequestParts<AppState> for Auth<L> {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, _: &AppState) -> Result<Self, Error> {
+        let principal = parts
+            .extensions
+            .get::<Principal>()
+            .cloned()
+            .ok_or_else(|| Error::new(ErrorCode::MissingApiKey))?;
+        if principal.level < L::LEVEL {
+            return Err(ApiError::new(ErrorCode::InsufficientPermissions)
+                .with_message(format!(
+                    "This endpoint needs a key with {} permission; this key has {}.",
+                    L::LEVEL.as_str(),
+                    principal.level.as_str()
+                ))
+                .with_detail("required", L::LEVEL.as_str())
+                .with_detail("granted", principal.level.as_str())
+                .into());
+        }
+        Ok(Self {
+            principal,
+            _level: PhantomData,
+        })
+    }
+}
+
+/// The operator: an admin key of the operator account (accounts, credits).
+pub struct Operator(pub Principal);
+
+impl FromRequestParts<AppState> for Operator {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
+        let auth = Auth::<Admin>::from_request_parts(parts, state).await?;
+        if !auth.is_operator {
+            return Err(ApiError::new(ErrorCode::InsufficientPermissions)
+                .with_message(
+                    "Only admin keys of the operator account may manage accounts and credits.",
+                )
+                .with_detail("required", "operator")
+                .into());
+        }
+        Ok(Self(auth.principal))
+    }
+}
+
+/// Request options that ride in headers.
+pub struct JobOptions {
+    /// `Prefer: respond-async` forces a 202 answer.
+    pub respond_async: bool,
+    pub idempotency_key: Option<String>,
+}
+
+impl FromRequestParts<AppState> for JobOptions {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, _: &AppState) -> Result<Self, Error> {
+        let respond_async = parts
+            .headers
+            .get_all("prefer")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .any(|p| p.trim().eq_ignore_ascii_case("respond-async"));
+        let idempotency_key = parts
+            .extensions
+            .get::<IdempotencyKey>()
+            .map(|k| k.0.clone());
+        Ok(Self {
+            respond_async,
+            idempotency_key,
+        })
+    }
+}
+
+/// A JSON body: 415 without a JSON content type, 413 beyond the JSON body
+/// limit, 400 `invalid_json` when unparsable, and 400 `invalid_parameter`
+/// naming the field when a value has the wrong type or is missing.
+pub struct ApiJson<T>(pub T);
+
+impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
+    type Rejection = Error;
+
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, Error> {
+        let is_json = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| {
+                let mime = v.split(';').next().unwrap_or("").trim();
+                mime.eq_ignore_ascii_case("application/json") || mime.ends_with("+json")
+            });
+        if !is_json {
+            return Err(ApiError::new(ErrorCode::UnsupportedMediaType)
+                .with_message(
+                    "Send the request body as JSON with `Content-Type: application/json`.",
+                )
+                .into());
+        }
+        let bytes = to_bytes(req.into_body(), state.config.json_body_limit)
+            .await
+            .map_err(|_| too_large(state.config.json_body_limit))?;
+        parse_json(&bytes).map(ApiJson)
+    }
+}
+
+/// 413 with the limit in the details.
+pub fn too_large(limit: usize) -> Error {
+    ApiError::new(ErrorCode::PayloadTooLarge)
+        .with_message(format!(
+            "The request body exceeds the limit of {limit} bytes."
+        ))
+        .with_detail("limit", limit)
+        .into()
+}
+
+/// Parses JSON into `T`, naming the offending field on failure.
+pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
+    let de = &mut serde_json::Deserializer::from_slice(bytes);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if inner.is_syntax() || inner.is_eof() {
+            return ApiError::new(ErrorCode::InvalidJson)
+                .with_message(format!("The request body is not valid JSON: {inner}"))
+                .into();
+        }
+        let message = inner.to_string();
+        // serde reports a missing field at its parent's path.
+        let parameter = match message
+            .strip_prefix("missing field `")
+            .and_then(|m| m.split('`').next())
+        {
+            Some(field) if path == "." => field.to_owned(),
+            Some(field) => format!("{path}.{field}"),
+            None if path == "." => "body".to_owned(),
+            None => path,
+        };
+        let reason = message
+            .split(" at line ")
+            .next()
+            .unwrap_or(&message)
+            .to_owned();
+        ApiError::invalid_parameter(&parameter, reason).into()
+    })
+}
+
+/// Query parameters: 400 `invalid_parameter` naming the bad one.
+pub struct ApiQuery<T>(pub T);
+
+impl<T: DeserializeOwned> FromRequestParts<AppState> for ApiQuery<T> {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, _: &AppState) -> Result<Self, Error> {
+        let query = parts.uri.query().unwrap_or("");
+        let de = serde_urlencoded_de(query);
+        de.map(ApiQuery)
+    }
+}
+
+fn serde_urlencoded_de<T: DeserializeOwned>(query: &str) -> Result<T, Error> {
+    let pairs: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes())
+        .into_owned()
+        .collect();
+    let mut map = serde_json::Map::new();
+    for (k, v) in pairs {
+        map.insert(k, serde_json::Value::String(v));
+    }
+    let value = serde_json::Value::Object(map);
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let message = e.into_inner().to_string();
+        let parameter = if path == "." {
+            "query".to_owned()
+        } else {
+            path
+        };
+        ApiError::invalid_parameter(&parameter, message).into()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(serde::Deserialize, Debug)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Body {
+        text: String,
+        n: Option<u32>,
+    }
+
+    #[test]
+    fn json_errors_name_the_parameter() {
+        let e = parse_json::<Body>(br#"{"n": 1}"#).unwrap_err();
+        assert_eq!(e.api.details["parameter"], "text");
+        let e = parse_json::<Body>(br#"{"text": "a", "n": "x"}"#).unwrap_err();
+        assert_eq!(e.api.details["parameter"], "n");
+        let e = parse_json::<Body>(br#"{"text": "a", "#).unwrap_err();
+        assert_eq!(e.api.code, ErrorCode::InvalidJson);
+    }
+}

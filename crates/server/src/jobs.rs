@@ -1,0 +1,256 @@
+//! Job submission, the sync/async answer rule, and the job view.
+
+use std::time::Duration;
+
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use mediagen_core::job::{Job, JobError};
+use mediagen_core::time::{iso8601, now_ms};
+use mediagen_core::{ApiError, ErrorCode, JobKind, JobStatus};
+use mediagen_store::{CreateJobError, NewJob};
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::error::{ApiResult, Error};
+use crate::extract::JobOptions;
+use crate::middleware::Principal;
+use crate::state::AppState;
+
+/// The job result object: the spec's `{id, status, result, createdAt}` plus
+/// `kind`, `progress`, `error`, `credits`, `attempts` and `updatedAt`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct JobView {
+    /// Opaque job id, `job_…`.
+    pub id: String,
+    /// The capability that runs the job, e.g. `tts`.
+    pub kind: String,
+    pub status: JobStatus,
+    /// 0–100.
+    pub progress: i64,
+    /// Output of the job once completed. URLs in it (`audioUrl`, `videoUrl`,
+    /// `imageUrl`, …) are absolute, signed and expire (`urlExpiresAt`).
+    #[schema(value_type = Option<Object>)]
+    pub result: Option<Value>,
+    /// Why the job failed (status `failed`), or the last retried error.
+    pub error: Option<JobError>,
+    /// Credits held (while running), charged (completed) or refunded.
+    pub credits: i64,
+    /// Attempts made so far (a job is retried when its worker dies).
+    pub attempts: i64,
+    /// ISO 8601 UTC.
+    pub created_at: String,
+    /// ISO 8601 UTC.
+    pub updated_at: String,
+}
+
+impl JobView {
+    pub fn new(state: &AppState, job: Job) -> Self {
+        let expires = now_ms() / 1000 + state.config.url_ttl_seconds as i64;
+        let result = job.result.map(|mut r| {
+            sign_urls(state, &mut r, expires);
+            if let Value::Object(map) = &mut r {
+                map.insert(
+                    "urlExpiresAt".into(),
+                    Value::String(iso8601(expires * 1000)),
+                );
+            }
+            r
+        });
+        Self {
+            id: job.id,
+            kind: job.kind.0,
+            status: job.status,
+            progress: job.progress,
+            result,
+            // A retried error is history once the job succeeded.
+            error: if job.status == JobStatus::Completed {
+                None
+            } else {
+                job.error
+            },
+            credits: job.cost,
+            attempts: job.attempts,
+            created_at: iso8601(job.created_at),
+            updated_at: iso8601(job.updated_at),
+        }
+    }
+}
+
+/// Replaces every `blob:<key>` string with a signed absolute URL.
+fn sign_urls(state: &AppState, value: &mut Value, expires: i64) {
+    match value {
+        Value::String(s) => {
+            if let Some(key) = s.strip_prefix("blob:") {
+                *s = signed_url(state, key, expires);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| sign_urls(state, v, expires)),
+        Value::Object(map) => map.values_mut().for_each(|v| sign_urls(state, v, expires)),
+        _ => {}
+    }
+}
+
+/// `<base>/blobs/<key>?expires=<unix s>&signature=<hex>`.
+pub fn signed_url(state: &AppState, key: &str, expires: i64) -> String {
+    let sig = state.signer.sign(key, expires);
+    format!(
+        "{}/blobs/{key}?expires={expires}&signature={sig}",
+        state.base_url
+    )
+}
+
+/// A validated request for work.
+pub struct JobSpec {
+    pub kind: &'static str,
+    pub payload: Value,
+    /// Billable units (characters, seconds…), priced by the `costs` table.
+    pub units: f64,
+    /// Validate and price only.
+    pub dry_run: bool,
+}
+
+/// Credits for `units` of `kind`, rounded up.
+pub fn price(state: &AppState, kind: &str, units: f64) -> i64 {
+    (units * state.config.cost_per_unit(kind)).ceil().max(0.0) as i64
+}
+
+/// Creates the job (holding its credits) and answers as the platform's rule
+/// says: the finished job when it finishes within `sync_wait_seconds`,
+/// otherwise (or with `Prefer: respond-async`) 202 with the queued job.
+pub async fn submit(
+    state: &AppState,
+    who: &Principal,
+    opts: JobOptions,
+    spec: JobSpec,
+) -> ApiResult<Response> {
+    let cost = price(state, spec.kind, spec.units);
+    if spec.dry_run {
+        let balance = state
+            .db
+            .account(&who.account_id)
+            .await?
+            .map(|a| a.balance)
+            .unwrap_or(0);
+        return Ok(Json(json!({
+            "dryRun": true,
+            "kind": spec.kind,
+            "estimatedCredits": cost,
+            "availableCredits": balance,
+            "sufficientCredits": balance >= cost,
+        }))
+        .into_response());
+    }
+    let created = state
+        .db
+        .create_job(NewJob {
+            account_id: who.account_id.clone(),
+            kind: JobKind::new(spec.kind),
+            payload: spec.payload,
+            cost,
+            max_attempts: state.config.max_attempts,
+            timeout_ms: (state.config.job_timeout_seconds * 1000.0) as i64,
+            idempotency_key: opts.idempotency_key,
+            max_concurrent: state.config.max_concurrent_jobs,
+        })
+        .await;
+    let job = match created {
+        Ok(job) => job,
+        Err(CreateJobError::Duplicate(job)) => *job,
+        Err(CreateJobError::InsufficientCredits {
+            required,
+            available,
+        }) => {
+            return Err(ApiError::new(ErrorCode::InsufficientCredits)
+                .with_message(format!(
+                    "This request costs {required} credits; the account has {available}."
+                ))
+                .with_detail("required", required)
+                .with_detail("available", available)
+                .into())
+        }
+        Err(CreateJobError::TooManyJobs { limit }) => {
+            return Err(Error::from(
+                ApiError::new(ErrorCode::ConcurrentJobsLimitExceeded)
+                    .with_message(format!(
+                        "The account already has {limit} jobs queued or running."
+                    ))
+                    .with_detail("limit", limit),
+            )
+            .with_retry_after(1))
+        }
+        Err(CreateJobError::Store(e)) => return Err(e.into()),
+    };
+    state.events.job_submitted();
+    let job = if opts.respond_async {
+        job
+    } else {
+        wait_for(
+            state,
+            job,
+            Duration::from_secs_f64(state.config.sync_wait_seconds),
+        )
+        .await?
+    };
+    job_response(state, job)
+}
+
+/// The answer for a job just submitted or waited for.
+fn job_response(state: &AppState, job: Job) -> ApiResult<Response> {
+    match job.status {
+        JobStatus::Completed => {
+            Ok((StatusCode::OK, Json(JobView::new(state, job))).into_response())
+        }
+        JobStatus::Failed | JobStatus::Cancelled => {
+            let id = job.id.clone();
+            let view = JobView::new(state, job);
+            let message = view
+                .error
+                .as_ref()
+                .map(|e| e.message.clone())
+                .unwrap_or_else(|| "The job was cancelled.".into());
+            Err(ApiError::new(ErrorCode::JobFailed)
+                .with_message(message)
+                .with_detail("jobId", id)
+                .with_detail("status", view.status.as_str())
+                .with_detail(
+                    "error",
+                    serde_json::to_value(&view.error).unwrap_or(Value::Null),
+                )
+                .into())
+        }
+        JobStatus::Queued | JobStatus::Processing => {
+            let location = format!("/v1/jobs/{}", job.id);
+            let mut response =
+                (StatusCode::ACCEPTED, Json(JobView::new(state, job))).into_response();
+            if let Ok(v) = HeaderValue::from_str(&location) {
+                response.headers_mut().insert(header::LOCATION, v);
+            }
+            Ok(response)
+        }
+    }
+}
+
+/// Waits until the job is finished or `wait` has passed. Woken at once by
+/// workers in this process; polls the database for workers elsewhere.
+async fn wait_for(state: &AppState, job: Job, wait: Duration) -> ApiResult<Job> {
+    let deadline = tokio::time::Instant::now() + wait;
+    let mut finished = state.events.subscribe_finished();
+    let mut job = job;
+    loop {
+        if job.status.is_terminal() || tokio::time::Instant::now() >= deadline {
+            return Ok(job);
+        }
+        tokio::select! {
+            _ = finished.recv() => {}
+            _ = tokio::time::sleep(Duration::from_millis(200)) => {}
+            _ = tokio::time::sleep_until(deadline) => {}
+        }
+        job = state
+            .db
+            .job(&job.account_id, &job.id)
+            .await?
+            .ok_or_else(|| Error::internal("job vanished while waiting"))?;
+    }
+}

@@ -1,0 +1,16 @@
+//! The Mediagen HTTP API (axum) and the `mediagen` command.
+
+pub mod app;
+pub mod config;
+pub mod error;
+pub mod extract;
+pub mod jobs;
+pub mod metrics;
+pub mod middleware;
+pub mod openapi;
+pub mod ratelimit;
+pub mod routes;
+pub mod state;
+
+pub use app::Application;
+pub use config::Config;

@@ -1,0 +1,276 @@
+//! `mediagen`: parses the command line and configuration, sets up logging,
+//! and hands over to the application.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+use clap::{Args, Parser, Subcommand};
+use mediagen_core::time::{iso8601, now_ms};
+use mediagen_core::Level;
+use mediagen_server::app::{ensure_operator, run_worker, Services};
+use mediagen_server::config::{Config, Overrides};
+use mediagen_server::Application;
+
+/// Self-hostable voice, avatar, video and content generation API.
+#[derive(Parser)]
+#[command(name = "mediagen", version)]
+struct Cli {
+    /// Optional TOML configuration file (every setting: docs/configuration.md).
+    #[arg(long, global = true, env = "MEDIAGEN_CONFIG")]
+    config: Option<PathBuf>,
+    /// Address to listen on [default: 127.0.0.1:8080].
+    #[arg(long, global = true, env = "MEDIAGEN_BIND")]
+    bind: Option<SocketAddr>,
+    /// Directory for the SQLite database and stored files [default: ./data].
+    #[arg(long, global = true, env = "MEDIAGEN_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// Directory with model files [default: ./models].
+    #[arg(long, global = true, env = "MEDIAGEN_MODELS_DIR")]
+    models_dir: Option<PathBuf>,
+    /// `sqlite://…` or `postgres://…` [default: sqlite://<data-dir>/mediagen.db].
+    #[arg(long, global = true, env = "MEDIAGEN_DATABASE_URL")]
+    database_url: Option<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the API with in-process workers.
+    Serve,
+    /// Run workers only (scale-out: many of these beside `serve --workers 0`).
+    Worker,
+    /// Create, list and revoke API keys.
+    #[command(subcommand)]
+    Keys(KeysCommand),
+    /// Create accounts, grant credits, show balances.
+    #[command(subcommand)]
+    Accounts(AccountsCommand),
+}
+
+#[derive(Subcommand)]
+enum KeysCommand {
+    /// Create a key and print it alone on stdout.
+    Create(CreateKeyArgs),
+    /// List the keys of an account.
+    List {
+        /// Account id [default: the operator account].
+        #[arg(long)]
+        account: Option<String>,
+    },
+    /// Revoke a key.
+    Revoke {
+        id: String,
+        #[arg(long)]
+        account: Option<String>,
+    },
+}
+
+#[derive(Args)]
+struct CreateKeyArgs {
+    /// read, write or admin.
+    #[arg(long, default_value = "admin")]
+    level: String,
+    #[arg(long, default_value = "")]
+    name: String,
+    /// Account id [default: the operator account].
+    #[arg(long)]
+    account: Option<String>,
+    /// Days until the key expires [default: never].
+    #[arg(long)]
+    expires_in_days: Option<f64>,
+}
+
+#[derive(Subcommand)]
+enum AccountsCommand {
+    /// Create an account and print its id.
+    Create {
+        #[arg(long)]
+        name: String,
+        #[arg(long, default_value_t = 0)]
+        credits: i64,
+    },
+    /// Add credits (negative to remove).
+    Grant {
+        id: String,
+        amount: i64,
+        #[arg(long)]
+        note: Option<String>,
+    },
+    /// Show an account's balance and recent ledger.
+    Show { id: String },
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let overrides = Overrides {
+        bind: cli.bind,
+        data_dir: cli.data_dir.clone(),
+        models_dir: cli.models_dir.clone(),
+        database_url: cli.database_url.clone(),
+    };
+    let config = Config::load(cli.config.as_deref(), std::env::vars(), overrides)?;
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("MEDIAGEN_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    for warning in &config.warnings {
+        tracing::warn!("{warning}");
+    }
+    match cli.command {
+        Command::Serve => serve(config).await,
+        Command::Worker => run_worker(config, shutdown_signal()).await,
+        Command::Keys(cmd) => keys(config, cmd).await,
+        Command::Accounts(cmd) => accounts(config, cmd).await,
+    }
+}
+
+async fn serve(config: Config) -> anyhow::Result<()> {
+    let app = Application::build(config).await?;
+    if let Some(key) = app.bootstrap_key() {
+        println!(
+            "\nCreated the operator account. Its admin API key (shown once, store it now):\n\n    {key}\n\n\
+             Try: curl -H 'Authorization: Bearer {key}' http://127.0.0.1:{}/v1/account\n",
+            app.port()
+        );
+    }
+    app.run_until_stopped(shutdown_signal()).await
+}
+
+async fn account_or_operator(
+    services: &Services,
+    config: &Config,
+    id: Option<String>,
+) -> anyhow::Result<String> {
+    if let Some(id) = id {
+        if services.db.account(&id).await?.is_none() {
+            bail!("no account {id}");
+        }
+        return Ok(id);
+    }
+    if let Some(key) = ensure_operator(&services.db, config.initial_credits).await? {
+        eprintln!("created the operator account; its first admin key is {key}");
+    }
+    Ok(services
+        .db
+        .operator_account()
+        .await?
+        .context("no operator account")?
+        .id)
+}
+
+async fn keys(config: Config, cmd: KeysCommand) -> anyhow::Result<()> {
+    let services = Services::open(&config).await?;
+    match cmd {
+        KeysCommand::Create(args) => {
+            let level =
+                Level::parse(&args.level).context("--level must be read, write or admin")?;
+            let account = account_or_operator(&services, &config, args.account).await?;
+            let expires = args
+                .expires_in_days
+                .map(|d| now_ms() + (d * 86_400_000.0) as i64);
+            let (_, secret) = services
+                .db
+                .create_key(&account, &args.name, level, expires)
+                .await?;
+            println!("{}", secret.expose());
+        }
+        KeysCommand::List { account } => {
+            let account = account_or_operator(&services, &config, account).await?;
+            let (keys, _) = services.db.list_keys(&account, 1000, 0).await?;
+            for k in keys {
+                let state = match (k.revoked_at, k.expires_at) {
+                    (Some(t), _) if t <= now_ms() => "revoked".to_owned(),
+                    (_, Some(t)) if t <= now_ms() => "expired".to_owned(),
+                    (_, Some(t)) => format!("expires {}", iso8601(t)),
+                    _ => "active".to_owned(),
+                };
+                println!(
+                    "{}\t{}…\t{}\t{}\t{}",
+                    k.id,
+                    k.prefix,
+                    k.level.as_str(),
+                    state,
+                    k.name
+                );
+            }
+        }
+        KeysCommand::Revoke { id, account } => {
+            let account = account_or_operator(&services, &config, account).await?;
+            if services
+                .db
+                .revoke_key(&account, &id, now_ms())
+                .await?
+                .is_none()
+            {
+                bail!("no key {id} in account {account}");
+            }
+            eprintln!("revoked {id}");
+        }
+    }
+    services.db.close().await;
+    Ok(())
+}
+
+async fn accounts(config: Config, cmd: AccountsCommand) -> anyhow::Result<()> {
+    let services = Services::open(&config).await?;
+    match cmd {
+        AccountsCommand::Create { name, credits } => {
+            let a = services.db.create_account(&name, false, credits).await?;
+            println!("{}", a.id);
+        }
+        AccountsCommand::Grant { id, amount, note } => match services
+            .db
+            .grant_credits(&id, amount, note.as_deref())
+            .await?
+        {
+            Some(balance) => println!("{balance}"),
+            None => bail!("no account {id}, or the balance would go negative"),
+        },
+        AccountsCommand::Show { id } => {
+            let a = services
+                .db
+                .account(&id)
+                .await?
+                .with_context(|| format!("no account {id}"))?;
+            println!(
+                "id\t{}\nname\t{}\nbalance\t{}\nreserved\t{}\nused\t{}",
+                a.id, a.name, a.balance, a.reserved, a.used
+            );
+            for e in services.db.ledger(&id, 20).await? {
+                println!(
+                    "{}\t{}\t{}\tbalance {}\t{}",
+                    iso8601(e.created_at),
+                    e.entry,
+                    e.amount,
+                    e.balance_after,
+                    e.job_id.or(e.note).unwrap_or_default()
+                );
+            }
+        }
+    }
+    services.db.close().await;
+    Ok(())
+}
+
+/// Completes on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+    tracing::info!("shutting down");
+}

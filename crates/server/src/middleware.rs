@@ -1,0 +1,313 @@
+//! Layers around every request: request ids and error bodies, metrics,
+//! authentication with rate limits, and idempotent POSTs.
+
+use std::time::Instant;
+
+use axum::body::{to_bytes, Body};
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use mediagen_core::keys::is_well_formed;
+use mediagen_core::time::{iso8601, now_ms};
+use mediagen_core::{ids::random_base62, ApiError, ErrorCode, Level};
+use mediagen_store::IdempotencyState;
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, PendingError};
+use crate::state::AppState;
+
+/// The request id of the current request.
+#[derive(Debug, Clone)]
+pub struct RequestId(pub String);
+
+/// Who is calling: set by [`authenticate`] for every `/v1` route.
+#[derive(Debug, Clone)]
+pub struct Principal {
+    pub account_id: String,
+    pub key_id: String,
+    pub level: Level,
+    pub is_operator: bool,
+}
+
+/// The `Idempotency-Key` of the current POST, for handlers that create jobs.
+#[derive(Debug, Clone)]
+pub struct IdempotencyKey(pub String);
+
+/// Outermost layer: assigns the request id (or keeps a sane one from the
+/// client), writes error bodies with it, and logs server faults.
+pub async fn request_id(mut req: Request, next: Next) -> Response {
+    let id = req
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| {
+            !v.is_empty()
+                && v.len() <= 64
+                && v.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        })
+        .map(str::to_owned)
+        .unwrap_or_else(|| format!("req_{}", random_base62(20)));
+    req.extensions_mut().insert(RequestId(id.clone()));
+    let method = req.method().clone();
+    let path = req.uri().path().to_owned();
+    let mut response = next.run(req).await;
+    if let Some(pending) = response.extensions_mut().remove::<PendingError>() {
+        if pending.api.status() >= 500 {
+            tracing::error!(request_id = %id, %method, %path, code = pending.api.code.as_str(),
+                cause = pending.cause.as_deref().unwrap_or(""), "request failed");
+        }
+        let body = pending.api.body(&id).to_string();
+        let (mut parts, _) = response.into_parts();
+        parts.headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        parts.headers.remove(header::CONTENT_LENGTH);
+        response = Response::from_parts(parts, Body::from(body));
+    }
+    if let Ok(v) = HeaderValue::from_str(&id) {
+        response.headers_mut().insert("x-request-id", v);
+    }
+    response
+}
+
+/// Counts requests and their latency by matched route.
+pub async fn record_metrics(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let start = Instant::now();
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|m| m.as_str().to_owned())
+        .unwrap_or_else(|| "unmatched".to_owned());
+    let method = req.method().as_str().to_owned();
+    let response = next.run(req).await;
+    state.metrics.record(
+        &method,
+        &route,
+        response.status().as_u16(),
+        start.elapsed().as_secs_f64(),
+    );
+    response
+}
+
+fn bearer(headers: &HeaderMap) -> Result<&str, ApiError> {
+    let value = headers
+        .get(header::AUTHORIZATION)
+        .ok_or_else(|| ApiError::new(ErrorCode::MissingApiKey))?;
+    let value = value.to_str().map_err(|_| malformed())?;
+    let (scheme, key) = value.trim().split_once(' ').ok_or_else(malformed)?;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return Err(malformed());
+    }
+    Ok(key.trim())
+}
+
+fn malformed() -> ApiError {
+    ApiError::new(ErrorCode::InvalidApiKey)
+        .with_message("The Authorization header must be `Bearer <API_KEY>`.")
+        .with_detail("reason", "malformed_header")
+}
+
+fn invalid(reason: &str, message: &str) -> ApiError {
+    ApiError::new(ErrorCode::InvalidApiKey)
+        .with_message(message)
+        .with_detail("reason", reason)
+}
+
+/// Authenticates the Bearer key (401 on any failure), applies the key's
+/// rate limits (429) and adds `X-RateLimit-*` headers to the response.
+pub async fn authenticate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+    let key = match bearer(req.headers()) {
+        Ok(k) => k,
+        Err(e) => return Error::from(e).into_response(),
+    };
+    if !is_well_formed(key) {
+        return Error::from(invalid("unknown_key", "The API key is not valid.")).into_response();
+    }
+    let found = match state.db.find_key(key).await {
+        Ok(found) => found,
+        Err(e) => return Error::from(e).into_response(),
+    };
+    let now = now_ms();
+    let auth = match found {
+        None => {
+            return Error::from(invalid("unknown_key", "The API key is not valid.")).into_response()
+        }
+        Some(a) if a.revoked_at.is_some_and(|t| t <= now) => {
+            return Error::from(invalid("revoked", "The API key has been revoked.")).into_response()
+        }
+        Some(a) if a.expires_at.is_some_and(|t| t <= now) => {
+            return Error::from(invalid("expired", "The API key has expired.")).into_response()
+        }
+        Some(a) => a,
+    };
+    let rate = state.limiter.check(&auth.key_id, now / 1000);
+    let mut response = if rate.allowed {
+        req.extensions_mut().insert(Principal {
+            account_id: auth.account_id,
+            key_id: auth.key_id,
+            level: auth.level,
+            is_operator: auth.is_operator,
+        });
+        next.run(req).await
+    } else {
+        let wait = (rate.reset - now / 1000).max(1) as u64;
+        Error::from(
+            ApiError::new(ErrorCode::RateLimitExceeded)
+                .with_detail("limit", rate.limit)
+                .with_detail("remaining", rate.remaining)
+                .with_detail("reset", rate.reset)
+                .with_detail("reset_time", iso8601(rate.reset * 1000)),
+        )
+        .with_retry_after(wait)
+        .into_response()
+    };
+    let h = response.headers_mut();
+    h.insert("x-ratelimit-limit", HeaderValue::from(rate.limit));
+    h.insert("x-ratelimit-remaining", HeaderValue::from(rate.remaining));
+    h.insert("x-ratelimit-reset", HeaderValue::from(rate.reset));
+    if let Ok(v) = HeaderValue::from_str(&iso8601(rate.reset * 1000)) {
+        h.insert("x-ratelimit-reset-time", v);
+    }
+    response
+}
+
+/// Makes POSTs with an `Idempotency-Key` safe to retry: the first response
+/// is stored and replayed to retries with the same body; the same key with a
+/// different body is refused (422); a retry while the first is still running
+/// gets 409. Only JSON responses below 500 are stored: a server fault or a
+/// rate-limit refusal leaves the key free for a retry.
+pub async fn idempotency(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    if req.method() != Method::POST {
+        return next.run(req).await;
+    }
+    let Some(raw) = req.headers().get("idempotency-key") else {
+        return next.run(req).await;
+    };
+    let key = match raw.to_str() {
+        Ok(k) if !k.is_empty() && k.len() <= 255 && k.bytes().all(|b| b.is_ascii_graphic()) => {
+            k.to_owned()
+        }
+        _ => {
+            return Error::from(ApiError::invalid_parameter(
+                "Idempotency-Key",
+                "must be 1–255 visible ASCII characters",
+            ))
+            .into_response()
+        }
+    };
+    let Some(principal) = req.extensions().get::<Principal>().cloned() else {
+        return next.run(req).await;
+    };
+    let is_json = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    let (parts, body) = req.into_parts();
+    let mut hasher = Sha256::new();
+    hasher.update(parts.method.as_str());
+    hasher.update(b" ");
+    hasher.update(parts.uri.to_string());
+    hasher.update(b"\n");
+    // JSON bodies are fingerprinted whole. Uploads are streamed to disk and
+    // never buffered here, so they are fingerprinted by size.
+    let body = if is_json || parts.headers.get(header::CONTENT_LENGTH).is_none() {
+        match to_bytes(body, state.config.json_body_limit).await {
+            Ok(bytes) => {
+                hasher.update(&bytes);
+                Body::from(bytes)
+            }
+            Err(_) => return Error::new(ErrorCode::PayloadTooLarge).into_response(),
+        }
+    } else {
+        if let Some(len) = parts.headers.get(header::CONTENT_LENGTH) {
+            hasher.update(len.as_bytes());
+        }
+        body
+    };
+    let hash = hex::encode(hasher.finalize());
+    match state
+        .db
+        .idempotency_begin(&principal.account_id, &key, &hash)
+        .await
+    {
+        Err(e) => return Error::from(e).into_response(),
+        Ok(IdempotencyState::Mismatch) => {
+            return Error::new(ErrorCode::IdempotencyKeyReused).into_response();
+        }
+        Ok(IdempotencyState::InProgress) => {
+            return Error::new(ErrorCode::IdempotencyKeyInUse)
+                .with_retry_after(1)
+                .into_response();
+        }
+        Ok(IdempotencyState::Replay { status, body }) => {
+            let mut response = (
+                StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
+                [(header::CONTENT_TYPE, "application/json")],
+                body,
+            )
+                .into_response();
+            response
+                .headers_mut()
+                .insert("idempotent-replayed", HeaderValue::from_static("true"));
+            return response;
+        }
+        Ok(IdempotencyState::Started) => {}
+    }
+    let request_id = parts
+        .extensions
+        .get::<RequestId>()
+        .map(|r| r.0.clone())
+        .unwrap_or_default();
+    let mut req = Request::from_parts(parts, body);
+    req.extensions_mut().insert(IdempotencyKey(key.clone()));
+    let response = next.run(req).await;
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    let is_error = response.extensions().get::<PendingError>().is_some();
+    let storable =
+        status.as_u16() < 500 && status != StatusCode::TOO_MANY_REQUESTS && (is_json || is_error);
+    if !storable {
+        if let Err(e) = state
+            .db
+            .idempotency_abandon(&principal.account_id, &key)
+            .await
+        {
+            tracing::error!(error = %e, "releasing an idempotency key failed");
+        }
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    // An error's body is written by the outer layer; store it the same way.
+    let bytes = match parts.extensions.get::<PendingError>() {
+        Some(p) => bytes::Bytes::from(p.api.body(&request_id).to_string()),
+        None => match to_bytes(body, usize::MAX).await {
+            Ok(b) => b,
+            Err(e) => return Error::internal(e).into_response(),
+        },
+    };
+    if let Err(e) = state
+        .db
+        .idempotency_finish(
+            &principal.account_id,
+            &key,
+            parts.status.as_u16(),
+            &String::from_utf8_lossy(&bytes),
+        )
+        .await
+    {
+        tracing::error!(error = %e, "storing an idempotent response failed");
+    }
+    let body = if parts.extensions.get::<PendingError>().is_some() {
+        Body::empty()
+    } else {
+        Body::from(bytes)
+    };
+    Response::from_parts(parts, body)
+}

@@ -1,0 +1,68 @@
+//! The OpenAPI document served at `/v1/openapi.json`.
+
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+
+use crate::routes::{account, accounts, blobs, jobs, keys};
+
+struct Security;
+
+impl Modify for Security {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some(
+                        "`Authorization: Bearer <API_KEY>`: a 64-character key (`mg_live_…`). \
+                         The scope listed on each operation is the minimum key level: read \
+                         (every GET), write (creating jobs and resources), admin (keys; accounts \
+                         and credits for the operator account). Missing, malformed, unknown, \
+                         expired or revoked key: 401. Level too low: 403.",
+                    ))
+                    .build(),
+            ),
+        );
+    }
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Mediagen API",
+        description = "Self-hostable voice, avatar, video and content generation (the DesignCombo API).\n\n\
+            Errors: every error body is `{\"error\": {\"code\", \"message\", \"details\", \"request_id\"}}`; \
+            the codes are listed in docs/errors.md. Every response carries `X-Request-Id`; \
+            authenticated responses carry `X-RateLimit-Limit`, `X-RateLimit-Remaining`, \
+            `X-RateLimit-Reset` (Unix seconds) and `X-RateLimit-Reset-Time` (ISO 8601).\n\n\
+            Jobs: capability endpoints answer 200 with the finished job when it finishes within the \
+            server's sync wait, otherwise 202 with the queued job (poll `GET /v1/jobs/{id}`). \
+            `Prefer: respond-async` forces 202. `Idempotency-Key` on any POST makes retries safe. \
+            `dryRun: true` in a billable request returns the price without creating a job.\n\n\
+            Durations are in seconds.",
+        license(name = "MIT OR Apache-2.0")
+    ),
+    paths(
+        account::get_account,
+        jobs::get_job, jobs::list_jobs, jobs::cancel_job,
+        keys::create_key, keys::list_keys, keys::revoke_key,
+        accounts::create_account, accounts::list_accounts, accounts::get_account,
+        accounts::grant_credits, accounts::create_account_key,
+        blobs::download,
+    ),
+    modifiers(&Security),
+    tags(
+        (name = "account", description = "The caller's account, credits and limits"),
+        (name = "jobs", description = "Job status, listing and cancellation"),
+        (name = "keys", description = "API keys (admin)"),
+        (name = "accounts", description = "Accounts and credits (operator account's admin keys)"),
+        (name = "files", description = "Signed result URLs"),
+    )
+)]
+pub struct ApiDoc;
+
+pub fn document() -> utoipa::openapi::OpenApi {
+    ApiDoc::openapi()
+}

@@ -1,0 +1,157 @@
+//! Operator endpoints: accounts and credit grants.
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::Json;
+use mediagen_core::page::RawPageQuery;
+use mediagen_core::time::iso8601;
+use mediagen_core::{ApiError, Page};
+use mediagen_store::Account;
+use serde::{Deserialize, Serialize};
+
+use crate::error::ApiResult;
+use crate::extract::{ApiJson, ApiQuery, Operator};
+use crate::routes::keys::{create_key_for, CreateKey, CreatedKey};
+use crate::routes::{page_of, page_params, ListEnvelope};
+use crate::state::AppState;
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AccountRecord {
+    pub id: String,
+    pub name: String,
+    pub operator: bool,
+    pub balance: i64,
+    pub reserved: i64,
+    pub used: i64,
+    pub created_at: String,
+}
+
+impl From<Account> for AccountRecord {
+    fn from(a: Account) -> Self {
+        Self {
+            id: a.id,
+            name: a.name,
+            operator: a.is_operator,
+            balance: a.balance,
+            reserved: a.reserved,
+            used: a.used,
+            created_at: iso8601(a.created_at),
+        }
+    }
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateAccount {
+    pub name: String,
+    /// Credits to start with.
+    #[serde(default)]
+    pub credits: i64,
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GrantCredits {
+    /// Credits to add; negative to remove (never below zero).
+    pub amount: i64,
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+async fn existing(state: &AppState, id: &str) -> ApiResult<Account> {
+    Ok(state
+        .db
+        .account(id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("account", id))?)
+}
+
+/// Create an account (operator)
+#[utoipa::path(post, path = "/v1/accounts", tag = "accounts", security(("bearer" = ["admin"])), request_body = CreateAccount,
+    responses((status = 201, body = AccountRecord), (status = 403, description = "Not the operator account")))]
+pub async fn create_account(
+    State(state): State<AppState>,
+    _op: Operator,
+    ApiJson(body): ApiJson<CreateAccount>,
+) -> ApiResult<(StatusCode, Json<AccountRecord>)> {
+    let name = body.name.trim();
+    if name.is_empty() || name.chars().count() > 100 {
+        return Err(ApiError::invalid_parameter("name", "must be 1–100 characters").into());
+    }
+    if body.credits < 0 {
+        return Err(ApiError::invalid_parameter("credits", "must not be negative").into());
+    }
+    let account = state.db.create_account(name, false, body.credits).await?;
+    Ok((StatusCode::CREATED, Json(account.into())))
+}
+
+/// List accounts (operator)
+#[utoipa::path(get, path = "/v1/accounts", tag = "accounts", security(("bearer" = ["admin"])),
+    params(("page" = Option<u32>, Query), ("limit" = Option<u32>, Query)),
+    responses((status = 200, body = ListEnvelope<AccountRecord>)))]
+pub async fn list_accounts(
+    State(state): State<AppState>,
+    _op: Operator,
+    ApiQuery(q): ApiQuery<RawPageQuery>,
+) -> ApiResult<Json<Page<AccountRecord>>> {
+    let params = page_params(&q)?;
+    let rows = state
+        .db
+        .list_accounts(params.limit.into(), params.offset())
+        .await?;
+    Ok(Json(page_of(rows, params, AccountRecord::from)))
+}
+
+/// Get an account (operator)
+#[utoipa::path(get, path = "/v1/accounts/{id}", tag = "accounts", security(("bearer" = ["admin"])),
+    params(("id" = String, Path)), responses((status = 200, body = AccountRecord), (status = 404)))]
+pub async fn get_account(
+    State(state): State<AppState>,
+    _op: Operator,
+    Path(id): Path<String>,
+) -> ApiResult<Json<AccountRecord>> {
+    Ok(Json(existing(&state, &id).await?.into()))
+}
+
+/// Grant credits (operator)
+#[utoipa::path(post, path = "/v1/accounts/{id}/credits", tag = "accounts", security(("bearer" = ["admin"])),
+    params(("id" = String, Path)), request_body = GrantCredits,
+    responses((status = 200, body = AccountRecord), (status = 404), (status = 422, description = "Would make the balance negative")))]
+pub async fn grant_credits(
+    State(state): State<AppState>,
+    _op: Operator,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<GrantCredits>,
+) -> ApiResult<Json<AccountRecord>> {
+    existing(&state, &id).await?;
+    if body.amount == 0 {
+        return Err(ApiError::invalid_parameter("amount", "must not be zero").into());
+    }
+    if state
+        .db
+        .grant_credits(&id, body.amount, body.note.as_deref())
+        .await?
+        .is_none()
+    {
+        return Err(ApiError::new(mediagen_core::ErrorCode::UnprocessableEntity)
+            .with_message("Removing that many credits would make the balance negative.")
+            .with_detail("parameter", "amount")
+            .into());
+    }
+    Ok(Json(existing(&state, &id).await?.into()))
+}
+
+/// Create a key for an account (operator)
+#[utoipa::path(post, path = "/v1/accounts/{id}/keys", tag = "accounts", security(("bearer" = ["admin"])),
+    params(("id" = String, Path)), request_body = CreateKey,
+    responses((status = 201, body = CreatedKey), (status = 404)))]
+pub async fn create_account_key(
+    State(state): State<AppState>,
+    _op: Operator,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<CreateKey>,
+) -> ApiResult<(StatusCode, Json<CreatedKey>)> {
+    existing(&state, &id).await?;
+    create_key_for(&state, &id, body).await
+}

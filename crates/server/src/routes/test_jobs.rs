@@ -1,0 +1,43 @@
+//! `POST /v1/test-jobs`: the internal `test.sleep` job kind, mounted only
+//! with `enable_test_jobs` (the test suite). Not part of the public API.
+
+use axum::extract::State;
+use axum::response::Response;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::error::ApiResult;
+use crate::extract::{ApiJson, Auth, JobOptions, Write};
+use crate::jobs::{submit, JobSpec};
+use crate::state::AppState;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TestJob {
+    #[serde(default)]
+    ms: u64,
+    #[serde(default)]
+    fail: Option<String>,
+    #[serde(default)]
+    output: Option<String>,
+    /// Billable units (priced by `costs."test.sleep"`).
+    #[serde(default)]
+    units: f64,
+    #[serde(default)]
+    dry_run: bool,
+}
+
+pub async fn create(
+    State(state): State<AppState>,
+    auth: Auth<Write>,
+    opts: JobOptions,
+    ApiJson(body): ApiJson<TestJob>,
+) -> ApiResult<Response> {
+    let spec = JobSpec {
+        kind: "test.sleep",
+        payload: json!({ "ms": body.ms, "fail": body.fail, "output": body.output }),
+        units: body.units,
+        dry_run: body.dry_run,
+    };
+    submit(&state, &auth, opts, spec).await
+}

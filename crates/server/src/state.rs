@@ -1,0 +1,40 @@
+//! Shared state of the HTTP layer.
+
+use std::ops::Deref;
+use std::sync::Arc;
+
+use mediagen_store::{BlobStore, Db, Signer};
+use mediagen_worker::Events;
+
+use crate::config::Config;
+use crate::metrics::Metrics;
+use crate::ratelimit::RateLimiter;
+
+/// Cheap to clone: one `Arc` around everything handlers need.
+#[derive(Clone)]
+pub struct AppState(Arc<Inner>);
+
+pub struct Inner {
+    pub config: Config,
+    pub db: Db,
+    pub blobs: BlobStore,
+    pub signer: Signer,
+    pub events: Events,
+    pub limiter: RateLimiter,
+    pub metrics: Metrics,
+    /// Absolute base of result URLs, without a trailing slash.
+    pub base_url: String,
+}
+
+impl AppState {
+    pub fn new(inner: Inner) -> Self {
+        Self(Arc::new(inner))
+    }
+}
+
+impl Deref for AppState {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
+}

@@ -1,0 +1,328 @@
+use std::ops::Range;
+use std::path::Path;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures::stream::BoxStream;
+use futures::StreamExt;
+use hmac::{Hmac, Mac};
+use object_store::local::LocalFileSystem;
+use object_store::path::Path as ObjectPath;
+use object_store::{GetOptions, GetRange, ObjectStore, PutPayload};
+use sha2::Sha256;
+
+/// Errors of the blob store.
+#[derive(Debug, thiserror::Error)]
+pub enum BlobError {
+    #[error("blob not found")]
+    NotFound,
+    #[error("range not satisfiable")]
+    BadRange,
+    #[error("invalid blob key")]
+    BadKey,
+    #[error("object store: {0}")]
+    Store(#[from] object_store::Error),
+    #[error("io: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("unsupported blob store url `{0}`")]
+    UnsupportedUrl(String),
+}
+
+/// A byte range requested by an HTTP `Range` header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlobRange {
+    /// `bytes=a-b` (inclusive).
+    Bounded(u64, u64),
+    /// `bytes=a-`.
+    From(u64),
+    /// `bytes=-n`: the last n bytes.
+    Suffix(u64),
+}
+
+impl BlobRange {
+    /// Parses a single-range `Range` header value. Multi-range requests are
+    /// answered with the whole file (allowed by RFC 9110), hence `None`.
+    pub fn parse(header: &str) -> Option<BlobRange> {
+        let spec = header.trim().strip_prefix("bytes=")?;
+        if spec.contains(',') {
+            return None;
+        }
+        let (a, b) = spec.split_once('-')?;
+        let (a, b) = (a.trim(), b.trim());
+        match (a.is_empty(), b.is_empty()) {
+            (true, false) => b.parse().ok().map(BlobRange::Suffix),
+            (false, true) => a.parse().ok().map(BlobRange::From),
+            (false, false) => Some(BlobRange::Bounded(a.parse().ok()?, b.parse().ok()?)),
+            (true, true) => None,
+        }
+    }
+
+    /// The half-open byte range within a blob of `size` bytes, if satisfiable.
+    pub fn resolve(self, size: u64) -> Option<Range<u64>> {
+        let r = match self {
+            BlobRange::Bounded(a, b) if a <= b => a..(b + 1).min(size),
+            BlobRange::Bounded(..) => return None,
+            BlobRange::From(a) => a..size,
+            BlobRange::Suffix(n) if n > 0 => size.saturating_sub(n)..size,
+            BlobRange::Suffix(_) => return None,
+        };
+        (r.start < size && r.start < r.end).then_some(r)
+    }
+}
+
+/// A blob's bytes (possibly a range of them) as a stream.
+pub struct BlobRead {
+    pub size: u64,
+    pub range: Range<u64>,
+    pub stream: BoxStream<'static, Result<Bytes, BlobError>>,
+}
+
+/// Where job outputs live: a local directory by default, any `object_store`
+/// backend for scale-out. Keys are relative paths such as
+/// `jobs/job_x/output.mp3`.
+#[derive(Clone)]
+pub struct BlobStore {
+    store: Arc<dyn ObjectStore>,
+}
+
+impl BlobStore {
+    /// A store rooted at a local directory (created when missing).
+    pub fn local(dir: &Path) -> Result<Self, BlobError> {
+        std::fs::create_dir_all(dir)?;
+        let fs = LocalFileSystem::new_with_prefix(dir)?.with_automatic_cleanup(true);
+        Ok(Self {
+            store: Arc::new(fs),
+        })
+    }
+
+    /// Wraps any object store (S3, GCS, in-memory for tests).
+    pub fn from_store(store: Arc<dyn ObjectStore>) -> Self {
+        Self { store }
+    }
+
+    fn path(key: &str) -> Result<ObjectPath, BlobError> {
+        if key.is_empty()
+            || key
+                .split('/')
+                .any(|p| p.is_empty() || p == "." || p == "..")
+        {
+            return Err(BlobError::BadKey);
+        }
+        ObjectPath::parse(key).map_err(|_| BlobError::BadKey)
+    }
+
+    /// Stores `bytes` under `key`, replacing what was there.
+    pub async fn put(&self, key: &str, bytes: Bytes) -> Result<(), BlobError> {
+        self.store
+            .put(&Self::path(key)?, PutPayload::from(bytes))
+            .await?;
+        Ok(())
+    }
+
+    /// Reads a blob, or a range of it.
+    pub async fn get(&self, key: &str, range: Option<BlobRange>) -> Result<BlobRead, BlobError> {
+        let path = Self::path(key)?;
+        let meta = self.store.head(&path).await.map_err(not_found)?;
+        let size = meta.size;
+        let range = match range {
+            Some(r) => r.resolve(size).ok_or(BlobError::BadRange)?,
+            None => 0..size,
+        };
+        let opts = GetOptions {
+            range: (range != (0..size)).then(|| GetRange::Bounded(range.clone())),
+            ..GetOptions::default()
+        };
+        let result = self.store.get_opts(&path, opts).await.map_err(not_found)?;
+        let stream = result
+            .into_stream()
+            .map(|r| r.map_err(BlobError::from))
+            .boxed();
+        Ok(BlobRead {
+            size,
+            range,
+            stream,
+        })
+    }
+
+    /// Reads a whole blob into memory (small blobs only).
+    pub async fn get_bytes(&self, key: &str) -> Result<Bytes, BlobError> {
+        let result = self.store.get(&Self::path(key)?).await.map_err(not_found)?;
+        Ok(result.bytes().await?)
+    }
+
+    /// Deletes a blob; deleting a missing blob is not an error.
+    pub async fn delete(&self, key: &str) -> Result<(), BlobError> {
+        match self.store.delete(&Self::path(key)?).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+fn not_found(e: object_store::Error) -> BlobError {
+    match e {
+        object_store::Error::NotFound { .. } => BlobError::NotFound,
+        e => BlobError::Store(e),
+    }
+}
+
+/// Content type served for a blob, from its extension.
+pub fn content_type_for(key: &str) -> &'static str {
+    match key.rsplit('.').next().unwrap_or("") {
+        "mp3" => "audio/mpeg",
+        "wav" => "audio/wav",
+        "ogg" | "opus" => "audio/ogg",
+        "flac" => "audio/flac",
+        "pcm" => "audio/L16",
+        "m4a" | "aac" => "audio/mp4",
+        "mp4" => "video/mp4",
+        "webm" => "video/webm",
+        "mov" => "video/quicktime",
+        "mkv" => "video/x-matroska",
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "webp" => "image/webp",
+        "json" => "application/json",
+        "srt" => "application/x-subrip",
+        "vtt" => "text/vtt",
+        "txt" => "text/plain; charset=utf-8",
+        _ => "application/octet-stream",
+    }
+}
+
+/// Why a signed URL was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum SignedUrlError {
+    #[error("invalid signature")]
+    Invalid,
+    #[error("expired")]
+    Expired,
+}
+
+/// Signs blob URLs with HMAC-SHA256 over `key` and the expiry time, so a URL
+/// cannot be altered to reach another blob or to live longer.
+#[derive(Clone)]
+pub struct Signer {
+    secret: Arc<Vec<u8>>,
+}
+
+impl Signer {
+    pub fn new(secret: &[u8]) -> Self {
+        Self {
+            secret: Arc::new(secret.to_vec()),
+        }
+    }
+
+    fn mac(&self, key: &str, expires: i64) -> Hmac<Sha256> {
+        let mut mac =
+            Hmac::<Sha256>::new_from_slice(&self.secret).expect("hmac takes any key length");
+        mac.update(key.as_bytes());
+        mac.update(b"\n");
+        mac.update(expires.to_string().as_bytes());
+        mac
+    }
+
+    /// Hex signature of `key` valid until `expires` (Unix seconds).
+    pub fn sign(&self, key: &str, expires: i64) -> String {
+        hex::encode(self.mac(key, expires).finalize().into_bytes())
+    }
+
+    /// Checks a signature (in constant time), then the expiry.
+    pub fn verify(
+        &self,
+        key: &str,
+        expires: i64,
+        signature: &str,
+        now: i64,
+    ) -> Result<(), SignedUrlError> {
+        let sig = hex::decode(signature).map_err(|_| SignedUrlError::Invalid)?;
+        self.mac(key, expires)
+            .verify_slice(&sig)
+            .map_err(|_| SignedUrlError::Invalid)?;
+        if now > expires {
+            return Err(SignedUrlError::Expired);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_parse_and_resolve() {
+        assert_eq!(
+            BlobRange::parse("bytes=0-9").unwrap().resolve(100),
+            Some(0..10)
+        );
+        assert_eq!(
+            BlobRange::parse("bytes=90-").unwrap().resolve(100),
+            Some(90..100)
+        );
+        assert_eq!(
+            BlobRange::parse("bytes=-10").unwrap().resolve(100),
+            Some(90..100)
+        );
+        assert_eq!(
+            BlobRange::parse("bytes=50-500").unwrap().resolve(100),
+            Some(50..100)
+        );
+        assert_eq!(BlobRange::parse("bytes=100-").unwrap().resolve(100), None);
+        assert_eq!(BlobRange::parse("bytes=9-1").unwrap().resolve(100), None);
+        assert_eq!(BlobRange::parse("bytes=0-1,5-6"), None);
+        assert_eq!(BlobRange::parse("items=0-1"), None);
+    }
+
+    #[test]
+    fn signatures_detect_tampering_and_expiry() {
+        let s = Signer::new(b"secret");
+        let sig = s.sign("jobs/a/out.mp3", 1000);
+        assert_eq!(s.verify("jobs/a/out.mp3", 1000, &sig, 999), Ok(()));
+        assert_eq!(
+            s.verify("jobs/b/out.mp3", 1000, &sig, 999),
+            Err(SignedUrlError::Invalid)
+        );
+        assert_eq!(
+            s.verify("jobs/a/out.mp3", 2000, &sig, 999),
+            Err(SignedUrlError::Invalid)
+        );
+        assert_eq!(
+            s.verify("jobs/a/out.mp3", 1000, &sig, 1001),
+            Err(SignedUrlError::Expired)
+        );
+        assert_eq!(
+            s.verify("jobs/a/out.mp3", 1000, "zz", 0),
+            Err(SignedUrlError::Invalid)
+        );
+    }
+
+    #[tokio::test]
+    async fn local_store_round_trip_with_range() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = BlobStore::local(dir.path()).unwrap();
+        store
+            .put("jobs/j1/out.txt", Bytes::from_static(b"0123456789"))
+            .await
+            .unwrap();
+        let read = store
+            .get("jobs/j1/out.txt", Some(BlobRange::Bounded(2, 4)))
+            .await
+            .unwrap();
+        assert_eq!((read.size, read.range.clone()), (10, 2..5));
+        let chunks: Vec<_> = read.stream.collect().await;
+        let bytes: Vec<u8> = chunks
+            .into_iter()
+            .flat_map(|c| c.unwrap().to_vec())
+            .collect();
+        assert_eq!(bytes, b"234");
+        assert!(matches!(
+            store.get("jobs/none", None).await,
+            Err(BlobError::NotFound)
+        ));
+        assert!(matches!(
+            store.get("../etc/passwd", None).await,
+            Err(BlobError::BadKey)
+        ));
+    }
+}

@@ -1,0 +1,124 @@
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::{AnyPool, ConnectOptions, Executor, Row};
+
+/// Errors of the persistence layer. They are server faults: the HTTP layer
+/// maps them to 500 without leaking their text.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error: {0}")]
+    Sqlx(#[from] sqlx::Error),
+    #[error("migration error: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("unsupported database url `{0}`: use sqlite://… or postgres://…")]
+    UnsupportedUrl(String),
+    #[error("corrupt row: {0}")]
+    Corrupt(String),
+}
+
+/// Which SQL dialect the pool speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// The database: one pool, one dialect.
+#[derive(Clone)]
+pub struct Db {
+    pub(crate) pool: AnyPool,
+    pub(crate) backend: Backend,
+}
+
+impl Db {
+    /// Connects to `url` (`sqlite://path`, `postgres://…`), creating a SQLite
+    /// file when missing, and applies the migrations of that dialect.
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        sqlx::any::install_default_drivers();
+        let backend = if url.starts_with("sqlite:") {
+            Backend::Sqlite
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Backend::Postgres
+        } else {
+            return Err(StoreError::UnsupportedUrl(url.to_owned()));
+        };
+        let mut url = url.to_owned();
+        if backend == Backend::Sqlite && !url.contains("mode=") {
+            url.push_str(if url.contains('?') {
+                "&mode=rwc"
+            } else {
+                "?mode=rwc"
+            });
+        }
+        let options = AnyConnectOptions::from_str(&url)?.disable_statement_logging();
+        let pool = match backend {
+            // WAL lets readers run beside the single writer; NORMAL sync is
+            // durable across process crashes (the guarantee jobs need) and
+            // much faster than FULL.
+            Backend::Sqlite => {
+                AnyPoolOptions::new()
+                    .max_connections(8)
+                    .after_connect(|conn, _| {
+                        Box::pin(async move {
+                            conn.execute(
+                                "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; \
+                                 PRAGMA busy_timeout=10000; PRAGMA foreign_keys=ON;",
+                            )
+                            .await?;
+                            Ok(())
+                        })
+                    })
+                    .connect_with(options)
+                    .await?
+            }
+            Backend::Postgres => {
+                AnyPoolOptions::new()
+                    .max_connections(16)
+                    .acquire_timeout(Duration::from_secs(10))
+                    .connect_with(options)
+                    .await?
+            }
+        };
+        match backend {
+            Backend::Sqlite => sqlx::migrate!("./migrations/sqlite").run(&pool).await?,
+            Backend::Postgres => sqlx::migrate!("./migrations/postgres").run(&pool).await?,
+        }
+        Ok(Self { pool, backend })
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// True when the database answers a trivial query.
+    pub async fn ping(&self) -> bool {
+        sqlx::query("SELECT 1").execute(&self.pool).await.is_ok()
+    }
+
+    /// Returns the stored value of setting `name`, storing `init()` first when
+    /// none exists. Safe when several processes race: the first write wins.
+    pub async fn setting_or_init(
+        &self,
+        name: &str,
+        init: impl FnOnce() -> String,
+    ) -> Result<String, StoreError> {
+        sqlx::query(
+            "INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
+        )
+        .bind(name)
+        .bind(init())
+        .execute(&self.pool)
+        .await?;
+        let row = sqlx::query("SELECT value FROM settings WHERE name = $1")
+            .bind(name)
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(row.try_get("value")?)
+    }
+
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}

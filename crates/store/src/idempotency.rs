@@ -1,0 +1,119 @@
+use mediagen_core::time::now_ms;
+use sqlx::Row;
+
+use crate::db::{Db, StoreError};
+
+/// What an `Idempotency-Key` lookup found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum IdempotencyState {
+    /// First use: the key is now locked for this request.
+    Started,
+    /// Used before with the same request: replay this response.
+    Replay { status: u16, body: String },
+    /// Used before with a different request.
+    Mismatch,
+    /// The first request with this key is still running.
+    InProgress,
+}
+
+/// How long a started request keeps its key locked before a retry may take
+/// it over (a process that died mid-request never unlocks it).
+const LOCK_MS: i64 = 5 * 60 * 1000;
+
+impl Db {
+    /// Starts a request under an idempotency key, or reports what an earlier
+    /// request with the same key left behind.
+    pub async fn idempotency_begin(
+        &self,
+        account_id: &str,
+        key: &str,
+        request_hash: &str,
+    ) -> Result<IdempotencyState, StoreError> {
+        let now = now_ms();
+        let inserted = sqlx::query(
+            "INSERT INTO idempotency_keys (account_id, key, request_hash, locked_until, created_at) \
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (account_id, key) DO NOTHING",
+        )
+        .bind(account_id)
+        .bind(key)
+        .bind(request_hash)
+        .bind(now + LOCK_MS)
+        .bind(now)
+        .execute(&self.pool)
+        .await?
+        .rows_affected();
+        if inserted == 1 {
+            return Ok(IdempotencyState::Started);
+        }
+        let row = sqlx::query(
+            "SELECT request_hash, response_status, response_body, locked_until FROM idempotency_keys \
+             WHERE account_id = $1 AND key = $2",
+        )
+        .bind(account_id)
+        .bind(key)
+        .fetch_one(&self.pool)
+        .await?;
+        let stored_hash: String = row.try_get("request_hash")?;
+        if stored_hash != request_hash {
+            return Ok(IdempotencyState::Mismatch);
+        }
+        let status: Option<i64> = row.try_get("response_status")?;
+        if let Some(status) = status {
+            let body: Option<String> = row.try_get("response_body")?;
+            return Ok(IdempotencyState::Replay {
+                status: status as u16,
+                body: body.unwrap_or_default(),
+            });
+        }
+        // A stale lock belongs to a request whose process died: take it over.
+        let taken = sqlx::query(
+            "UPDATE idempotency_keys SET locked_until = $3 \
+             WHERE account_id = $1 AND key = $2 AND response_status IS NULL AND locked_until < $4",
+        )
+        .bind(account_id)
+        .bind(key)
+        .bind(now + LOCK_MS)
+        .bind(now)
+        .execute(&self.pool)
+        .await?
+        .rows_affected();
+        Ok(if taken == 1 {
+            IdempotencyState::Started
+        } else {
+            IdempotencyState::InProgress
+        })
+    }
+
+    /// Stores the response of a started request for later replays.
+    pub async fn idempotency_finish(
+        &self,
+        account_id: &str,
+        key: &str,
+        status: u16,
+        body: &str,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE idempotency_keys SET response_status = $3, response_body = $4 \
+             WHERE account_id = $1 AND key = $2",
+        )
+        .bind(account_id)
+        .bind(key)
+        .bind(i64::from(status))
+        .bind(body)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Forgets a started request (it failed in a way a retry may fix).
+    pub async fn idempotency_abandon(&self, account_id: &str, key: &str) -> Result<(), StoreError> {
+        sqlx::query(
+            "DELETE FROM idempotency_keys WHERE account_id = $1 AND key = $2 AND response_status IS NULL",
+        )
+        .bind(account_id)
+        .bind(key)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,442 @@
+use mediagen_core::job::{Job, JobError};
+use mediagen_core::{ids::new_id, time::now_ms, CreditState, JobKind, JobStatus};
+use serde_json::Value;
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, Row};
+
+use crate::accounts::{post, Movement};
+use crate::db::{Backend, Db, StoreError};
+
+/// A job to enqueue, with the credits to hold for it.
+#[derive(Debug, Clone)]
+pub struct NewJob {
+    pub account_id: String,
+    pub kind: JobKind,
+    pub payload: Value,
+    pub cost: i64,
+    pub max_attempts: i64,
+    pub timeout_ms: i64,
+    pub idempotency_key: Option<String>,
+    /// Jobs the account may have queued or running at once.
+    pub max_concurrent: i64,
+}
+
+/// Why a job was not created.
+#[derive(Debug, thiserror::Error)]
+pub enum CreateJobError {
+    #[error("insufficient credits: {required} required, {available} available")]
+    InsufficientCredits { required: i64, available: i64 },
+    #[error("{limit} jobs already queued or running")]
+    TooManyJobs { limit: i64 },
+    /// A job with this idempotency key exists already: here it is.
+    #[error("duplicate idempotency key")]
+    Duplicate(Box<Job>),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<sqlx::Error> for CreateJobError {
+    fn from(e: sqlx::Error) -> Self {
+        Self::Store(e.into())
+    }
+}
+
+/// Filters of the job list.
+#[derive(Debug, Default, Clone)]
+pub struct JobFilter {
+    pub status: Option<JobStatus>,
+    pub kind: Option<String>,
+}
+
+/// Jobs per kind and status, for metrics.
+#[derive(Debug, Clone)]
+pub struct QueueDepth {
+    pub kind: String,
+    pub status: String,
+    pub count: i64,
+}
+
+const JOB_COLS: &str = "id, account_id, kind, status, payload, result, error, progress, cost, \
+                        credit_state, attempts, max_attempts, timeout_ms, created_at, updated_at";
+
+fn job_from_row(row: &AnyRow) -> Result<Job, StoreError> {
+    let corrupt = |what: &str| StoreError::Corrupt(what.to_owned());
+    let json = |col: &str| -> Result<Option<Value>, StoreError> {
+        let text: Option<String> = row.try_get(col)?;
+        text.map(|t| serde_json::from_str(&t).map_err(|_| corrupt(col)))
+            .transpose()
+    };
+    let status: String = row.try_get("status")?;
+    let credit: String = row.try_get("credit_state")?;
+    Ok(Job {
+        id: row.try_get("id")?,
+        account_id: row.try_get("account_id")?,
+        kind: JobKind(row.try_get("kind")?),
+        status: JobStatus::parse(&status).ok_or_else(|| corrupt("status"))?,
+        payload: json("payload")?.unwrap_or(Value::Null),
+        result: json("result")?,
+        error: json("error")?
+            .map(serde_json::from_value)
+            .transpose()
+            .map_err(|_| corrupt("error"))?,
+        progress: row.try_get("progress")?,
+        cost: row.try_get("cost")?,
+        credit_state: match credit.as_str() {
+            "held" => CreditState::Held,
+            "captured" => CreditState::Captured,
+            "refunded" => CreditState::Refunded,
+            _ => return Err(corrupt("credit_state")),
+        },
+        attempts: row.try_get("attempts")?,
+        max_attempts: row.try_get("max_attempts")?,
+        timeout_ms: row.try_get("timeout_ms")?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+    })
+}
+
+/// Moves a job's credit hold to `to` exactly once: the conditional UPDATE
+/// on `credit_state` makes a second settlement a no-op.
+async fn settle(conn: &mut AnyConnection, job: &Job, to: CreditState) -> Result<(), StoreError> {
+    let changed =
+        sqlx::query("UPDATE jobs SET credit_state = $2 WHERE id = $1 AND credit_state = 'held'")
+            .bind(&job.id)
+            .bind(to.as_str())
+            .execute(&mut *conn)
+            .await?
+            .rows_affected();
+    if changed == 1 {
+        let movement = match to {
+            CreditState::Captured => Movement::capture(&job.id, job.cost),
+            _ => Movement::refund(&job.id, job.cost),
+        };
+        post(conn, &job.account_id, movement).await?;
+    }
+    Ok(())
+}
+
+/// The end state a worker reports for a job.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    Completed(Value),
+    Failed(JobError),
+}
+
+impl Db {
+    /// Creates a queued job and holds its cost, in one transaction. Refuses
+    /// when credits or the concurrency cap do not allow it, and returns the
+    /// existing job when the idempotency key was used before.
+    pub async fn create_job(&self, new: NewJob) -> Result<Job, CreateJobError> {
+        let id = new_id("job");
+        let now = now_ms();
+        let mut tx = self.pool.begin().await?;
+        // First statement writes: it takes the account's lock (row lock on
+        // PostgreSQL, the write lock on SQLite) so the checks below are not
+        // raced by another request of the same account.
+        let held = post(&mut tx, &new.account_id, Movement::reserve(&id, new.cost)).await?;
+        if let Some(key) = &new.idempotency_key {
+            let row = sqlx::query(&format!(
+                "SELECT {JOB_COLS} FROM jobs WHERE account_id = $1 AND idempotency_key = $2"
+            ))
+            .bind(&new.account_id)
+            .bind(key)
+            .fetch_optional(&mut *tx)
+            .await?;
+            if let Some(row) = row {
+                tx.rollback().await?;
+                return Err(CreateJobError::Duplicate(Box::new(job_from_row(&row)?)));
+            }
+        }
+        if held.is_none() {
+            let available: i64 = sqlx::query("SELECT balance FROM accounts WHERE id = $1")
+                .bind(&new.account_id)
+                .fetch_one(&mut *tx)
+                .await?
+                .try_get("balance")?;
+            tx.rollback().await?;
+            return Err(CreateJobError::InsufficientCredits {
+                required: new.cost,
+                available,
+            });
+        }
+        let active: i64 = sqlx::query(
+            "SELECT COUNT(*) AS n FROM jobs WHERE account_id = $1 AND status IN ('queued', 'processing')",
+        )
+        .bind(&new.account_id)
+        .fetch_one(&mut *tx)
+        .await?
+        .try_get("n")?;
+        if active >= new.max_concurrent {
+            tx.rollback().await?;
+            return Err(CreateJobError::TooManyJobs {
+                limit: new.max_concurrent,
+            });
+        }
+        sqlx::query(
+            "INSERT INTO jobs (id, account_id, kind, status, payload, progress, cost, credit_state, \
+             attempts, max_attempts, timeout_ms, idempotency_key, created_at, updated_at) \
+             VALUES ($1, $2, $3, 'queued', $4, 0, $5, 'held', 0, $6, $7, $8, $9, $9)",
+        )
+        .bind(&id)
+        .bind(&new.account_id)
+        .bind(new.kind.as_str())
+        .bind(new.payload.to_string())
+        .bind(new.cost)
+        .bind(new.max_attempts)
+        .bind(new.timeout_ms)
+        .bind(new.idempotency_key.as_deref())
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        self.job_by_id(&id)
+            .await?
+            .ok_or_else(|| StoreError::Corrupt("job vanished".into()).into())
+    }
+
+    async fn job_by_id(&self, id: &str) -> Result<Option<Job>, StoreError> {
+        let row = sqlx::query(&format!("SELECT {JOB_COLS} FROM jobs WHERE id = $1"))
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(job_from_row).transpose()
+    }
+
+    /// A job of one account (another account's job is `None`).
+    pub async fn job(&self, account_id: &str, id: &str) -> Result<Option<Job>, StoreError> {
+        let row = sqlx::query(&format!(
+            "SELECT {JOB_COLS} FROM jobs WHERE id = $1 AND account_id = $2"
+        ))
+        .bind(id)
+        .bind(account_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(job_from_row).transpose()
+    }
+
+    /// Jobs of one account, newest first, with the total count.
+    pub async fn list_jobs(
+        &self,
+        account_id: &str,
+        filter: &JobFilter,
+        limit: i64,
+        offset: i64,
+    ) -> Result<(Vec<Job>, u64), StoreError> {
+        // Optional filters bind NULL and are switched off with `$n IS NULL`.
+        let cond = "account_id = $1 AND ($2 IS NULL OR status = $2) AND ($3 IS NULL OR kind = $3)";
+        let status = filter.status.map(|s| s.as_str());
+        let rows = sqlx::query(&format!(
+            "SELECT {JOB_COLS} FROM jobs WHERE {cond} ORDER BY created_at DESC, id DESC LIMIT $4 OFFSET $5"
+        ))
+        .bind(account_id)
+        .bind(status)
+        .bind(filter.kind.as_deref())
+        .bind(limit)
+        .bind(offset)
+        .fetch_all(&self.pool)
+        .await?;
+        let total: i64 = sqlx::query(&format!("SELECT COUNT(*) AS n FROM jobs WHERE {cond}"))
+            .bind(account_id)
+            .bind(status)
+            .bind(filter.kind.as_deref())
+            .fetch_one(&self.pool)
+            .await?
+            .try_get("n")?;
+        let jobs = rows.iter().map(job_from_row).collect::<Result<_, _>>()?;
+        Ok((jobs, total as u64))
+    }
+
+    /// Cancels a queued or running job of the account and refunds its hold.
+    /// Returns the job as it is afterwards (unchanged when already finished),
+    /// or `None` when the account has no such job.
+    pub async fn cancel_job(&self, account_id: &str, id: &str) -> Result<Option<Job>, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        let row = sqlx::query(&format!(
+            "UPDATE jobs SET status = 'cancelled', lease_owner = NULL, lease_expires_at = NULL, \
+             updated_at = $3, finished_at = $3 \
+             WHERE id = $1 AND account_id = $2 AND status IN ('queued', 'processing') RETURNING {JOB_COLS}"
+        ))
+        .bind(id)
+        .bind(account_id)
+        .bind(now_ms())
+        .fetch_optional(&mut *tx)
+        .await?;
+        if let Some(row) = row {
+            let job = job_from_row(&row)?;
+            settle(&mut tx, &job, CreditState::Refunded).await?;
+        }
+        tx.commit().await?;
+        self.job(account_id, id).await
+    }
+
+    /// Claims the oldest runnable job for `worker` with a lease of
+    /// `lease_ms`: a queued job, or a running one whose lease expired (its
+    /// worker died) while attempts remain.
+    pub async fn claim_job(&self, worker: &str, lease_ms: i64) -> Result<Option<Job>, StoreError> {
+        let now = now_ms();
+        // SKIP LOCKED lets many PostgreSQL workers claim in parallel; on
+        // SQLite the single UPDATE … RETURNING is atomic by itself.
+        let lock = match self.backend {
+            Backend::Postgres => "FOR UPDATE SKIP LOCKED",
+            Backend::Sqlite => "",
+        };
+        let row = sqlx::query(&format!(
+            "UPDATE jobs SET status = 'processing', lease_owner = $1, lease_expires_at = $2, \
+             attempts = attempts + 1, updated_at = $3, started_at = COALESCE(started_at, $3) \
+             WHERE id = (SELECT id FROM jobs WHERE status = 'queued' \
+                OR (status = 'processing' AND lease_expires_at < $3 AND attempts < max_attempts) \
+                ORDER BY created_at, id LIMIT 1 {lock}) \
+             RETURNING {JOB_COLS}"
+        ))
+        .bind(worker)
+        .bind(now + lease_ms)
+        .bind(now)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(job_from_row).transpose()
+    }
+
+    /// Extends the lease and records progress. Returns false when the job is
+    /// no longer this worker's (cancelled, or re-claimed after the lease
+    /// expired): the worker must then stop working on it.
+    pub async fn heartbeat(
+        &self,
+        id: &str,
+        worker: &str,
+        lease_ms: i64,
+        progress: Option<i64>,
+    ) -> Result<bool, StoreError> {
+        let now = now_ms();
+        let n = sqlx::query(
+            "UPDATE jobs SET lease_expires_at = $3, updated_at = $4, progress = COALESCE($5, progress) \
+             WHERE id = $1 AND lease_owner = $2 AND status = 'processing'",
+        )
+        .bind(id)
+        .bind(worker)
+        .bind(now + lease_ms)
+        .bind(now)
+        .bind(progress)
+        .execute(&self.pool)
+        .await?
+        .rows_affected();
+        Ok(n == 1)
+    }
+
+    /// Records the outcome of a claimed job and settles its credits (capture
+    /// on success, refund on failure) in one transaction. Only the worker
+    /// holding the lease can finish a job, so a job is finished once.
+    pub async fn finish_job(
+        &self,
+        id: &str,
+        worker: &str,
+        outcome: Outcome,
+    ) -> Result<bool, StoreError> {
+        let (status, result, error, credit) = match &outcome {
+            Outcome::Completed(v) => (
+                "completed",
+                Some(v.to_string()),
+                None,
+                CreditState::Captured,
+            ),
+            Outcome::Failed(e) => (
+                "failed",
+                None,
+                Some(serde_json::to_string(e).unwrap_or_default()),
+                CreditState::Refunded,
+            ),
+        };
+        let now = now_ms();
+        let mut tx = self.pool.begin().await?;
+        let row = sqlx::query(&format!(
+            "UPDATE jobs SET status = $3, result = $4, error = $5, \
+             progress = CASE WHEN $3 = 'completed' THEN 100 ELSE progress END, \
+             lease_owner = NULL, lease_expires_at = NULL, updated_at = $6, finished_at = $6 \
+             WHERE id = $1 AND lease_owner = $2 AND status = 'processing' RETURNING {JOB_COLS}"
+        ))
+        .bind(id)
+        .bind(worker)
+        .bind(status)
+        .bind(result)
+        .bind(error)
+        .bind(now)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(row) = row else {
+            tx.rollback().await?;
+            return Ok(false);
+        };
+        settle(&mut tx, &job_from_row(&row)?, credit).await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// Gives a claimed job back to the queue after a retryable failure, when
+    /// attempts remain. Returns false when it was not re-queued.
+    pub async fn retry_job(
+        &self,
+        id: &str,
+        worker: &str,
+        error: &JobError,
+    ) -> Result<bool, StoreError> {
+        let n = sqlx::query(
+            "UPDATE jobs SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL, \
+             error = $3, updated_at = $4 \
+             WHERE id = $1 AND lease_owner = $2 AND status = 'processing' AND attempts < max_attempts",
+        )
+        .bind(id)
+        .bind(worker)
+        .bind(serde_json::to_string(error).unwrap_or_default())
+        .bind(now_ms())
+        .execute(&self.pool)
+        .await?
+        .rows_affected();
+        Ok(n == 1)
+    }
+
+    /// Fails jobs whose lease expired after their last attempt (their worker
+    /// died every time) and refunds them. Returns how many were failed.
+    pub async fn reap_expired_jobs(&self) -> Result<u64, StoreError> {
+        let now = now_ms();
+        let rows = sqlx::query(
+            "SELECT id, lease_owner FROM jobs WHERE status = 'processing' \
+             AND lease_expires_at < $1 AND attempts >= max_attempts",
+        )
+        .bind(now)
+        .fetch_all(&self.pool)
+        .await?;
+        let error = JobError {
+            code: "worker_lost".into(),
+            message: "The worker running this job stopped responding on every attempt.".into(),
+        };
+        let mut failed = 0;
+        for row in rows {
+            let id: String = row.try_get("id")?;
+            let owner: Option<String> = row.try_get("lease_owner")?;
+            let owner = owner.unwrap_or_default();
+            if self
+                .finish_job(&id, &owner, Outcome::Failed(error.clone()))
+                .await?
+            {
+                failed += 1;
+            }
+        }
+        Ok(failed)
+    }
+
+    /// Number of jobs per kind and status.
+    pub async fn queue_depth(&self) -> Result<Vec<QueueDepth>, StoreError> {
+        let rows =
+            sqlx::query("SELECT kind, status, COUNT(*) AS n FROM jobs GROUP BY kind, status")
+                .fetch_all(&self.pool)
+                .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(QueueDepth {
+                    kind: r.try_get("kind")?,
+                    status: r.try_get("status")?,
+                    count: r.try_get("n")?,
+                })
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,172 @@
+use mediagen_core::keys::{hash_key, hashes_match, ApiKeySecret};
+use mediagen_core::{ids::new_id, time::now_ms, Level};
+use sqlx::any::AnyRow;
+use sqlx::Row;
+
+use crate::db::{Db, StoreError};
+
+/// A stored key, without its secret.
+#[derive(Debug, Clone)]
+pub struct KeyRecord {
+    pub id: String,
+    pub account_id: String,
+    pub name: String,
+    pub level: Level,
+    pub prefix: String,
+    pub created_at: i64,
+    pub expires_at: Option<i64>,
+    pub revoked_at: Option<i64>,
+}
+
+/// What authentication learns from a key.
+#[derive(Debug, Clone)]
+pub struct AuthKey {
+    pub key_id: String,
+    pub account_id: String,
+    pub level: Level,
+    pub is_operator: bool,
+    pub expires_at: Option<i64>,
+    pub revoked_at: Option<i64>,
+}
+
+fn level_of(s: &str) -> Result<Level, StoreError> {
+    Level::parse(s).ok_or_else(|| StoreError::Corrupt(format!("unknown key level {s}")))
+}
+
+fn key_from_row(row: &AnyRow) -> Result<KeyRecord, StoreError> {
+    Ok(KeyRecord {
+        id: row.try_get("id")?,
+        account_id: row.try_get("account_id")?,
+        name: row.try_get("name")?,
+        level: level_of(&row.try_get::<String, _>("level")?)?,
+        prefix: row.try_get("prefix")?,
+        created_at: row.try_get("created_at")?,
+        expires_at: row.try_get("expires_at")?,
+        revoked_at: row.try_get("revoked_at")?,
+    })
+}
+
+const KEY_COLS: &str = "id, account_id, name, level, prefix, created_at, expires_at, revoked_at";
+
+impl Db {
+    /// Creates a key and returns it with its secret, which is not stored.
+    pub async fn create_key(
+        &self,
+        account_id: &str,
+        name: &str,
+        level: Level,
+        expires_at: Option<i64>,
+    ) -> Result<(KeyRecord, ApiKeySecret), StoreError> {
+        let secret = ApiKeySecret::generate();
+        let record = KeyRecord {
+            id: new_id("key"),
+            account_id: account_id.to_owned(),
+            name: name.to_owned(),
+            level,
+            prefix: secret.display_prefix(),
+            created_at: now_ms(),
+            expires_at,
+            revoked_at: None,
+        };
+        sqlx::query(
+            "INSERT INTO api_keys (id, account_id, name, level, key_hash, prefix, created_at, expires_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        )
+        .bind(&record.id)
+        .bind(account_id)
+        .bind(name)
+        .bind(level.as_str())
+        .bind(hash_key(secret.expose()))
+        .bind(&record.prefix)
+        .bind(record.created_at)
+        .bind(expires_at)
+        .execute(&self.pool)
+        .await?;
+        Ok((record, secret))
+    }
+
+    /// Looks a key up by its secret. The row is found through the unique hash
+    /// index; the hashes are then compared in constant time.
+    pub async fn find_key(&self, secret: &str) -> Result<Option<AuthKey>, StoreError> {
+        let hash = hash_key(secret);
+        let row = sqlx::query(
+            "SELECT k.id, k.account_id, k.level, k.key_hash, k.expires_at, k.revoked_at, a.is_operator \
+             FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_hash = $1",
+        )
+        .bind(&hash)
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        let stored: String = row.try_get("key_hash")?;
+        if !hashes_match(&stored, &hash) {
+            return Ok(None);
+        }
+        Ok(Some(AuthKey {
+            key_id: row.try_get("id")?,
+            account_id: row.try_get("account_id")?,
+            level: level_of(&row.try_get::<String, _>("level")?)?,
+            is_operator: row.try_get::<i64, _>("is_operator")? != 0,
+            expires_at: row.try_get("expires_at")?,
+            revoked_at: row.try_get("revoked_at")?,
+        }))
+    }
+
+    /// Keys of one account, newest first, with the total count.
+    pub async fn list_keys(
+        &self,
+        account_id: &str,
+        limit: i64,
+        offset: i64,
+    ) -> Result<(Vec<KeyRecord>, u64), StoreError> {
+        let rows = sqlx::query(&format!(
+            "SELECT {KEY_COLS} FROM api_keys WHERE account_id = $1 \
+             ORDER BY created_at DESC, id LIMIT $2 OFFSET $3"
+        ))
+        .bind(account_id)
+        .bind(limit)
+        .bind(offset)
+        .fetch_all(&self.pool)
+        .await?;
+        let total: i64 = sqlx::query("SELECT COUNT(*) AS n FROM api_keys WHERE account_id = $1")
+            .bind(account_id)
+            .fetch_one(&self.pool)
+            .await?
+            .try_get("n")?;
+        let keys = rows.iter().map(key_from_row).collect::<Result<_, _>>()?;
+        Ok((keys, total as u64))
+    }
+
+    /// One key of one account.
+    pub async fn key(
+        &self,
+        account_id: &str,
+        key_id: &str,
+    ) -> Result<Option<KeyRecord>, StoreError> {
+        let row = sqlx::query(&format!(
+            "SELECT {KEY_COLS} FROM api_keys WHERE account_id = $1 AND id = $2"
+        ))
+        .bind(account_id)
+        .bind(key_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(key_from_row).transpose()
+    }
+
+    /// Revokes a key of the account at `at` (now, or a future time for a
+    /// grace period during rotation). Returns the updated key, or `None` if
+    /// the account has no such key.
+    pub async fn revoke_key(
+        &self,
+        account_id: &str,
+        key_id: &str,
+        at: i64,
+    ) -> Result<Option<KeyRecord>, StoreError> {
+        sqlx::query("UPDATE api_keys SET revoked_at = $3 WHERE account_id = $1 AND id = $2")
+            .bind(account_id)
+            .bind(key_id)
+            .bind(at)
+            .execute(&self.pool)
+            .await?;
+        self.key(account_id, key_id).await
+    }
+}

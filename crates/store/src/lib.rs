@@ -1,0 +1,23 @@
+//! Persistence for Mediagen.
+//!
+//! [`Db`] speaks to SQLite (the default) or PostgreSQL (scale-out) through
+//! one set of SQL statements; the few places where the dialects differ are
+//! chosen by [`Backend`]. The queue is the jobs table. [`BlobStore`] keeps
+//! job outputs in a local directory or any `object_store` backend and signs
+//! the URLs under which they are served.
+
+mod accounts;
+mod blob;
+mod db;
+mod idempotency;
+mod jobs;
+mod keys;
+
+pub use accounts::{Account, LedgerEntry};
+pub use blob::{
+    content_type_for, BlobError, BlobRange, BlobRead, BlobStore, SignedUrlError, Signer,
+};
+pub use db::{Backend, Db, StoreError};
+pub use idempotency::IdempotencyState;
+pub use jobs::{CreateJobError, JobFilter, NewJob, Outcome, QueueDepth};
+pub use keys::{AuthKey, KeyRecord};

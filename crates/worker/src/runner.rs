@@ -1,0 +1,237 @@
+use std::sync::Arc;
+use std::time::Duration;
+
+use mediagen_core::ids::random_base62;
+use mediagen_core::job::Job;
+use mediagen_store::{BlobStore, Db, Outcome, StoreError};
+use tokio::sync::{broadcast, watch, Notify, Semaphore};
+use tracing::{error, info, warn, Instrument};
+
+use crate::{JobContext, JobFailure, Registry};
+
+/// Tunables of a worker.
+#[derive(Debug, Clone)]
+pub struct WorkerConfig {
+    /// Jobs run at once by this process.
+    pub concurrency: usize,
+    /// How long a claim is valid without a heartbeat.
+    pub lease: Duration,
+    /// How often a running job's lease is extended.
+    pub heartbeat: Duration,
+    /// How often an idle worker looks for work (it is also woken directly
+    /// when a job is created in the same process).
+    pub poll: Duration,
+}
+
+impl Default for WorkerConfig {
+    fn default() -> Self {
+        Self {
+            concurrency: 2,
+            lease: Duration::from_secs(30),
+            heartbeat: Duration::from_secs(5),
+            poll: Duration::from_millis(500),
+        }
+    }
+}
+
+/// In-process notifications between the API and the workers of one process.
+/// Other processes learn the same facts from the database by polling.
+#[derive(Clone)]
+pub struct Events {
+    submitted: Arc<Notify>,
+    finished: broadcast::Sender<String>,
+}
+
+impl Default for Events {
+    fn default() -> Self {
+        Self {
+            submitted: Arc::new(Notify::new()),
+            finished: broadcast::channel(1024).0,
+        }
+    }
+}
+
+impl Events {
+    /// Wakes an idle worker: a job was queued.
+    pub fn job_submitted(&self) {
+        self.submitted.notify_one();
+    }
+
+    /// Receives the ids of jobs finished by workers of this process.
+    pub fn subscribe_finished(&self) -> broadcast::Receiver<String> {
+        self.finished.subscribe()
+    }
+}
+
+/// Claims and runs jobs until shut down.
+#[derive(Clone)]
+pub struct Worker {
+    id: String,
+    db: Db,
+    blobs: BlobStore,
+    registry: Registry,
+    config: WorkerConfig,
+    events: Events,
+}
+
+impl Worker {
+    pub fn new(
+        db: Db,
+        blobs: BlobStore,
+        registry: Registry,
+        config: WorkerConfig,
+        events: Events,
+    ) -> Self {
+        let id = format!("wrk_{}_{}", std::process::id(), random_base62(8));
+        Self {
+            id,
+            db,
+            blobs,
+            registry,
+            config,
+            events,
+        }
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Runs until `shutdown` turns true; running jobs are then left to their
+    /// leases (another worker picks them up), which is what a crash does too.
+    pub async fn run(self, mut shutdown: watch::Receiver<bool>) {
+        info!(worker = %self.id, concurrency = self.config.concurrency, "worker started");
+        let slots = Arc::new(Semaphore::new(self.config.concurrency.max(1)));
+        let mut reap_every = tokio::time::interval(self.config.lease.max(Duration::from_secs(1)));
+        loop {
+            if *shutdown.borrow() {
+                break;
+            }
+            tokio::select! {
+                _ = reap_every.tick() => {
+                    match self.db.reap_expired_jobs().await {
+                        Ok(0) => {}
+                        Ok(n) => warn!(failed = n, "failed jobs whose workers died on every attempt"),
+                        Err(e) => error!(error = %e, "reaping expired jobs failed"),
+                    }
+                }
+                permit = slots.clone().acquire_owned() => {
+                    let Ok(permit) = permit else { break };
+                    match self.db.claim_job(&self.id, self.config.lease.as_millis() as i64).await {
+                        Ok(Some(job)) => {
+                            let this = self.clone();
+                            let span = tracing::info_span!("job", id = %job.id, kind = %job.kind.as_str(), attempt = job.attempts);
+                            tokio::spawn(async move {
+                                this.execute(job).await;
+                                drop(permit);
+                            }.instrument(span));
+                            continue;
+                        }
+                        Ok(None) => drop(permit),
+                        Err(e) => {
+                            drop(permit);
+                            error!(error = %e, "claiming a job failed");
+                        }
+                    }
+                    tokio::select! {
+                        _ = self.events.submitted.notified() => {}
+                        _ = tokio::time::sleep(self.config.poll) => {}
+                        _ = shutdown.changed() => {}
+                    }
+                }
+                _ = shutdown.changed() => {}
+            }
+        }
+        info!(worker = %self.id, "worker stopped");
+    }
+
+    /// Runs one claimed job to its end.
+    async fn execute(&self, job: Job) {
+        let id = job.id.clone();
+        let timeout = Duration::from_millis(job.timeout_ms.max(1) as u64);
+        let Some(pipeline) = self.registry.get(job.kind.as_str()) else {
+            let failure = JobFailure::abort(
+                "unsupported_job_kind",
+                format!("no worker can run `{}` jobs", job.kind.as_str()),
+            );
+            self.record(&id, Err(failure)).await;
+            return;
+        };
+        let ctx = JobContext::new(job, self.blobs.clone());
+        // The pipeline runs in its own task: a panic there becomes a failed
+        // job, not a dead worker.
+        let mut task = tokio::spawn({
+            let ctx = ctx.clone();
+            async move { pipeline.run(ctx).await }.in_current_span()
+        });
+        let deadline = tokio::time::sleep(timeout);
+        tokio::pin!(deadline);
+        let mut beat = tokio::time::interval(self.config.heartbeat);
+        beat.tick().await;
+        let outcome = loop {
+            tokio::select! {
+                joined = &mut task => {
+                    break match joined {
+                        Ok(result) => Some(result),
+                        Err(e) if e.is_panic() => {
+                            error!("pipeline panicked");
+                            Some(Err(JobFailure::abort("internal_error", "The job failed because of an internal error.")))
+                        }
+                        Err(_) => None,
+                    };
+                }
+                _ = &mut deadline => {
+                    ctx.cancel();
+                    task.abort();
+                    break Some(Err(JobFailure::abort("job_timeout", format!("The job did not finish within {} s.", timeout.as_secs()))));
+                }
+                _ = beat.tick() => {
+                    match self.db.heartbeat(&id, &self.id, self.config.lease.as_millis() as i64, ctx.progress()).await {
+                        Ok(true) => {}
+                        Ok(false) => {
+                            info!("job cancelled or lease lost; stopping it");
+                            ctx.cancel();
+                            task.abort();
+                            break None;
+                        }
+                        Err(e) => warn!(error = %e, "heartbeat failed; retrying"),
+                    }
+                }
+            }
+        };
+        if let Some(result) = outcome {
+            self.record(&id, result).await;
+        }
+    }
+
+    /// Stores the outcome; a retryable failure goes back to the queue while
+    /// attempts remain.
+    async fn record(&self, id: &str, result: Result<serde_json::Value, JobFailure>) {
+        let stored: Result<bool, StoreError> = match result {
+            Ok(value) => {
+                self.db
+                    .finish_job(id, &self.id, Outcome::Completed(value))
+                    .await
+            }
+            Err(JobFailure::Retry(e)) => match self.db.retry_job(id, &self.id, &e).await {
+                Ok(true) => {
+                    warn!(code = %e.code, "job failed; re-queued for another attempt");
+                    self.events.job_submitted();
+                    return;
+                }
+                Ok(false) => self.db.finish_job(id, &self.id, Outcome::Failed(e)).await,
+                Err(err) => Err(err),
+            },
+            Err(JobFailure::Abort(e)) => self.db.finish_job(id, &self.id, Outcome::Failed(e)).await,
+        };
+        match stored {
+            Ok(true) => {
+                let _ = self.events.finished.send(id.to_owned());
+            }
+            Ok(false) => info!("job was cancelled or taken over before it finished here"),
+            Err(e) => {
+                error!(error = %e, "recording the job outcome failed; its lease will expire and it will run again")
+            }
+        }
+    }
+}

@@ -1,0 +1,65 @@
+//! The `test.sleep` job kind: exercises the queue, leases, retries and
+//! credits before (and beside) the real capabilities. It is registered only
+//! when the server runs with test jobs enabled, never in a default install.
+
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::{JobContext, JobFailure, Pipeline};
+
+/// Sleeps for `ms` milliseconds in steps (reporting progress), then writes
+/// `output` to a blob, or fails as `fail` asks: `"abort"`, `"retry"`, or
+/// `"panic"`.
+pub struct SleepPipeline;
+
+#[derive(Deserialize)]
+struct SleepPayload {
+    #[serde(default)]
+    ms: u64,
+    #[serde(default)]
+    fail: Option<String>,
+    #[serde(default)]
+    output: Option<String>,
+}
+
+#[async_trait::async_trait]
+impl Pipeline for SleepPipeline {
+    fn kind(&self) -> &'static str {
+        "test.sleep"
+    }
+
+    async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {
+        let p: SleepPayload = serde_json::from_value(ctx.job.payload.clone())
+            .map_err(|e| JobFailure::abort("invalid_payload", e.to_string()))?;
+        let steps = 10u64;
+        for i in 0..steps {
+            if ctx.is_cancelled() {
+                return Err(JobFailure::abort("cancelled", "job cancelled"));
+            }
+            tokio::time::sleep(Duration::from_millis(p.ms / steps)).await;
+            ctx.set_progress(((i + 1) * 100 / steps) as i64);
+        }
+        match p.fail.as_deref() {
+            Some("abort") => return Err(JobFailure::abort("test_failure", "failed as asked")),
+            Some("retry") => {
+                return Err(JobFailure::retry(
+                    "test_transient",
+                    "transient failure as asked",
+                ))
+            }
+            Some("panic") => panic!("test.sleep panicked as asked"),
+            _ => {}
+        }
+        let text = p.output.unwrap_or_else(|| "done".to_owned());
+        let key = ctx.output_key("output.txt");
+        ctx.blobs
+            .put(&key, text.into())
+            .await
+            .map_err(|e| JobFailure::retry("storage_error", e.to_string()))?;
+        Ok(
+            json!({ "textUrl": format!("blob:{key}"), "sleptMs": p.ms, "attempt": ctx.job.attempts }),
+        )
+    }
+}
