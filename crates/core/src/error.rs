@@ -154,6 +154,17 @@ mod tests {
     }
 
     #[test]
+    fn every_code_is_documented_with_its_status() {
+        let doc =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/errors.md"))
+                .unwrap();
+        for code in ErrorCode::ALL {
+            let row = format!("| {} | `{}` |", code.status(), code.as_str());
+            assert!(doc.contains(&row), "docs/errors.md lacks the row {row}");
+        }
+    }
+
+    #[test]
     fn body_has_the_documented_shape() {
         let body = ApiError::invalid_parameter("text", "must not be empty").body("req_1");
         assert_eq!(body["error"]["code"], "invalid_parameter");

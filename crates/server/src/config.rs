@@ -291,6 +291,21 @@ mod tests {
     }
 
     #[test]
+    fn every_setting_is_documented() {
+        let doc = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/configuration.md"
+        ))
+        .unwrap();
+        for name in toml::Table::try_from(Config::default()).unwrap().keys() {
+            assert!(
+                doc.contains(&format!("| `{name}` |")),
+                "docs/configuration.md lacks `{name}`"
+            );
+        }
+    }
+
+    #[test]
     fn secrets_do_not_print() {
         let c = Config {
             signing_secret: Secret("hunter2".into()),

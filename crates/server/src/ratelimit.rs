@@ -90,7 +90,7 @@ mod tests {
     #[test]
     fn minute_window_blocks_then_resets() {
         let rl = RateLimiter::new(2, 100);
-        let t = 1_800_000_000 - 1_800_000_000 % 60;
+        let t: i64 = 1_800_000_000; // a multiple of 3600
         assert!(rl.check("k", t).allowed);
         let s = rl.check("k", t + 1);
         assert!(s.allowed && s.remaining == 0 && s.reset == t + 60 && s.limit == 2);
@@ -102,7 +102,7 @@ mod tests {
     #[test]
     fn hour_window_reports_itself_when_binding() {
         let rl = RateLimiter::new(10, 3);
-        let t = 1_800_000_000 - 1_800_000_000 % 3600;
+        let t: i64 = 1_800_000_000;
         for i in 0..3 {
             assert!(rl.check("k", t + i * 61).allowed);
         }

@@ -1,0 +1,24 @@
+# Quick start: `make run` (install what is missing, build, serve with an
+# admin key printed) and `make test` (install what is missing, run every test).
+SHELL := /bin/bash
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+
+.PHONY: run test setup build bench clean-data
+
+setup:
+	@scripts/setup.sh
+
+build: setup
+	cargo build --release --locked
+
+run: build
+	@scripts/run.sh
+
+test: setup
+	@scripts/test.sh
+
+bench: build
+	@bench/platform.sh
+
+clean-data:
+	rm -rf data

@@ -1,0 +1,233 @@
+use mediagen_core::keys::ApiKeySecret;
+use mediagen_core::time::now_ms;
+use mediagen_core::Level;
+use reqwest::Method;
+use serde_json::{json, Value};
+
+use crate::helpers::{assert_error, Backend, TestApp};
+
+async fn with_header(app: &TestApp, value: &str) -> reqwest::Response {
+    app.client
+        .get(format!("{}/v1/account", app.addr))
+        .header("authorization", value)
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn each_authentication_outcome(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    assert_eq!(app.get("/v1/account", &app.admin_key).await.status(), 200);
+
+    let none = app.request(Method::GET, "/v1/account", None, None).await;
+    assert_error(none, 401, "missing_api_key").await;
+
+    let basic = assert_error(
+        with_header(&app, "Basic dXNlcjpwYXNz").await,
+        401,
+        "invalid_api_key",
+    )
+    .await;
+    assert_eq!(basic["error"]["details"]["reason"], "malformed_header");
+    assert_error(with_header(&app, "Bearer").await, 401, "invalid_api_key").await;
+    assert_error(
+        with_header(&app, "Bearer short-key").await,
+        401,
+        "invalid_api_key",
+    )
+    .await;
+
+    // Well-formed (valid checksum) but never issued.
+    let stranger = ApiKeySecret::generate();
+    let body = assert_error(
+        app.get("/v1/account", stranger.expose()).await,
+        401,
+        "invalid_api_key",
+    )
+    .await;
+    assert_eq!(body["error"]["details"]["reason"], "unknown_key");
+
+    // A typo in a real key fails the checksum.
+    let mut typo = app.admin_key.clone().into_bytes();
+    typo[30] = if typo[30] == b'x' { b'y' } else { b'x' };
+    assert_error(
+        app.get("/v1/account", &String::from_utf8(typo).unwrap())
+            .await,
+        401,
+        "invalid_api_key",
+    )
+    .await;
+
+    // Expired.
+    let account = app.state.db.operator_account().await.unwrap().unwrap();
+    let (_, expired) = app
+        .state
+        .db
+        .create_key(&account.id, "old", Level::Admin, Some(now_ms() - 1000))
+        .await
+        .unwrap();
+    let body = assert_error(
+        app.get("/v1/account", expired.expose()).await,
+        401,
+        "invalid_api_key",
+    )
+    .await;
+    assert_eq!(body["error"]["details"]["reason"], "expired");
+
+    // Revoked through the API.
+    let r = app
+        .post(
+            "/v1/keys",
+            &app.admin_key,
+            json!({"level": "read", "name": "to revoke"}),
+        )
+        .await;
+    let created: Value = r.json().await.unwrap();
+    let key = created["key"].as_str().unwrap();
+    assert_eq!(app.get("/v1/account", key).await.status(), 200);
+    let id = created["id"].as_str().unwrap();
+    let revoked: Value = app
+        .delete(&format!("/v1/keys/{id}"), &app.admin_key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(revoked["status"], "revoked");
+    let body = assert_error(app.get("/v1/account", key).await, 401, "invalid_api_key").await;
+    assert_eq!(body["error"]["details"]["reason"], "revoked");
+}
+
+async fn levels_are_enforced(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let read = app.key("read").await;
+    let write = app.key("write").await;
+
+    // read: GETs only.
+    assert_eq!(app.get("/v1/jobs", &read).await.status(), 200);
+    let body = assert_error(
+        app.test_job(&read, json!({"ms": 0})).await,
+        403,
+        "insufficient_permissions",
+    )
+    .await;
+    assert_eq!(body["error"]["details"]["required"], "write");
+    assert_eq!(body["error"]["details"]["granted"], "read");
+    assert_error(
+        app.delete("/v1/jobs/job_x", &read).await,
+        403,
+        "insufficient_permissions",
+    )
+    .await;
+
+    // write: jobs, but not keys.
+    assert_eq!(app.test_job(&write, json!({"ms": 0})).await.status(), 200);
+    assert_error(
+        app.post("/v1/keys", &write, json!({"level": "read"})).await,
+        403,
+        "insufficient_permissions",
+    )
+    .await;
+    assert_error(
+        app.get("/v1/keys", &write).await,
+        403,
+        "insufficient_permissions",
+    )
+    .await;
+
+    // admin of a customer account: its keys, but not accounts or credits.
+    let (customer, customer_admin) = app.account(100, "admin").await;
+    assert_eq!(
+        app.post("/v1/keys", &customer_admin, json!({"level": "write"}))
+            .await
+            .status(),
+        201
+    );
+    for (method, path) in [
+        (Method::GET, "/v1/accounts".to_owned()),
+        (Method::POST, format!("/v1/accounts/{customer}/credits")),
+        (Method::GET, format!("/v1/accounts/{customer}")),
+    ] {
+        let r = app
+            .request(
+                method,
+                &path,
+                Some(&customer_admin),
+                Some(json!({"amount": 5})),
+            )
+            .await;
+        let body = assert_error(r, 403, "insufficient_permissions").await;
+        assert_eq!(body["error"]["details"]["required"], "operator");
+    }
+    // The operator can.
+    let r = app
+        .post(
+            &format!("/v1/accounts/{customer}/credits"),
+            &app.admin_key,
+            json!({"amount": 5}),
+        )
+        .await;
+    assert_eq!(r.json::<Value>().await.unwrap()["balance"], 105);
+}
+
+async fn key_rotation_and_listing(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let r = app
+        .post(
+            "/v1/keys",
+            &app.admin_key,
+            json!({"level": "write", "name": "production"}),
+        )
+        .await;
+    assert_eq!(r.status(), 201);
+    let new: Value = r.json().await.unwrap();
+    let secret = new["key"].as_str().unwrap();
+    assert_eq!(secret.len(), 64);
+    assert!(secret.starts_with("mg_live_"));
+    assert_eq!(new["prefix"], &secret[..12]);
+
+    let list: Value = app
+        .get("/v1/keys", &app.admin_key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(list["pagination"]["total"], 2);
+    assert!(
+        !list.to_string().contains(secret),
+        "secrets are never listed"
+    );
+
+    // Scheduled revocation keeps the key working until then.
+    let id = new["id"].as_str().unwrap();
+    let later = mediagen_core::time::iso8601(now_ms() + 3_600_000);
+    let r = app
+        .delete(&format!("/v1/keys/{id}?revokeAt={later}"), &app.admin_key)
+        .await;
+    assert_eq!(r.json::<Value>().await.unwrap()["status"], "active");
+    assert_eq!(app.get("/v1/account", secret).await.status(), 200);
+
+    // Bad input names the parameter.
+    let body = assert_error(
+        app.post("/v1/keys", &app.admin_key, json!({"level": "root"}))
+            .await,
+        400,
+        "invalid_parameter",
+    )
+    .await;
+    assert_eq!(body["error"]["details"]["parameter"], "level");
+    let r = app
+        .post(
+            "/v1/keys",
+            &app.admin_key,
+            json!({"level": "read", "expiresAt": "2001-01-01T00:00:00Z"}),
+        )
+        .await;
+    let body = assert_error(r, 400, "invalid_parameter").await;
+    assert_eq!(body["error"]["details"]["parameter"], "expiresAt");
+}
+
+crate::on_both_backends!(
+    each_authentication_outcome,
+    levels_are_enforced,
+    key_rotation_and_listing
+);

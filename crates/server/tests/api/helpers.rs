@@ -1,0 +1,314 @@
+//! `TestApp`: the real server on port 0 with a throw-away SQLite file or a
+//! uniquely named PostgreSQL database, and a temporary data directory.
+
+use std::time::Duration;
+
+use mediagen_core::ids::random_base62;
+use mediagen_server::state::AppState;
+use mediagen_server::{Application, Config};
+use reqwest::{Method, Response, StatusCode};
+use serde_json::{json, Value};
+use tokio::sync::oneshot;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// The server PostgreSQL tests create their databases on.
+pub fn postgres_admin_url() -> String {
+    std::env::var("MEDIAGEN_TEST_POSTGRES_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
+}
+
+fn postgres_url_for(db: &str) -> String {
+    let admin = postgres_admin_url();
+    let base = admin
+        .rsplit_once('/')
+        .map(|(b, _)| b.to_owned())
+        .unwrap_or(admin);
+    format!("{base}/{db}")
+}
+
+async fn postgres_exec(sql: &str) {
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(&postgres_admin_url())
+        .await
+        .expect("PostgreSQL must answer for the PostgreSQL tests (make test starts one)");
+    sqlx::Executor::execute(&mut conn, sql).await.expect(sql);
+}
+
+pub struct TestApp {
+    pub addr: String,
+    pub client: reqwest::Client,
+    /// Admin key of the operator account.
+    pub admin_key: String,
+    pub state: AppState,
+    pub config: Config,
+    pub data_dir: tempfile::TempDir,
+    pg_db: Option<String>,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+impl TestApp {
+    pub async fn spawn(backend: Backend) -> Self {
+        Self::spawn_with(backend, |_| {}).await
+    }
+
+    pub async fn spawn_with(backend: Backend, adjust: impl FnOnce(&mut Config)) -> Self {
+        let data_dir = tempfile::tempdir().unwrap();
+        let pg_db = (backend == Backend::Postgres)
+            .then(|| format!("mg_test_{}", random_base62(16).to_lowercase()));
+        let database_url = match &pg_db {
+            Some(name) => {
+                postgres_exec(&format!("CREATE DATABASE {name}")).await;
+                postgres_url_for(name)
+            }
+            None => format!("sqlite://{}", data_dir.path().join("test.db").display()),
+        };
+        let mut config = Config {
+            bind: "127.0.0.1:0".parse().unwrap(),
+            data_dir: data_dir.path().to_owned(),
+            database_url,
+            workers: 1,
+            sync_wait_seconds: 10.0,
+            lease_seconds: 2.0,
+            heartbeat_seconds: 0.2,
+            poll_seconds: 0.05,
+            rate_limit_per_minute: 100_000,
+            rate_limit_per_hour: 1_000_000,
+            enable_test_jobs: true,
+            ..Config::default()
+        };
+        adjust(&mut config);
+        let app = Application::build(config.clone())
+            .await
+            .expect("app builds");
+        let addr = format!("http://127.0.0.1:{}", app.port());
+        let admin_key = app
+            .bootstrap_key()
+            .expect("fresh database creates the operator")
+            .to_owned();
+        let state = app.state().clone();
+        let (stop, stopped) = oneshot::channel::<()>();
+        tokio::spawn(app.run_until_stopped(async {
+            let _ = stopped.await;
+        }));
+        Self {
+            addr,
+            client: reqwest::Client::new(),
+            admin_key,
+            state,
+            config,
+            data_dir,
+            pg_db,
+            stop: Some(stop),
+        }
+    }
+
+    pub fn database_url(&self) -> &str {
+        &self.config.database_url
+    }
+
+    pub async fn request(
+        &self,
+        method: Method,
+        path: &str,
+        key: Option<&str>,
+        body: Option<Value>,
+    ) -> Response {
+        let url = if path.starts_with("http") {
+            path.to_owned()
+        } else {
+            format!("{}{path}", self.addr)
+        };
+        let mut req = self.client.request(method, url);
+        if let Some(k) = key {
+            req = req.bearer_auth(k);
+        }
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        req.send().await.expect("request sent")
+    }
+
+    pub async fn get(&self, path: &str, key: &str) -> Response {
+        self.request(Method::GET, path, Some(key), None).await
+    }
+
+    pub async fn post(&self, path: &str, key: &str, body: Value) -> Response {
+        self.request(Method::POST, path, Some(key), Some(body))
+            .await
+    }
+
+    pub async fn delete(&self, path: &str, key: &str) -> Response {
+        self.request(Method::DELETE, path, Some(key), None).await
+    }
+
+    /// A new key of the operator account.
+    pub async fn key(&self, level: &str) -> String {
+        let r = self
+            .post(
+                "/v1/keys",
+                &self.admin_key,
+                json!({"level": level, "name": level}),
+            )
+            .await;
+        assert_eq!(r.status(), StatusCode::CREATED);
+        r.json::<Value>().await.unwrap()["key"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
+
+    /// A new (non-operator) account with `credits`; returns its id and a key
+    /// of `level`.
+    pub async fn account(&self, credits: i64, level: &str) -> (String, String) {
+        let r = self
+            .post(
+                "/v1/accounts",
+                &self.admin_key,
+                json!({"name": "customer", "credits": credits}),
+            )
+            .await;
+        assert_eq!(r.status(), StatusCode::CREATED);
+        let id = r.json::<Value>().await.unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let r = self
+            .post(
+                &format!("/v1/accounts/{id}/keys"),
+                &self.admin_key,
+                json!({"level": level}),
+            )
+            .await;
+        assert_eq!(r.status(), StatusCode::CREATED);
+        let key = r.json::<Value>().await.unwrap()["key"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        (id, key)
+    }
+
+    /// Submits a `test.sleep` job and returns the response.
+    pub async fn test_job(&self, key: &str, body: Value) -> Response {
+        self.post("/v1/test-jobs", key, body).await
+    }
+
+    /// Submits a `test.sleep` job with `Prefer: respond-async` and returns its id.
+    pub async fn test_job_async(&self, key: &str, body: Value) -> String {
+        let r = self
+            .client
+            .post(format!("{}/v1/test-jobs", self.addr))
+            .bearer_auth(key)
+            .header("prefer", "respond-async")
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::ACCEPTED);
+        r.json::<Value>().await.unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
+
+    /// Polls a job until `done(job)` holds or `timeout` passes.
+    pub async fn wait_job(
+        &self,
+        key: &str,
+        id: &str,
+        timeout: Duration,
+        done: impl Fn(&Value) -> bool,
+    ) -> Value {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            let job: Value = self
+                .get(&format!("/v1/jobs/{id}"), key)
+                .await
+                .json()
+                .await
+                .unwrap();
+            if done(&job) {
+                return job;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "job never reached the expected state: {job}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    pub async fn account_view(&self, key: &str) -> Value {
+        self.get("/v1/account", key).await.json().await.unwrap()
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(name) = self.pg_db.take() {
+            // Dropped on a separate thread: Drop cannot await.
+            let _ = std::thread::spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .unwrap();
+                rt.block_on(postgres_exec(&format!(
+                    "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
+                )));
+            })
+            .join();
+        }
+    }
+}
+
+/// Asserts the error shape: status, `error.code`, a message, a details
+/// object, and a `request_id` equal to the `X-Request-Id` header. Returns
+/// the body.
+pub async fn assert_error(r: Response, status: u16, code: &str) -> Value {
+    assert_eq!(r.status().as_u16(), status, "status for {code}");
+    let header_id = r
+        .headers()
+        .get("x-request-id")
+        .expect("X-Request-Id")
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(r.headers().get("content-type").unwrap(), "application/json");
+    let body: Value = r.json().await.unwrap();
+    let e = &body["error"];
+    assert_eq!(e["code"], code, "{body}");
+    assert!(
+        e["message"].as_str().is_some_and(|m| !m.is_empty()),
+        "{body}"
+    );
+    assert!(e["details"].is_object(), "{body}");
+    assert_eq!(e["request_id"], header_id, "{body}");
+    body
+}
+
+/// Generates one `#[tokio::test]` per backend for each listed async test
+/// function, so the whole suite runs on SQLite and on PostgreSQL.
+#[macro_export]
+macro_rules! on_both_backends {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() { super::$name($crate::helpers::Backend::Sqlite).await }
+            )*
+        }
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() { super::$name($crate::helpers::Backend::Postgres).await }
+            )*
+        }
+    };
+}

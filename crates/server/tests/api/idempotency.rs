@@ -1,0 +1,87 @@
+use serde_json::{json, Value};
+
+use crate::helpers::{assert_error, Backend, TestApp};
+
+async fn post(app: &TestApp, key: &str, idem: &str, body: Value) -> reqwest::Response {
+    app.client
+        .post(format!("{}/v1/test-jobs", app.addr))
+        .bearer_auth(key)
+        .header("idempotency-key", idem)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn retries_replay_the_first_response(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let (_, key) = app.account(100, "write").await;
+    let body = json!({"ms": 0, "units": 7, "output": "once"});
+
+    let first = post(&app, &key, "order-1", body.clone()).await;
+    assert_eq!(first.status(), 200);
+    assert!(first.headers().get("idempotent-replayed").is_none());
+    let first: Value = first.json().await.unwrap();
+
+    let again = post(&app, &key, "order-1", body.clone()).await;
+    assert_eq!(again.status(), 200);
+    assert_eq!(again.headers()["idempotent-replayed"], "true");
+    let again: Value = again.json().await.unwrap();
+    assert_eq!(again["id"], first["id"]);
+
+    let jobs: Value = app.get("/v1/jobs", &key).await.json().await.unwrap();
+    assert_eq!(jobs["pagination"]["total"], 1, "no second job");
+    let account = app.account_view(&key).await;
+    assert_eq!(account["credits"]["balance"], 93, "charged once");
+    assert_eq!(account["credits"]["used"], 7);
+
+    // Same key, different body.
+    let r = post(&app, &key, "order-1", json!({"ms": 0, "units": 8})).await;
+    assert_error(r, 422, "idempotency_key_reused").await;
+
+    // Keys are scoped per account.
+    let (_, other) = app.account(100, "write").await;
+    let r = post(&app, &other, "order-1", body.clone()).await;
+    assert_eq!(r.status(), 200);
+    assert!(r.headers().get("idempotent-replayed").is_none());
+
+    // Errors below 500 are replayed too: a 402 stays a 402.
+    let (_, poor) = app.account(1, "write").await;
+    let r = post(&app, &poor, "big", json!({"units": 50})).await;
+    let first_error = assert_error(r, 402, "insufficient_credits").await;
+    let r = post(&app, &poor, "big", json!({"units": 50})).await;
+    assert_eq!(r.status(), 402);
+    assert_eq!(r.headers()["idempotent-replayed"], "true");
+    // The replay is the first response, down to its request id.
+    assert_eq!(r.json::<Value>().await.unwrap(), first_error);
+
+    // Bad keys are refused.
+    let r = post(&app, &key, &"k".repeat(300), body).await;
+    let b = assert_error(r, 400, "invalid_parameter").await;
+    assert_eq!(b["error"]["details"]["parameter"], "Idempotency-Key");
+}
+
+async fn concurrent_duplicates_create_one_job(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let (_, key) = app.account(1000, "write").await;
+    let body = json!({"ms": 300, "units": 10});
+    let (a, b) = tokio::join!(
+        post(&app, &key, "dup", body.clone()),
+        post(&app, &key, "dup", body.clone())
+    );
+    let statuses = [a.status().as_u16(), b.status().as_u16()];
+    assert!(statuses.contains(&200), "{statuses:?}");
+    // The loser is told to retry (409) or got the replay.
+    assert!(
+        statuses.iter().all(|s| *s == 200 || *s == 409),
+        "{statuses:?}"
+    );
+    let jobs: Value = app.get("/v1/jobs", &key).await.json().await.unwrap();
+    assert_eq!(jobs["pagination"]["total"], 1);
+    assert_eq!(app.account_view(&key).await["credits"]["used"], 10);
+}
+
+crate::on_both_backends!(
+    retries_replay_the_first_response,
+    concurrent_duplicates_create_one_job
+);

@@ -1,0 +1,115 @@
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::helpers::{assert_error, Backend, TestApp};
+
+async fn sync_and_async_answers(backend: Backend) {
+    let app = TestApp::spawn_with(backend, |c| c.sync_wait_seconds = 1.0).await;
+    let key = &app.admin_key;
+
+    // Finishes within the wait: 200 with the completed job.
+    let r = app
+        .test_job(key, json!({"ms": 50, "output": "quick"}))
+        .await;
+    assert_eq!(r.status(), 200);
+    let job: Value = r.json().await.unwrap();
+    assert_eq!(job["status"], "completed");
+    assert_eq!(job["progress"], 100);
+    assert!(job["id"].as_str().unwrap().starts_with("job_"));
+    assert!(job["createdAt"].as_str().unwrap().ends_with('Z'));
+    assert!(job["result"]["textUrl"]
+        .as_str()
+        .unwrap()
+        .starts_with(&app.addr));
+
+    // Longer than the wait: 202 with the job and its Location.
+    let r = app.test_job(key, json!({"ms": 2500})).await;
+    assert_eq!(r.status(), 202);
+    let location = r.headers()["location"].to_str().unwrap().to_owned();
+    let job: Value = r.json().await.unwrap();
+    assert!(job["status"] == "queued" || job["status"] == "processing");
+    assert_eq!(
+        location,
+        format!("/v1/jobs/{}", job["id"].as_str().unwrap())
+    );
+    let done = app
+        .wait_job(
+            key,
+            job["id"].as_str().unwrap(),
+            Duration::from_secs(10),
+            |j| j["status"] == "completed",
+        )
+        .await;
+    assert_eq!(done["progress"], 100);
+
+    // Prefer: respond-async answers 202 at once even for a quick job.
+    let id = app.test_job_async(key, json!({"ms": 0})).await;
+    app.wait_job(key, &id, Duration::from_secs(5), |j| {
+        j["status"] == "completed"
+    })
+    .await;
+}
+
+async fn progress_is_reported_while_running(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let key = &app.admin_key;
+    let id = app.test_job_async(key, json!({"ms": 3000})).await;
+    let job = app
+        .wait_job(key, &id, Duration::from_secs(10), |j| {
+            j["status"] == "processing"
+                && j["progress"].as_i64().unwrap() > 0
+                && j["progress"].as_i64().unwrap() < 100
+        })
+        .await;
+    assert_eq!(job["attempts"], 1);
+}
+
+async fn retryable_failures_retry_then_fail_and_refund(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let (_, key) = app.account(50, "write").await;
+    let body = assert_error(
+        app.test_job(&key, json!({"ms": 0, "units": 5, "fail": "retry"}))
+            .await,
+        500,
+        "job_failed",
+    )
+    .await;
+    let id = body["error"]["details"]["jobId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let job: Value = app
+        .get(&format!("/v1/jobs/{id}"), &key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(job["status"], "failed");
+    assert_eq!(job["attempts"], 3, "max_attempts = 3");
+    assert_eq!(job["error"]["code"], "test_transient");
+    assert_eq!(
+        app.account_view(&key).await["credits"],
+        json!({"balance": 50, "reserved": 0, "used": 0})
+    );
+}
+
+async fn jobs_that_overrun_their_time_limit_fail(backend: Backend) {
+    let app = TestApp::spawn_with(backend, |c| c.job_timeout_seconds = 0.3).await;
+    let (_, key) = app.account(50, "write").await;
+    let body = assert_error(
+        app.test_job(&key, json!({"ms": 3000, "units": 5})).await,
+        500,
+        "job_failed",
+    )
+    .await;
+    assert_eq!(body["error"]["details"]["error"]["code"], "job_timeout");
+    assert_eq!(app.account_view(&key).await["credits"]["balance"], 50);
+}
+
+crate::on_both_backends!(
+    sync_and_async_answers,
+    progress_is_reported_while_running,
+    retryable_failures_retry_then_fail_and_refund,
+    jobs_that_overrun_their_time_limit_fail
+);

@@ -1,0 +1,16 @@
+//! Integration tests of the HTTP API. Every test runs on SQLite and on
+//! PostgreSQL (see `on_both_backends!`).
+
+mod helpers;
+
+mod auth;
+mod credits;
+mod errors;
+mod files;
+mod idempotency;
+mod isolation;
+mod jobs;
+mod limits;
+mod pagination;
+mod process;
+mod system;

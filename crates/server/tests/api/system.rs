@@ -1,0 +1,60 @@
+use serde_json::{json, Value};
+
+use crate::helpers::{Backend, TestApp};
+
+async fn health_metrics_and_docs(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let get = |path: &'static str| app.client.get(format!("{}{path}", app.addr)).send();
+
+    assert_eq!(
+        get("/healthz")
+            .await
+            .unwrap()
+            .json::<Value>()
+            .await
+            .unwrap(),
+        json!({"status": "ok"})
+    );
+    assert_eq!(get("/readyz").await.unwrap().status(), 200);
+
+    app.test_job(&app.admin_key, json!({"ms": 0})).await;
+    let metrics = get("/metrics").await.unwrap().text().await.unwrap();
+    assert!(metrics.contains("mediagen_http_requests_total{method=\"POST\",route=\"/v1/test-jobs\",status=\"200\"} 1"), "{metrics}");
+    assert!(
+        metrics.contains("mediagen_jobs{kind=\"test.sleep\",status=\"completed\"} 1"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("mediagen_queue_depth 0"));
+    assert!(metrics.contains("mediagen_http_request_duration_seconds_bucket"));
+
+    let doc: Value = get("/v1/openapi.json").await.unwrap().json().await.unwrap();
+    for path in [
+        "/v1/account",
+        "/v1/jobs",
+        "/v1/jobs/{id}",
+        "/v1/keys",
+        "/v1/keys/{id}",
+        "/v1/accounts",
+        "/blobs/{key}",
+    ] {
+        assert!(doc["paths"][path].is_object(), "{path} documented");
+    }
+    assert!(
+        doc["paths"]["/v1/test-jobs"].is_null(),
+        "the test kind is not public"
+    );
+    assert_eq!(
+        doc["paths"]["/v1/jobs/{id}"]["delete"]["security"][0]["bearer"][0],
+        "write"
+    );
+    assert!(doc["components"]["securitySchemes"]["bearer"].is_object());
+
+    let docs = get("/docs").await.unwrap();
+    assert!(docs.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/html"));
+    assert!(docs.text().await.unwrap().contains("/v1/openapi.json"));
+}
+
+crate::on_both_backends!(health_metrics_and_docs);

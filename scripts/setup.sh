@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what the project needs and is missing, on Debian. Safe to re-run:
+# it only touches what is absent. Used by `make run` and `make test`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_root() { if [ "$(id -u)" -ne 0 ]; then echo sudo; fi; }
+SUDO=$(need_root)
+apt_updated=0
+apt_install() {
+  local missing=()
+  for pkg in "$@"; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ $apt_updated -eq 0 ]; then $SUDO apt-get update -qq; apt_updated=1; fi
+  echo "setup: installing ${missing[*]}"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# C toolchain for crates that build C (SQLite is compiled in), and the
+# PostgreSQL client tools the test script uses to find a server.
+apt_install build-essential pkg-config postgresql-client
+
+# Rust: a rustup toolchain when there is one, else Debian's current Rust
+# (rustc-web/cargo-web track recent stable releases on Debian 12).
+if ! command -v cargo >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/cargo" ]; then
+  apt_install rustc-web cargo-web
+fi
+
+mkdir -p models data
