@@ -24,7 +24,7 @@ use crate::error::Error;
 use crate::metrics::Metrics;
 use crate::middleware;
 use crate::ratelimit::RateLimiter;
-use crate::routes::{account, accounts, blobs, jobs, keys, system, test_jobs};
+use crate::routes::{account, accounts, blobs, files, jobs, keys, system, test_jobs};
 use crate::state::{AppState, Inner};
 
 /// The database, blob store and URL signer every command needs.
@@ -196,6 +196,8 @@ impl Application {
 fn router(state: AppState) -> Router {
     let mut v1 = Router::new()
         .route("/account", get(account::get_account))
+        .route("/files", post(files::upload).get(files::list))
+        .route("/files/{id}", get(files::get).delete(files::delete))
         .route("/jobs", get(jobs::list_jobs))
         .route("/jobs/{id}", get(jobs::get_job).delete(jobs::cancel_job))
         .route("/keys", post(keys::create_key).get(keys::list_keys))

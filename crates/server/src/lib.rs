@@ -11,6 +11,7 @@ pub mod openapi;
 pub mod ratelimit;
 pub mod routes;
 pub mod state;
+pub mod upload;
 
 pub use app::Application;
 pub use config::Config;

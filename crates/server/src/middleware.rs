@@ -214,7 +214,7 @@ pub async fn idempotency(State(state): State<AppState>, req: Request, next: Next
     hasher.update(b"\n");
     // JSON bodies are fingerprinted whole. Uploads are streamed to disk and
     // never buffered here, so they are fingerprinted by size.
-    let body = if is_json || parts.headers.get(header::CONTENT_LENGTH).is_none() {
+    let body = if is_json {
         match to_bytes(body, state.config.json_body_limit).await {
             Ok(bytes) => {
                 hasher.update(&bytes);

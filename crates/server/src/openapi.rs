@@ -3,7 +3,7 @@
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use crate::routes::{account, accounts, blobs, jobs, keys};
+use crate::routes::{account, accounts, blobs, files, jobs, keys};
 
 struct Security;
 
@@ -50,6 +50,7 @@ impl Modify for Security {
         keys::create_key, keys::list_keys, keys::revoke_key,
         accounts::create_account, accounts::list_accounts, accounts::get_account,
         accounts::grant_credits, accounts::create_account_key,
+        files::upload, files::list, files::get, files::delete,
         blobs::download,
     ),
     modifiers(&Security),
@@ -58,7 +59,7 @@ impl Modify for Security {
         (name = "jobs", description = "Job status, listing and cancellation"),
         (name = "keys", description = "API keys (admin)"),
         (name = "accounts", description = "Accounts and credits (operator account's admin keys)"),
-        (name = "files", description = "Signed result URLs"),
+        (name = "files", description = "Uploaded input files and signed result URLs"),
     )
 )]
 pub struct ApiDoc;

@@ -119,6 +119,26 @@ impl BlobStore {
         Ok(())
     }
 
+    /// Stores a local file under `key` in parts, so memory use stays bounded
+    /// whatever the file's size.
+    pub async fn put_file(&self, key: &str, file: &Path) -> Result<(), BlobError> {
+        use tokio::io::AsyncReadExt;
+        let upload = self.store.put_multipart(&Self::path(key)?).await?;
+        let mut writer = object_store::WriteMultipart::new_with_chunk_size(upload, 8 * 1024 * 1024);
+        let mut f = tokio::fs::File::open(file).await?;
+        let mut buf = vec![0u8; 1024 * 1024];
+        loop {
+            let n = f.read(&mut buf).await?;
+            if n == 0 {
+                break;
+            }
+            writer.wait_for_capacity(4).await?;
+            writer.write(&buf[..n]);
+        }
+        writer.finish().await?;
+        Ok(())
+    }
+
     /// Reads a blob, or a range of it.
     pub async fn get(&self, key: &str, range: Option<BlobRange>) -> Result<BlobRead, BlobError> {
         let path = Self::path(key)?;

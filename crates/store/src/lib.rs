@@ -9,6 +9,7 @@
 mod accounts;
 mod blob;
 mod db;
+mod files;
 mod idempotency;
 mod jobs;
 mod keys;
@@ -18,6 +19,7 @@ pub use blob::{
     content_type_for, BlobError, BlobRange, BlobRead, BlobStore, SignedUrlError, Signer,
 };
 pub use db::{Backend, Db, StoreError};
+pub use files::FileRecord;
 pub use idempotency::IdempotencyState;
 pub use jobs::{CreateJobError, JobFilter, NewJob, Outcome, QueueDepth};
 pub use keys::{AuthKey, KeyRecord};

@@ -4,6 +4,7 @@
 pub mod account;
 pub mod accounts;
 pub mod blobs;
+pub mod files;
 pub mod jobs;
 pub mod keys;
 pub mod system;

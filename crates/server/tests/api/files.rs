@@ -119,4 +119,134 @@ async fn signed_urls_serve_ranges_and_refuse_tampering(backend: Backend) {
     .await;
 }
 
-crate::on_both_backends!(signed_urls_serve_ranges_and_refuse_tampering);
+fn form(bytes: Vec<u8>, name: &str) -> reqwest::multipart::Form {
+    reqwest::multipart::Form::new().part(
+        "file",
+        reqwest::multipart::Part::bytes(bytes).file_name(name.to_owned()),
+    )
+}
+
+async fn upload(app: &TestApp, key: &str, form: reqwest::multipart::Form) -> reqwest::Response {
+    app.client
+        .post(format!("{}/v1/files", app.addr))
+        .bearer_auth(key)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// A tiny valid WAV file: 0.1 s of silence, 8 kHz mono 16-bit.
+fn wav() -> Vec<u8> {
+    let samples = 800u32;
+    let mut v = Vec::new();
+    v.extend_from_slice(b"RIFF");
+    v.extend_from_slice(&(36 + samples * 2).to_le_bytes());
+    v.extend_from_slice(b"WAVEfmt ");
+    v.extend_from_slice(&16u32.to_le_bytes());
+    v.extend_from_slice(&1u16.to_le_bytes());
+    v.extend_from_slice(&1u16.to_le_bytes());
+    v.extend_from_slice(&8000u32.to_le_bytes());
+    v.extend_from_slice(&16000u32.to_le_bytes());
+    v.extend_from_slice(&2u16.to_le_bytes());
+    v.extend_from_slice(&16u16.to_le_bytes());
+    v.extend_from_slice(b"data");
+    v.extend_from_slice(&(samples * 2).to_le_bytes());
+    v.extend(std::iter::repeat_n(0u8, (samples * 2) as usize));
+    v
+}
+
+async fn files_upload_list_delete_and_limits(backend: Backend) {
+    let app = TestApp::spawn_with(backend, |c| c.upload_body_limit = 64 * 1024).await;
+    let (_, alice) = app.account(10, "write").await;
+    let (_, bob) = app.account(10, "write").await;
+
+    let r = upload(&app, &alice, form(wav(), "../../secret/take 1.wav")).await;
+    assert_eq!(r.status(), 201);
+    let file: Value = r.json().await.unwrap();
+    assert!(file["id"].as_str().unwrap().starts_with("file_"));
+    assert_eq!(file["filename"], "take 1.wav");
+    assert_eq!(file["size"], 44 + 1600);
+    assert_eq!(file["contentType"], "audio/x-wav", "sniffed from the bytes");
+    let id = file["id"].as_str().unwrap();
+
+    // The type comes from the content, not the name.
+    let r: Value = upload(&app, &alice, form(b"just text".to_vec(), "song.mp3"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(r["contentType"], "application/octet-stream");
+
+    let list: Value = app.get("/v1/files", &alice).await.json().await.unwrap();
+    assert_eq!(list["pagination"]["total"], 2);
+    assert_eq!(
+        app.get(&format!("/v1/files/{id}"), &alice).await.status(),
+        200
+    );
+
+    // Another account sees nothing and can delete nothing.
+    assert_error(
+        app.get(&format!("/v1/files/{id}"), &bob).await,
+        404,
+        "resource_not_found",
+    )
+    .await;
+    assert_error(
+        app.delete(&format!("/v1/files/{id}"), &bob).await,
+        404,
+        "resource_not_found",
+    )
+    .await;
+    let list: Value = app.get("/v1/files", &bob).await.json().await.unwrap();
+    assert_eq!(list["pagination"]["total"], 0);
+
+    // Limits and bad requests.
+    let body = assert_error(
+        upload(&app, &alice, form(vec![7u8; 100 * 1024], "big.bin")).await,
+        413,
+        "payload_too_large",
+    )
+    .await;
+    assert_eq!(body["error"]["details"]["limit"], 64 * 1024);
+    let only_text = reqwest::multipart::Form::new().text("name", "x");
+    let body = assert_error(
+        upload(&app, &alice, only_text).await,
+        400,
+        "invalid_parameter",
+    )
+    .await;
+    assert_eq!(body["error"]["details"]["parameter"], "file");
+    assert_error(
+        app.post("/v1/files", &alice, json!({"file": "x"})).await,
+        415,
+        "unsupported_media_type",
+    )
+    .await;
+    let read = app.key("read").await;
+    assert_error(
+        upload(&app, &read, form(wav(), "a.wav")).await,
+        403,
+        "insufficient_permissions",
+    )
+    .await;
+
+    let deleted: Value = app
+        .delete(&format!("/v1/files/{id}"), &alice)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(deleted, json!({"id": id, "deleted": true}));
+    assert_error(
+        app.get(&format!("/v1/files/{id}"), &alice).await,
+        404,
+        "resource_not_found",
+    )
+    .await;
+}
+
+crate::on_both_backends!(
+    signed_urls_serve_ranges_and_refuse_tampering,
+    files_upload_list_delete_and_limits
+);

@@ -1,0 +1,130 @@
+//! Input files: upload once, then refer to them by `fileId` in any request
+//! that takes media.
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::Json;
+use mediagen_core::ids::new_id;
+use mediagen_core::page::RawPageQuery;
+use mediagen_core::time::iso8601;
+use mediagen_core::{ApiError, Page};
+use mediagen_store::FileRecord;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::error::ApiResult;
+use crate::extract::{ApiQuery, Auth, Read, Write};
+use crate::routes::{page_of, page_params, ListEnvelope};
+use crate::state::AppState;
+use crate::upload::MultipartForm;
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FileView {
+    /// `file_…`
+    pub id: String,
+    pub filename: String,
+    /// Found from the content, not from the name or the request headers.
+    pub content_type: String,
+    /// Bytes.
+    pub size: i64,
+    /// Seconds, for media.
+    pub duration: Option<f64>,
+    pub created_at: String,
+}
+
+impl From<FileRecord> for FileView {
+    fn from(f: FileRecord) -> Self {
+        Self {
+            id: f.id,
+            filename: f.filename,
+            content_type: f.content_type,
+            size: f.size,
+            duration: f.duration,
+            created_at: iso8601(f.created_at),
+        }
+    }
+}
+
+/// Upload a file
+///
+/// `multipart/form-data` with one `file` part. Streamed to disk; larger than
+/// `upload_body_limit` → 413.
+#[utoipa::path(post, path = "/v1/files", tag = "files", security(("bearer" = ["write"])),
+    request_body(content_type = "multipart/form-data", description = "A `file` part"),
+    responses((status = 201, body = FileView), (status = 400), (status = 413), (status = 415)))]
+pub async fn upload(
+    State(state): State<AppState>,
+    auth: Auth<Write>,
+    mut form: MultipartForm,
+) -> ApiResult<(StatusCode, Json<FileView>)> {
+    let upload = form.take_file("file")?;
+    if upload.size == 0 {
+        return Err(ApiError::invalid_parameter("file", "the file is empty").into());
+    }
+    let id = new_id("file");
+    let key = format!("files/{}/{id}", auth.account_id);
+    state.blobs.put_file(&key, upload.file.path()).await?;
+    let record = FileRecord {
+        id,
+        account_id: auth.account_id.clone(),
+        filename: upload.filename.clone(),
+        content_type: upload.sniffed_type().to_owned(),
+        size: upload.size as i64,
+        blob_key: key,
+        duration: None,
+        created_at: 0,
+    };
+    let record = state.db.create_file(record).await?;
+    Ok((StatusCode::CREATED, Json(record.into())))
+}
+
+/// List files
+#[utoipa::path(get, path = "/v1/files", tag = "files", security(("bearer" = ["read"])),
+    params(("page" = Option<u32>, Query), ("limit" = Option<u32>, Query)),
+    responses((status = 200, body = ListEnvelope<FileView>)))]
+pub async fn list(
+    State(state): State<AppState>,
+    auth: Auth<Read>,
+    ApiQuery(q): ApiQuery<RawPageQuery>,
+) -> ApiResult<Json<Page<FileView>>> {
+    let params = page_params(&q)?;
+    let rows = state
+        .db
+        .list_files(&auth.account_id, params.limit.into(), params.offset())
+        .await?;
+    Ok(Json(page_of(rows, params, FileView::from)))
+}
+
+/// Get a file's record
+#[utoipa::path(get, path = "/v1/files/{id}", tag = "files", security(("bearer" = ["read"])),
+    params(("id" = String, Path)), responses((status = 200, body = FileView), (status = 404)))]
+pub async fn get(
+    State(state): State<AppState>,
+    auth: Auth<Read>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<FileView>> {
+    let file = state
+        .db
+        .file(&auth.account_id, &id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("file", &id))?;
+    Ok(Json(file.into()))
+}
+
+/// Delete a file
+#[utoipa::path(delete, path = "/v1/files/{id}", tag = "files", security(("bearer" = ["write"])),
+    params(("id" = String, Path)), responses((status = 200, description = "`{id, deleted: true}`"), (status = 404)))]
+pub async fn delete(
+    State(state): State<AppState>,
+    auth: Auth<Write>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let file = state
+        .db
+        .delete_file(&auth.account_id, &id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("file", &id))?;
+    state.blobs.delete(&file.blob_key).await?;
+    Ok(Json(json!({ "id": file.id, "deleted": true })))
+}

@@ -1,0 +1,168 @@
+//! Multipart uploads, streamed to temporary files on disk (never held whole
+//! in memory) under the upload size limit.
+
+use std::collections::HashMap;
+
+use axum::extract::{FromRequest, Multipart, Request};
+use axum::http::header;
+use mediagen_core::{ApiError, ErrorCode};
+use tempfile::NamedTempFile;
+use tokio::io::AsyncWriteExt;
+
+use crate::error::{ApiResult, Error};
+use crate::extract::too_large;
+use crate::state::AppState;
+
+/// Largest text field accepted in a multipart form.
+const TEXT_FIELD_LIMIT: usize = 64 * 1024;
+/// Bytes kept from the start of each file for content sniffing.
+const HEAD_LEN: usize = 8192;
+
+/// One uploaded file, on disk until dropped.
+pub struct Upload {
+    pub file: NamedTempFile,
+    /// The client's file name, reduced to a safe base name.
+    pub filename: String,
+    pub size: u64,
+    /// The first bytes, for sniffing the real type.
+    pub head: Vec<u8>,
+}
+
+impl Upload {
+    /// The media type found in the content (not the name or the header).
+    pub fn sniffed_type(&self) -> &'static str {
+        infer::get(&self.head)
+            .map(|t| t.mime_type())
+            .unwrap_or("application/octet-stream")
+    }
+}
+
+/// A parsed multipart form: files by field name and text fields.
+pub struct MultipartForm {
+    pub files: HashMap<String, Vec<Upload>>,
+    pub fields: HashMap<String, String>,
+}
+
+impl MultipartForm {
+    /// The single file of `name`, or 400 naming the part.
+    pub fn take_file(&mut self, name: &str) -> ApiResult<Upload> {
+        match self.files.remove(name) {
+            Some(mut v) if v.len() == 1 => Ok(v.remove(0)),
+            Some(_) => {
+                Err(ApiError::invalid_parameter(name, "send exactly one file in this part").into())
+            }
+            None => Err(ApiError::invalid_parameter(
+                name,
+                "a file part with this name is required",
+            )
+            .into()),
+        }
+    }
+}
+
+/// A base name without directories or control characters.
+pub fn safe_filename(raw: &str) -> String {
+    let base = raw.rsplit(['/', '\\']).next().unwrap_or("");
+    let clean: String = base.chars().filter(|c| !c.is_control()).take(200).collect();
+    let clean = clean.trim().trim_start_matches('.').to_owned();
+    if clean.is_empty() {
+        "upload".to_owned()
+    } else {
+        clean
+    }
+}
+
+impl FromRequest<AppState> for MultipartForm {
+    type Rejection = Error;
+
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, Error> {
+        let limit = state.config.upload_body_limit;
+        let declared = req
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > limit as u64) {
+            return Err(too_large(limit));
+        }
+        let mut multipart = Multipart::from_request(req, state).await.map_err(|_| {
+            Error::from(
+                ApiError::new(ErrorCode::UnsupportedMediaType)
+                    .with_message("Send files as `multipart/form-data`."),
+            )
+        })?;
+        let tmp = state.config.data_dir.join("tmp");
+        tokio::fs::create_dir_all(&tmp)
+            .await
+            .map_err(Error::internal)?;
+        let mut form = MultipartForm {
+            files: HashMap::new(),
+            fields: HashMap::new(),
+        };
+        let mut total: u64 = 0;
+        while let Some(mut field) = multipart.next_field().await.map_err(bad_multipart)? {
+            let name = field.name().unwrap_or("").to_owned();
+            if let Some(filename) = field.file_name().map(safe_filename) {
+                let file = NamedTempFile::new_in(&tmp).map_err(Error::internal)?;
+                let mut out = tokio::fs::File::from_std(file.reopen().map_err(Error::internal)?);
+                let (mut size, mut head) = (0u64, Vec::new());
+                while let Some(chunk) = field.chunk().await.map_err(bad_multipart)? {
+                    size += chunk.len() as u64;
+                    total += chunk.len() as u64;
+                    if total > limit as u64 {
+                        return Err(too_large(limit));
+                    }
+                    if head.len() < HEAD_LEN {
+                        head.extend_from_slice(&chunk[..chunk.len().min(HEAD_LEN - head.len())]);
+                    }
+                    out.write_all(&chunk).await.map_err(Error::internal)?;
+                }
+                out.flush().await.map_err(Error::internal)?;
+                form.files.entry(name).or_default().push(Upload {
+                    file,
+                    filename,
+                    size,
+                    head,
+                });
+            } else {
+                let mut text = Vec::new();
+                while let Some(chunk) = field.chunk().await.map_err(bad_multipart)? {
+                    text.extend_from_slice(&chunk);
+                    if text.len() > TEXT_FIELD_LIMIT {
+                        return Err(ApiError::invalid_parameter(
+                            &name,
+                            "text fields are limited to 64 KiB",
+                        )
+                        .into());
+                    }
+                }
+                let text = String::from_utf8(text)
+                    .map_err(|_| ApiError::invalid_parameter(&name, "must be UTF-8 text"))?;
+                form.fields.insert(name, text);
+            }
+        }
+        Ok(form)
+    }
+}
+
+fn bad_multipart(e: axum::extract::multipart::MultipartError) -> Error {
+    ApiError::invalid_parameter(
+        "body",
+        format!("malformed multipart body: {}", e.body_text()),
+    )
+    .into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filenames_lose_paths_and_control_characters() {
+        assert_eq!(safe_filename("../../etc/passwd"), "passwd");
+        assert_eq!(safe_filename("C:\\Users\\me\\talk.wav"), "talk.wav");
+        assert_eq!(safe_filename("a\u{0}b.mp3"), "ab.mp3");
+        assert_eq!(safe_filename(".."), "upload");
+        assert_eq!(safe_filename(""), "upload");
+    }
+}

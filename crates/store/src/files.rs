@@ -1,0 +1,108 @@
+use mediagen_core::time::now_ms;
+use sqlx::any::AnyRow;
+use sqlx::Row;
+
+use crate::db::{Db, StoreError};
+
+/// An uploaded input file.
+#[derive(Debug, Clone)]
+pub struct FileRecord {
+    pub id: String,
+    pub account_id: String,
+    pub filename: String,
+    pub content_type: String,
+    pub size: i64,
+    pub blob_key: String,
+    /// Seconds, for media whose duration is known.
+    pub duration: Option<f64>,
+    pub created_at: i64,
+}
+
+fn file_from_row(row: &AnyRow) -> Result<FileRecord, StoreError> {
+    Ok(FileRecord {
+        id: row.try_get("id")?,
+        account_id: row.try_get("account_id")?,
+        filename: row.try_get("filename")?,
+        content_type: row.try_get("content_type")?,
+        size: row.try_get("size")?,
+        blob_key: row.try_get("blob_key")?,
+        duration: row.try_get("duration")?,
+        created_at: row.try_get("created_at")?,
+    })
+}
+
+const FILE_COLS: &str =
+    "id, account_id, filename, content_type, size, blob_key, duration, created_at";
+
+impl Db {
+    /// Records a file already written to the blob store.
+    pub async fn create_file(&self, mut file: FileRecord) -> Result<FileRecord, StoreError> {
+        file.created_at = now_ms();
+        sqlx::query(&format!(
+            "INSERT INTO files ({FILE_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
+        ))
+        .bind(&file.id)
+        .bind(&file.account_id)
+        .bind(&file.filename)
+        .bind(&file.content_type)
+        .bind(file.size)
+        .bind(&file.blob_key)
+        .bind(file.duration)
+        .bind(file.created_at)
+        .execute(&self.pool)
+        .await?;
+        Ok(file)
+    }
+
+    /// A file of one account (another account's file is `None`).
+    pub async fn file(&self, account_id: &str, id: &str) -> Result<Option<FileRecord>, StoreError> {
+        let row = sqlx::query(&format!(
+            "SELECT {FILE_COLS} FROM files WHERE id = $1 AND account_id = $2"
+        ))
+        .bind(id)
+        .bind(account_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(file_from_row).transpose()
+    }
+
+    /// Files of one account, newest first, with the total count.
+    pub async fn list_files(
+        &self,
+        account_id: &str,
+        limit: i64,
+        offset: i64,
+    ) -> Result<(Vec<FileRecord>, u64), StoreError> {
+        let rows = sqlx::query(&format!(
+            "SELECT {FILE_COLS} FROM files WHERE account_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3"
+        ))
+        .bind(account_id)
+        .bind(limit)
+        .bind(offset)
+        .fetch_all(&self.pool)
+        .await?;
+        let total: i64 = sqlx::query("SELECT COUNT(*) AS n FROM files WHERE account_id = $1")
+            .bind(account_id)
+            .fetch_one(&self.pool)
+            .await?
+            .try_get("n")?;
+        let files = rows.iter().map(file_from_row).collect::<Result<_, _>>()?;
+        Ok((files, total as u64))
+    }
+
+    /// Deletes a file record of the account; returns it (to delete its blob).
+    pub async fn delete_file(
+        &self,
+        account_id: &str,
+        id: &str,
+    ) -> Result<Option<FileRecord>, StoreError> {
+        let row = sqlx::query(&format!(
+            "DELETE FROM files WHERE id = $1 AND account_id = $2 RETURNING {FILE_COLS}"
+        ))
+        .bind(id)
+        .bind(account_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(file_from_row).transpose()
+    }
+}
