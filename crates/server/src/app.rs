@@ -21,6 +21,7 @@ use tower_http::catch_panic::CatchPanicLayer;
 
 use crate::config::Config;
 use crate::error::Error;
+use crate::keycache::KeyCache;
 use crate::metrics::Metrics;
 use crate::middleware;
 use crate::ratelimit::RateLimiter;
@@ -143,6 +144,7 @@ impl Application {
         let state = AppState::new(Inner {
             limiter: RateLimiter::new(config.rate_limit_per_minute, config.rate_limit_per_hour),
             metrics: Metrics::default(),
+            keys: KeyCache::new(Duration::from_secs_f64(config.auth_cache_seconds)),
             db: services.db,
             blobs: services.blobs,
             signer: services.signer,

@@ -60,6 +60,10 @@ pub struct Config {
     pub max_attempts: i64,
     /// Wall-clock limit of one job attempt.
     pub job_timeout_seconds: f64,
+    /// How long a key lookup is reused by this process. Revocations made
+    /// through this process apply at once; those made elsewhere (another
+    /// process, the CLI) within this time. 0 disables the cache.
+    pub auth_cache_seconds: f64,
     /// Requests per minute per API key.
     pub rate_limit_per_minute: u32,
     /// Requests per hour per API key.
@@ -102,6 +106,7 @@ impl Default for Config {
             poll_seconds: 0.5,
             max_attempts: 3,
             job_timeout_seconds: 1800.0,
+            auth_cache_seconds: 2.0,
             rate_limit_per_minute: 600,
             rate_limit_per_hour: 20_000,
             max_concurrent_jobs: 10,

@@ -5,6 +5,7 @@ pub mod config;
 pub mod error;
 pub mod extract;
 pub mod jobs;
+pub mod keycache;
 pub mod metrics;
 pub mod middleware;
 pub mod openapi;

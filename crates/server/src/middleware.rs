@@ -126,7 +126,7 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
     if !is_well_formed(key) {
         return Error::from(invalid("unknown_key", "The API key is not valid.")).into_response();
     }
-    let found = match state.db.find_key(key).await {
+    let found = match state.keys.lookup(&state.db, key).await {
         Ok(found) => found,
         Err(e) => return Error::from(e).into_response(),
     };

@@ -7,6 +7,7 @@ use mediagen_store::{BlobStore, Db, Signer};
 use mediagen_worker::Events;
 
 use crate::config::Config;
+use crate::keycache::KeyCache;
 use crate::metrics::Metrics;
 use crate::ratelimit::RateLimiter;
 
@@ -21,6 +22,7 @@ pub struct Inner {
     pub signer: Signer,
     pub events: Events,
     pub limiter: RateLimiter,
+    pub keys: KeyCache,
     pub metrics: Metrics,
     /// Absolute base of result URLs, without a trailing slash.
     pub base_url: String,

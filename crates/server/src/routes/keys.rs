@@ -178,5 +178,6 @@ pub async fn revoke_key(
         .revoke_key(&auth.account_id, &id, at)
         .await?
         .ok_or_else(|| ApiError::not_found("key", &id))?;
+    state.keys.forget(&key.id);
     Ok(Json(key.into()))
 }

@@ -185,7 +185,16 @@ async fn key_and_account_commands(backend: Backend) {
         .unwrap()
         .to_owned();
     output(mediagen(&app).args(["keys", "revoke", &key_id])).await;
-    assert_eq!(app.get("/v1/account", key).await.status(), 401);
+    // Revoked from another process: refused once the API's key cache
+    // (auth_cache_seconds = 2) lets go, and never later than that.
+    let revoked_at = std::time::Instant::now();
+    while app.get("/v1/account", key).await.status() != 401 {
+        assert!(
+            revoked_at.elapsed() < Duration::from_secs_f64(app.config.auth_cache_seconds + 1.0),
+            "still accepted"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 crate::on_both_backends!(
