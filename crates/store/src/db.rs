@@ -1,7 +1,7 @@
 use std::str::FromStr;
 use std::time::Duration;
 
-use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions, AnyRow};
 use sqlx::{AnyPool, ConnectOptions, Executor, Row};
 
 /// Errors of the persistence layer. They are server faults: the HTTP layer
@@ -116,6 +116,37 @@ impl Db {
             .fetch_one(&self.pool)
             .await?;
         Ok(row.try_get("value")?)
+    }
+
+    /// One page of an account's rows of `table`, newest first, with the
+    /// account's total count: the shape of every per-account list.
+    pub(crate) async fn account_page<T>(
+        &self,
+        table: &str,
+        cols: &str,
+        account_id: &str,
+        limit: i64,
+        offset: i64,
+        map: impl Fn(&AnyRow) -> Result<T, StoreError>,
+    ) -> Result<(Vec<T>, u64), StoreError> {
+        let rows = sqlx::query(&format!(
+            "SELECT {cols} FROM {table} WHERE account_id = $1 \
+             ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3"
+        ))
+        .bind(account_id)
+        .bind(limit)
+        .bind(offset)
+        .fetch_all(&self.pool)
+        .await?;
+        let total: i64 = sqlx::query(&format!(
+            "SELECT COUNT(*) AS n FROM {table} WHERE account_id = $1"
+        ))
+        .bind(account_id)
+        .fetch_one(&self.pool)
+        .await?
+        .try_get("n")?;
+        let items = rows.iter().map(map).collect::<Result<_, _>>()?;
+        Ok((items, total as u64))
     }
 
     pub async fn close(&self) {

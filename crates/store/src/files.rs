@@ -73,21 +73,8 @@ impl Db {
         limit: i64,
         offset: i64,
     ) -> Result<(Vec<FileRecord>, u64), StoreError> {
-        let rows = sqlx::query(&format!(
-            "SELECT {FILE_COLS} FROM files WHERE account_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3"
-        ))
-        .bind(account_id)
-        .bind(limit)
-        .bind(offset)
-        .fetch_all(&self.pool)
-        .await?;
-        let total: i64 = sqlx::query("SELECT COUNT(*) AS n FROM files WHERE account_id = $1")
-            .bind(account_id)
-            .fetch_one(&self.pool)
-            .await?
-            .try_get("n")?;
-        let files = rows.iter().map(file_from_row).collect::<Result<_, _>>()?;
-        Ok((files, total as u64))
+        self.account_page("files", FILE_COLS, account_id, limit, offset, file_from_row)
+            .await
     }
 
     /// Deletes a file record of the account; returns it (to delete its blob).

@@ -118,22 +118,15 @@ impl Db {
         limit: i64,
         offset: i64,
     ) -> Result<(Vec<KeyRecord>, u64), StoreError> {
-        let rows = sqlx::query(&format!(
-            "SELECT {KEY_COLS} FROM api_keys WHERE account_id = $1 \
-             ORDER BY created_at DESC, id LIMIT $2 OFFSET $3"
-        ))
-        .bind(account_id)
-        .bind(limit)
-        .bind(offset)
-        .fetch_all(&self.pool)
-        .await?;
-        let total: i64 = sqlx::query("SELECT COUNT(*) AS n FROM api_keys WHERE account_id = $1")
-            .bind(account_id)
-            .fetch_one(&self.pool)
-            .await?
-            .try_get("n")?;
-        let keys = rows.iter().map(key_from_row).collect::<Result<_, _>>()?;
-        Ok((keys, total as u64))
+        self.account_page(
+            "api_keys",
+            KEY_COLS,
+            account_id,
+            limit,
+            offset,
+            key_from_row,
+        )
+        .await
     }
 
     /// One key of one account.
