@@ -19,6 +19,10 @@ apt_install() {
 # C toolchain for crates that build C (SQLite is compiled in), and the
 # PostgreSQL client tools the test script uses to find a server.
 apt_install build-essential pkg-config postgresql-client
+# Media and speech tools, run as subprocesses: ffmpeg/ffprobe (encoding,
+# probing), espeak-ng (the espeak voices and the phonemizer of the neural
+# voices). Python's pip fetches the model packages.
+apt_install ffmpeg espeak-ng python3 python3-pip
 
 # Rust: a rustup toolchain when there is one, else Debian's current Rust
 # (rustc-web/cargo-web track recent stable releases on Debian 12).
@@ -27,3 +31,4 @@ if ! command -v cargo >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/cargo" ]; then
 fi
 
 mkdir -p models data
+scripts/models.sh

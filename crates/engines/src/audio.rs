@@ -1,0 +1,173 @@
+//! Mono PCM audio in memory.
+
+/// Mono audio as `f32` samples in −1…1.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Audio {
+    pub samples: Vec<f32>,
+    pub sample_rate: u32,
+}
+
+impl Audio {
+    pub fn new(samples: Vec<f32>, sample_rate: u32) -> Self {
+        Self {
+            samples,
+            sample_rate,
+        }
+    }
+
+    pub fn silence(seconds: f64, sample_rate: u32) -> Self {
+        Self::new(
+            vec![0.0; (seconds * f64::from(sample_rate)).round() as usize],
+            sample_rate,
+        )
+    }
+
+    /// Seconds.
+    pub fn duration(&self) -> f64 {
+        if self.sample_rate == 0 {
+            return 0.0;
+        }
+        self.samples.len() as f64 / f64::from(self.sample_rate)
+    }
+
+    /// Appends `other`, resampling it to this audio's rate when they differ
+    /// (an empty audio takes the rate of the first one appended).
+    pub fn append(&mut self, other: &Audio) {
+        if self.samples.is_empty() && self.sample_rate != other.sample_rate {
+            self.sample_rate = other.sample_rate;
+        }
+        if other.sample_rate == self.sample_rate {
+            self.samples.extend_from_slice(&other.samples);
+        } else {
+            self.samples.extend(resample_linear(
+                &other.samples,
+                other.sample_rate,
+                self.sample_rate,
+            ));
+        }
+    }
+
+    /// 16-bit little-endian PCM.
+    pub fn to_s16le(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.samples.len() * 2);
+        for s in &self.samples {
+            let v = (s.clamp(-1.0, 1.0) * 32767.0).round() as i16;
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out
+    }
+
+    /// Decodes 16-bit little-endian PCM.
+    pub fn from_s16le(bytes: &[u8], sample_rate: u32) -> Self {
+        let samples = bytes
+            .chunks_exact(2)
+            .map(|c| f32::from(i16::from_le_bytes([c[0], c[1]])) / 32768.0)
+            .collect();
+        Self::new(samples, sample_rate)
+    }
+
+    /// Peak absolute amplitude.
+    pub fn peak(&self) -> f32 {
+        self.samples.iter().fold(0.0, |m, s| m.max(s.abs()))
+    }
+
+    /// Scales so the peak is `target` (no-op on silence).
+    pub fn normalize_peak(&mut self, target: f32) {
+        let peak = self.peak();
+        if peak > 1e-6 {
+            let k = target / peak;
+            self.samples.iter_mut().for_each(|s| *s *= k);
+        }
+    }
+}
+
+/// Linear-interpolation resampling; fine for joining speech segments, the
+/// encoder does the final high-quality conversion.
+pub fn resample_linear(samples: &[f32], from: u32, to: u32) -> Vec<f32> {
+    if from == to || samples.is_empty() || from == 0 {
+        return samples.to_vec();
+    }
+    let n = (samples.len() as u64 * u64::from(to) / u64::from(from)) as usize;
+    let step = f64::from(from) / f64::from(to);
+    (0..n)
+        .map(|i| {
+            let x = i as f64 * step;
+            let j = x.floor() as usize;
+            let frac = (x - j as f64) as f32;
+            let a = samples[j.min(samples.len() - 1)];
+            let b = samples[(j + 1).min(samples.len() - 1)];
+            a + (b - a) * frac
+        })
+        .collect()
+}
+
+/// Reads a RIFF/WAVE file of 16-bit PCM (as espeak-ng writes, whose header
+/// may claim an unknown length). Multi-channel input keeps the first channel.
+pub fn parse_wav(bytes: &[u8]) -> Option<Audio> {
+    if bytes.len() < 12 || &bytes[0..4] != b"RIFF" || &bytes[8..12] != b"WAVE" {
+        return None;
+    }
+    let (mut pos, mut rate, mut channels, mut bits) = (12usize, 0u32, 1u16, 16u16);
+    while pos + 8 <= bytes.len() {
+        let id = &bytes[pos..pos + 4];
+        let size = u32::from_le_bytes(bytes[pos + 4..pos + 8].try_into().ok()?) as usize;
+        let body = pos + 8;
+        if id == b"fmt " && body + 16 <= bytes.len() {
+            channels = u16::from_le_bytes(bytes[body + 2..body + 4].try_into().ok()?);
+            rate = u32::from_le_bytes(bytes[body + 4..body + 8].try_into().ok()?);
+            bits = u16::from_le_bytes(bytes[body + 14..body + 16].try_into().ok()?);
+        } else if id == b"data" {
+            if bits != 16 || rate == 0 || channels == 0 {
+                return None;
+            }
+            let end = body.saturating_add(size).min(bytes.len());
+            let frame = 2 * channels as usize;
+            let data = &bytes[body..end];
+            let samples = data
+                .chunks_exact(frame)
+                .map(|c| f32::from(i16::from_le_bytes([c[0], c[1]])) / 32768.0)
+                .collect();
+            return Some(Audio::new(samples, rate));
+        }
+        pos = body + size + (size & 1);
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn duration_and_append_with_resampling() {
+        let mut a = Audio::silence(1.0, 16000);
+        a.append(&Audio::silence(0.5, 8000));
+        assert_eq!(a.sample_rate, 16000);
+        assert!((a.duration() - 1.5).abs() < 1e-3);
+    }
+
+    #[test]
+    fn s16le_round_trip() {
+        let a = Audio::new(vec![0.0, 0.5, -0.5, 1.0], 8000);
+        let b = Audio::from_s16le(&a.to_s16le(), 8000);
+        for (x, y) in a.samples.iter().zip(&b.samples) {
+            assert!((x - y).abs() < 1e-3);
+        }
+    }
+
+    #[test]
+    fn wav_parses_with_streaming_header() {
+        let pcm = Audio::new(vec![0.25; 100], 22050).to_s16le();
+        let mut wav = b"RIFF\xff\xff\xff\x7fWAVEfmt ".to_vec();
+        wav.extend_from_slice(&16u32.to_le_bytes());
+        wav.extend_from_slice(&[1, 0, 1, 0]);
+        wav.extend_from_slice(&22050u32.to_le_bytes());
+        wav.extend_from_slice(&44100u32.to_le_bytes());
+        wav.extend_from_slice(&[2, 0, 16, 0]);
+        wav.extend_from_slice(b"data\xff\xff\xff\x7f");
+        wav.extend_from_slice(&pcm);
+        let a = parse_wav(&wav).unwrap();
+        assert_eq!((a.sample_rate, a.samples.len()), (22050, 100));
+        assert!(parse_wav(b"not a wav").is_none());
+    }
+}

@@ -1,0 +1,13 @@
+//! Engines behind traits, and the media tools they need.
+//!
+//! Engines are synchronous: callers run them on blocking threads. Untrusted
+//! media and GPL tools (ffmpeg, espeak-ng) only ever run as subprocesses.
+
+pub mod audio;
+pub mod media;
+pub mod onnx;
+pub mod process;
+pub mod tts;
+
+pub use audio::Audio;
+pub use media::AudioFormat;

@@ -1,0 +1,47 @@
+//! The ONNX Runtime environment, loaded once from the shared library that
+//! setup installs from the `onnxruntime` PyPI wheel into the models
+//! directory (`onnxruntime/libonnxruntime.so.*`).
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+static ENV: OnceLock<Result<ort::environment::Environment, String>> = OnceLock::new();
+
+/// The library file under `models_dir`, if present.
+pub fn library_path(models_dir: &Path) -> Option<PathBuf> {
+    if let Ok(p) = std::env::var("ORT_DYLIB_PATH") {
+        return Some(PathBuf::from(p));
+    }
+    let dir = models_dir.join("onnxruntime");
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("libonnxruntime.so"))
+        })
+        .collect();
+    found.sort();
+    found.pop()
+}
+
+/// The process-wide environment (the first call decides the library).
+pub fn environment(models_dir: &Path) -> Result<&'static ort::environment::Environment, String> {
+    ENV.get_or_init(|| {
+        let path = library_path(models_dir).ok_or_else(|| {
+            format!(
+                "ONNX Runtime not found under {}/onnxruntime (run scripts/models.sh)",
+                models_dir.display()
+            )
+        })?;
+        let builder =
+            ort::init_from(&path).map_err(|e| format!("loading {}: {e}", path.display()))?;
+        builder
+            .with_name("mediagen")
+            .build()
+            .map_err(|e| e.to_string())
+    })
+    .as_ref()
+    .map_err(Clone::clone)
+}
