@@ -38,6 +38,7 @@ error_codes! {
     InvalidSignature => (403, "invalid_signature", "The signed URL is invalid."),
     UrlExpired => (403, "url_expired", "The signed URL has expired."),
     ResourceNotFound => (404, "resource_not_found", "The requested resource does not exist."),
+    VoiceNotFound => (404, "voice_not_found", "The requested voice does not exist."),
     RouteNotFound => (404, "route_not_found", "No endpoint matches this path."),
     MethodNotAllowed => (405, "method_not_allowed", "This endpoint does not accept this HTTP method."),
     ResourceAlreadyExists => (409, "resource_already_exists", "The resource already exists."),
@@ -52,6 +53,7 @@ error_codes! {
     ConcurrentJobsLimitExceeded => (429, "concurrent_jobs_limit_exceeded", "The account has too many jobs queued or running. Wait for one to finish."),
     JobFailed => (500, "job_failed", "The job failed; see `details.error` for why. Credits were refunded."),
     InternalError => (500, "internal_error", "An internal error occurred. Quote the request id when reporting it."),
+    EngineUnavailable => (503, "engine_unavailable", "The engine this request needs is not installed on this server."),
     ServiceUnavailable => (503, "service_unavailable", "The service is temporarily unavailable."),
 }
 

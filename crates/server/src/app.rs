@@ -1,7 +1,9 @@
 //! Building and running the application: services, router, workers.
 
+use std::collections::HashMap;
 use std::future::Future;
-use std::sync::Arc;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use anyhow::Context;
@@ -12,6 +14,8 @@ use axum::routing::{delete, get, post};
 use axum::Router;
 use mediagen_core::ids::random_base62;
 use mediagen_core::{ErrorCode, Level};
+use mediagen_engines::tts::TtsCatalog;
+use mediagen_pipelines::tts::TtsPipeline;
 use mediagen_store::{BlobStore, Db, Signer};
 use mediagen_worker::testing::SleepPipeline;
 use mediagen_worker::{Events, Registry, Worker, WorkerConfig};
@@ -25,7 +29,9 @@ use crate::keycache::KeyCache;
 use crate::metrics::Metrics;
 use crate::middleware;
 use crate::ratelimit::RateLimiter;
-use crate::routes::{account, accounts, blobs, files, jobs, keys, system, test_jobs};
+use crate::routes::{
+    account, accounts, blobs, files, jobs, keys, models, system, test_jobs, tts, voices,
+};
 use crate::state::{AppState, Inner};
 
 /// The database, blob store and URL signer every command needs.
@@ -69,9 +75,31 @@ fn redact(url: &str) -> String {
     }
 }
 
+/// The engines found under the models directory, loaded once per process
+/// and directory (loading takes a moment and the models are large).
+pub async fn engines(config: &Config) -> anyhow::Result<Arc<TtsCatalog>> {
+    type Loaded = Mutex<HashMap<(PathBuf, usize), Arc<TtsCatalog>>>;
+    static LOADED: OnceLock<Loaded> = OnceLock::new();
+    let key = (config.models_dir.clone(), config.engine_threads);
+    let cache = LOADED.get_or_init(Default::default);
+    if let Some(found) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(found.clone());
+    }
+    let (dir, threads) = key.clone();
+    let catalog =
+        Arc::new(tokio::task::spawn_blocking(move || TtsCatalog::discover(&dir, threads)).await?);
+    Ok(cache
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(key)
+        .or_insert(catalog)
+        .clone())
+}
+
 /// The pipelines this build can run.
-pub fn registry(config: &Config) -> Registry {
+pub fn registry(config: &Config, tts: Arc<TtsCatalog>) -> Registry {
     let mut registry = Registry::new();
+    registry.register(Arc::new(TtsPipeline { catalog: tts }));
     if config.enable_test_jobs {
         registry.register(Arc::new(SleepPipeline));
     }
@@ -132,11 +160,12 @@ impl Application {
             config.public_base_url.trim_end_matches('/').to_owned()
         };
         let events = Events::default();
+        let tts = engines(&config).await?;
         let worker = (config.workers > 0).then(|| {
             Worker::new(
                 services.db.clone(),
                 services.blobs.clone(),
-                registry(&config),
+                registry(&config, tts.clone()),
                 worker_config(&config, config.workers),
                 events.clone(),
             )
@@ -149,6 +178,7 @@ impl Application {
             blobs: services.blobs,
             signer: services.signer,
             events,
+            tts,
             base_url,
             config,
         });
@@ -200,6 +230,10 @@ fn router(state: AppState) -> Router {
         .route("/account", get(account::get_account))
         .route("/files", post(files::upload).get(files::list))
         .route("/files/{id}", get(files::get).delete(files::delete))
+        .route("/text-to-speech", post(tts::create))
+        .route("/voices", get(voices::list))
+        .route("/voices/{id}", get(voices::get))
+        .route("/models", get(models::list))
         .route("/jobs", get(jobs::list_jobs))
         .route("/jobs/{id}", get(jobs::get_job).delete(jobs::cancel_job))
         .route("/keys", post(keys::create_key).get(keys::list_keys))
@@ -244,10 +278,11 @@ fn router(state: AppState) -> Router {
 /// Runs workers only (`mediagen worker`) until `shutdown` completes.
 pub async fn run_worker(config: Config, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
     let services = Services::open(&config).await?;
+    let tts = engines(&config).await?;
     let worker = Worker::new(
         services.db.clone(),
         services.blobs,
-        registry(&config),
+        registry(&config, tts),
         worker_config(&config, config.worker_concurrency),
         Events::default(),
     );

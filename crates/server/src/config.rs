@@ -64,6 +64,8 @@ pub struct Config {
     /// through this process apply at once; those made elsewhere (another
     /// process, the CLI) within this time. 0 disables the cache.
     pub auth_cache_seconds: f64,
+    /// CPU threads each neural engine may use for one request.
+    pub engine_threads: usize,
     /// Requests per minute per API key.
     pub rate_limit_per_minute: u32,
     /// Requests per hour per API key.
@@ -107,13 +109,14 @@ impl Default for Config {
             max_attempts: 3,
             job_timeout_seconds: 1800.0,
             auth_cache_seconds: 2.0,
+            engine_threads: 2,
             rate_limit_per_minute: 600,
             rate_limit_per_hour: 20_000,
             max_concurrent_jobs: 10,
             json_body_limit: 1024 * 1024,
             upload_body_limit: 1024 * 1024 * 1024,
             initial_credits: 1_000_000,
-            costs: BTreeMap::from([("test.sleep".to_owned(), 1.0)]),
+            costs: BTreeMap::from([("test.sleep".to_owned(), 1.0), ("tts".to_owned(), 1.0)]),
             enable_test_jobs: false,
             warnings: Vec::new(),
         }

@@ -3,7 +3,7 @@
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use crate::routes::{account, accounts, blobs, files, jobs, keys};
+use crate::routes::{account, accounts, blobs, files, jobs, keys, models, tts, voices};
 
 struct Security;
 
@@ -45,6 +45,7 @@ impl Modify for Security {
         license(name = "MIT OR Apache-2.0")
     ),
     paths(
+        tts::create, voices::list, voices::get, models::list,
         account::get_account,
         jobs::get_job, jobs::list_jobs, jobs::cancel_job,
         keys::create_key, keys::list_keys, keys::revoke_key,
@@ -55,6 +56,7 @@ impl Modify for Security {
     ),
     modifiers(&Security),
     tags(
+        (name = "voice", description = "Text-to-speech, the voice catalog and the engines"),
         (name = "account", description = "The caller's account, credits and limits"),
         (name = "jobs", description = "Job status, listing and cancellation"),
         (name = "keys", description = "API keys (admin)"),

@@ -3,6 +3,7 @@
 use std::ops::Deref;
 use std::sync::Arc;
 
+use mediagen_engines::tts::TtsCatalog;
 use mediagen_store::{BlobStore, Db, Signer};
 use mediagen_worker::Events;
 
@@ -21,6 +22,8 @@ pub struct Inner {
     pub blobs: BlobStore,
     pub signer: Signer,
     pub events: Events,
+    /// The voices of every text-to-speech engine found at start-up.
+    pub tts: Arc<TtsCatalog>,
     pub limiter: RateLimiter,
     pub keys: KeyCache,
     pub metrics: Metrics,

@@ -7,8 +7,11 @@ pub mod blobs;
 pub mod files;
 pub mod jobs;
 pub mod keys;
+pub mod models;
 pub mod system;
 pub mod test_jobs;
+pub mod tts;
+pub mod voices;
 
 use mediagen_core::page::{PageParams, RawPageQuery};
 use mediagen_core::{Page, Pagination};

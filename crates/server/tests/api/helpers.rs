@@ -16,6 +16,13 @@ pub enum Backend {
     Postgres,
 }
 
+/// The models that `make test`'s setup installs (scripts/models.sh).
+pub fn models_dir() -> std::path::PathBuf {
+    std::env::var_os("MEDIAGEN_MODELS_DIR")
+        .map(Into::into)
+        .unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/../../models").into())
+}
+
 /// The server PostgreSQL tests create their databases on.
 pub fn postgres_admin_url() -> String {
     std::env::var("MEDIAGEN_TEST_POSTGRES_URL")
@@ -70,6 +77,7 @@ impl TestApp {
         let mut config = Config {
             bind: "127.0.0.1:0".parse().unwrap(),
             data_dir: data_dir.path().to_owned(),
+            models_dir: models_dir(),
             database_url,
             workers: 1,
             sync_wait_seconds: 10.0,

@@ -14,3 +14,5 @@ mod limits;
 mod pagination;
 mod process;
 mod system;
+mod tts;
+mod voices;

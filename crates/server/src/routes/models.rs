@@ -1,0 +1,50 @@
+use axum::extract::State;
+use axum::Json;
+use mediagen_core::page::PageParams;
+use mediagen_core::Page;
+use serde::Serialize;
+
+use crate::extract::{Auth, Read};
+use crate::routes::ListEnvelope;
+use crate::state::AppState;
+
+/// An engine and what start-up found of it.
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelView {
+    /// Engine name, e.g. `piper`.
+    pub engine: String,
+    /// Capability, e.g. `text-to-speech`.
+    pub kind: String,
+    pub available: bool,
+    pub voices: usize,
+    /// Where it was loaded from, or why it is missing.
+    pub detail: String,
+}
+
+/// Engines and models
+///
+/// What this server found at start-up: every engine, whether it is
+/// available, and why not when it is missing.
+#[utoipa::path(get, path = "/v1/models", tag = "voice", security(("bearer" = ["read"])),
+    responses((status = 200, body = ListEnvelope<ModelView>)))]
+pub async fn list(State(state): State<AppState>, _auth: Auth<Read>) -> Json<Page<ModelView>> {
+    let data: Vec<ModelView> = state
+        .tts
+        .status()
+        .iter()
+        .map(|s| ModelView {
+            engine: s.engine.to_owned(),
+            kind: s.kind.to_owned(),
+            available: s.available,
+            voices: s.voices,
+            detail: s.detail.clone(),
+        })
+        .collect();
+    let n = data.len() as u64;
+    let params = PageParams {
+        page: 1,
+        limit: n.max(1) as u32,
+    };
+    Json(Page::new(data, params, n))
+}

@@ -1,0 +1,65 @@
+use axum::extract::State;
+use axum::response::Response;
+use mediagen_pipelines::tts::{TtsBody, TtsRequest};
+
+use crate::error::ApiResult;
+use crate::extract::{ApiJson, Auth, JobOptions, Write};
+use crate::jobs::{submit, JobSpec};
+use crate::state::AppState;
+
+/// The request body, for the OpenAPI document.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+#[schema(as = TextToSpeechRequest)]
+pub struct TtsBodyDoc {
+    /// Trimmed; 1–5000 characters.
+    text: String,
+    /// A voice id from `GET /v1/voices`.
+    #[schema(rename = "voiceId")]
+    voice_id: String,
+    /// `mp3` (default, 128 kbit/s), `wav` (16-bit PCM), `ogg` (Opus, 64 kbit/s),
+    /// `flac` (16-bit), `pcm` (raw s16le mono, no header).
+    format: Option<String>,
+    /// Hz. mp3/wav/flac/pcm: 8000, 16000, 22050, 24000, 32000, 44100, 48000;
+    /// ogg: 8000, 12000, 16000, 24000, 48000. Default: the voice's native rate
+    /// (or the next allowed rate above it).
+    #[schema(rename = "sampleRate")]
+    sample_rate: Option<u32>,
+    /// 0.5–2.0, default 1.0.
+    speed: Option<f32>,
+    /// Validate and price only.
+    #[schema(rename = "dryRun")]
+    dry_run: Option<bool>,
+}
+
+/// Text to speech
+///
+/// Synthesizes `text` with a catalog voice. Answers the job object; when
+/// finished within the server's sync wait (the usual case) with
+/// `status: "completed"` and `result: {audioUrl, duration (seconds), format,
+/// sampleRate, characters, voiceId}`. Numbers, currency, dates, times and
+/// abbreviations are read out (English and Spanish rules; espeak-ng's for
+/// other languages); long text is synthesized sentence by sentence. Price:
+/// `costs.tts` credits per character (default 1).
+#[utoipa::path(post, path = "/v1/text-to-speech", tag = "voice", security(("bearer" = ["write"])),
+    request_body = TtsBodyDoc,
+    responses((status = 200, body = crate::jobs::JobView, description = "Completed"),
+              (status = 202, body = crate::jobs::JobView, description = "Still running: poll Location"),
+              (status = 400, description = "`invalid_parameter` naming text, format, sampleRate or speed"),
+              (status = 402), (status = 404, description = "`voice_not_found`")))]
+pub async fn create(
+    State(state): State<AppState>,
+    auth: Auth<Write>,
+    opts: JobOptions,
+    ApiJson(body): ApiJson<TtsBody>,
+) -> ApiResult<Response> {
+    let dry_run = body.dry_run;
+    let req = TtsRequest::parse(body, &state.tts)?;
+    let spec = JobSpec {
+        kind: "tts",
+        units: req.characters() as f64,
+        payload: serde_json::to_value(&req).map_err(crate::error::Error::internal)?,
+        dry_run,
+    };
+    submit(&state, &auth, opts, spec).await
+}

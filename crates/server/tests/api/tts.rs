@@ -1,0 +1,278 @@
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+use crate::helpers::{assert_error, Backend, TestApp};
+
+/// The id of the Piper voice `joe` (English, US).
+pub async fn joe(app: &TestApp, key: &str) -> String {
+    let voices: Value = app
+        .get("/v1/voices?engine=piper", key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    voices["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == "Joe")
+        .expect("Joe is installed")["id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// Duration (s) and sample rate of an audio file, measured by decoding it
+/// with ffmpeg to raw PCM at its own rate.
+fn decoded(bytes: &[u8], format: &str, pcm_rate: u32) -> (f64, u32) {
+    if format == "pcm" {
+        return (bytes.len() as f64 / 2.0 / f64::from(pcm_rate), pcm_rate);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(format!("a.{format}"));
+    std::fs::write(&path, bytes).unwrap();
+    let probe = Command::new("ffprobe")
+        .args([
+            "-v",
+            "error",
+            "-select_streams",
+            "a:0",
+            "-show_entries",
+            "stream=sample_rate,codec_name",
+            "-of",
+            "csv=p=0",
+        ])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let probe = String::from_utf8_lossy(&probe.stdout).to_string();
+    let rate: u32 = probe
+        .trim()
+        .split(',')
+        .find_map(|s| s.parse().ok())
+        .unwrap_or(0);
+    let pcm = Command::new("ffmpeg")
+        .args(["-v", "error", "-i"])
+        .arg(&path)
+        .args(["-f", "s16le", "-ac", "1", "-ar", "8000", "pipe:1"])
+        .output()
+        .unwrap();
+    assert!(pcm.status.success(), "ffmpeg decodes the {format} output");
+    (pcm.stdout.len() as f64 / 2.0 / 8000.0, rate)
+}
+
+async fn every_format_is_real_audio_of_the_reported_duration(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let key = &app.admin_key;
+    let voice = joe(&app, key).await;
+    let text = "Hello world. This is a test of the speech system.";
+    for (format, content_type) in [
+        ("mp3", "audio/mpeg"),
+        ("wav", "audio/wav"),
+        ("ogg", "audio/ogg"),
+        ("flac", "audio/flac"),
+        ("pcm", "audio/L16"),
+    ] {
+        let r = app
+            .post(
+                "/v1/text-to-speech",
+                key,
+                json!({"text": text, "voiceId": voice, "format": format}),
+            )
+            .await;
+        assert_eq!(r.status(), 200, "{format}");
+        let job: Value = r.json().await.unwrap();
+        assert_eq!(job["status"], "completed");
+        let result = &job["result"];
+        assert_eq!(result["format"], format);
+        assert_eq!(result["characters"], text.chars().count());
+        let duration = result["duration"].as_f64().unwrap();
+        assert!(
+            (2.0..6.0).contains(&duration),
+            "{format}: {duration} s for two short sentences"
+        );
+        let audio = app
+            .client
+            .get(result["audioUrl"].as_str().unwrap())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(audio.headers()["content-type"], content_type);
+        let bytes = audio.bytes().await.unwrap();
+        let rate = result["sampleRate"].as_u64().unwrap() as u32;
+        let (measured, file_rate) = decoded(&bytes, format, rate);
+        assert!(
+            (measured - duration).abs() < 0.1 + duration * 0.05,
+            "{format}: decoded {measured} s, reported {duration} s"
+        );
+        if format != "ogg" {
+            // Opus always decodes at 48 kHz whatever rate it was given.
+            assert_eq!(file_rate, rate, "{format}");
+        }
+    }
+    // Another rate on request.
+    let job: Value = app
+        .post(
+            "/v1/text-to-speech",
+            key,
+            json!({"text": "Rate test.", "voiceId": voice, "format": "wav", "sampleRate": 16000}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let bytes = app
+        .client
+        .get(job["result"]["audioUrl"].as_str().unwrap())
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    assert_eq!(decoded(&bytes, "wav", 0).1, 16000);
+}
+
+async fn validation_errors_name_the_parameter(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let key = &app.admin_key;
+    let voice = joe(&app, key).await;
+    let tts = |body: Value| app.post("/v1/text-to-speech", key, body);
+
+    for (body, parameter) in [
+        (json!({"text": "   \n ", "voiceId": voice}), "text"),
+        (json!({"text": "a".repeat(5001), "voiceId": voice}), "text"),
+        (
+            json!({"text": "hi", "voiceId": voice, "format": "aac"}),
+            "format",
+        ),
+        (
+            json!({"text": "hi", "voiceId": voice, "format": "ogg", "sampleRate": 22050}),
+            "sampleRate",
+        ),
+        (
+            json!({"text": "hi", "voiceId": voice, "speed": 3.0}),
+            "speed",
+        ),
+        (json!({"text": "hi"}), "voiceId"),
+        (json!({"voiceId": voice}), "text"),
+    ] {
+        let b = assert_error(tts(body.clone()).await, 400, "invalid_parameter").await;
+        assert_eq!(b["error"]["details"]["parameter"], parameter, "{body}");
+    }
+    let b = assert_error(
+        tts(json!({"text": "hi", "voiceId": "nope"})).await,
+        404,
+        "voice_not_found",
+    )
+    .await;
+    assert_eq!(b["error"]["details"]["parameter"], "voiceId");
+
+    // Exactly 5000 characters (after trimming) is allowed: priced per character.
+    let full = format!("  {}  ", "a".repeat(5000));
+    let r: Value = tts(json!({"text": full, "voiceId": voice, "dryRun": true}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(r["estimatedCredits"], 5000);
+
+    let read = app.key("read").await;
+    let r = app
+        .post(
+            "/v1/text-to-speech",
+            &read,
+            json!({"text": "hi", "voiceId": voice}),
+        )
+        .await;
+    assert_error(r, 403, "insufficient_permissions").await;
+}
+
+async fn characters_are_charged(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let (_, key) = app.account(100, "write").await;
+    let voice = joe(&app, &key).await;
+    let r = app
+        .post(
+            "/v1/text-to-speech",
+            &key,
+            json!({"text": " Twenty characters!!! ", "voiceId": voice}),
+        )
+        .await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(
+        app.account_view(&key).await["credits"],
+        json!({"balance": 80, "reserved": 0, "used": 20})
+    );
+    let r = app
+        .post(
+            "/v1/text-to-speech",
+            &key,
+            json!({"text": "x".repeat(81), "voiceId": voice}),
+        )
+        .await;
+    assert_error(r, 402, "insufficient_credits").await;
+}
+
+async fn other_languages_and_normalisation(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let key = &app.admin_key;
+    let voice = joe(&app, key).await;
+    // Written numbers take longer to say than their digits would suggest.
+    let short: Value = app
+        .post(
+            "/v1/text-to-speech",
+            key,
+            json!({"text": "It was 3.", "voiceId": voice}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let long: Value = app
+        .post(
+            "/v1/text-to-speech",
+            key,
+            json!({"text": "It was $1,234,567.89.", "voiceId": voice}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let (s, l) = (
+        short["result"]["duration"].as_f64().unwrap(),
+        long["result"]["duration"].as_f64().unwrap(),
+    );
+    assert!(
+        l > s + 3.0,
+        "the amount is read out in words: {l} s vs {s} s"
+    );
+
+    let spanish: Value = app
+        .get("/v1/voices?language=es&engine=espeak&limit=1", key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let es = spanish["data"][0]["id"].as_str().unwrap();
+    let job: Value = app
+        .post(
+            "/v1/text-to-speech",
+            key,
+            json!({"text": "Hola, ¿cómo estás? Son las 8:30.", "voiceId": es, "format": "wav"}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(job["status"], "completed");
+    assert!(job["result"]["duration"].as_f64().unwrap() > 1.5);
+}
+
+crate::on_both_backends!(
+    every_format_is_real_audio_of_the_reported_duration,
+    validation_errors_name_the_parameter,
+    characters_are_charged,
+    other_languages_and_normalisation
+);

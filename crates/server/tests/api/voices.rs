@@ -1,0 +1,148 @@
+use serde_json::Value;
+
+use crate::helpers::{assert_error, Backend, TestApp};
+
+async fn voice_catalog_filters_sorting_and_paging(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    // A read-only key lists voices (the spec's key test).
+    let key = app.key("read").await;
+    let get = |q: String| {
+        let key = key.clone();
+        let app = &app;
+        async move {
+            app.get(&format!("/v1/voices{q}"), &key)
+                .await
+                .json::<Value>()
+                .await
+                .unwrap()
+        }
+    };
+
+    let all = get(String::new()).await;
+    let total = all["pagination"]["total"].as_u64().unwrap();
+    assert!(total > 100, "{total} voices");
+    assert_eq!(all["pagination"]["limit"], 20);
+    // Best quality first by default.
+    assert_eq!(all["data"][0]["engine"], "piper");
+    for field in [
+        "id",
+        "name",
+        "language",
+        "languages",
+        "gender",
+        "engine",
+        "quality",
+        "sampleRate",
+        "description",
+        "category",
+    ] {
+        assert!(!all["data"][0][field].is_null(), "{field}");
+    }
+    assert_eq!(all["data"][0]["id"].as_str().unwrap().len(), 20);
+
+    let en = get("?language=en&limit=100".into()).await;
+    let langs: Vec<&str> = en["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["language"].as_str().unwrap())
+        .collect();
+    assert!(
+        !langs.is_empty() && langs.iter().all(|l| *l == "en" || l.starts_with("en-")),
+        "{langs:?}"
+    );
+    assert!(
+        get("?language=EN-us".into()).await["pagination"]["total"]
+            .as_u64()
+            .unwrap()
+            >= 2,
+        "case-insensitive"
+    );
+
+    assert_eq!(get("?engine=piper".into()).await["pagination"]["total"], 1);
+    let german = get("?q=german".into()).await;
+    assert!(german["data"].as_array().unwrap().iter().all(|v| v["name"]
+        .as_str()
+        .unwrap()
+        .to_lowercase()
+        .contains("german")));
+    assert!(german["pagination"]["total"].as_u64().unwrap() >= 1);
+    let male = get("?gender=male&limit=100".into()).await;
+    assert!(male["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|v| v["gender"] == "male"));
+    assert_eq!(
+        get("?category=cloned".into()).await["pagination"]["total"],
+        0
+    );
+
+    let by_name = get("?sort=name&limit=100".into()).await;
+    let names: Vec<String> = by_name["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["name"].as_str().unwrap().to_lowercase())
+        .collect();
+    assert!(names.windows(2).all(|w| w[0] <= w[1]), "sorted by name");
+    let by_lang = get("?sort=language&limit=100".into()).await;
+    let langs: Vec<&str> = by_lang["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["language"].as_str().unwrap())
+        .collect();
+    assert!(langs.windows(2).all(|w| w[0] <= w[1]), "sorted by language");
+
+    let p1 = get("?sort=name&limit=10".into()).await;
+    let p2 = get("?sort=name&limit=10&page=2".into()).await;
+    assert_ne!(p1["data"][0]["id"], p2["data"][0]["id"]);
+    assert_eq!(p2["data"][0]["id"], by_name["data"][10]["id"]);
+    let last_page = total.div_ceil(100);
+    let last = get(format!("?limit=100&page={last_page}")).await;
+    assert_eq!(last["pagination"]["hasMore"], false);
+
+    for (q, parameter) in [
+        ("?sort=age", "sort"),
+        ("?gender=robot", "gender"),
+        ("?limit=500", "limit"),
+        ("?category=x", "category"),
+    ] {
+        let b = assert_error(
+            app.get(&format!("/v1/voices{q}"), &key).await,
+            400,
+            "invalid_parameter",
+        )
+        .await;
+        assert_eq!(b["error"]["details"]["parameter"], parameter);
+    }
+
+    let id = all["data"][0]["id"].as_str().unwrap();
+    let one: Value = app
+        .get(&format!("/v1/voices/{id}"), &key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(one["id"], id);
+    assert_error(
+        app.get("/v1/voices/unknown", &key).await,
+        404,
+        "voice_not_found",
+    )
+    .await;
+
+    let models: Value = app.get("/v1/models", &key).await.json().await.unwrap();
+    for engine in ["piper", "espeak"] {
+        let m = models["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["engine"] == engine)
+            .unwrap();
+        assert_eq!(m["available"], true, "{m}");
+    }
+}
+
+crate::on_both_backends!(voice_catalog_filters_sorting_and_paging);
