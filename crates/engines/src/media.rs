@@ -41,6 +41,17 @@ impl AudioFormat {
         }
     }
 
+    /// The Content-Type of this format.
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Self::Mp3 => "audio/mpeg",
+            Self::Wav => "audio/wav",
+            Self::Ogg => "audio/ogg",
+            Self::Flac => "audio/flac",
+            Self::Pcm => "audio/L16",
+        }
+    }
+
     /// File extension of stored outputs.
     pub fn extension(self) -> &'static str {
         self.as_str()
@@ -105,36 +116,56 @@ pub enum MediaError {
     BadRate { rate: u32, format: &'static str },
 }
 
-/// Encodes mono audio to `format` at `rate` Hz.
-pub fn encode(audio: &Audio, format: AudioFormat, rate: u32) -> Result<Vec<u8>, MediaError> {
+/// ffmpeg arguments that read raw s16le mono at `input_rate` from stdin and
+/// write `format` at `rate` to stdout (used whole and streaming).
+pub fn encoder_args(
+    format: AudioFormat,
+    input_rate: u32,
+    rate: u32,
+) -> Result<Vec<String>, MediaError> {
     if !format.sample_rates().contains(&rate) {
         return Err(MediaError::BadRate {
             rate,
             format: format.as_str(),
         });
     }
-    let mut cmd = Command::new("ffmpeg");
-    cmd.args([
+    let mut args: Vec<String> = [
         "-nostdin",
         "-hide_banner",
         "-loglevel",
         "error",
         "-protocol_whitelist",
         "pipe",
-    ])
-    .args([
-        "-f",
-        "s16le",
-        "-ar",
-        &audio.sample_rate.to_string(),
-        "-ac",
-        "1",
-        "-i",
-        "pipe:0",
-    ])
-    .args(["-ar", &rate.to_string(), "-ac", "1"])
-    .args(format.ffmpeg_output())
-    .arg("pipe:1");
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(
+        [
+            "-f",
+            "s16le",
+            "-ar",
+            &input_rate.to_string(),
+            "-ac",
+            "1",
+            "-i",
+            "pipe:0",
+        ]
+        .map(String::from),
+    );
+    args.extend(["-ar", &rate.to_string(), "-ac", "1"].map(String::from));
+    // Streamed output is flushed packet by packet so the first sentence
+    // reaches the client at once.
+    args.extend(["-flush_packets", "1"].map(String::from));
+    args.extend(format.ffmpeg_output().iter().map(|s| s.to_string()));
+    args.push("pipe:1".into());
+    Ok(args)
+}
+
+/// Encodes mono audio to `format` at `rate` Hz.
+pub fn encode(audio: &Audio, format: AudioFormat, rate: u32) -> Result<Vec<u8>, MediaError> {
+    let mut cmd = Command::new("ffmpeg");
+    cmd.args(encoder_args(format, audio.sample_rate, rate)?);
     // Generous: encoding runs at hundreds of times real time.
     let timeout = Duration::from_secs_f64(30.0 + audio.duration() / 5.0);
     Ok(run(cmd, &audio.to_s16le(), timeout)?)

@@ -231,6 +231,7 @@ fn router(state: AppState) -> Router {
         .route("/files", post(files::upload).get(files::list))
         .route("/files/{id}", get(files::get).delete(files::delete))
         .route("/text-to-speech", post(tts::create))
+        .route("/text-to-speech/stream", post(tts::stream))
         .route("/voices", get(voices::list))
         .route("/voices/{id}", get(voices::get))
         .route("/models", get(models::list))

@@ -125,23 +125,47 @@ pub async fn submit(
     opts: JobOptions,
     spec: JobSpec,
 ) -> ApiResult<Response> {
-    let cost = price(state, spec.kind, spec.units);
     if spec.dry_run {
-        let balance = state
-            .db
-            .account(&who.account_id)
-            .await?
-            .map(|a| a.balance)
-            .unwrap_or(0);
-        return Ok(Json(json!({
-            "dryRun": true,
-            "kind": spec.kind,
-            "estimatedCredits": cost,
-            "availableCredits": balance,
-            "sufficientCredits": balance >= cost,
-        }))
-        .into_response());
+        return dry_run(state, who, &spec).await;
     }
+    let respond_async = opts.respond_async;
+    let (job, _) = create(state, who, opts, spec, None).await?;
+    state.events.job_submitted();
+    let job = if respond_async {
+        job
+    } else {
+        let wait = Duration::from_secs_f64(state.config.sync_wait_seconds);
+        wait_for(state, job, wait).await?
+    };
+    job_response(state, job)
+}
+
+/// The price of a request, without creating a job.
+pub async fn dry_run(state: &AppState, who: &Principal, spec: &JobSpec) -> ApiResult<Response> {
+    let cost = price(state, spec.kind, spec.units);
+    let account = state.db.account(&who.account_id).await?;
+    let balance = account.map(|a| a.balance).unwrap_or(0);
+    Ok(Json(json!({
+        "dryRun": true,
+        "kind": spec.kind,
+        "estimatedCredits": cost,
+        "availableCredits": balance,
+        "sufficientCredits": balance >= cost,
+    }))
+    .into_response())
+}
+
+/// Creates the job and holds its credits, mapping refusals to API errors. A
+/// retried `Idempotency-Key` returns the job created the first time (and
+/// `false`: not created now).
+pub async fn create(
+    state: &AppState,
+    who: &Principal,
+    opts: JobOptions,
+    spec: JobSpec,
+    inline: Option<(String, i64)>,
+) -> ApiResult<(Job, bool)> {
+    let cost = price(state, spec.kind, spec.units);
     let created = state
         .db
         .create_job(NewJob {
@@ -153,51 +177,36 @@ pub async fn submit(
             timeout_ms: (state.config.job_timeout_seconds * 1000.0) as i64,
             idempotency_key: opts.idempotency_key,
             max_concurrent: state.config.max_concurrent_jobs,
+            inline,
         })
         .await;
-    let job = match created {
-        Ok(job) => job,
-        Err(CreateJobError::Duplicate(job)) => *job,
+    match created {
+        Ok(job) => Ok((job, true)),
+        Err(CreateJobError::Duplicate(job)) => Ok((*job, false)),
         Err(CreateJobError::InsufficientCredits {
             required,
             available,
-        }) => {
-            return Err(ApiError::new(ErrorCode::InsufficientCredits)
+        }) => Err(ApiError::new(ErrorCode::InsufficientCredits)
+            .with_message(format!(
+                "This request costs {required} credits; the account has {available}."
+            ))
+            .with_detail("required", required)
+            .with_detail("available", available)
+            .into()),
+        Err(CreateJobError::TooManyJobs { limit }) => Err(Error::from(
+            ApiError::new(ErrorCode::ConcurrentJobsLimitExceeded)
                 .with_message(format!(
-                    "This request costs {required} credits; the account has {available}."
+                    "The account already has {limit} jobs queued or running."
                 ))
-                .with_detail("required", required)
-                .with_detail("available", available)
-                .into())
-        }
-        Err(CreateJobError::TooManyJobs { limit }) => {
-            return Err(Error::from(
-                ApiError::new(ErrorCode::ConcurrentJobsLimitExceeded)
-                    .with_message(format!(
-                        "The account already has {limit} jobs queued or running."
-                    ))
-                    .with_detail("limit", limit),
-            )
-            .with_retry_after(1))
-        }
-        Err(CreateJobError::Store(e)) => return Err(e.into()),
-    };
-    state.events.job_submitted();
-    let job = if opts.respond_async {
-        job
-    } else {
-        wait_for(
-            state,
-            job,
-            Duration::from_secs_f64(state.config.sync_wait_seconds),
+                .with_detail("limit", limit),
         )
-        .await?
-    };
-    job_response(state, job)
+        .with_retry_after(1)),
+        Err(CreateJobError::Store(e)) => Err(e.into()),
+    }
 }
 
 /// The answer for a job just submitted or waited for.
-fn job_response(state: &AppState, job: Job) -> ApiResult<Response> {
+pub fn job_response(state: &AppState, job: Job) -> ApiResult<Response> {
     match job.status {
         JobStatus::Completed => {
             Ok((StatusCode::OK, Json(JobView::new(state, job))).into_response())

@@ -12,6 +12,7 @@ pub mod openapi;
 pub mod ratelimit;
 pub mod routes;
 pub mod state;
+pub mod streaming;
 pub mod upload;
 
 pub use app::Application;

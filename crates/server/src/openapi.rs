@@ -45,7 +45,7 @@ impl Modify for Security {
         license(name = "MIT OR Apache-2.0")
     ),
     paths(
-        tts::create, voices::list, voices::get, models::list,
+        tts::create, tts::stream, voices::list, voices::get, models::list,
         account::get_account,
         jobs::get_job, jobs::list_jobs, jobs::cancel_job,
         keys::create_key, keys::list_keys, keys::revoke_key,

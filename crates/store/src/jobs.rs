@@ -19,6 +19,10 @@ pub struct NewJob {
     pub idempotency_key: Option<String>,
     /// Jobs the account may have queued or running at once.
     pub max_concurrent: i64,
+    /// Run by the creating process itself (streaming answers): the job starts
+    /// as `processing` under this lease owner for `lease_ms`, so no worker
+    /// takes it unless the creator dies and the lease expires.
+    pub inline: Option<(String, i64)>,
 }
 
 /// Why a job was not created.
@@ -174,8 +178,9 @@ impl Db {
         }
         sqlx::query(
             "INSERT INTO jobs (id, account_id, kind, status, payload, progress, cost, credit_state, \
-             attempts, max_attempts, timeout_ms, idempotency_key, created_at, updated_at) \
-             VALUES ($1, $2, $3, 'queued', $4, 0, $5, 'held', 0, $6, $7, $8, $9, $9)",
+             attempts, max_attempts, timeout_ms, idempotency_key, created_at, updated_at, \
+             lease_owner, lease_expires_at, started_at) \
+             VALUES ($1, $2, $3, $10, $4, 0, $5, 'held', $11, $6, $7, $8, $9, $9, $12, $13, $14)",
         )
         .bind(&id)
         .bind(&new.account_id)
@@ -186,6 +191,11 @@ impl Db {
         .bind(new.timeout_ms)
         .bind(new.idempotency_key.as_deref())
         .bind(now)
+        .bind(if new.inline.is_some() { "processing" } else { "queued" })
+        .bind(i64::from(new.inline.is_some()))
+        .bind(new.inline.as_ref().map(|(owner, _)| owner.clone()))
+        .bind(new.inline.as_ref().map(|(_, lease)| now + lease))
+        .bind(new.inline.as_ref().map(|_| now))
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;

@@ -4,7 +4,7 @@ use mediagen_pipelines::tts::{TtsBody, TtsRequest};
 
 use crate::error::ApiResult;
 use crate::extract::{ApiJson, Auth, JobOptions, Write};
-use crate::jobs::{submit, JobSpec};
+use crate::jobs::{dry_run, submit, JobSpec};
 use crate::state::AppState;
 
 /// The request body, for the OpenAPI document.
@@ -62,4 +62,36 @@ pub async fn create(
         dry_run,
     };
     submit(&state, &auth, opts, spec).await
+}
+
+/// Text to speech, streamed
+///
+/// The same body as `POST /v1/text-to-speech`; answers `200` with the audio
+/// itself (chunked), starting as soon as the first sentence is synthesized.
+/// `X-Job-Id` names the job, which ends `completed` with an `audioUrl` of the
+/// whole audio. Closing the connection early cancels the job and refunds it.
+/// Streams best as `mp3`, `ogg`, `pcm` or `wav` (whose header then gives no
+/// length).
+#[utoipa::path(post, path = "/v1/text-to-speech/stream", tag = "voice", security(("bearer" = ["write"])),
+    request_body = TtsBodyDoc,
+    responses((status = 200, description = "Chunked audio in the requested format", content_type = "audio/mpeg"),
+              (status = 400), (status = 402), (status = 404, description = "`voice_not_found`")))]
+pub async fn stream(
+    State(state): State<AppState>,
+    auth: Auth<Write>,
+    opts: JobOptions,
+    ApiJson(body): ApiJson<TtsBody>,
+) -> ApiResult<Response> {
+    let dry = body.dry_run;
+    let req = TtsRequest::parse(body, &state.tts)?;
+    if dry {
+        let spec = JobSpec {
+            kind: "tts",
+            units: req.characters() as f64,
+            payload: serde_json::Value::Null,
+            dry_run: true,
+        };
+        return dry_run(&state, &auth, &spec).await;
+    }
+    crate::streaming::stream_tts(state, &auth, opts, req).await
 }

@@ -274,5 +274,114 @@ crate::on_both_backends!(
     every_format_is_real_audio_of_the_reported_duration,
     validation_errors_name_the_parameter,
     characters_are_charged,
-    other_languages_and_normalisation
+    other_languages_and_normalisation,
+    streaming_starts_before_synthesis_ends,
+    a_closed_stream_cancels_and_refunds
 );
+
+const STORY: &str = "Hi there. The old lighthouse keeper climbed the stairs every evening. \
+    He lit the lamp and watched the ships pass in the dark. On the fifth of December, a storm \
+    arrived from the north. The waves were taller than the houses, but the light never went out. \
+    In the morning the sea was calm again.";
+
+async fn stream(app: &TestApp, key: &str, body: Value) -> reqwest::Response {
+    app.client
+        .post(format!("{}/v1/text-to-speech/stream", app.addr))
+        .bearer_auth(key)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn streaming_starts_before_synthesis_ends(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let (_, key) = app.account(10_000, "write").await;
+    let voice = joe(&app, &key).await;
+    let start = std::time::Instant::now();
+    let mut r = stream(
+        &app,
+        &key,
+        json!({"text": STORY, "voiceId": voice, "format": "pcm"}),
+    )
+    .await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["content-type"], "audio/L16");
+    let job_id = r.headers()["x-job-id"].to_str().unwrap().to_owned();
+    let mut bytes = Vec::new();
+    let mut first_audio = None;
+    while let Some(chunk) = r.chunk().await.unwrap() {
+        bytes.extend_from_slice(&chunk);
+        if first_audio.is_none() && bytes.len() >= 1024 {
+            first_audio = Some(start.elapsed());
+        }
+    }
+    let total = start.elapsed();
+    let first_audio = first_audio.expect("audio arrived");
+    eprintln!("stream: first audio after {first_audio:?}, all after {total:?}");
+    assert!(
+        first_audio.as_secs_f64() < total.as_secs_f64() * 0.7,
+        "first audio {first_audio:?} vs total {total:?}"
+    );
+
+    let job = app
+        .wait_job(&key, &job_id, std::time::Duration::from_secs(10), |j| {
+            j["status"] == "completed"
+        })
+        .await;
+    let duration = job["result"]["duration"].as_f64().unwrap();
+    let streamed_seconds = bytes.len() as f64 / 2.0 / 22050.0;
+    assert!(
+        (streamed_seconds - duration).abs() < 0.1,
+        "{streamed_seconds} s streamed, {duration} s reported"
+    );
+    assert_eq!(job["result"]["streamed"], true);
+    // The stored copy is the same audio.
+    let stored = app
+        .client
+        .get(job["result"]["audioUrl"].as_str().unwrap())
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    assert_eq!(stored.len(), bytes.len());
+    let chars = STORY.chars().count() as i64;
+    assert_eq!(app.account_view(&key).await["credits"]["used"], chars);
+}
+
+async fn a_closed_stream_cancels_and_refunds(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let (_, key) = app.account(10_000, "write").await;
+    let voice = joe(&app, &key).await;
+    let long = [STORY; 6].join(" ");
+    let mut r = stream(
+        &app,
+        &key,
+        json!({"text": long, "voiceId": voice, "format": "pcm"}),
+    )
+    .await;
+    let job_id = r.headers()["x-job-id"].to_str().unwrap().to_owned();
+    assert!(r.chunk().await.unwrap().is_some());
+    drop(r);
+    let job = app
+        .wait_job(&key, &job_id, std::time::Duration::from_secs(20), |j| {
+            j["status"] == "failed"
+        })
+        .await;
+    assert_eq!(job["error"]["code"], "client_disconnected");
+    assert_eq!(
+        app.account_view(&key).await["credits"],
+        json!({"balance": 10_000, "reserved": 0, "used": 0})
+    );
+
+    // Validation happens before anything is streamed.
+    let b = assert_error(
+        stream(&app, &key, json!({"text": "", "voiceId": voice})).await,
+        400,
+        "invalid_parameter",
+    )
+    .await;
+    assert_eq!(b["error"]["details"]["parameter"], "text");
+}
