@@ -140,6 +140,9 @@ pub fn encoder_args(
     .iter()
     .map(|s| s.to_string())
     .collect();
+    // The input format is given, so nothing needs probing: without these
+    // ffmpeg would wait for seconds of input before writing anything.
+    args.extend(["-probesize", "32", "-analyzeduration", "0"].map(String::from));
     args.extend(
         [
             "-f",

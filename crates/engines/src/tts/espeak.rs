@@ -2,7 +2,11 @@
 //! phonemizer (IPA) of the neural voices. GPL-3, so it runs as a
 //! subprocess and is never linked.
 
-use std::process::Command;
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::Receiver;
+use std::sync::{LazyLock, Mutex};
 use std::time::Duration;
 
 use crate::audio::{parse_wav, Audio};
@@ -30,15 +34,142 @@ pub fn available() -> Result<(), String> {
 }
 
 /// IPA phonemes of `text`, one string per clause as espeak-ng splits it.
+/// Uses a long-lived espeak-ng process per voice (starting one costs ~10 ms,
+/// a sentence ~1 ms); falls back to a one-off process if that one fails.
 pub fn phonemize(voice: &str, text: &str) -> Result<Vec<String>, TtsError> {
+    match PHONEMIZER.phonemize(voice, text) {
+        Ok(lines) => Ok(lines),
+        Err(e) => {
+            tracing::warn!(
+                voice,
+                "persistent espeak-ng phonemizer failed ({e}); using a one-off process"
+            );
+            phonemize_once(voice, text)
+        }
+    }
+}
+
+fn phonemize_once(voice: &str, text: &str) -> Result<Vec<String>, TtsError> {
     let mut c = espeak();
     c.args(["-q", "--ipa", "-v", voice]);
     let out = run(c, text.as_bytes(), TIMEOUT).map_err(|e| TtsError::Failed(e.to_string()))?;
-    Ok(String::from_utf8_lossy(&out)
-        .lines()
+    Ok(ipa_lines(&String::from_utf8_lossy(&out)))
+}
+
+fn ipa_lines(out: &str) -> Vec<String> {
+    out.lines()
         .map(|l| l.trim().to_owned())
         .filter(|l| !l.is_empty())
-        .collect())
+        .collect()
+}
+
+/// A word no text contains, spoken after each request so the reader knows
+/// where that request's output ends.
+const SENTINEL: &str = "zyzzyvaqx.";
+
+static PHONEMIZER: LazyLock<Phonemizer> = LazyLock::new(Phonemizer::default);
+
+#[derive(Default)]
+struct Phonemizer {
+    procs: Mutex<HashMap<String, EspeakProcess>>,
+}
+
+struct EspeakProcess {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+    sentinel: String,
+}
+
+impl Drop for EspeakProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl EspeakProcess {
+    fn spawn(voice: &str) -> Result<Self, String> {
+        let mut c = espeak();
+        c.args(["-q", "--ipa", "-v", voice])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        let mut child = c.spawn().map_err(|e| e.to_string())?;
+        let stdin = child.stdin.take().ok_or("no stdin")?;
+        let stdout = child.stdout.take().ok_or("no stdout")?;
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut p = Self {
+            child,
+            stdin,
+            lines,
+            sentinel: String::new(),
+        };
+        p.sentinel = p.ask(SENTINEL, None)?.join(" ");
+        Ok(p)
+    }
+
+    /// Sends `text` and the sentinel; returns the lines before the sentinel
+    /// (or, when learning the sentinel, the first line).
+    fn ask(&mut self, text: &str, sentinel: Option<&str>) -> Result<Vec<String>, String> {
+        let payload = match sentinel {
+            Some(_) => format!("{text}\n{SENTINEL}\n"),
+            None => format!("{text}\n"),
+        };
+        self.stdin
+            .write_all(payload.as_bytes())
+            .and_then(|_| self.stdin.flush())
+            .map_err(|e| e.to_string())?;
+        let mut out = Vec::new();
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(Duration::from_secs(5))
+                .map_err(|e| e.to_string())?;
+            let line = line.trim().to_owned();
+            if line.is_empty() {
+                continue;
+            }
+            match sentinel {
+                None => return Ok(vec![line]),
+                Some(s) if line == s => return Ok(out),
+                Some(_) => out.push(line),
+            }
+        }
+    }
+}
+
+impl Phonemizer {
+    fn phonemize(&self, voice: &str, text: &str) -> Result<Vec<String>, String> {
+        // One line, ending a clause, so espeak-ng finishes it before the
+        // sentinel instead of joining them.
+        let mut text: String = text
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        if !text.trim_end().ends_with(['.', '!', '?', ',', ';', ':']) {
+            text.push('.');
+        }
+        let mut procs = self.procs.lock().unwrap_or_else(|e| e.into_inner());
+        if !procs.contains_key(voice) {
+            procs.insert(voice.to_owned(), EspeakProcess::spawn(voice)?);
+        }
+        let p = procs.get_mut(voice).expect("inserted above");
+        let sentinel = p.sentinel.clone();
+        let result = p.ask(&text, Some(&sentinel));
+        if result.is_err() {
+            procs.remove(voice);
+        }
+        result
+    }
 }
 
 /// The formant voices of espeak-ng.
@@ -143,6 +274,17 @@ impl TextToSpeech for EspeakEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn persistent_and_one_off_phonemes_agree() {
+        let text = "Hello there, my friend. How are you";
+        let persistent = phonemize("en-us", text).unwrap();
+        let once = phonemize_once("en-us", &format!("{text}.")).unwrap();
+        assert_eq!(persistent, once);
+        assert_eq!(persistent.len(), 3, "{persistent:?}");
+        // The process is reused and stays in step.
+        assert_eq!(phonemize("en-us", "Second call.").unwrap().len(), 1);
+    }
 
     #[test]
     fn parses_the_voice_list() {

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Text-to-speech speed, side by side on bench/sentences.txt (10 sentences):
+# our Piper engine vs the `piper-tts` PyPI package on the same model, as RTF
+# (compute seconds / audio seconds), and the streaming endpoint's time to
+# first audio. Usage: bench/tts.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+models=${MEDIAGEN_MODELS_DIR:-./models}
+venv=target/bench/piper-venv
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet piper-tts==1.8.0
+fi
+cargo build --release --locked --quiet --example tts_bench -p mediagen-engines
+cargo build --release --locked --quiet --bin mediagen
+
+echo "## Piper en_US-joe-medium, 10 sentences, 2 threads, $(date -u +%F)"
+ours=$(./target/release/examples/tts_bench "$models" bench/sentences.txt piper en_US-joe-medium 2>/dev/null)
+peer=$("$venv/bin/python" bench/piper_peer.py "$models/piper/en_US-joe-medium.onnx" bench/sentences.txt)
+echo "mediagen:  $ours"
+echo "piper-tts: $peer"
+r_ours=$(sed -E 's/.*rtf=([0-9.]+).*/\1/' <<<"$ours"); r_peer=$(sed -E 's/.*rtf=([0-9.]+).*/\1/' <<<"$peer")
+echo "ratio (ours / peer RTF): $(python3 -c "print(round($r_ours / $r_peer, 2))")"
+espeak=$(./target/release/examples/tts_bench "$models" bench/sentences.txt espeak en-us 2>/dev/null)
+echo "espeak-ng (ours): $espeak"
+
+echo "## Streaming: time to first audio (1 KiB), release build"
+dir=$(mktemp -d); port=18191
+MEDIAGEN_LOG=warn ./target/release/mediagen serve --bind 127.0.0.1:$port --data-dir "$dir" --models-dir "$models" >"$dir/out" 2>&1 &
+pid=$!; trap 'kill $pid 2>/dev/null; rm -rf "$dir"' EXIT
+for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+key=$(grep -o 'mg_live_[A-Za-z0-9]*' "$dir/out" | head -1)
+voice=$(curl -s "http://127.0.0.1:$port/v1/voices?engine=piper" -H "Authorization: Bearer $key" | python3 -c "import json,sys; print(json.load(sys.stdin)['data'][0]['id'])")
+for fmt in pcm mp3; do
+  echo "piper $fmt: $(python3 bench/ttfb.py $port "$key" "$voice" $fmt 10)"
+done
