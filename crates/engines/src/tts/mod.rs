@@ -3,6 +3,7 @@
 
 mod catalog;
 pub mod espeak;
+pub mod kokoro;
 pub mod normalize;
 pub mod piper;
 pub mod text;

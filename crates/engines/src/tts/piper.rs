@@ -13,8 +13,8 @@ use ort::value::Tensor;
 use serde::Deserialize;
 
 use crate::audio::Audio;
-use crate::tts::espeak::{bcp47, phonemize};
-use crate::tts::{text, voice_id, TextToSpeech, TtsError, VoiceInfo};
+use crate::tts::espeak::{bcp47, sentence_phonemes};
+use crate::tts::{voice_id, TextToSpeech, TtsError, VoiceInfo};
 
 #[derive(Debug, Deserialize)]
 pub struct PiperConfig {
@@ -224,24 +224,6 @@ pub fn phoneme_ids(map: &HashMap<String, Vec<i64>>, phonemes: &str) -> Vec<i64> 
     ids
 }
 
-/// The sentence's phonemes with its clause punctuation put back (espeak-ng
-/// drops punctuation but writes one line per clause).
-pub fn sentence_phonemes(espeak_voice: &str, sentence: &str) -> Result<String, TtsError> {
-    let clauses = text::clauses(sentence);
-    let lines = phonemize(espeak_voice, sentence)?;
-    if lines.len() == clauses.len() {
-        let parts: Vec<String> = lines
-            .iter()
-            .zip(&clauses)
-            .map(|(ph, (_, punct))| format!("{ph}{}", punct.map(String::from).unwrap_or_default()))
-            .collect();
-        Ok(parts.join(" "))
-    } else {
-        let end = clauses.last().and_then(|c| c.1).unwrap_or('.');
-        Ok(format!("{}{end}", lines.join(", ")))
-    }
-}
-
 impl TextToSpeech for PiperEngine {
     fn engine(&self) -> &'static str {
         "piper"
@@ -257,7 +239,7 @@ impl TextToSpeech for PiperEngine {
             .iter()
             .find(|v| v.info.key == key)
             .ok_or_else(|| TtsError::UnknownVoice(key.into()))?;
-        let phonemes = sentence_phonemes(&voice.config.espeak.voice, sentence)?;
+        let phonemes = sentence_phonemes(&voice.config.espeak.voice, sentence, false)?;
         let ids = phoneme_ids(&voice.config.phoneme_id_map, &phonemes);
         let n = ids.len() as i64;
         let inf = &voice.config.inference;

@@ -22,8 +22,9 @@ async fn voice_catalog_filters_sorting_and_paging(backend: Backend) {
     let total = all["pagination"]["total"].as_u64().unwrap();
     assert!(total > 100, "{total} voices");
     assert_eq!(all["pagination"]["limit"], 20);
-    // Best quality first by default.
-    assert_eq!(all["data"][0]["engine"], "piper");
+    // Best quality first by default: Kokoro.
+    assert_eq!(all["data"][0]["engine"], "kokoro");
+    assert_eq!(all["data"][0]["quality"], "high");
     for field in [
         "id",
         "name",
@@ -60,6 +61,10 @@ async fn voice_catalog_filters_sorting_and_paging(backend: Backend) {
     );
 
     assert_eq!(get("?engine=piper".into()).await["pagination"]["total"], 1);
+    let kokoro = get("?engine=kokoro&language=es".into()).await;
+    assert_eq!(kokoro["pagination"]["total"], 3, "Kokoro's Spanish voices");
+    let female_british = get("?engine=kokoro&language=en-GB&gender=female".into()).await;
+    assert_eq!(female_british["pagination"]["total"], 4);
     let german = get("?q=german".into()).await;
     assert!(german["data"].as_array().unwrap().iter().all(|v| v["name"]
         .as_str()
@@ -134,7 +139,7 @@ async fn voice_catalog_filters_sorting_and_paging(backend: Backend) {
     .await;
 
     let models: Value = app.get("/v1/models", &key).await.json().await.unwrap();
-    for engine in ["piper", "espeak"] {
+    for engine in ["kokoro", "piper", "espeak"] {
         let m = models["data"]
             .as_array()
             .unwrap()
