@@ -9,7 +9,7 @@ models=${MEDIAGEN_MODELS_DIR:-./models}
 venv=target/bench/piper-venv
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet piper-tts==1.8.0
+  "$venv/bin/pip" install --quiet piper-tts==1.8.0 kokoro-onnx==0.6.1
 fi
 cargo build --release --locked --quiet --example tts_bench -p mediagen-engines
 cargo build --release --locked --quiet --bin mediagen
@@ -19,6 +19,13 @@ ours=$(./target/release/examples/tts_bench "$models" bench/sentences.txt piper e
 peer=$("$venv/bin/python" bench/piper_peer.py "$models/piper/en_US-joe-medium.onnx" bench/sentences.txt)
 echo "mediagen:  $ours"
 echo "piper-tts: $peer"
+r_ours=$(sed -E 's/.*rtf=([0-9.]+).*/\1/' <<<"$ours"); r_peer=$(sed -E 's/.*rtf=([0-9.]+).*/\1/' <<<"$peer")
+echo "ratio (ours / peer RTF): $(python3 -c "print(round($r_ours / $r_peer, 2))")"
+echo "## Kokoro-82M int8, voice af_heart, same sentences"
+ours=$(./target/release/examples/tts_bench "$models" bench/sentences.txt kokoro af_heart 2>/dev/null)
+peer=$("$venv/bin/python" bench/kokoro_peer.py "$models" bench/sentences.txt af_heart)
+echo "mediagen:    $ours"
+echo "kokoro-onnx: $peer"
 r_ours=$(sed -E 's/.*rtf=([0-9.]+).*/\1/' <<<"$ours"); r_peer=$(sed -E 's/.*rtf=([0-9.]+).*/\1/' <<<"$peer")
 echo "ratio (ours / peer RTF): $(python3 -c "print(round($r_ours / $r_peer, 2))")"
 espeak=$(./target/release/examples/tts_bench "$models" bench/sentences.txt espeak en-us 2>/dev/null)
@@ -34,3 +41,8 @@ voice=$(curl -s "http://127.0.0.1:$port/v1/voices?engine=piper" -H "Authorizatio
 for fmt in pcm mp3; do
   echo "piper $fmt: $(python3 bench/ttfb.py $port "$key" "$voice" $fmt 10)"
 done
+heart=$(curl -s "http://127.0.0.1:$port/v1/voices?engine=kokoro&q=heart" -H "Authorization: Bearer $key" | python3 -c "import json,sys; print(json.load(sys.stdin)['data'][0]['id'])")
+for fmt in pcm mp3; do
+  echo "kokoro $fmt: $(python3 bench/ttfb.py $port "$key" "$heart" $fmt 10)"
+done
+echo "server memory with all engines loaded and used (RSS): $(ps -o rss= -p $pid | awk '{printf "%.0f MB", $1/1024}')"

@@ -71,6 +71,31 @@ impl Audio {
         self.samples.iter().fold(0.0, |m, s| m.max(s.abs()))
     }
 
+    /// Cuts leading and trailing silence: 10 ms frames quieter than
+    /// `threshold_db` below the peak, keeping `keep` seconds of margin.
+    pub fn trim_silence(&mut self, threshold_db: f32, keep: f64) {
+        let frame = (self.sample_rate as usize / 100).max(1);
+        let peak = self.peak();
+        if peak <= 1e-6 || self.samples.len() < frame {
+            return;
+        }
+        let floor = peak * 10f32.powf(threshold_db / 20.0);
+        let loud = |chunk: &[f32]| {
+            (chunk.iter().map(|s| s * s).sum::<f32>() / chunk.len() as f32).sqrt() > floor
+        };
+        let frames: Vec<bool> = self.samples.chunks(frame).map(loud).collect();
+        let (Some(first), Some(last)) = (
+            frames.iter().position(|l| *l),
+            frames.iter().rposition(|l| *l),
+        ) else {
+            return;
+        };
+        let margin = (keep * f64::from(self.sample_rate)) as usize;
+        let start = (first * frame).saturating_sub(margin);
+        let end = ((last + 1) * frame + margin).min(self.samples.len());
+        self.samples = self.samples[start..end].to_vec();
+    }
+
     /// Scales so the peak is `target` (no-op on silence).
     pub fn normalize_peak(&mut self, target: f32) {
         let peak = self.peak();
@@ -144,6 +169,19 @@ mod tests {
         a.append(&Audio::silence(0.5, 8000));
         assert_eq!(a.sample_rate, 16000);
         assert!((a.duration() - 1.5).abs() < 1e-3);
+    }
+
+    #[test]
+    fn trimming_keeps_the_sound_and_a_margin() {
+        let mut samples = vec![0.0; 8000];
+        samples.extend((0..8000).map(|i| (i as f32 * 0.1).sin() * 0.5));
+        samples.extend(vec![0.0001; 8000]);
+        let mut a = Audio::new(samples, 8000);
+        a.trim_silence(-45.0, 0.05);
+        assert!((a.duration() - 1.1).abs() < 0.03, "{}", a.duration());
+        let mut quiet = Audio::silence(1.0, 8000);
+        quiet.trim_silence(-45.0, 0.05);
+        assert_eq!(quiet.duration(), 1.0, "silence is left alone");
     }
 
     #[test]

@@ -84,16 +84,34 @@ fn piper_and_espeak_speak() {
 #[test]
 fn kokoro_speaks_english_and_spanish() {
     let catalog = TtsCatalog::discover(&models_dir(), 2);
-    let kokoro = catalog.status().iter().find(|s| s.engine == "kokoro").expect("kokoro status");
+    let kokoro = catalog
+        .status()
+        .iter()
+        .find(|s| s.engine == "kokoro")
+        .expect("kokoro status");
     assert!(kokoro.available, "{}", kokoro.detail);
     assert!(kokoro.voices >= 40, "{} voices", kokoro.voices);
-    for (key, text) in [("af_heart", "The quick brown fox jumps over the lazy dog."), ("ef_dora", "Hola, ¿cómo estás? Son las 8:30.")] {
+    for (key, text) in [
+        ("af_heart", "The quick brown fox jumps over the lazy dog."),
+        ("ef_dora", "Hola, ¿cómo estás? Son las 8:30."),
+    ] {
         let voice = catalog.voices().iter().find(|v| v.key == key).unwrap();
-        assert_eq!((voice.engine, voice.quality, voice.sample_rate), ("kokoro", "high", 24_000));
+        assert_eq!(
+            (voice.engine, voice.quality, voice.sample_rate),
+            ("kokoro", "high", 24_000)
+        );
         let start = Instant::now();
         let audio = catalog.speak(&voice.id, text, 1.0, |_, _, _| true).unwrap();
-        eprintln!("{key}: {:.2} s of audio in {:?}", audio.duration(), start.elapsed());
-        assert!((1.5..6.0).contains(&audio.duration()), "{key}: {}", audio.duration());
+        eprintln!(
+            "{key}: {:.2} s of audio in {:?}",
+            audio.duration(),
+            start.elapsed()
+        );
+        assert!(
+            (1.5..6.0).contains(&audio.duration()),
+            "{key}: {}",
+            audio.duration()
+        );
         assert!(audio.peak() > 0.1);
     }
 }

@@ -130,6 +130,9 @@ impl TtsCatalog {
         let mut out = Audio::new(Vec::new(), voice.sample_rate);
         for (i, sentence) in sentences.iter().enumerate() {
             let mut audio = engine.synthesize(&voice.key, sentence, speed)?;
+            // Engines pad sentences with different amounts of silence; the
+            // pause between sentences is ours to choose.
+            audio.trim_silence(-45.0, 0.04);
             if i + 1 < sentences.len() {
                 audio.append(&Audio::silence(SENTENCE_GAP, audio.sample_rate));
             }
