@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use mediagen_core::ApiError;
 use mediagen_engines::media::encode;
-use mediagen_engines::tts::{TtsCatalog, TtsError};
+use mediagen_engines::tts::{ssml, TtsCatalog, TtsError};
 use mediagen_engines::AudioFormat;
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
 use serde::{Deserialize, Serialize};
@@ -53,6 +53,18 @@ impl TtsRequest {
                 "text",
                 format!("must be at most {MAX_TEXT} characters (got {chars})"),
             ));
+        }
+        if ssml::is_ssml(&text) {
+            let segments = ssml::parse(&text).map_err(|e| {
+                ApiError::invalid_parameter("text", format!("invalid SSML: {}", e.message))
+                    .with_detail("position", e.position)
+            })?;
+            if segments.is_empty() {
+                return Err(ApiError::invalid_parameter(
+                    "text",
+                    "the SSML has nothing to say",
+                ));
+            }
         }
         let voice = catalog.voice(&body.voice_id).ok_or_else(|| {
             ApiError::new(mediagen_core::ErrorCode::VoiceNotFound)
@@ -115,6 +127,7 @@ fn failure(e: TtsError) -> JobFailure {
             JobFailure::abort("engine_unavailable", e.to_string())
         }
         TtsError::Cancelled => JobFailure::abort("cancelled", "The job was cancelled."),
+        TtsError::PhonemesUnsupported => JobFailure::abort("synthesis_failed", e.to_string()),
         TtsError::Failed(m) => JobFailure::retry("synthesis_failed", m),
     }
 }

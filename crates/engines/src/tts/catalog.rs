@@ -7,6 +7,7 @@ use crate::tts::espeak::{self, EspeakEngine};
 use crate::tts::kokoro::KokoroEngine;
 use crate::tts::normalize::normalize;
 use crate::tts::piper::PiperEngine;
+use crate::tts::ssml::{self, Segment};
 use crate::tts::{text, TextToSpeech, TtsError, VoiceInfo};
 
 /// Pause between sentences, seconds.
@@ -112,9 +113,10 @@ impl TtsCatalog {
         &self.status
     }
 
-    /// Speaks `text` (normalised for the voice's language) sentence by
-    /// sentence. `each` sees every sentence's audio as it is made, with its
-    /// index and the sentence count, and returns false to stop (cancel).
+    /// Speaks `text` (plain text, or SSML when it starts with `<speak`),
+    /// normalised for the voice's language, sentence by sentence. `each`
+    /// sees every piece of audio as it is made (sentences and breaks), with
+    /// its index and the piece count, and returns false to stop (cancel).
     pub fn speak(
         &self,
         voice_id: &str,
@@ -126,17 +128,58 @@ impl TtsCatalog {
             .voice(voice_id)
             .ok_or_else(|| TtsError::UnknownVoice(voice_id.into()))?;
         let engine = &self.engines[self.engine_of[voice_id]];
-        let sentences = text::sentences(&normalize(text, &voice.language));
-        let mut out = Audio::new(Vec::new(), voice.sample_rate);
-        for (i, sentence) in sentences.iter().enumerate() {
-            let mut audio = engine.synthesize(&voice.key, sentence, speed)?;
-            // Engines pad sentences with different amounts of silence; the
-            // pause between sentences is ours to choose.
-            audio.trim_silence(-45.0, 0.04);
-            if i + 1 < sentences.len() {
-                audio.append(&Audio::silence(SENTENCE_GAP, audio.sample_rate));
+        let segments = if ssml::is_ssml(text) {
+            ssml::parse(text).map_err(|e| TtsError::Failed(e.to_string()))?
+        } else {
+            ssml::plain(text)
+        };
+        // Expand into the units that are synthesized one by one.
+        enum Unit<'a> {
+            Sentence(String, f32),
+            Silence(f64),
+            Ipa(&'a str, &'a str, f32),
+        }
+        let mut units = Vec::new();
+        for seg in &segments {
+            match seg {
+                Segment::Text { text, rate } => {
+                    for s in text::sentences(&normalize(text, &voice.language)) {
+                        units.push(Unit::Sentence(s, *rate));
+                    }
+                }
+                Segment::Break(secs) => units.push(Unit::Silence(*secs)),
+                Segment::Phonemes { ipa, text, rate } => units.push(Unit::Ipa(ipa, text, *rate)),
             }
-            if !each(i, sentences.len(), &audio) {
+        }
+        let mut out = Audio::new(Vec::new(), voice.sample_rate);
+        let n = units.len();
+        for (i, unit) in units.iter().enumerate() {
+            let mut audio = match unit {
+                Unit::Silence(secs) => Audio::silence(*secs, voice.sample_rate),
+                Unit::Sentence(sentence, rate) => {
+                    engine.synthesize(&voice.key, sentence, speed * rate)?
+                }
+                Unit::Ipa(ipa, text, rate) => {
+                    match engine.synthesize_ipa(&voice.key, ipa, speed * rate) {
+                        Err(TtsError::PhonemesUnsupported) => {
+                            engine.synthesize(&voice.key, text, speed * rate)?
+                        }
+                        other => other?,
+                    }
+                }
+            };
+            if !matches!(unit, Unit::Silence(_)) {
+                // Engines pad sentences with different amounts of silence;
+                // the pause between sentences is ours to choose.
+                audio.trim_silence(-45.0, 0.04);
+                let next_is_speech = units
+                    .get(i + 1)
+                    .is_some_and(|u| !matches!(u, Unit::Silence(_)));
+                if next_is_speech {
+                    audio.append(&Audio::silence(SENTENCE_GAP, audio.sample_rate));
+                }
+            }
+            if !each(i, n, &audio) {
                 return Err(TtsError::Cancelled);
             }
             out.append(&audio);

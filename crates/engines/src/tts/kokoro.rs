@@ -214,12 +214,7 @@ impl KokoroEngine {
         } else {
             ipa
         };
-        let mut ids: Vec<i64> = phonemes
-            .chars()
-            .filter_map(|c| self.vocab.get(&c).copied())
-            .collect();
-        ids.truncate(MAX_TOKENS - 2);
-        Ok(ids)
+        Ok(self.ids(&phonemes))
     }
 }
 
@@ -233,12 +228,56 @@ impl TextToSpeech for KokoroEngine {
     }
 
     fn synthesize(&self, key: &str, sentence: &str, speed: f32) -> Result<Audio, TtsError> {
-        let voice = self
-            .voices
+        let voice = self.voice(key)?;
+        let ids = self.tokens(&voice.info, sentence)?;
+        self.run(voice, ids, speed)
+    }
+
+    fn synthesize_ipa(&self, key: &str, ipa: &str, speed: f32) -> Result<Audio, TtsError> {
+        let voice = self.voice(key)?;
+        let phonemes = if voice.info.language.starts_with("en") {
+            english_phonemes(&tie(ipa), voice.info.language == "en-GB")
+        } else {
+            ipa.to_owned()
+        };
+        let ids = self.ids(&format!("{phonemes}."));
+        self.run(voice, ids, speed)
+    }
+}
+
+/// Ties the two letters of English diphthongs and affricates in IPA written
+/// without tie marks (as people write it in `<phoneme ph>`).
+fn tie(ipa: &str) -> String {
+    let mut s = ipa.to_owned();
+    for pair in ["aɪ", "aʊ", "eɪ", "ɔɪ", "oʊ", "əʊ", "eə", "dʒ", "tʃ", "ɪə"] {
+        let mut chars = pair.chars();
+        let (a, b) = (
+            chars.next().unwrap_or_default(),
+            chars.next().unwrap_or_default(),
+        );
+        s = s.replace(pair, &format!("{a}^{b}"));
+    }
+    s
+}
+
+impl KokoroEngine {
+    fn voice(&self, key: &str) -> Result<&KokoroVoice, TtsError> {
+        self.voices
             .iter()
             .find(|v| v.info.key == key)
-            .ok_or_else(|| TtsError::UnknownVoice(key.into()))?;
-        let ids = self.tokens(&voice.info, sentence)?;
+            .ok_or_else(|| TtsError::UnknownVoice(key.into()))
+    }
+
+    fn ids(&self, phonemes: &str) -> Vec<i64> {
+        let mut ids: Vec<i64> = phonemes
+            .chars()
+            .filter_map(|c| self.vocab.get(&c).copied())
+            .collect();
+        ids.truncate(MAX_TOKENS - 2);
+        ids
+    }
+
+    fn run(&self, voice: &KokoroVoice, ids: Vec<i64>, speed: f32) -> Result<Audio, TtsError> {
         // The style is chosen by the number of phoneme tokens.
         let row = ids.len().min(MAX_TOKENS - 1);
         let style = voice.styles[row * STYLE_DIM..(row + 1) * STYLE_DIM].to_vec();

@@ -6,6 +6,7 @@ pub mod espeak;
 pub mod kokoro;
 pub mod normalize;
 pub mod piper;
+pub mod ssml;
 pub mod text;
 
 pub use catalog::{EngineStatus, TtsCatalog};
@@ -54,6 +55,8 @@ pub enum TtsError {
     Failed(String),
     #[error("cancelled")]
     Cancelled,
+    #[error("this engine cannot speak phonemes")]
+    PhonemesUnsupported,
 }
 
 /// One speech engine. Synthesis is synchronous and CPU-bound: call it from
@@ -67,6 +70,13 @@ pub trait TextToSpeech: Send + Sync {
 
     /// Speaks one sentence with voice `key` at `speed` (1.0 = normal).
     fn synthesize(&self, key: &str, sentence: &str, speed: f32) -> Result<Audio, TtsError>;
+
+    /// Speaks IPA phonemes as given (SSML `<phoneme>`). Engines that cannot
+    /// take phonemes answer [`TtsError::PhonemesUnsupported`] and the text is
+    /// spoken instead.
+    fn synthesize_ipa(&self, _key: &str, _ipa: &str, _speed: f32) -> Result<Audio, TtsError> {
+        Err(TtsError::PhonemesUnsupported)
+    }
 }
 
 /// A stable 20-character id for a voice.

@@ -234,13 +234,32 @@ impl TextToSpeech for PiperEngine {
     }
 
     fn synthesize(&self, key: &str, sentence: &str, speed: f32) -> Result<Audio, TtsError> {
-        let voice = self
-            .voices
+        let voice = self.voice(key)?;
+        let phonemes = sentence_phonemes(&voice.config.espeak.voice, sentence, false)?;
+        self.speak_phonemes(voice, &phonemes, speed)
+    }
+
+    fn synthesize_ipa(&self, key: &str, ipa: &str, speed: f32) -> Result<Audio, TtsError> {
+        let voice = self.voice(key)?;
+        self.speak_phonemes(voice, &format!("{ipa}."), speed)
+    }
+}
+
+impl PiperEngine {
+    fn voice(&self, key: &str) -> Result<&PiperVoice, TtsError> {
+        self.voices
             .iter()
             .find(|v| v.info.key == key)
-            .ok_or_else(|| TtsError::UnknownVoice(key.into()))?;
-        let phonemes = sentence_phonemes(&voice.config.espeak.voice, sentence, false)?;
-        let ids = phoneme_ids(&voice.config.phoneme_id_map, &phonemes);
+            .ok_or_else(|| TtsError::UnknownVoice(key.into()))
+    }
+
+    fn speak_phonemes(
+        &self,
+        voice: &PiperVoice,
+        phonemes: &str,
+        speed: f32,
+    ) -> Result<Audio, TtsError> {
+        let ids = phoneme_ids(&voice.config.phoneme_id_map, phonemes);
         let n = ids.len() as i64;
         let inf = &voice.config.inference;
         let fail = |e: ort::Error| TtsError::Failed(e.to_string());

@@ -270,7 +270,104 @@ async fn other_languages_and_normalisation(backend: Backend) {
     assert!(job["result"]["duration"].as_f64().unwrap() > 1.5);
 }
 
+async fn duration_of(app: &TestApp, key: &str, voice: &str, text: &str) -> f64 {
+    let r = app
+        .post(
+            "/v1/text-to-speech",
+            key,
+            json!({"text": text, "voiceId": voice, "format": "wav"}),
+        )
+        .await;
+    let job: Value = r.json().await.unwrap();
+    assert_eq!(job["status"], "completed", "{job}");
+    job["result"]["duration"].as_f64().unwrap()
+}
+
+async fn ssml_breaks_spelling_phonemes_and_errors(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let key = &app.admin_key;
+    let voice = joe(&app, key).await;
+    let plain = duration_of(&app, key, &voice, "Hello there. Goodbye now.").await;
+    let with_break = duration_of(
+        &app,
+        key,
+        &voice,
+        r#"<speak>Hello there. <break time="2s"/> Goodbye now.</speak>"#,
+    )
+    .await;
+    assert!(
+        with_break > plain + 1.8,
+        "a 2 s break: {with_break} s vs {plain} s"
+    );
+    let word = duration_of(&app, key, &voice, "NASA").await;
+    let spelled = duration_of(
+        &app,
+        key,
+        &voice,
+        r#"<speak><say-as interpret-as="characters">NASA</say-as></speak>"#,
+    )
+    .await;
+    assert!(spelled > word * 1.5, "spelled out: {spelled} s vs {word} s");
+    let slow = duration_of(
+        &app,
+        key,
+        &voice,
+        r#"<speak><prosody rate="x-slow">Hello there, my friend.</prosody></speak>"#,
+    )
+    .await;
+    let normal = duration_of(&app, key, &voice, "Hello there, my friend.").await;
+    assert!(slow > normal * 1.3, "x-slow: {slow} s vs {normal} s");
+
+    // <phoneme> on a neural voice (spoken from the IPA) and on espeak-ng
+    // (which falls back to the text).
+    let kokoro: Value = app
+        .get("/v1/voices?engine=kokoro&q=heart", key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let heart = kokoro["data"][0]["id"].as_str().unwrap().to_owned();
+    let espeak: Value = app
+        .get("/v1/voices?engine=espeak&language=en-US&limit=1", key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let robot = espeak["data"][0]["id"].as_str().unwrap().to_owned();
+    for v in [&voice, &heart, &robot] {
+        let d = duration_of(
+            &app,
+            key,
+            v,
+            r#"<speak>I say <phoneme alphabet="ipa" ph="təˈmɑːtoʊ">tomato</phoneme>.</speak>"#,
+        )
+        .await;
+        assert!(d > 0.8, "{v}: {d}");
+    }
+
+    let bad = app
+        .post(
+            "/v1/text-to-speech",
+            key,
+            json!({"text": "<speak>Hi <b>there</b></speak>", "voiceId": voice}),
+        )
+        .await;
+    let b = assert_error(bad, 400, "invalid_parameter").await;
+    assert_eq!(b["error"]["details"]["parameter"], "text");
+    assert_eq!(b["error"]["details"]["position"], 10);
+    assert!(b["error"]["message"].as_str().unwrap().contains("<b>"));
+    let unclosed = app
+        .post(
+            "/v1/text-to-speech",
+            key,
+            json!({"text": "<speak>Hi", "voiceId": voice}),
+        )
+        .await;
+    assert_error(unclosed, 400, "invalid_parameter").await;
+}
+
 crate::on_both_backends!(
+    ssml_breaks_spelling_phonemes_and_errors,
     every_format_is_real_audio_of_the_reported_duration,
     validation_errors_name_the_parameter,
     characters_are_charged,

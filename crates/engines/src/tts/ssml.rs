@@ -1,0 +1,525 @@
+//! A small SSML subset shared by every engine: `<speak>`, `<break>`,
+//! `<say-as interpret-as="characters|spell-out|cardinal|number|date">`,
+//! `<sub alias>`, `<phoneme alphabet="ipa" ph>`, `<prosody rate>`, and `<p>`
+//! / `<s>` as sentence breaks. Anything else is refused with its position.
+
+/// One piece of what to say.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Segment {
+    /// Text, normalised and split into sentences before synthesis, spoken at
+    /// `rate` × the request's speed.
+    Text { text: String, rate: f32 },
+    /// Silence, seconds.
+    Break(f64),
+    /// IPA to speak as given; `text` is said instead by engines that cannot
+    /// take phonemes.
+    Phonemes {
+        ipa: String,
+        text: String,
+        rate: f32,
+    },
+}
+
+/// Why SSML was refused: the message and the character position.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message} (at character {position})")]
+pub struct SsmlError {
+    pub position: usize,
+    pub message: String,
+}
+
+/// Longest `<break>`, seconds.
+pub const MAX_BREAK: f64 = 10.0;
+
+/// True when `text` is SSML (starts with `<speak`).
+pub fn is_ssml(text: &str) -> bool {
+    text.trim_start().starts_with("<speak")
+}
+
+/// Plain text as one segment.
+pub fn plain(text: &str) -> Vec<Segment> {
+    vec![Segment::Text {
+        text: text.to_owned(),
+        rate: 1.0,
+    }]
+}
+
+struct Tag {
+    name: String,
+    attrs: Vec<(String, String)>,
+    closing: bool,
+    self_closing: bool,
+}
+
+impl Tag {
+    fn attr(&self, name: &str) -> Option<&str> {
+        self.attrs
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+struct Parser<'a> {
+    chars: Vec<char>,
+    pos: usize,
+    _src: &'a str,
+}
+
+fn err(position: usize, message: impl Into<String>) -> SsmlError {
+    SsmlError {
+        position,
+        message: message.into(),
+    }
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> Option<char> {
+        self.chars.get(self.pos).copied()
+    }
+
+    fn skip_ws(&mut self) {
+        while self.peek().is_some_and(char::is_whitespace) {
+            self.pos += 1;
+        }
+    }
+
+    fn name(&mut self) -> String {
+        let start = self.pos;
+        while self
+            .peek()
+            .is_some_and(|c| c.is_alphanumeric() || c == '-' || c == ':' || c == '_')
+        {
+            self.pos += 1;
+        }
+        self.chars[start..self.pos].iter().collect()
+    }
+
+    /// Parses a tag; `self.pos` is at `<`.
+    fn tag(&mut self) -> Result<Tag, SsmlError> {
+        let start = self.pos;
+        self.pos += 1;
+        let closing = self.peek() == Some('/');
+        if closing {
+            self.pos += 1;
+        }
+        let name = self.name();
+        if name.is_empty() {
+            return Err(err(start, "expected an element name after `<`"));
+        }
+        let mut attrs = Vec::new();
+        loop {
+            self.skip_ws();
+            match self.peek() {
+                None => return Err(err(start, format!("unterminated tag <{name}>"))),
+                Some('>') => {
+                    self.pos += 1;
+                    return Ok(Tag {
+                        name,
+                        attrs,
+                        closing,
+                        self_closing: false,
+                    });
+                }
+                Some('/') if self.chars.get(self.pos + 1) == Some(&'>') => {
+                    self.pos += 2;
+                    return Ok(Tag {
+                        name,
+                        attrs,
+                        closing,
+                        self_closing: true,
+                    });
+                }
+                Some(_) => {
+                    let at = self.pos;
+                    let key = self.name();
+                    if key.is_empty() {
+                        return Err(err(at, format!("unexpected character in <{name}>")));
+                    }
+                    self.skip_ws();
+                    if self.peek() != Some('=') {
+                        return Err(err(self.pos, format!("attribute `{key}` needs a value")));
+                    }
+                    self.pos += 1;
+                    self.skip_ws();
+                    let quote = self.peek().filter(|q| *q == '"' || *q == '\'');
+                    let Some(quote) = quote else {
+                        return Err(err(
+                            self.pos,
+                            format!("the value of `{key}` must be quoted"),
+                        ));
+                    };
+                    self.pos += 1;
+                    let vstart = self.pos;
+                    while self.peek().is_some_and(|c| c != quote) {
+                        self.pos += 1;
+                    }
+                    if self.peek().is_none() {
+                        return Err(err(vstart, format!("unterminated value of `{key}`")));
+                    }
+                    let value: String = self.chars[vstart..self.pos].iter().collect();
+                    self.pos += 1;
+                    attrs.push((key, unescape(&value, vstart)?));
+                }
+            }
+        }
+    }
+}
+
+fn unescape(s: &str, at: usize) -> Result<String, SsmlError> {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(i) = rest.find('&') {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i..];
+        let end = tail
+            .find(';')
+            .ok_or_else(|| err(at + i, "`&` must start an entity such as &amp;"))?;
+        out.push_str(match &tail[..=end] {
+            "&amp;" => "&",
+            "&lt;" => "<",
+            "&gt;" => ">",
+            "&quot;" => "\"",
+            "&apos;" => "'",
+            other => return Err(err(at + i, format!("unknown entity {other}"))),
+        });
+        rest = &tail[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// `500ms`, `1.5s` → seconds (at most [`MAX_BREAK`]).
+fn duration(value: &str, at: usize) -> Result<f64, SsmlError> {
+    let v = value.trim();
+    let (num, scale) = if let Some(n) = v.strip_suffix("ms") {
+        (n, 0.001)
+    } else if let Some(n) = v.strip_suffix('s') {
+        (n, 1.0)
+    } else {
+        return Err(err(at, format!("break time `{value}` must end in ms or s")));
+    };
+    let secs = num
+        .trim()
+        .parse::<f64>()
+        .map_err(|_| err(at, format!("break time `{value}` is not a number")))?
+        * scale;
+    if !(0.0..=MAX_BREAK).contains(&secs) {
+        return Err(err(
+            at,
+            format!("break time must be from 0 to {MAX_BREAK} s"),
+        ));
+    }
+    Ok(secs)
+}
+
+/// `slow`, `fast`, `80%` → a speed factor.
+fn rate(value: &str, at: usize) -> Result<f32, SsmlError> {
+    let r = match value.trim() {
+        "x-slow" => 0.6,
+        "slow" => 0.8,
+        "medium" | "default" => 1.0,
+        "fast" => 1.25,
+        "x-fast" => 1.5,
+        v => {
+            let pct = v
+                .strip_suffix('%')
+                .and_then(|n| n.trim().parse::<f32>().ok());
+            pct.map(|p| p / 100.0).ok_or_else(|| {
+                err(
+                    at,
+                    format!("prosody rate `{v}` must be x-slow…x-fast or a percentage"),
+                )
+            })?
+        }
+    };
+    if !(0.5..=2.0).contains(&r) {
+        return Err(err(at, "prosody rate must be from 50% to 200%"));
+    }
+    Ok(r)
+}
+
+/// Spells a word letter by letter ("ABC" → "A. B. C.").
+fn spell(text: &str) -> String {
+    let letters: Vec<String> = text
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .map(|c| c.to_string())
+        .collect();
+    format!("{}.", letters.join(". "))
+}
+
+/// Parses SSML into segments.
+pub fn parse(input: &str) -> Result<Vec<Segment>, SsmlError> {
+    let mut p = Parser {
+        chars: input.chars().collect(),
+        pos: 0,
+        _src: input,
+    };
+    p.skip_ws();
+    if p.peek() != Some('<') {
+        return Err(err(p.pos, "SSML must start with <speak>"));
+    }
+    let root = p.tag()?;
+    if root.name != "speak" || root.closing || root.self_closing {
+        return Err(err(0, "SSML must start with <speak>"));
+    }
+    // Open elements: (name, position, rate in force, say-as, sub alias, phoneme).
+    struct Open {
+        name: String,
+        at: usize,
+        rate: f32,
+        mode: Mode,
+    }
+    #[derive(Clone, PartialEq)]
+    enum Mode {
+        Normal,
+        Characters,
+        Alias(String),
+        Phoneme(String),
+    }
+    let mut stack = vec![Open {
+        name: "speak".into(),
+        at: 0,
+        rate: 1.0,
+        mode: Mode::Normal,
+    }];
+    let mut out: Vec<Segment> = Vec::new();
+    let mut text = String::new();
+    let flush = |out: &mut Vec<Segment>, text: &mut String, rate: f32| {
+        if !text.trim().is_empty() {
+            out.push(Segment::Text {
+                text: text.trim().to_owned(),
+                rate,
+            });
+        }
+        text.clear();
+    };
+    while p.pos < p.chars.len() {
+        let current_rate = stack.last().map(|o| o.rate).unwrap_or(1.0);
+        if p.peek() != Some('<') {
+            let start = p.pos;
+            while p.peek().is_some_and(|c| c != '<') {
+                p.pos += 1;
+            }
+            let raw: String = p.chars[start..p.pos].iter().collect();
+            text.push_str(&unescape(&raw, start)?);
+            continue;
+        }
+        if stack.is_empty() {
+            return Err(err(p.pos, "nothing may follow </speak>"));
+        }
+        let at = p.pos;
+        let tag = p.tag()?;
+        if tag.closing {
+            let open = stack
+                .pop()
+                .ok_or_else(|| err(at, format!("unexpected </{}>", tag.name)))?;
+            if open.name != tag.name {
+                return Err(err(
+                    at,
+                    format!(
+                        "</{}> closes <{}> opened at character {}",
+                        tag.name, open.name, open.at
+                    ),
+                ));
+            }
+            match open.mode {
+                Mode::Normal => flush(&mut out, &mut text, open.rate),
+                Mode::Characters => {
+                    let spelled = spell(&text);
+                    text = spelled;
+                    flush(&mut out, &mut text, open.rate);
+                }
+                Mode::Alias(alias) => {
+                    text = alias;
+                    flush(&mut out, &mut text, open.rate);
+                }
+                Mode::Phoneme(ipa) => {
+                    out.push(Segment::Phonemes {
+                        ipa,
+                        text: text.trim().to_owned(),
+                        rate: open.rate,
+                    });
+                    text.clear();
+                }
+            }
+            if matches!(tag.name.as_str(), "p" | "s") {
+                if let Some(Segment::Text { text, .. }) = out.last_mut() {
+                    if !text.ends_with(['.', '!', '?']) {
+                        text.push('.');
+                    }
+                }
+            }
+            continue;
+        }
+        if stack.last().is_some_and(|o| o.mode != Mode::Normal) {
+            return Err(err(
+                at,
+                format!(
+                    "<{}> cannot be nested inside <{}>",
+                    tag.name,
+                    stack.last().map(|o| o.name.as_str()).unwrap_or("")
+                ),
+            ));
+        }
+        match tag.name.as_str() {
+            "break" => {
+                flush(&mut out, &mut text, current_rate);
+                let secs = match (tag.attr("time"), tag.attr("strength")) {
+                    (Some(t), _) => duration(t, at)?,
+                    (None, Some(s)) => match s {
+                        "none" => 0.0,
+                        "x-weak" => 0.1,
+                        "weak" => 0.25,
+                        "medium" => 0.5,
+                        "strong" => 0.75,
+                        "x-strong" => 1.2,
+                        other => return Err(err(at, format!("unknown break strength `{other}`"))),
+                    },
+                    (None, None) => 0.5,
+                };
+                out.push(Segment::Break(secs));
+                if !tag.self_closing {
+                    stack.push(Open {
+                        name: tag.name,
+                        at,
+                        rate: current_rate,
+                        mode: Mode::Normal,
+                    });
+                }
+                continue;
+            }
+            "speak" => return Err(err(at, "<speak> cannot be nested")),
+            _ => {}
+        }
+        flush(&mut out, &mut text, current_rate);
+        let (rate_here, mode) = match tag.name.as_str() {
+            "p" | "s" => (current_rate, Mode::Normal),
+            "prosody" => match tag.attr("rate") {
+                Some(r) => (current_rate * rate(r, at)?, Mode::Normal),
+                None => (current_rate, Mode::Normal),
+            },
+            "say-as" => match tag.attr("interpret-as") {
+                Some("characters" | "spell-out" | "verbatim") => (current_rate, Mode::Characters),
+                // Numbers and dates are read by the text normaliser.
+                Some("cardinal" | "number" | "date" | "ordinal" | "telephone") => {
+                    (current_rate, Mode::Normal)
+                }
+                Some(other) => {
+                    return Err(err(
+                        at,
+                        format!("unsupported say-as interpret-as `{other}`"),
+                    ))
+                }
+                None => return Err(err(at, "<say-as> needs interpret-as")),
+            },
+            "sub" => {
+                let alias = tag
+                    .attr("alias")
+                    .ok_or_else(|| err(at, "<sub> needs alias"))?;
+                (current_rate, Mode::Alias(alias.to_owned()))
+            }
+            "phoneme" => {
+                if tag.attr("alphabet").is_some_and(|a| a != "ipa") {
+                    return Err(err(at, "only alphabet=\"ipa\" is supported"));
+                }
+                let ph = tag
+                    .attr("ph")
+                    .ok_or_else(|| err(at, "<phoneme> needs ph"))?;
+                (current_rate, Mode::Phoneme(ph.to_owned()))
+            }
+            other => return Err(err(at, format!("unsupported SSML element <{other}>"))),
+        };
+        if tag.self_closing {
+            continue;
+        }
+        stack.push(Open {
+            name: tag.name,
+            at,
+            rate: rate_here,
+            mode,
+        });
+    }
+    if let Some(open) = stack.last() {
+        return Err(err(open.at, format!("<{}> is never closed", open.name)));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(t: &str, rate: f32) -> Segment {
+        Segment::Text {
+            text: t.into(),
+            rate,
+        }
+    }
+
+    #[test]
+    fn parses_the_subset() {
+        let s = parse(
+            "<speak>Hello <break time=\"500ms\"/> <say-as interpret-as=\"characters\">ABC</say-as> \
+             <sub alias=\"World Wide Web\">WWW</sub> <prosody rate=\"slow\">slowly &amp; surely</prosody> \
+             <phoneme alphabet=\"ipa\" ph=\"təˈmɑːtoʊ\">tomato</phoneme><p>Done</p></speak>",
+        )
+        .unwrap();
+        assert_eq!(
+            s,
+            vec![
+                text("Hello", 1.0),
+                Segment::Break(0.5),
+                text("A. B. C.", 1.0),
+                text("World Wide Web", 1.0),
+                text("slowly & surely", 0.8),
+                Segment::Phonemes {
+                    ipa: "təˈmɑːtoʊ".into(),
+                    text: "tomato".into(),
+                    rate: 1.0
+                },
+                text("Done.", 1.0),
+            ]
+        );
+        assert_eq!(
+            parse("<speak>a<break time='2s'/>b</speak>").unwrap()[1],
+            Segment::Break(2.0)
+        );
+        assert!(is_ssml("  <speak>x</speak>") && !is_ssml("x <speak>"));
+    }
+
+    #[test]
+    fn errors_carry_the_position() {
+        let cases = [
+            (
+                "<speak>Hello <b>x</b></speak>",
+                13,
+                "unsupported SSML element <b>",
+            ),
+            (
+                "<speak>Hello <break time=\"5 minutes\"/></speak>",
+                13,
+                "is not a number",
+            ),
+            (
+                "<speak>Hello <break time=\"5m\"/></speak>",
+                13,
+                "must end in ms or s",
+            ),
+            (
+                "<speak><prosody rate=\"slow\">x</speak>",
+                29,
+                "closes <prosody>",
+            ),
+            ("<speak>x", 0, "never closed"),
+            ("<speak>a &nbsp; b</speak>", 9, "unknown entity"),
+            ("<speak><break time=\"30s\"/></speak>", 7, "from 0 to 10"),
+        ];
+        for (input, position, message) in cases {
+            let e = parse(input).unwrap_err();
+            assert_eq!(e.position, position, "{input}: {e}");
+            assert!(e.message.contains(message), "{input}: {e}");
+        }
+    }
+}
