@@ -172,3 +172,32 @@ impl Pipeline for TtsPipeline {
         }))
     }
 }
+
+/// What a voice says in its preview: a greeting in its language, or numbers
+/// (which espeak-ng reads in every one of its languages).
+pub fn preview_text(language: &str) -> &'static str {
+    match language.get(..2).unwrap_or("") {
+        "en" => "Hello! This is how I sound. I can read anything you write.",
+        "es" => "¡Hola! Así suena mi voz. Puedo leer todo lo que escribas.",
+        "fr" => "Bonjour ! Voici ma voix. Je peux lire tout ce que vous écrivez.",
+        "it" => "Ciao! Questa è la mia voce. Posso leggere tutto quello che scrivi.",
+        "pt" => "Olá! Esta é a minha voz. Posso ler tudo o que você escrever.",
+        "de" => "Hallo! So klingt meine Stimme. Ich lese alles, was du schreibst.",
+        "hi" => "नमस्ते! यह मेरी आवाज़ है।",
+        _ => "1, 2, 3, 4, 5.",
+    }
+}
+
+/// A short mp3 sample of a voice (blocking: run it off the async runtime).
+pub fn preview_mp3(catalog: &TtsCatalog, voice_id: &str) -> Result<Vec<u8>, String> {
+    let voice = catalog.voice(voice_id).ok_or("unknown voice")?;
+    let audio = catalog
+        .speak(voice_id, preview_text(&voice.language), 1.0, |_, _, _| true)
+        .map_err(|e| e.to_string())?;
+    encode(
+        &audio,
+        AudioFormat::Mp3,
+        AudioFormat::Mp3.default_rate(voice.sample_rate),
+    )
+    .map_err(|e| e.to_string())
+}

@@ -30,7 +30,7 @@ use crate::metrics::Metrics;
 use crate::middleware;
 use crate::ratelimit::RateLimiter;
 use crate::routes::{
-    account, accounts, blobs, files, jobs, keys, models, system, test_jobs, tts, voices,
+    account, accounts, blobs, files, jobs, keys, models, previews, system, test_jobs, tts, voices,
 };
 use crate::state::{AppState, Inner};
 
@@ -260,6 +260,7 @@ fn router(state: AppState) -> Router {
         .route("/readyz", get(system::readyz))
         .route("/metrics", get(system::metrics))
         .route("/blobs/{*key}", get(blobs::download))
+        .route("/previews/{file}", get(previews::get))
         .fallback(|| async { Error::new(ErrorCode::RouteNotFound) })
         .method_not_allowed_fallback(|| async { Error::new(ErrorCode::MethodNotAllowed) })
         .layer(from_fn_with_state(

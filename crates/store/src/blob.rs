@@ -164,6 +164,15 @@ impl BlobStore {
         })
     }
 
+    /// True when a blob is stored under `key`.
+    pub async fn exists(&self, key: &str) -> Result<bool, BlobError> {
+        match self.store.head(&Self::path(key)?).await {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// Reads a whole blob into memory (small blobs only).
     pub async fn get_bytes(&self, key: &str) -> Result<Bytes, BlobError> {
         let result = self.store.get(&Self::path(key)?).await.map_err(not_found)?;

@@ -17,8 +17,8 @@ use crate::state::AppState;
 
 #[derive(Deserialize)]
 pub struct SignedQuery {
-    expires: Option<i64>,
-    signature: Option<String>,
+    pub expires: Option<i64>,
+    pub signature: Option<String>,
 }
 
 /// Download a result file
@@ -36,21 +36,33 @@ pub async fn download(
     Query(q): Query<SignedQuery>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
-    let (Some(expires), Some(signature)) = (q.expires, q.signature) else {
+    verify(&state, &key, &q)?;
+    serve(&state, &key, &headers).await
+}
+
+/// Checks a signed URL's signature (403 `invalid_signature`), then its
+/// expiry (403 `url_expired`).
+pub fn verify(state: &AppState, key: &str, q: &SignedQuery) -> ApiResult<()> {
+    let (Some(expires), Some(signature)) = (q.expires, q.signature.as_deref()) else {
         return Err(ApiError::new(ErrorCode::InvalidSignature).into());
     };
     state
         .signer
-        .verify(&key, expires, &signature, now_ms() / 1000)
+        .verify(key, expires, signature, now_ms() / 1000)
         .map_err(|e| match e {
             SignedUrlError::Invalid => ApiError::new(ErrorCode::InvalidSignature),
             SignedUrlError::Expired => ApiError::new(ErrorCode::UrlExpired),
         })?;
+    Ok(())
+}
+
+/// Streams a stored blob, honouring a single `Range`.
+pub async fn serve(state: &AppState, key: &str, headers: &HeaderMap) -> ApiResult<Response> {
     let range = headers
         .get(header::RANGE)
         .and_then(|v| v.to_str().ok())
         .and_then(BlobRange::parse);
-    let read = state.blobs.get(&key, range).await?;
+    let read = state.blobs.get(key, range).await?;
     let partial = range.is_some();
     let len = read.range.end - read.range.start;
     let mut response =
@@ -63,7 +75,7 @@ pub async fn download(
     let h = response.headers_mut();
     h.insert(
         header::CONTENT_TYPE,
-        HeaderValue::from_static(content_type_for(&key)),
+        HeaderValue::from_static(content_type_for(key)),
     );
     h.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
     h.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));

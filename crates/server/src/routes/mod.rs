@@ -8,6 +8,7 @@ pub mod files;
 pub mod jobs;
 pub mod keys;
 pub mod models;
+pub mod previews;
 pub mod system;
 pub mod test_jobs;
 pub mod tts;

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ApiResult;
 use crate::extract::{ApiQuery, Auth, Read};
+use crate::routes::previews::preview_url;
 use crate::routes::{page_params, ListEnvelope};
 use crate::state::AppState;
 
@@ -32,14 +33,14 @@ pub struct VoiceView {
     /// Native sample rate, Hz.
     pub sample_rate: u32,
     pub description: String,
-    /// A short sample; not generated yet on this server (null).
+    /// A few seconds of the voice (mp3, signed URL, made on first use).
     pub preview_url: Option<String>,
     /// `premade` (the catalog) or `cloned` (the account's own voices).
     pub category: String,
 }
 
-impl From<&VoiceInfo> for VoiceView {
-    fn from(v: &VoiceInfo) -> Self {
+impl VoiceView {
+    fn new(state: &AppState, v: &VoiceInfo) -> Self {
         Self {
             id: v.id.clone(),
             name: v.name.clone(),
@@ -51,7 +52,7 @@ impl From<&VoiceInfo> for VoiceView {
             quality: v.quality.to_owned(),
             sample_rate: v.sample_rate,
             description: v.description.clone(),
-            preview_url: None,
+            preview_url: Some(preview_url(state, &v.id)),
             category: "premade".to_owned(),
         }
     }
@@ -160,7 +161,7 @@ pub async fn list(
         .into_iter()
         .skip(params.offset() as usize)
         .take(params.limit as usize)
-        .map(VoiceView::from)
+        .map(|v| VoiceView::new(&state, v))
         .collect();
     Ok(Json(Page::new(data, params, total)))
 }
@@ -177,5 +178,5 @@ pub async fn get(
         ApiError::new(ErrorCode::VoiceNotFound)
             .with_message(format!("No voice with id `{id}` exists."))
     })?;
-    Ok(Json(voice.into()))
+    Ok(Json(VoiceView::new(&state, voice)))
 }

@@ -138,6 +138,45 @@ async fn voice_catalog_filters_sorting_and_paging(backend: Backend) {
     )
     .await;
 
+    // Previews: made on first use, then kept; signed like result URLs.
+    let piper: Value = app
+        .get("/v1/voices?engine=piper", &key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let preview = piper["data"][0]["previewUrl"].as_str().unwrap().to_owned();
+    assert!(
+        preview.starts_with(&format!("{}/previews/", app.addr)),
+        "{preview}"
+    );
+    let first = app.client.get(&preview).send().await.unwrap();
+    assert_eq!(first.status(), 200);
+    assert_eq!(first.headers()["content-type"], "audio/mpeg");
+    let mp3 = first.bytes().await.unwrap();
+    assert!(
+        mp3.len() > 10_000,
+        "a few seconds of mp3: {} bytes",
+        mp3.len()
+    );
+    let again = app
+        .client
+        .get(&preview)
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    assert_eq!(again, mp3, "served from the stored copy");
+    let tampered = preview.replace("expires=", "expires=1");
+    assert_error(
+        app.client.get(&tampered).send().await.unwrap(),
+        403,
+        "invalid_signature",
+    )
+    .await;
+
     let models: Value = app.get("/v1/models", &key).await.json().await.unwrap();
     for engine in ["kokoro", "piper", "espeak"] {
         let m = models["data"]
