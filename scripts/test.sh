@@ -22,8 +22,7 @@ else
   echo "test: WARNING clippy is not installed; lints not checked"
 fi
 
-if cargo nextest --version >/dev/null 2>&1; then
-  cargo nextest run --locked --no-fail-fast
-else
-  cargo test --locked --no-fail-fast
-fi
+# One process per test binary: the integration tests share the loaded
+# speech models (they are large) while each test has its own server,
+# database and storage.
+cargo test --workspace --locked --no-fail-fast

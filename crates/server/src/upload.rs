@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use axum::body::to_bytes;
 use axum::extract::{FromRequest, Multipart, Request};
 use axum::http::header;
 use mediagen_core::{ApiError, ErrorCode};
@@ -15,6 +16,8 @@ use crate::state::AppState;
 
 /// Largest text field accepted in a multipart form.
 const TEXT_FIELD_LIMIT: usize = 64 * 1024;
+/// How much of an over-limit body is read and dropped before answering 413.
+const DRAIN: usize = 8 * 1024 * 1024;
 /// Bytes kept from the start of each file for content sniffing.
 const HEAD_LEN: usize = 8192;
 
@@ -83,6 +86,9 @@ impl FromRequest<AppState> for MultipartForm {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<u64>().ok());
         if declared.is_some_and(|n| n > limit as u64) {
+            // Read (and drop) a little of the body first, so a client that is
+            // still sending sees the 413 instead of a reset connection.
+            let _ = to_bytes(req.into_body(), DRAIN).await;
             return Err(too_large(limit));
         }
         let mut multipart = Multipart::from_request(req, state).await.map_err(|_| {
@@ -110,6 +116,13 @@ impl FromRequest<AppState> for MultipartForm {
                     size += chunk.len() as u64;
                     total += chunk.len() as u64;
                     if total > limit as u64 {
+                        let mut drained = 0;
+                        while drained < DRAIN {
+                            match field.chunk().await {
+                                Ok(Some(c)) => drained += c.len(),
+                                _ => break,
+                            }
+                        }
                         return Err(too_large(limit));
                     }
                     if head.len() < HEAD_LEN {
