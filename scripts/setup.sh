@@ -19,6 +19,8 @@ apt_install() {
 # C toolchain for crates that build C (SQLite is compiled in), and the
 # PostgreSQL client tools the test script uses to find a server.
 apt_install build-essential pkg-config postgresql-client
+# whisper.cpp (bundled by the whisper-rs crate) builds with cmake and clang.
+apt_install cmake clang libclang-dev
 # Media and speech tools, run as subprocesses: ffmpeg/ffprobe (encoding,
 # probing), espeak-ng (the espeak voices and the phonemizer of the neural
 # voices). Python's pip fetches the model packages.

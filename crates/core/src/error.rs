@@ -47,6 +47,7 @@ error_codes! {
     PayloadTooLarge => (413, "payload_too_large", "The request body is larger than this endpoint accepts."),
     UnsupportedMediaType => (415, "unsupported_media_type", "The request's content type is not supported here."),
     RangeNotSatisfiable => (416, "range_not_satisfiable", "The requested byte range lies outside the file."),
+    UnreadableMedia => (422, "unreadable_media", "The file is audio or video that cannot be read (damaged or truncated)."),
     IdempotencyKeyReused => (422, "idempotency_key_reused", "This Idempotency-Key was already used with a different request."),
     UnprocessableEntity => (422, "unprocessable_entity", "The request is well-formed but cannot be processed."),
     RateLimitExceeded => (429, "rate_limit_exceeded", "Too many requests for this API key. Retry after the reset time."),

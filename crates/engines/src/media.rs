@@ -174,8 +174,126 @@ pub fn encode(audio: &Audio, format: AudioFormat, rate: u32) -> Result<Vec<u8>, 
     Ok(run(cmd, &audio.to_s16le(), timeout)?)
 }
 
+/// What ffprobe found in a file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Probe {
+    /// Seconds.
+    pub duration: f64,
+    pub has_audio: bool,
+    pub has_video: bool,
+    /// ffprobe's container name, e.g. `wav`, `mov,mp4,m4a,3gp,3g2,mj2`.
+    pub format: String,
+}
+
+/// Why a file was refused: not media at all, or media that cannot be read.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ProbeError {
+    #[error("not an audio or video file")]
+    NotMedia,
+    #[error("unreadable media: {0}")]
+    Unreadable(String),
+    #[error("ffprobe failed: {0}")]
+    Tool(String),
+}
+
+/// Parses `ffprobe -of json -show_entries format=duration,format_name:stream=codec_type`.
+pub fn parse_probe(json: &str) -> Result<Probe, ProbeError> {
+    let v: serde_json::Value =
+        serde_json::from_str(json).map_err(|e| ProbeError::Tool(e.to_string()))?;
+    let streams = v["streams"].as_array().cloned().unwrap_or_default();
+    let kind = |k: &str| streams.iter().any(|s| s["codec_type"] == k);
+    let duration = v["format"]["duration"]
+        .as_str()
+        .and_then(|d| d.parse::<f64>().ok())
+        .unwrap_or(0.0);
+    let format = v["format"]["format_name"].as_str().unwrap_or("").to_owned();
+    let (has_audio, has_video) = (kind("audio"), kind("video"));
+    if !has_audio && !has_video {
+        return Err(ProbeError::NotMedia);
+    }
+    if duration <= 0.0 {
+        return Err(ProbeError::Unreadable(
+            "no duration: the file is empty or damaged".into(),
+        ));
+    }
+    Ok(Probe {
+        duration,
+        has_audio,
+        has_video,
+        format,
+    })
+}
+
+/// Probes a local file with ffprobe (as a subprocess, files only).
+pub fn probe(path: &std::path::Path) -> Result<Probe, ProbeError> {
+    let mut cmd = Command::new("ffprobe");
+    cmd.args([
+        "-v",
+        "error",
+        "-protocol_whitelist",
+        "file",
+        "-show_entries",
+        "format=duration,format_name:stream=codec_type",
+        "-of",
+        "json",
+    ])
+    .arg(path);
+    match run(cmd, b"", Duration::from_secs(60)) {
+        Ok(out) => parse_probe(&String::from_utf8_lossy(&out)),
+        // ffprobe fails on files it cannot parse at all.
+        Err(ProcessError::Failed { stderr, .. }) => {
+            if stderr.contains("Invalid data found") {
+                Err(ProbeError::NotMedia)
+            } else {
+                Err(ProbeError::Unreadable(stderr))
+            }
+        }
+        Err(e) => Err(ProbeError::Tool(e.to_string())),
+    }
+}
+
+/// Decodes the first audio stream of a file to 16 kHz mono `f32`, the input
+/// of the speech recogniser. The time limit scales with the media's length.
+pub fn decode_16k(path: &std::path::Path, duration: f64) -> Result<Vec<f32>, MediaError> {
+    let mut cmd = Command::new("ffmpeg");
+    cmd.args([
+        "-nostdin",
+        "-hide_banner",
+        "-loglevel",
+        "error",
+        "-protocol_whitelist",
+        "file,pipe",
+        "-i",
+    ])
+    .arg(path)
+    .args([
+        "-map", "0:a:0", "-vn", "-ac", "1", "-ar", "16000", "-f", "f32le", "pipe:1",
+    ]);
+    let out = run(cmd, b"", Duration::from_secs_f64(30.0 + duration / 4.0))?;
+    Ok(out
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn probe_output_is_classified() {
+        let audio = r#"{"streams":[{"codec_type":"audio"}],"format":{"format_name":"wav","duration":"2.500000"}}"#;
+        assert_eq!(super::parse_probe(audio).unwrap().duration, 2.5);
+        let subtitles = r#"{"streams":[{"codec_type":"subtitle"}],"format":{"format_name":"srt","duration":"10"}}"#;
+        assert_eq!(
+            super::parse_probe(subtitles),
+            Err(super::ProbeError::NotMedia)
+        );
+        let empty = r#"{"streams":[{"codec_type":"audio"}],"format":{"format_name":"wav"}}"#;
+        assert!(matches!(
+            super::parse_probe(empty),
+            Err(super::ProbeError::Unreadable(_))
+        ));
+    }
+
     use super::*;
 
     #[test]

@@ -14,7 +14,9 @@ use axum::routing::{delete, get, post};
 use axum::Router;
 use mediagen_core::ids::random_base62;
 use mediagen_core::{ErrorCode, Level};
+use mediagen_engines::stt::SttCatalog;
 use mediagen_engines::tts::TtsCatalog;
+use mediagen_pipelines::stt::SttPipeline;
 use mediagen_pipelines::tts::TtsPipeline;
 use mediagen_store::{BlobStore, Db, Signer};
 use mediagen_worker::testing::SleepPipeline;
@@ -30,7 +32,8 @@ use crate::metrics::Metrics;
 use crate::middleware;
 use crate::ratelimit::RateLimiter;
 use crate::routes::{
-    account, accounts, blobs, files, jobs, keys, models, previews, system, test_jobs, tts, voices,
+    account, accounts, blobs, files, jobs, keys, models, previews, stt, system, test_jobs, tts,
+    voices,
 };
 use crate::state::{AppState, Inner};
 
@@ -75,10 +78,17 @@ fn redact(url: &str) -> String {
     }
 }
 
+/// The engines every pipeline draws on.
+#[derive(Clone)]
+pub struct Engines {
+    pub tts: Arc<TtsCatalog>,
+    pub stt: Arc<SttCatalog>,
+}
+
 /// The engines found under the models directory, loaded once per process
 /// and directory (loading takes a moment and the models are large).
-pub async fn engines(config: &Config) -> anyhow::Result<Arc<TtsCatalog>> {
-    type Loaded = Mutex<HashMap<(PathBuf, usize), Arc<TtsCatalog>>>;
+pub async fn engines(config: &Config) -> anyhow::Result<Engines> {
+    type Loaded = Mutex<HashMap<(PathBuf, usize), Engines>>;
     static LOADED: OnceLock<Loaded> = OnceLock::new();
     let key = (config.models_dir.clone(), config.engine_threads);
     let cache = LOADED.get_or_init(Default::default);
@@ -86,20 +96,28 @@ pub async fn engines(config: &Config) -> anyhow::Result<Arc<TtsCatalog>> {
         return Ok(found.clone());
     }
     let (dir, threads) = key.clone();
-    let catalog =
-        Arc::new(tokio::task::spawn_blocking(move || TtsCatalog::discover(&dir, threads)).await?);
+    let loaded = tokio::task::spawn_blocking(move || Engines {
+        tts: Arc::new(TtsCatalog::discover(&dir, threads)),
+        stt: Arc::new(SttCatalog::discover(&dir, threads)),
+    })
+    .await?;
     Ok(cache
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .entry(key)
-        .or_insert(catalog)
+        .or_insert(loaded)
         .clone())
 }
 
 /// The pipelines this build can run.
-pub fn registry(config: &Config, tts: Arc<TtsCatalog>) -> Registry {
+pub fn registry(config: &Config, engines: &Engines) -> Registry {
     let mut registry = Registry::new();
-    registry.register(Arc::new(TtsPipeline { catalog: tts }));
+    registry.register(Arc::new(TtsPipeline {
+        catalog: engines.tts.clone(),
+    }));
+    registry.register(Arc::new(SttPipeline {
+        catalog: engines.stt.clone(),
+    }));
     if config.enable_test_jobs {
         registry.register(Arc::new(SleepPipeline));
     }
@@ -160,12 +178,12 @@ impl Application {
             config.public_base_url.trim_end_matches('/').to_owned()
         };
         let events = Events::default();
-        let tts = engines(&config).await?;
+        let engines = engines(&config).await?;
         let worker = (config.workers > 0).then(|| {
             Worker::new(
                 services.db.clone(),
                 services.blobs.clone(),
-                registry(&config, tts.clone()),
+                registry(&config, &engines),
                 worker_config(&config, config.workers),
                 events.clone(),
             )
@@ -178,7 +196,8 @@ impl Application {
             blobs: services.blobs,
             signer: services.signer,
             events,
-            tts,
+            tts: engines.tts.clone(),
+            stt: engines.stt.clone(),
             base_url,
             config,
         });
@@ -232,6 +251,7 @@ fn router(state: AppState) -> Router {
         .route("/files/{id}", get(files::get).delete(files::delete))
         .route("/text-to-speech", post(tts::create))
         .route("/text-to-speech/stream", post(tts::stream))
+        .route("/speech-to-text", post(stt::create))
         .route("/voices", get(voices::list))
         .route("/voices/{id}", get(voices::get))
         .route("/models", get(models::list))
@@ -280,11 +300,11 @@ fn router(state: AppState) -> Router {
 /// Runs workers only (`mediagen worker`) until `shutdown` completes.
 pub async fn run_worker(config: Config, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
     let services = Services::open(&config).await?;
-    let tts = engines(&config).await?;
+    let engines = engines(&config).await?;
     let worker = Worker::new(
         services.db.clone(),
         services.blobs,
-        registry(&config, tts),
+        registry(&config, &engines),
         worker_config(&config, config.worker_concurrency),
         Events::default(),
     );

@@ -116,7 +116,11 @@ impl Default for Config {
             json_body_limit: 1024 * 1024,
             upload_body_limit: 1024 * 1024 * 1024,
             initial_credits: 1_000_000,
-            costs: BTreeMap::from([("test.sleep".to_owned(), 1.0), ("tts".to_owned(), 1.0)]),
+            costs: BTreeMap::from([
+                ("test.sleep".to_owned(), 1.0),
+                ("tts".to_owned(), 1.0),
+                ("stt".to_owned(), 1.0),
+            ]),
             enable_test_jobs: false,
             warnings: Vec::new(),
         }

@@ -6,6 +6,7 @@ pub mod error;
 pub mod extract;
 pub mod jobs;
 pub mod keycache;
+pub mod media_input;
 pub mod metrics;
 pub mod middleware;
 pub mod openapi;

@@ -3,7 +3,9 @@
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use crate::routes::{account, accounts, blobs, files, jobs, keys, models, previews, tts, voices};
+use crate::routes::{
+    account, accounts, blobs, files, jobs, keys, models, previews, stt, tts, voices,
+};
 
 struct Security;
 
@@ -45,7 +47,7 @@ impl Modify for Security {
         license(name = "MIT OR Apache-2.0")
     ),
     paths(
-        tts::create, tts::stream, voices::list, voices::get, models::list, previews::get,
+        tts::create, tts::stream, stt::create, voices::list, voices::get, models::list, previews::get,
         account::get_account,
         jobs::get_job, jobs::list_jobs, jobs::cancel_job,
         keys::create_key, keys::list_keys, keys::revoke_key,

@@ -3,6 +3,7 @@
 use std::ops::Deref;
 use std::sync::Arc;
 
+use mediagen_engines::stt::SttCatalog;
 use mediagen_engines::tts::TtsCatalog;
 use mediagen_store::{BlobStore, Db, Signer};
 use mediagen_worker::Events;
@@ -24,6 +25,8 @@ pub struct Inner {
     pub events: Events,
     /// The voices of every text-to-speech engine found at start-up.
     pub tts: Arc<TtsCatalog>,
+    /// The speech recognisers found at start-up.
+    pub stt: Arc<SttCatalog>,
     pub limiter: RateLimiter,
     pub keys: KeyCache,
     pub metrics: Metrics,

@@ -164,6 +164,18 @@ impl BlobStore {
         })
     }
 
+    /// Copies a blob into a local file, streaming (bounded memory).
+    pub async fn download_to(&self, key: &str, dest: &Path) -> Result<(), BlobError> {
+        use tokio::io::AsyncWriteExt;
+        let mut read = self.get(key, None).await?;
+        let mut file = tokio::fs::File::create(dest).await?;
+        while let Some(chunk) = read.stream.next().await {
+            file.write_all(&chunk?).await?;
+        }
+        file.flush().await?;
+        Ok(())
+    }
+
     /// True when a blob is stored under `key`.
     pub async fn exists(&self, key: &str) -> Result<bool, BlobError> {
         match self.store.head(&Self::path(key)?).await {

@@ -4,7 +4,6 @@
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
-use mediagen_core::ids::new_id;
 use mediagen_core::page::RawPageQuery;
 use mediagen_core::time::iso8601;
 use mediagen_core::{ApiError, Page};
@@ -14,6 +13,7 @@ use serde_json::{json, Value};
 
 use crate::error::ApiResult;
 use crate::extract::{ApiQuery, Auth, Read, Write};
+use crate::media_input::{probe_upload, save};
 use crate::routes::{page_of, page_params, ListEnvelope};
 use crate::state::AppState;
 use crate::upload::MultipartForm;
@@ -48,8 +48,9 @@ impl From<FileRecord> for FileView {
 
 /// Upload a file
 ///
-/// `multipart/form-data` with one `file` part. Streamed to disk; larger than
-/// `upload_body_limit` → 413.
+/// `multipart/form-data` with one `file` part: audio or video. Streamed to
+/// disk (larger than `upload_body_limit` → 413), sniffed and probed with
+/// ffprobe: not media → 415, unreadable media → 422 `unreadable_media`.
 #[utoipa::path(post, path = "/v1/files", tag = "files", security(("bearer" = ["write"])),
     request_body(content_type = "multipart/form-data", description = "A `file` part"),
     responses((status = 201, body = FileView), (status = 400), (status = 413), (status = 415)))]
@@ -59,23 +60,8 @@ pub async fn upload(
     mut form: MultipartForm,
 ) -> ApiResult<(StatusCode, Json<FileView>)> {
     let upload = form.take_file("file")?;
-    if upload.size == 0 {
-        return Err(ApiError::invalid_parameter("file", "the file is empty").into());
-    }
-    let id = new_id("file");
-    let key = format!("files/{}/{id}", auth.account_id);
-    state.blobs.put_file(&key, upload.file.path()).await?;
-    let record = FileRecord {
-        id,
-        account_id: auth.account_id.clone(),
-        filename: upload.filename.clone(),
-        content_type: upload.sniffed_type().to_owned(),
-        size: upload.size as i64,
-        blob_key: key,
-        duration: None,
-        created_at: 0,
-    };
-    let record = state.db.create_file(record).await?;
+    let probed = probe_upload(&upload).await?;
+    let record = save(&state, &auth.account_id, &upload, &probed).await?;
     Ok((StatusCode::CREATED, Json(record.into())))
 }
 

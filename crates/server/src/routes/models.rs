@@ -33,6 +33,7 @@ pub async fn list(State(state): State<AppState>, _auth: Auth<Read>) -> Json<Page
         .tts
         .status()
         .iter()
+        .chain(state.stt.status())
         .map(|s| ModelView {
             engine: s.engine.to_owned(),
             kind: s.kind.to_owned(),

@@ -170,16 +170,16 @@ async fn files_upload_list_delete_and_limits(backend: Backend) {
     assert_eq!(file["contentType"], "audio/x-wav", "sniffed from the bytes");
     let id = file["id"].as_str().unwrap();
 
-    // The type comes from the content, not the name.
-    let r: Value = upload(&app, &alice, form(b"just text".to_vec(), "song.mp3"))
-        .await
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(r["contentType"], "application/octet-stream");
+    // The type comes from the content, not the name: text is refused.
+    let r = upload(&app, &alice, form(b"just text".to_vec(), "song.mp3")).await;
+    assert_error(r, 415, "unsupported_media_type").await;
+    assert!(
+        (file["duration"].as_f64().unwrap() - 0.1).abs() < 0.01,
+        "probed: {file}"
+    );
 
     let list: Value = app.get("/v1/files", &alice).await.json().await.unwrap();
-    assert_eq!(list["pagination"]["total"], 2);
+    assert_eq!(list["pagination"]["total"], 1);
     assert_eq!(
         app.get(&format!("/v1/files/{id}"), &alice).await.status(),
         200

@@ -13,6 +13,7 @@ mod jobs;
 mod limits;
 mod pagination;
 mod process;
+mod stt;
 mod system;
 mod tts;
 mod voices;

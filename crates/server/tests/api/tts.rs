@@ -296,7 +296,8 @@ async fn ssml_breaks_spelling_phonemes_and_errors(backend: Backend) {
     )
     .await;
     assert!(
-        with_break > plain + 1.8,
+        // Piper's durations vary a little from run to run (its noise).
+        with_break > plain + 1.5,
         "a 2 s break: {with_break} s vs {plain} s"
     );
     let word = duration_of(&app, key, &voice, "NASA").await;

@@ -1,0 +1,148 @@
+//! whisper.cpp through `whisper-rs`: one model loaded once, a fresh state
+//! per request (so requests can run side by side).
+
+use std::path::Path;
+
+use whisper_rs::{FullParams, SamplingStrategy, WhisperContext, WhisperContextParameters};
+
+use super::{Segment, SpeechToText, SttError, SttOptions, Transcript, Word};
+
+pub struct WhisperEngine {
+    name: String,
+    ctx: WhisperContext,
+    threads: usize,
+}
+
+const RATE: f64 = 16_000.0;
+
+impl WhisperEngine {
+    /// Loads a ggml model file; its name is the file stem without `ggml-`.
+    pub fn load(path: &Path, threads: usize) -> Result<Self, String> {
+        let name = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .map(|s| s.trim_start_matches("ggml-").to_owned())
+            .unwrap_or_else(|| "whisper".into());
+        let ctx = WhisperContext::new_with_params(path, WhisperContextParameters::default())
+            .map_err(|e| e.to_string())?;
+        Ok(Self {
+            name,
+            ctx,
+            threads: threads.max(1),
+        })
+    }
+}
+
+impl SpeechToText for WhisperEngine {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn multilingual(&self) -> bool {
+        self.ctx.is_multilingual()
+    }
+
+    fn transcribe(
+        &self,
+        audio: &[f32],
+        opts: &SttOptions,
+        progress: &mut dyn FnMut(i32) -> bool,
+    ) -> Result<Transcript, SttError> {
+        let fail = |e: whisper_rs::WhisperError| SttError::Failed(e.to_string());
+        let mut state = self.ctx.create_state().map_err(fail)?;
+        let duration = audio.len() as f64 / RATE;
+        // Language: as given, or detected from the first 30 s.
+        let (language, language_probability) = match &opts.language {
+            Some(l) => (l.clone(), 1.0),
+            None if !self.multilingual() => ("en".to_owned(), 1.0),
+            None => {
+                state.pcm_to_mel(audio, self.threads).map_err(fail)?;
+                let (id, probs) = state.lang_detect(0, self.threads).map_err(fail)?;
+                let code = whisper_rs::get_lang_str(id).unwrap_or("en").to_owned();
+                (
+                    code,
+                    f64::from(probs.get(id as usize).copied().unwrap_or(0.0)),
+                )
+            }
+        };
+        let mut params = FullParams::new(SamplingStrategy::BeamSearch {
+            beam_size: 5,
+            patience: 1.0,
+        });
+        params.set_n_threads(self.threads as i32);
+        params.set_language(Some(&language));
+        params.set_translate(opts.translate);
+        params.set_print_progress(false);
+        params.set_print_realtime(false);
+        params.set_print_special(false);
+        params.set_print_timestamps(false);
+        params.set_token_timestamps(opts.words);
+        if let Some(prompt) = &opts.prompt {
+            params.set_initial_prompt(prompt);
+        }
+        if !progress(0) {
+            return Err(SttError::Cancelled);
+        }
+        state.full(params, audio).map_err(fail)?;
+        if !progress(100) {
+            return Err(SttError::Cancelled);
+        }
+        let mut segments = Vec::new();
+        let mut words = Vec::new();
+        for (i, seg) in state.as_iter().enumerate() {
+            let text = seg.to_str_lossy().map_err(fail)?.trim().to_owned();
+            let (mut logprob, mut n) = (0.0, 0);
+            for t in 0..seg.n_tokens() {
+                let Some(tok) = seg.get_token(t) else {
+                    continue;
+                };
+                let data = tok.token_data();
+                let piece = tok.to_str_lossy().map_err(fail)?.into_owned();
+                if piece.starts_with("[_") || piece.starts_with("<|") {
+                    continue;
+                }
+                logprob += f64::from(data.plog);
+                n += 1;
+                if opts.words {
+                    let (start, end) = (data.t0 as f64 / 100.0, data.t1 as f64 / 100.0);
+                    let p = f64::from(data.p);
+                    // Tokens that start with a space begin a new word.
+                    if piece.starts_with(' ') || words.is_empty() {
+                        words.push(Word {
+                            word: piece.trim().to_owned(),
+                            start,
+                            end,
+                            probability: p,
+                        });
+                    } else if let Some(w) = words.last_mut() {
+                        w.word.push_str(piece.trim());
+                        w.end = end;
+                        w.probability = w.probability.min(p);
+                    }
+                }
+            }
+            segments.push(Segment {
+                id: i,
+                start: seg.start_timestamp() as f64 / 100.0,
+                end: (seg.end_timestamp() as f64 / 100.0).min(duration),
+                text,
+                avg_logprob: if n > 0 { logprob / f64::from(n) } else { 0.0 },
+                no_speech_prob: f64::from(seg.no_speech_probability()),
+            });
+        }
+        words.retain(|w| !w.word.is_empty());
+        let text = segments
+            .iter()
+            .map(|s| s.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        Ok(Transcript {
+            text,
+            language,
+            language_probability,
+            duration,
+            segments,
+            words,
+        })
+    }
+}

@@ -1,0 +1,187 @@
+//! Media inputs of the capabilities: every endpoint that takes media accepts
+//! either a `file` part in `multipart/form-data` (with the other parameters
+//! as text parts) or a JSON body naming an uploaded file by `fileId`. Files
+//! are sniffed and probed with ffprobe before any credit is held.
+
+use std::collections::HashMap;
+
+use axum::extract::{FromRequest, Request};
+use axum::http::header;
+use mediagen_core::ids::new_id;
+use mediagen_core::{ApiError, ErrorCode};
+use mediagen_engines::media::{probe, Probe, ProbeError};
+use mediagen_store::FileRecord;
+use serde_json::{Map, Value};
+
+use crate::error::{ApiResult, Error};
+use crate::extract::ApiJson;
+use crate::middleware::Principal;
+use crate::state::AppState;
+use crate::upload::{MultipartForm, Upload};
+
+/// The media a request refers to, and its other parameters as strings.
+pub struct MediaInput {
+    pub file: FileRecord,
+    pub fields: HashMap<String, String>,
+    /// An upload not stored yet (dry runs price it without keeping it).
+    pending: Option<(Upload, Probe)>,
+}
+
+impl MediaInput {
+    /// Stores an upload that came with the request (as `POST /v1/files`
+    /// would); a `fileId` input is stored already.
+    pub async fn keep(&mut self, state: &AppState) -> ApiResult<()> {
+        if let Some((upload, probed)) = self.pending.take() {
+            self.file = save(state, &self.file.account_id, &upload, &probed).await?;
+        }
+        Ok(())
+    }
+}
+
+fn is_multipart(req: &Request) -> bool {
+    req.headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("multipart/form-data"))
+}
+
+/// JSON values as the strings a multipart form would carry.
+fn as_fields(map: Map<String, Value>) -> HashMap<String, String> {
+    map.into_iter()
+        .map(|(k, v)| {
+            let s = match v {
+                Value::String(s) => s,
+                Value::Array(items) => items
+                    .iter()
+                    .map(|i| {
+                        i.as_str()
+                            .map(str::to_owned)
+                            .unwrap_or_else(|| i.to_string())
+                    })
+                    .collect::<Vec<_>>()
+                    .join(","),
+                other => other.to_string(),
+            };
+            (k, s)
+        })
+        .collect()
+}
+
+/// Reads the media input of a request (see the module docs).
+pub async fn media_input(state: &AppState, who: &Principal, req: Request) -> ApiResult<MediaInput> {
+    if is_multipart(&req) {
+        let mut form = MultipartForm::from_request(req, state).await?;
+        let upload = form.take_file("file")?;
+        let probed = probe_upload(&upload).await?;
+        let file = FileRecord {
+            id: String::new(),
+            account_id: who.account_id.clone(),
+            filename: upload.filename.clone(),
+            content_type: content_type(&upload, &probed),
+            size: upload.size as i64,
+            blob_key: String::new(),
+            duration: Some(probed.duration),
+            created_at: 0,
+        };
+        return Ok(MediaInput {
+            file,
+            fields: form.fields,
+            pending: Some((upload, probed)),
+        });
+    }
+    let ApiJson(map) = ApiJson::<Map<String, Value>>::from_request(req, state).await?;
+    let mut fields = as_fields(map);
+    let id = fields.remove("fileId").ok_or_else(|| {
+        ApiError::invalid_parameter(
+            "fileId",
+            "send a `file` part (multipart/form-data) or the `fileId` of an uploaded file",
+        )
+    })?;
+    let file = state
+        .db
+        .file(&who.account_id, &id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("file", &id))?;
+    if file.duration.is_none() {
+        return Err(not_media().into());
+    }
+    Ok(MediaInput {
+        file,
+        fields,
+        pending: None,
+    })
+}
+
+fn not_media() -> ApiError {
+    ApiError::new(ErrorCode::UnsupportedMediaType)
+        .with_message("The file is not audio or video.")
+        .with_detail("parameter", "file")
+}
+
+/// Probes an upload with ffprobe: 415 when it is not media, 422 when it is
+/// media that cannot be read.
+pub async fn probe_upload(upload: &Upload) -> ApiResult<Probe> {
+    if upload.size == 0 {
+        return Err(ApiError::invalid_parameter("file", "the file is empty").into());
+    }
+    let path = upload.file.path().to_owned();
+    let probed = tokio::task::spawn_blocking(move || probe(&path))
+        .await
+        .map_err(Error::internal)?;
+    // Bytes that look like a media container but do not parse are damaged
+    // media (422); anything else that does not parse is not media (415).
+    let looks_like_media = ["audio/", "video/"]
+        .iter()
+        .any(|p| upload.sniffed_type().starts_with(p));
+    probed.map_err(|e| match e {
+        ProbeError::NotMedia if looks_like_media => Error::from(
+            ApiError::new(ErrorCode::UnreadableMedia)
+                .with_detail("parameter", "file")
+                .with_detail(
+                    "reason",
+                    "the file looks like audio or video but cannot be decoded",
+                ),
+        ),
+        ProbeError::NotMedia => not_media().into(),
+        ProbeError::Unreadable(reason) => Error::from(
+            ApiError::new(ErrorCode::UnreadableMedia)
+                .with_detail("parameter", "file")
+                .with_detail("reason", reason.chars().take(300).collect::<String>()),
+        ),
+        ProbeError::Tool(e) => Error::internal(e),
+    })
+}
+
+fn content_type(upload: &Upload, probed: &Probe) -> String {
+    let sniffed = upload.sniffed_type();
+    if sniffed != "application/octet-stream" {
+        sniffed.to_owned()
+    } else if probed.has_video {
+        "video/octet-stream".to_owned()
+    } else {
+        "audio/octet-stream".to_owned()
+    }
+}
+
+/// Stores a probed upload in the blob store and records it.
+pub async fn save(
+    state: &AppState,
+    account_id: &str,
+    upload: &Upload,
+    probed: &Probe,
+) -> ApiResult<FileRecord> {
+    let id = new_id("file");
+    let key = format!("files/{account_id}/{id}");
+    state.blobs.put_file(&key, upload.file.path()).await?;
+    let record = FileRecord {
+        id,
+        account_id: account_id.to_owned(),
+        filename: upload.filename.clone(),
+        content_type: content_type(upload, probed),
+        size: upload.size as i64,
+        blob_key: key,
+        duration: Some((probed.duration * 1000.0).round() / 1000.0),
+        created_at: 0,
+    };
+    Ok(state.db.create_file(record).await?)
+}

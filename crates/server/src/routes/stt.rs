@@ -1,0 +1,67 @@
+use axum::extract::{Request, State};
+use axum::response::Response;
+use mediagen_pipelines::stt::SttRequest;
+
+use crate::error::{ApiResult, Error};
+use crate::extract::{Auth, JobOptions, Write};
+use crate::jobs::{dry_run, submit, JobSpec};
+use crate::media_input::media_input;
+use crate::state::AppState;
+
+/// Speech to text
+///
+/// `multipart/form-data` with a `file` part (any audio or video ffmpeg reads:
+/// wav, mp3, m4a, ogg/opus, flac, webm, mp4, mov…) and the options as text
+/// parts, or a JSON body with the `fileId` of an uploaded file and the same
+/// options. Options: `language` (ISO 639-1, or `auto`/omitted to detect; the
+/// detected language and its probability are returned), `task`
+/// (`transcribe` or `translate` into English), `prompt` (biases the
+/// vocabulary), `responseFormat` (`json` default, `text`, `srt`, `vtt`,
+/// `verbose_json`), `timestampGranularities` (`segment`, `word`: words need
+/// `verbose_json`), `model` (see `GET /v1/models`; default `base`).
+///
+/// The job's `result`: `{text, language, languageProbability, duration
+/// (seconds), segments: [{id, start, end, text, avgLogprob, noSpeechProb}],
+/// words: [{word, start, end, probability}] (when asked), model, task,
+/// responseFormat}`, plus `subtitles` and `subtitlesUrl` for `srt`/`vtt`.
+/// Not media → 415; unreadable media → 422. Price: `costs.stt` credits per
+/// second of audio, rounded up.
+#[utoipa::path(post, path = "/v1/speech-to-text", tag = "voice", security(("bearer" = ["write"])),
+    request_body(content_type = "multipart/form-data", description = "`file` and options as text parts (or JSON with `fileId`)"),
+    responses((status = 200, body = crate::jobs::JobView), (status = 202, body = crate::jobs::JobView),
+              (status = 400, description = "`invalid_parameter` naming language, task, responseFormat, model…"),
+              (status = 404, description = "No file with that `fileId`"), (status = 415, description = "Not audio or video"),
+              (status = 422, description = "`unreadable_media`")))]
+pub async fn create(
+    State(state): State<AppState>,
+    auth: Auth<Write>,
+    opts: JobOptions,
+    req: Request,
+) -> ApiResult<Response> {
+    let mut input = media_input(&state, &auth, req).await?;
+    let options = SttRequest::parse(&input.fields, &state.stt)?;
+    let dry = input.fields.get("dryRun").is_some_and(|v| v == "true");
+    let seconds = input.file.duration.unwrap_or(0.0).ceil();
+    if dry {
+        let spec = JobSpec {
+            kind: "stt",
+            units: seconds,
+            payload: serde_json::Value::Null,
+            dry_run: true,
+        };
+        return dry_run(&state, &auth, &spec).await;
+    }
+    input.keep(&state).await?;
+    let req = options.with_file(
+        input.file.blob_key.clone(),
+        input.file.id.clone(),
+        input.file.duration.unwrap_or(0.0),
+    );
+    let spec = JobSpec {
+        kind: "stt",
+        units: seconds,
+        payload: serde_json::to_value(&req).map_err(Error::internal)?,
+        dry_run: false,
+    };
+    submit(&state, &auth, opts, spec).await
+}

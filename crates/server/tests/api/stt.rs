@@ -1,0 +1,388 @@
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+use crate::helpers::{assert_error, Backend, TestApp};
+use crate::tts::joe;
+
+/// Word error rate of `hypothesis` against `reference` (lower-case words,
+/// punctuation ignored, numbers as written by the recogniser normalised).
+pub fn wer(reference: &str, hypothesis: &str) -> f64 {
+    let words = |s: &str| -> Vec<String> {
+        s.to_lowercase()
+            .replace("5th", "fifth")
+            .chars()
+            .map(|c| {
+                if c.is_alphanumeric() || c.is_whitespace() || c == '\'' {
+                    c
+                } else {
+                    ' '
+                }
+            })
+            .collect::<String>()
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect()
+    };
+    let (r, h) = (words(reference), words(hypothesis));
+    let mut d: Vec<Vec<usize>> = (0..=r.len())
+        .map(|i| {
+            (0..=h.len())
+                .map(|j| {
+                    if i == 0 {
+                        j
+                    } else if j == 0 {
+                        i
+                    } else {
+                        0
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    for i in 1..=r.len() {
+        for j in 1..=h.len() {
+            let sub = d[i - 1][j - 1] + usize::from(r[i - 1] != h[j - 1]);
+            d[i][j] = sub.min(d[i - 1][j] + 1).min(d[i][j - 1] + 1);
+        }
+    }
+    d[r.len()][h.len()] as f64 / r.len().max(1) as f64
+}
+
+async fn synthesize(app: &TestApp, key: &str, voice: &str, text: &str, format: &str) -> Vec<u8> {
+    let r = app
+        .post(
+            "/v1/text-to-speech",
+            key,
+            json!({"text": text, "voiceId": voice, "format": format}),
+        )
+        .await;
+    let job: Value = r.json().await.unwrap();
+    assert_eq!(job["status"], "completed", "{job}");
+    app.client
+        .get(job["result"]["audioUrl"].as_str().unwrap())
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap()
+        .to_vec()
+}
+
+async fn transcribe(
+    app: &TestApp,
+    key: &str,
+    bytes: Vec<u8>,
+    name: &str,
+    fields: &[(&str, &str)],
+) -> reqwest::Response {
+    let mut form = reqwest::multipart::Form::new().part(
+        "file",
+        reqwest::multipart::Part::bytes(bytes).file_name(name.to_owned()),
+    );
+    for (k, v) in fields {
+        form = form.text(k.to_string(), v.to_string());
+    }
+    app.client
+        .post(format!("{}/v1/speech-to-text", app.addr))
+        .bearer_auth(key)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap()
+}
+
+const ENGLISH: &str = "The old lighthouse keeper climbed the stairs every evening. He lit the lamp and watched the ships pass in the dark.";
+
+async fn speech_round_trips_through_tts_and_stt(backend: Backend) {
+    let app = TestApp::spawn_with(backend, |c| c.sync_wait_seconds = 120.0).await;
+    let (_, key) = app.account(100_000, "write").await;
+
+    // The default English voice (Kokoro), an mp3, detected as English.
+    let voices: Value = app
+        .get("/v1/voices?language=en-US&limit=1", &key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let kokoro = voices["data"][0]["id"].as_str().unwrap().to_owned();
+    let mp3 = synthesize(&app, &key, &kokoro, ENGLISH, "mp3").await;
+    let job: Value = transcribe(&app, &key, mp3, "speech.mp3", &[])
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(job["status"], "completed", "{job}");
+    let r = &job["result"];
+    assert_eq!(r["language"], "en");
+    assert!(r["languageProbability"].as_f64().unwrap() > 0.5);
+    let w = wer(ENGLISH, r["text"].as_str().unwrap());
+    assert!(w < 0.10, "WER {w} on the default voice: {}", r["text"]);
+    let duration = r["duration"].as_f64().unwrap();
+    let credits = job["credits"].as_i64().unwrap();
+    assert_eq!(credits, duration.ceil() as i64, "a credit per second");
+
+    // Piper as ogg/opus, with srt; cues are monotonic and inside the audio.
+    let voice = joe(&app, &key).await;
+    let ogg = synthesize(&app, &key, &voice, ENGLISH, "ogg").await;
+    let job: Value = transcribe(
+        &app,
+        &key,
+        ogg,
+        "speech.ogg",
+        &[("language", "en"), ("responseFormat", "srt")],
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    let r = &job["result"];
+    assert!(
+        wer(ENGLISH, r["text"].as_str().unwrap()) < 0.10,
+        "{}",
+        r["text"]
+    );
+    let srt = r["subtitles"].as_str().unwrap();
+    let mut last = 0.0;
+    for line in srt.lines().filter(|l| l.contains(" --> ")) {
+        let secs = |t: &str| {
+            let (hms, ms) = t.trim().split_once(',').unwrap();
+            let p: Vec<f64> = hms.split(':').map(|x| x.parse().unwrap()).collect();
+            p[0] * 3600.0 + p[1] * 60.0 + p[2] + ms.parse::<f64>().unwrap() / 1000.0
+        };
+        let (a, b) = line.split_once(" --> ").unwrap();
+        let (a, b) = (secs(a), secs(b));
+        assert!(
+            a >= last && b >= a && b <= r["duration"].as_f64().unwrap() + 0.05,
+            "{srt}"
+        );
+        last = b;
+    }
+    assert!(last > 0.0, "{srt}");
+    let stored = app
+        .client
+        .get(r["subtitlesUrl"].as_str().unwrap())
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(stored, srt);
+
+    // Spanish from espeak-ng, detected; vtt; and by fileId (JSON) with word timestamps.
+    let es = Command::new("espeak-ng")
+        .args([
+            "-v",
+            "es",
+            "--stdout",
+            "Hola, me llamo Pedro y vivo en Madrid. Me gusta mucho el fútbol.",
+        ])
+        .output()
+        .unwrap()
+        .stdout;
+    let job: Value = transcribe(
+        &app,
+        &key,
+        es.clone(),
+        "es.wav",
+        &[("responseFormat", "vtt")],
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    let r = &job["result"];
+    assert_eq!(r["language"], "es", "{r}");
+    assert!(r["subtitles"].as_str().unwrap().starts_with("WEBVTT\n\n"));
+    // espeak-ng's Spanish is robotic: the language and the clear words are
+    // what this checks (the neural voices are held to the WER bound above).
+    let text = r["text"].as_str().unwrap().to_lowercase();
+    assert!(
+        text.contains("me gusta mucho") && text.contains("fútbol"),
+        "{text}"
+    );
+
+    // A clear Spanish voice (Kokoro), uploaded once and used by fileId.
+    let spanish: Value = app
+        .get("/v1/voices?engine=kokoro&language=es&gender=female", &key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let dora_id = spanish["data"][0]["id"].as_str().unwrap().to_owned();
+    let dora = synthesize(
+        &app,
+        &key,
+        &dora_id,
+        "Hola, me llamo Pedro y vivo en Madrid. Me gusta mucho el fútbol.",
+        "wav",
+    )
+    .await;
+    let file: Value = app
+        .client
+        .post(format!("{}/v1/files", app.addr))
+        .bearer_auth(&key)
+        .multipart(reqwest::multipart::Form::new().part(
+            "file",
+            reqwest::multipart::Part::bytes(dora).file_name("es.wav"),
+        ))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(file["duration"].as_f64().unwrap() > 2.0, "{file}");
+    let body = json!({"fileId": file["id"], "language": "es", "responseFormat": "verbose_json", "timestampGranularities": ["word"]});
+    let job: Value = app
+        .post("/v1/speech-to-text", &key, body)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let words = job["result"]["words"].as_array().unwrap();
+    assert!(words.len() >= 10, "{words:?}");
+    assert!(words
+        .windows(2)
+        .all(|w| w[0]["start"].as_f64() <= w[1]["start"].as_f64()));
+
+    // Translation to English.
+    let body = json!({"fileId": file["id"], "task": "translate"});
+    let job: Value = app
+        .post("/v1/speech-to-text", &key, body)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let text = job["result"]["text"].as_str().unwrap().to_lowercase();
+    assert!(
+        text.contains("madrid")
+            && (text.contains("my name") || text.contains("i live") || text.contains("football")),
+        "{text}"
+    );
+}
+
+async fn speech_to_text_refuses_bad_input(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let (_, key) = app.account(1000, "write").await;
+    let (_, other) = app.account(1000, "write").await;
+    let wav = Command::new("espeak-ng")
+        .args(["--stdout", "Testing one two three."])
+        .output()
+        .unwrap()
+        .stdout;
+
+    let b = assert_error(
+        transcribe(&app, &key, b"just some text".to_vec(), "notes.mp3", &[]).await,
+        415,
+        "unsupported_media_type",
+    )
+    .await;
+    assert_eq!(b["error"]["details"]["parameter"], "file");
+    // A damaged mp4: the container is recognisable, its contents are not.
+    let dir = tempfile::tempdir().unwrap();
+    let mp4 = dir.path().join("a.mp4");
+    let made = Command::new("ffmpeg")
+        .args([
+            "-v",
+            "error",
+            "-f",
+            "lavfi",
+            "-i",
+            "sine=frequency=440:duration=2",
+            "-c:a",
+            "aac",
+        ])
+        .arg(&mp4)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let mut damaged = std::fs::read(&mp4).unwrap();
+    damaged.truncate(damaged.len() / 3);
+    let b = assert_error(
+        transcribe(&app, &key, damaged, "clip.mp4", &[]).await,
+        422,
+        "unreadable_media",
+    )
+    .await;
+    assert!(b["error"]["details"]["reason"].is_string());
+
+    for (fields, parameter) in [
+        (vec![("language", "xx")], "language"),
+        (vec![("language", "es"), ("model", "tiny.en")], "language"),
+        (vec![("task", "dance")], "task"),
+        (vec![("responseFormat", "docx")], "responseFormat"),
+        (
+            vec![("timestampGranularities", "word")],
+            "timestampGranularities",
+        ),
+        (vec![("model", "huge")], "model"),
+        (vec![("colour", "red")], "colour"),
+    ] {
+        let b = assert_error(
+            transcribe(&app, &key, wav.clone(), "a.wav", &fields).await,
+            400,
+            "invalid_parameter",
+        )
+        .await;
+        assert_eq!(b["error"]["details"]["parameter"], parameter, "{fields:?}");
+    }
+    let b = assert_error(
+        app.post("/v1/speech-to-text", &key, json!({"language": "en"}))
+            .await,
+        400,
+        "invalid_parameter",
+    )
+    .await;
+    assert_eq!(b["error"]["details"]["parameter"], "fileId");
+    assert_error(
+        app.post("/v1/speech-to-text", &key, json!({"fileId": "file_nope"}))
+            .await,
+        404,
+        "resource_not_found",
+    )
+    .await;
+
+    // Another account's file is not there.
+    let form = reqwest::multipart::Form::new().part(
+        "file",
+        reqwest::multipart::Part::bytes(wav.clone()).file_name("a.wav"),
+    );
+    let theirs: Value = app
+        .client
+        .post(format!("{}/v1/files", app.addr))
+        .bearer_auth(&other)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let r = app
+        .post("/v1/speech-to-text", &key, json!({"fileId": theirs["id"]}))
+        .await;
+    assert_error(r, 404, "resource_not_found").await;
+
+    // A dry run prices by the second without keeping the upload.
+    let r: Value = transcribe(&app, &key, wav, "a.wav", &[("dryRun", "true")])
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(r["dryRun"], true);
+    assert!(r["estimatedCredits"].as_i64().unwrap() >= 1);
+    let files: Value = app.get("/v1/files", &key).await.json().await.unwrap();
+    assert_eq!(files["pagination"]["total"], 0);
+}
+
+crate::on_both_backends!(speech_to_text_refuses_bad_input);
+
+/// The model round trip runs once, on SQLite: it exercises the engines, not
+/// the database (the request path is covered on both by the test above).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn speech_round_trips_through_tts_and_stt_on_sqlite() {
+    speech_round_trips_through_tts_and_stt(Backend::Sqlite).await
+}
