@@ -3,7 +3,9 @@
 use std::sync::Arc;
 
 use mediagen_core::ApiError;
+use mediagen_engines::audio::{resample_linear, Audio};
 use mediagen_engines::media::encode;
+use mediagen_engines::stt::{languages as stt_languages, SttCatalog, SttOptions};
 use mediagen_engines::tts::{ssml, TtsCatalog, TtsError};
 use mediagen_engines::AudioFormat;
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
@@ -22,6 +24,9 @@ pub struct TtsRequest {
     pub format: AudioFormat,
     pub sample_rate: u32,
     pub speed: f32,
+    /// Word timestamps wanted.
+    #[serde(default)]
+    pub timestamps: bool,
 }
 
 /// The request body as sent.
@@ -36,6 +41,8 @@ pub struct TtsBody {
     pub sample_rate: Option<u32>,
     #[serde(default)]
     pub speed: Option<f32>,
+    #[serde(default)]
+    pub timestamps: bool,
     #[serde(default)]
     pub dry_run: bool,
 }
@@ -104,6 +111,7 @@ impl TtsRequest {
             format,
             sample_rate,
             speed,
+            timestamps: body.timestamps,
         })
     }
 
@@ -115,6 +123,8 @@ impl TtsRequest {
 
 pub struct TtsPipeline {
     pub catalog: Arc<TtsCatalog>,
+    /// Aligns words for `timestamps: true` (no engine here reports durations).
+    pub stt: Arc<SttCatalog>,
 }
 
 fn failure(e: TtsError) -> JobFailure {
@@ -144,32 +154,216 @@ impl Pipeline for TtsPipeline {
         let catalog = self.catalog.clone();
         let progress = ctx.clone();
         let r = req.clone();
-        let (bytes, duration) = tokio::task::spawn_blocking(move || {
+        let stt = self.stt.clone();
+        let (bytes, duration, words) = tokio::task::spawn_blocking(move || {
             let audio = catalog
                 .speak(&r.voice_id, &r.text, r.speed, |i, n, _| {
                     progress.set_progress(((i + 1) * 90 / n) as i64);
                     !progress.is_cancelled()
                 })
                 .map_err(failure)?;
+            let words = if r.timestamps {
+                let language = catalog
+                    .voice(&r.voice_id)
+                    .map(|v| v.language.clone())
+                    .unwrap_or_default();
+                Some(word_timestamps(
+                    &stt,
+                    &audio,
+                    &language,
+                    &spoken_text(&r.text),
+                )?)
+            } else {
+                None
+            };
             let bytes = encode(&audio, r.format, r.sample_rate)
                 .map_err(|e| JobFailure::retry("encoding_failed", e.to_string()))?;
-            Ok::<_, JobFailure>((bytes, audio.duration()))
+            Ok::<_, JobFailure>((bytes, audio.duration(), words))
         })
         .await
         .map_err(|e| JobFailure::abort("internal_error", e.to_string()))??;
-        let key = ctx.output_key(&format!("speech.{}", req.format.extension()));
+        let key = req.output_key(&ctx.job.id);
         ctx.blobs
             .put(&key, bytes.into())
             .await
             .map_err(|e| JobFailure::retry("storage_error", e.to_string()))?;
-        Ok(json!({
+        let mut result = req.result(&key, duration);
+        if let Some(words) = words {
+            result["words"] = serde_json::to_value(words).unwrap_or_default();
+        }
+        Ok(result)
+    }
+}
+
+/// The words of the request as written (SSML markup removed).
+fn spoken_text(text: &str) -> String {
+    if !ssml::is_ssml(text) {
+        return text.to_owned();
+    }
+    let mut out = String::new();
+    let mut in_tag = false;
+    for c in text.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => {
+                in_tag = false;
+                out.push(' ');
+            }
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// A word of the request with its time span in the audio (seconds).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TimedWord {
+    pub word: String,
+    pub start: f64,
+    pub end: f64,
+}
+
+/// Times the words of `text` in `audio` by recognising the audio with word
+/// timestamps and aligning the recognised words to the written ones.
+fn word_timestamps(
+    stt: &SttCatalog,
+    audio: &Audio,
+    language: &str,
+    text: &str,
+) -> Result<Vec<TimedWord>, JobFailure> {
+    let model = stt.model(None).ok_or_else(|| {
+        JobFailure::abort(
+            "engine_unavailable",
+            "word timestamps need a speech-to-text model",
+        )
+    })?;
+    let code = language.get(..2).unwrap_or("en").to_ascii_lowercase();
+    let language = if model.multilingual() && stt_languages().contains(&code.as_str()) {
+        Some(code)
+    } else {
+        None
+    };
+    let pcm = resample_linear(&audio.samples, audio.sample_rate, 16_000);
+    let opts = SttOptions {
+        language,
+        translate: false,
+        prompt: Some(text.chars().take(400).collect()),
+        words: true,
+    };
+    let heard = model
+        .transcribe(&pcm, &opts, &mut |_| true)
+        .map_err(|e| JobFailure::retry("alignment_failed", e.to_string()))?;
+    let recognised: Vec<(String, f64, f64)> = heard
+        .words
+        .iter()
+        .map(|w| (w.word.clone(), w.start, w.end))
+        .collect();
+    Ok(align(text, &recognised, audio.duration()))
+}
+
+fn key(w: &str) -> String {
+    w.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// Gives every written word the time of the recognised word it lines up
+/// with (edit-distance alignment); written words with no partner share the
+/// gap between their neighbours.
+pub fn align(text: &str, heard: &[(String, f64, f64)], duration: f64) -> Vec<TimedWord> {
+    let written: Vec<&str> = text
+        .split_whitespace()
+        .filter(|w| w.chars().any(char::is_alphanumeric))
+        .collect();
+    let (a, b): (Vec<String>, Vec<String>) = (
+        written.iter().map(|w| key(w)).collect(),
+        heard.iter().map(|h| key(&h.0)).collect(),
+    );
+    let (n, m) = (a.len(), b.len());
+    let mut d = vec![vec![0usize; m + 1]; n + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=n {
+        for j in 1..=m {
+            let sub = d[i - 1][j - 1] + usize::from(a[i - 1] != b[j - 1]);
+            d[i][j] = sub.min(d[i - 1][j] + 1).min(d[i][j - 1] + 1);
+        }
+    }
+    let mut times: Vec<Option<(f64, f64)>> = vec![None; n];
+    let (mut i, mut j) = (n, m);
+    while i > 0 && j > 0 {
+        if d[i][j] == d[i - 1][j - 1] + usize::from(a[i - 1] != b[j - 1]) {
+            times[i - 1] = Some((heard[j - 1].1, heard[j - 1].2));
+            i -= 1;
+            j -= 1;
+        } else if d[i][j] == d[i - 1][j] + 1 {
+            i -= 1;
+        } else {
+            j -= 1;
+        }
+    }
+    let mut out = Vec::with_capacity(n);
+    let mut k = 0;
+    while k < n {
+        if let Some((s, e)) = times[k] {
+            out.push(TimedWord {
+                word: written[k].to_owned(),
+                start: s,
+                end: e,
+            });
+            k += 1;
+            continue;
+        }
+        // A run of unmatched words between the previous end and next start.
+        let from = out.last().map(|w: &TimedWord| w.end).unwrap_or(0.0);
+        let run_end = (k..n).find(|x| times[*x].is_some()).unwrap_or(n);
+        let to = times
+            .get(run_end)
+            .copied()
+            .flatten()
+            .map(|t| t.0)
+            .unwrap_or(duration)
+            .max(from);
+        let step = (to - from) / (run_end - k) as f64;
+        for (x, w) in written.iter().enumerate().take(run_end).skip(k) {
+            let s = from + step * (x - k) as f64;
+            out.push(TimedWord {
+                word: (*w).to_owned(),
+                start: s,
+                end: s + step,
+            });
+        }
+        k = run_end;
+    }
+    for w in &mut out {
+        w.start = (w.start * 1000.0).round() / 1000.0;
+        w.end = (w.end * 1000.0).round() / 1000.0;
+    }
+    out
+}
+
+impl TtsRequest {
+    /// Where a job's audio is stored.
+    pub fn output_key(&self, job_id: &str) -> String {
+        format!("jobs/{job_id}/speech.{}", self.format.extension())
+    }
+
+    /// The job's `result` for audio stored under `key`.
+    pub fn result(&self, key: &str, duration: f64) -> Value {
+        json!({
             "audioUrl": format!("blob:{key}"),
             "duration": (duration * 1000.0).round() / 1000.0,
-            "format": req.format.as_str(),
-            "sampleRate": req.sample_rate,
-            "characters": req.characters(),
-            "voiceId": req.voice_id,
-        }))
+            "format": self.format.as_str(),
+            "sampleRate": self.sample_rate,
+            "characters": self.characters(),
+            "voiceId": self.voice_id,
+        })
     }
 }
 
@@ -200,4 +394,44 @@ pub fn preview_mp3(catalog: &TtsCatalog, voice_id: &str) -> Result<Vec<u8>, Stri
         AudioFormat::Mp3.default_rate(voice.sample_rate),
     )
     .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn written_words_take_the_times_of_what_was_heard() {
+        let heard = vec![
+            ("I".to_owned(), 0.0, 0.2),
+            ("paid".to_owned(), 0.2, 0.5),
+            ("three".to_owned(), 0.5, 0.8),
+            ("dollars".to_owned(), 0.8, 1.2),
+            ("today".to_owned(), 1.3, 1.7),
+        ];
+        let words = align("I paid $3 today.", &heard, 2.0);
+        let got: Vec<(&str, f64, f64)> = words
+            .iter()
+            .map(|w| (w.word.as_str(), w.start, w.end))
+            .collect();
+        assert_eq!(got[0], ("I", 0.0, 0.2));
+        assert_eq!(got[1], ("paid", 0.2, 0.5));
+        assert_eq!(got[3], ("today.", 1.3, 1.7));
+        // "$3" has no exact partner: it lies between "paid" and "today".
+        assert!(got[2].1 >= 0.5 - 1e-9 && got[2].2 <= 1.3 + 1e-9, "{got:?}");
+        assert_eq!(align("", &heard, 2.0), vec![]);
+        let none = align("one two", &[], 2.0);
+        assert_eq!((none[0].start, none[1].end), (0.0, 2.0));
+    }
+
+    #[test]
+    fn ssml_markup_is_not_a_word() {
+        assert_eq!(
+            spoken_text("<speak>Hi <break time=\"1s\"/>there</speak>")
+                .split_whitespace()
+                .collect::<Vec<_>>(),
+            ["Hi", "there"]
+        );
+        assert_eq!(spoken_text("plain <text>"), "plain <text>");
+    }
 }

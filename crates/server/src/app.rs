@@ -114,6 +114,7 @@ pub fn registry(config: &Config, engines: &Engines) -> Registry {
     let mut registry = Registry::new();
     registry.register(Arc::new(TtsPipeline {
         catalog: engines.tts.clone(),
+        stt: engines.stt.clone(),
     }));
     registry.register(Arc::new(SttPipeline {
         catalog: engines.stt.clone(),

@@ -184,17 +184,13 @@ impl Run {
         let outcome = match outcome {
             None => return, // cancelled through the API or the lease was lost
             Some((Ok(Ok(duration)), Ok(bytes))) if !self.cancelled.load(Ordering::Relaxed) => {
-                let key = format!("jobs/{}/speech.{}", self.job.id, req.format.extension());
+                let key = req.output_key(&self.job.id);
                 match self.state.blobs.put(&key, bytes.into()).await {
-                    Ok(()) => Outcome::Completed(json!({
-                        "audioUrl": format!("blob:{key}"),
-                        "duration": (duration * 1000.0).round() / 1000.0,
-                        "format": req.format.as_str(),
-                        "sampleRate": req.sample_rate,
-                        "characters": req.characters(),
-                        "voiceId": req.voice_id,
-                        "streamed": true,
-                    })),
+                    Ok(()) => {
+                        let mut result = req.result(&key, duration);
+                        result["streamed"] = json!(true);
+                        Outcome::Completed(result)
+                    }
                     Err(e) => failed("storage_error", &e.to_string()),
                 }
             }

@@ -27,6 +27,9 @@ pub struct TtsBodyDoc {
     sample_rate: Option<u32>,
     /// 0.5–2.0, default 1.0.
     speed: Option<f32>,
+    /// `true` adds `result.words: [{word, start, end}]` (seconds), aligned by
+    /// the speech recogniser. Not for the streaming endpoint.
+    timestamps: Option<bool>,
     /// Validate and price only.
     #[schema(rename = "dryRun")]
     dry_run: Option<bool>,

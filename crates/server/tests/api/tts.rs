@@ -483,3 +483,42 @@ async fn a_closed_stream_cancels_and_refunds(backend: Backend) {
     .await;
     assert_eq!(b["error"]["details"]["parameter"], "text");
 }
+
+/// Word timestamps align the written words with what the recogniser hears;
+/// engine work only, so it runs once, on SQLite.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn word_timestamps_follow_the_written_words() {
+    let app = TestApp::spawn_with(Backend::Sqlite, |c| c.sync_wait_seconds = 120.0).await;
+    let key = &app.admin_key;
+    let voice = joe(&app, key).await;
+    let text = "The quick brown fox jumps over the lazy dog on 12/05.";
+    let job: Value = app
+        .post(
+            "/v1/text-to-speech",
+            key,
+            json!({"text": text, "voiceId": voice, "timestamps": true}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(job["status"], "completed", "{job}");
+    let words = job["result"]["words"].as_array().unwrap();
+    let written: Vec<&str> = words.iter().map(|w| w["word"].as_str().unwrap()).collect();
+    assert_eq!(written, text.split_whitespace().collect::<Vec<_>>());
+    let duration = job["result"]["duration"].as_f64().unwrap();
+    let mut last_start = -1.0;
+    for w in words {
+        let (s, e) = (w["start"].as_f64().unwrap(), w["end"].as_f64().unwrap());
+        assert!(
+            s >= last_start && e >= s && e <= duration + 0.1,
+            "{words:?}"
+        );
+        last_start = s;
+    }
+    // The words are spread over the speech, not bunched at the start.
+    assert!(
+        words[8]["start"].as_f64().unwrap() > duration * 0.4,
+        "{words:?}"
+    );
+}
