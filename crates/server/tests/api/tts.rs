@@ -220,30 +220,8 @@ async fn other_languages_and_normalisation(backend: Backend) {
     let key = &app.admin_key;
     let voice = joe(&app, key).await;
     // Written numbers take longer to say than their digits would suggest.
-    let short: Value = app
-        .post(
-            "/v1/text-to-speech",
-            key,
-            json!({"text": "It was 3.", "voiceId": voice}),
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
-    let long: Value = app
-        .post(
-            "/v1/text-to-speech",
-            key,
-            json!({"text": "It was $1,234,567.89.", "voiceId": voice}),
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
-    let (s, l) = (
-        short["result"]["duration"].as_f64().unwrap(),
-        long["result"]["duration"].as_f64().unwrap(),
-    );
+    let s = duration_of(&app, key, &voice, "It was 3.").await;
+    let l = duration_of(&app, key, &voice, "It was $1,234,567.89.").await;
     assert!(
         l > s + 3.0,
         "the amount is read out in words: {l} s vs {s} s"
