@@ -6,7 +6,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::audio::Audio;
-use crate::process::{run, ProcessError};
+use crate::process::{run, spawn_reader, OutputStream, ProcessError};
 
 /// Output formats of generated audio.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -252,9 +252,16 @@ pub fn probe(path: &std::path::Path) -> Result<Probe, ProbeError> {
     }
 }
 
-/// Decodes the first audio stream of a file to 16 kHz mono `f32`, the input
-/// of the speech recogniser. The time limit scales with the media's length.
-pub fn decode_16k(path: &std::path::Path, duration: f64) -> Result<Vec<f32>, MediaError> {
+/// Audio decoded to 16 kHz mono f32 as ffmpeg produces it, read piece by
+/// piece so long files are never held whole in memory.
+pub struct Pcm16k {
+    out: OutputStream,
+    carry: Vec<u8>,
+}
+
+/// Starts decoding the first audio stream of `path` (any container ffmpeg
+/// reads) to 16 kHz mono. The time limit scales with `duration` (seconds).
+pub fn stream_16k(path: &std::path::Path, duration: f64) -> Result<Pcm16k, MediaError> {
     let mut cmd = Command::new("ffmpeg");
     cmd.args([
         "-nostdin",
@@ -269,11 +276,35 @@ pub fn decode_16k(path: &std::path::Path, duration: f64) -> Result<Vec<f32>, Med
     .args([
         "-map", "0:a:0", "-vn", "-ac", "1", "-ar", "16000", "-f", "f32le", "pipe:1",
     ]);
-    let out = run(cmd, b"", Duration::from_secs_f64(30.0 + duration / 4.0))?;
-    Ok(out
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect())
+    let out = spawn_reader(cmd, Duration::from_secs_f64(60.0 + duration))?;
+    Ok(Pcm16k {
+        out,
+        carry: Vec::new(),
+    })
+}
+
+impl Pcm16k {
+    /// Up to `max` samples; fewer only at the end (empty once it is over).
+    pub fn read(&mut self, max: usize) -> Result<Vec<f32>, MediaError> {
+        let mut bytes = std::mem::take(&mut self.carry);
+        let want = max * 4;
+        let mut buf = vec![0u8; 64 * 1024];
+        while bytes.len() < want {
+            let n = self
+                .out
+                .read(&mut buf[..(want - bytes.len()).min(64 * 1024)])?;
+            if n == 0 {
+                break;
+            }
+            bytes.extend_from_slice(&buf[..n]);
+        }
+        let whole = bytes.len() / 4 * 4;
+        self.carry = bytes.split_off(whole);
+        Ok(bytes
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect())
+    }
 }
 
 #[cfg(test)]

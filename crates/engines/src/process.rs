@@ -94,3 +94,122 @@ pub fn run(mut cmd: Command, input: &[u8], timeout: Duration) -> Result<Vec<u8>,
     }
     Ok(out)
 }
+
+/// A running tool whose stdout is read as it comes (for outputs too large
+/// to hold at once). A watchdog kills it when the time limit passes, and
+/// dropping the stream kills it too.
+pub struct OutputStream {
+    program: String,
+    child: std::sync::Arc<std::sync::Mutex<std::process::Child>>,
+    stdout: std::process::ChildStdout,
+    stderr: Option<std::thread::JoinHandle<Vec<u8>>>,
+    done: Option<std::sync::mpsc::Sender<()>>,
+    timed_out: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    timeout: Duration,
+}
+
+/// Starts `cmd` with no input and its stdout to be read from the stream.
+pub fn spawn_reader(mut cmd: Command, timeout: Duration) -> Result<OutputStream, ProcessError> {
+    let program = cmd.get_program().to_string_lossy().into_owned();
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|source| ProcessError::Spawn {
+            program: program.clone(),
+            source,
+        })?;
+    let stdout = child.stdout.take().expect("piped stdout");
+    let mut stderr = child.stderr.take().expect("piped stderr");
+    let stderr = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = stderr.read_to_end(&mut buf);
+        buf
+    });
+    let child = std::sync::Arc::new(std::sync::Mutex::new(child));
+    let timed_out = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (done, stop) = std::sync::mpsc::channel::<()>();
+    {
+        let child = child.clone();
+        let timed_out = timed_out.clone();
+        std::thread::spawn(move || {
+            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stop.recv_timeout(timeout) {
+                timed_out.store(true, std::sync::atomic::Ordering::Relaxed);
+                if let Ok(mut c) = child.lock() {
+                    let _ = c.kill();
+                }
+            }
+        });
+    }
+    Ok(OutputStream {
+        program,
+        child,
+        stdout,
+        stderr: Some(stderr),
+        done: Some(done),
+        timed_out,
+        timeout,
+    })
+}
+
+impl OutputStream {
+    /// Reads up to `buf.len()` bytes; 0 at the end of the output. At the
+    /// end, a tool that failed or ran out of time is an error.
+    pub fn read(&mut self, buf: &mut [u8]) -> Result<usize, ProcessError> {
+        let n = self.stdout.read(buf).map_err(|source| ProcessError::Io {
+            program: self.program.clone(),
+            source,
+        })?;
+        if n == 0 {
+            self.finish()?;
+        }
+        Ok(n)
+    }
+
+    fn finish(&mut self) -> Result<(), ProcessError> {
+        let status = self
+            .child
+            .lock()
+            .map_err(|_| ProcessError::Io {
+                program: self.program.clone(),
+                source: std::io::Error::other("poisoned"),
+            })?
+            .wait()
+            .map_err(|source| ProcessError::Io {
+                program: self.program.clone(),
+                source,
+            })?;
+        self.done.take();
+        let err = self
+            .stderr
+            .take()
+            .and_then(|h| h.join().ok())
+            .unwrap_or_default();
+        if self.timed_out.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(ProcessError::Timeout {
+                program: self.program.clone(),
+                seconds: self.timeout.as_secs(),
+            });
+        }
+        if !status.success() {
+            let stderr = String::from_utf8_lossy(&err);
+            return Err(ProcessError::Failed {
+                program: self.program.clone(),
+                status: status.to_string(),
+                stderr: stderr.lines().rev().take(3).collect::<Vec<_>>().join(" / "),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl Drop for OutputStream {
+    fn drop(&mut self) {
+        self.done.take();
+        if let Ok(mut c) = self.child.lock() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}

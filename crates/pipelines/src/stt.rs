@@ -4,8 +4,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use mediagen_core::ApiError;
-use mediagen_engines::media::decode_16k;
-use mediagen_engines::stt::{languages, Segment, SttCatalog, SttError, SttOptions, Transcript};
+use mediagen_engines::media::stream_16k;
+use mediagen_engines::stt::{
+    languages, transcribe_stream, Segment, SttCatalog, SttError, SttOptions, Transcript,
+};
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -256,19 +258,27 @@ impl Pipeline for SttPipeline {
             words: req.words,
         };
         let duration = req.duration;
+        let catalog = self.catalog.clone();
         let transcript: Transcript = tokio::task::spawn_blocking(move || {
-            let audio = decode_16k(&input, duration)
+            let mut pcm = stream_16k(&input, duration)
                 .map_err(|e| JobFailure::abort("unreadable_media", e.to_string()))?;
-            progress.set_progress(5);
-            model
-                .transcribe(&audio, &opts, &mut |p| {
-                    progress.set_progress(5 + i64::from(p) * 90 / 100);
+            let mut read = |n: usize| pcm.read(n).map_err(|e| SttError::Input(e.to_string()));
+            transcribe_stream(
+                model.as_ref(),
+                catalog.gate(),
+                &opts,
+                duration,
+                &mut read,
+                &mut |done| {
+                    progress.set_progress((done * 100.0) as i64);
                     !progress.is_cancelled()
-                })
-                .map_err(|e| match e {
-                    SttError::Cancelled => JobFailure::abort("cancelled", "The job was cancelled."),
-                    SttError::Failed(m) => JobFailure::retry("recognition_failed", m),
-                })
+                },
+            )
+            .map_err(|e| match e {
+                SttError::Cancelled => JobFailure::abort("cancelled", "The job was cancelled."),
+                SttError::Input(m) => JobFailure::abort("unreadable_media", m),
+                SttError::Failed(m) => JobFailure::retry("recognition_failed", m),
+            })
         })
         .await
         .map_err(|e| JobFailure::abort("internal_error", e.to_string()))??;
@@ -282,18 +292,21 @@ impl Pipeline for SttPipeline {
         });
         result["responseFormat"] = json!(req.response_format);
         let rendered = match req.response_format.as_str() {
-            "srt" => Some(("srt", srt(&transcript.segments))),
-            "vtt" => Some(("vtt", vtt(&transcript.segments))),
+            "srt" => Some(("transcript.srt", "subtitles", srt(&transcript.segments))),
+            "vtt" => Some(("transcript.vtt", "subtitles", vtt(&transcript.segments))),
+            "text" => Some(("transcript.txt", "transcript", transcript.text.clone())),
             _ => None,
         };
-        if let Some((ext, body)) = rendered {
-            let key = ctx.output_key(&format!("transcript.{ext}"));
+        if let Some((name, field, body)) = rendered {
+            let key = ctx.output_key(name);
             ctx.blobs
                 .put(&key, body.clone().into())
                 .await
                 .map_err(|e| JobFailure::retry("storage_error", e.to_string()))?;
-            result["subtitles"] = json!(body);
-            result["subtitlesUrl"] = json!(format!("blob:{key}"));
+            if field == "subtitles" {
+                result["subtitles"] = json!(body);
+            }
+            result[format!("{field}Url")] = json!(format!("blob:{key}"));
         }
         Ok(result)
     }

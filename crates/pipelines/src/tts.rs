@@ -5,7 +5,7 @@ use std::sync::Arc;
 use mediagen_core::ApiError;
 use mediagen_engines::audio::{resample_linear, Audio};
 use mediagen_engines::media::encode;
-use mediagen_engines::stt::{languages as stt_languages, SttCatalog, SttOptions};
+use mediagen_engines::stt::{languages as stt_languages, transcribe, SttCatalog, SttOptions};
 use mediagen_engines::tts::{ssml, TtsCatalog, TtsError};
 use mediagen_engines::AudioFormat;
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
@@ -251,8 +251,7 @@ fn word_timestamps(
         prompt: Some(text.chars().take(400).collect()),
         words: true,
     };
-    let heard = model
-        .transcribe(&pcm, &opts, &mut |_| true)
+    let heard = transcribe(model.as_ref(), stt.gate(), &pcm, &opts)
         .map_err(|e| JobFailure::retry("alignment_failed", e.to_string()))?;
     let recognised: Vec<(String, f64, f64)> = heard
         .words

@@ -88,17 +88,21 @@ pub struct Engines {
 /// The engines found under the models directory, loaded once per process
 /// and directory (loading takes a moment and the models are large).
 pub async fn engines(config: &Config) -> anyhow::Result<Engines> {
-    type Loaded = Mutex<HashMap<(PathBuf, usize), Engines>>;
+    type Loaded = Mutex<HashMap<(PathBuf, usize, usize), Engines>>;
     static LOADED: OnceLock<Loaded> = OnceLock::new();
-    let key = (config.models_dir.clone(), config.engine_threads);
+    let key = (
+        config.models_dir.clone(),
+        config.engine_threads,
+        config.stt_concurrency,
+    );
     let cache = LOADED.get_or_init(Default::default);
     if let Some(found) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Ok(found.clone());
     }
-    let (dir, threads) = key.clone();
+    let (dir, threads, decodes) = key.clone();
     let loaded = tokio::task::spawn_blocking(move || Engines {
         tts: Arc::new(TtsCatalog::discover(&dir, threads)),
-        stt: Arc::new(SttCatalog::discover(&dir, threads)),
+        stt: Arc::new(SttCatalog::discover(&dir, threads, decodes)),
     })
     .await?;
     Ok(cache

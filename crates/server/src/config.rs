@@ -58,14 +58,19 @@ pub struct Config {
     pub poll_seconds: f64,
     /// Attempts per job before it fails for good.
     pub max_attempts: i64,
-    /// Wall-clock limit of one job attempt.
+    /// Wall-clock limit of one job attempt (plus the media allowance).
     pub job_timeout_seconds: f64,
+    /// Extra time limit per second of input media (long files get longer).
+    pub timeout_per_media_second: f64,
     /// How long a key lookup is reused by this process. Revocations made
     /// through this process apply at once; those made elsewhere (another
     /// process, the CLI) within this time. 0 disables the cache.
     pub auth_cache_seconds: f64,
     /// CPU threads each neural engine may use for one request.
     pub engine_threads: usize,
+    /// Speech-to-text chunks decoded at once across all requests; waiting
+    /// requests take turns chunk by chunk, first come first served.
+    pub stt_concurrency: usize,
     /// Requests per minute per API key.
     pub rate_limit_per_minute: u32,
     /// Requests per hour per API key.
@@ -108,8 +113,10 @@ impl Default for Config {
             poll_seconds: 0.5,
             max_attempts: 3,
             job_timeout_seconds: 1800.0,
+            timeout_per_media_second: 2.0,
             auth_cache_seconds: 2.0,
             engine_threads: 2,
+            stt_concurrency: 1,
             rate_limit_per_minute: 600,
             rate_limit_per_hour: 20_000,
             max_concurrent_jobs: 10,
@@ -212,6 +219,11 @@ impl Config {
     /// Credits per unit for a job kind (0 when unset).
     pub fn cost_per_unit(&self, kind: &str) -> f64 {
         self.costs.get(kind).copied().unwrap_or(0.0)
+    }
+
+    /// The time limit of a job over `media_seconds` of input, in seconds.
+    pub fn job_timeout(&self, media_seconds: f64) -> f64 {
+        self.job_timeout_seconds + media_seconds.max(0.0) * self.timeout_per_media_second
     }
 }
 

@@ -109,6 +109,9 @@ pub struct JobSpec {
     pub units: f64,
     /// Validate and price only.
     pub dry_run: bool,
+    /// Seconds of input media: the job's time limit grows by
+    /// `timeout_per_media_second` for each.
+    pub media_seconds: f64,
 }
 
 /// Credits for `units` of `kind`, rounded up.
@@ -174,7 +177,7 @@ pub async fn create(
             payload: spec.payload,
             cost,
             max_attempts: state.config.max_attempts,
-            timeout_ms: (state.config.job_timeout_seconds * 1000.0) as i64,
+            timeout_ms: (state.config.job_timeout(spec.media_seconds) * 1000.0) as i64,
             idempotency_key: opts.idempotency_key,
             max_concurrent: state.config.max_concurrent_jobs,
             inline,

@@ -46,6 +46,7 @@ pub async fn stream_tts(
         units: req.characters() as f64,
         payload: serde_json::to_value(&req).map_err(Error::internal)?,
         dry_run: false,
+        media_seconds: 0.0,
     };
     let (job, fresh) = create(&state, who, opts, spec, Some((owner.clone(), lease_ms))).await?;
     if !fresh {

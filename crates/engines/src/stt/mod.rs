@@ -1,11 +1,16 @@
 //! Speech-to-text: the `SpeechToText` trait and the whisper.cpp engine.
 
+pub mod chunk;
+mod gate;
 mod whisper;
 
 use std::path::Path;
 use std::sync::Arc;
 
+pub use gate::DecodeGate;
 pub use whisper::WhisperEngine;
+
+use chunk::{plan, Plan, MAX_CHUNK, RATE};
 
 use crate::tts::EngineStatus;
 
@@ -65,6 +70,9 @@ pub enum SttError {
     Failed(String),
     #[error("cancelled")]
     Cancelled,
+    /// The audio could not be read.
+    #[error("{0}")]
+    Input(String),
 }
 
 /// A speech recogniser. Synchronous and CPU-bound: call from a blocking
@@ -74,27 +82,151 @@ pub trait SpeechToText: Send + Sync {
     fn name(&self) -> &str;
     /// True when the model knows other languages than English.
     fn multilingual(&self) -> bool;
-    /// Transcribes; `progress` gets 0–100 and returns false to cancel.
-    fn transcribe(
-        &self,
-        audio: &[f32],
-        opts: &SttOptions,
-        progress: &mut dyn FnMut(i32) -> bool,
-    ) -> Result<Transcript, SttError>;
+    /// A decoder for one request (its buffers are reused chunk after chunk).
+    fn session(&self, opts: &SttOptions) -> Result<Box<dyn SttSession>, SttError>;
 }
 
-/// The recognisers found in `<models>/whisper/`.
-#[derive(Default)]
+/// One request's decoder. Times are seconds from the start of `audio`.
+pub trait SttSession {
+    /// The spoken language of `audio` (ISO 639-1) and its probability.
+    fn detect_language(&mut self, audio: &[f32]) -> Result<(String, f64), SttError>;
+    /// Transcribes at most one window (30 s) of audio.
+    fn transcribe(
+        &mut self,
+        audio: &[f32],
+        language: &str,
+    ) -> Result<(Vec<Segment>, Vec<Word>), SttError>;
+}
+
+/// Transcribes audio of any length read piece by piece from `read` (which
+/// returns up to the number of samples asked for, fewer only at the end):
+/// silence is skipped, speech is decoded in chunks of one window cut at
+/// pauses, each chunk under a permit of `gate`, and times are shifted onto
+/// the whole file's clock. `progress` gets the fraction done (0–1) after
+/// each chunk and returns false to cancel. Memory stays at two windows
+/// of audio whatever the length.
+pub fn transcribe_stream(
+    model: &dyn SpeechToText,
+    gate: &DecodeGate,
+    opts: &SttOptions,
+    duration: f64,
+    read: &mut dyn FnMut(usize) -> Result<Vec<f32>, SttError>,
+    progress: &mut dyn FnMut(f64) -> bool,
+) -> Result<Transcript, SttError> {
+    let mut session = model.session(opts)?;
+    let mut language = opts.language.clone().map(|l| (l, 1.0));
+    if language.is_none() && !model.multilingual() {
+        language = Some(("en".to_owned(), 1.0));
+    }
+    let (mut buf, mut offset, mut ended) = (Vec::<f32>::new(), 0usize, false);
+    let (mut segments, mut words) = (Vec::<Segment>::new(), Vec::<Word>::new());
+    loop {
+        if !ended && buf.len() < 2 * MAX_CHUNK {
+            let want = 2 * MAX_CHUNK - buf.len();
+            let more = read(want)?;
+            ended = more.len() < want;
+            buf.extend_from_slice(&more);
+        }
+        match plan(&buf, ended) {
+            Plan::Done => break,
+            Plan::NeedMore => continue,
+            Plan::Skip(n) => {
+                buf.drain(..n);
+                offset += n;
+            }
+            Plan::Chunk { end } => {
+                let at = offset as f64 / RATE as f64;
+                let (mut segs, mut ws) = {
+                    let _permit = gate.acquire();
+                    if language.is_none() {
+                        language = Some(session.detect_language(&buf[..end])?);
+                    }
+                    let code = language.as_ref().map(|l| l.0.clone()).unwrap_or_default();
+                    session.transcribe(&buf[..end], &code)?
+                };
+                let limit = at + end as f64 / RATE as f64;
+                let floor = segments.last().map_or(0.0, |s| s.start);
+                for s in &mut segs {
+                    s.start = (s.start + at).clamp(floor, limit);
+                    s.end = (s.end + at).clamp(s.start, limit);
+                    s.id = segments.len();
+                    segments.push(s.clone());
+                }
+                for w in &mut ws {
+                    w.start = (w.start + at).min(limit);
+                    w.end = (w.end + at).clamp(w.start, limit);
+                }
+                words.append(&mut ws);
+                buf.drain(..end);
+                offset += end;
+                let done = offset as f64 / RATE as f64 / duration.max(0.001);
+                if !progress(done.min(1.0)) {
+                    return Err(SttError::Cancelled);
+                }
+            }
+        }
+    }
+    let text = segments
+        .iter()
+        .map(|s| s.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let (language, language_probability) = language.unwrap_or_else(|| ("en".to_owned(), 0.0));
+    Ok(Transcript {
+        text,
+        language,
+        language_probability,
+        duration: (offset + buf.len()) as f64 / RATE as f64,
+        segments,
+        words,
+    })
+}
+
+/// Transcribes audio held in memory (short clips).
+pub fn transcribe(
+    model: &dyn SpeechToText,
+    gate: &DecodeGate,
+    audio: &[f32],
+    opts: &SttOptions,
+) -> Result<Transcript, SttError> {
+    let mut pos = 0;
+    let mut read = |n: usize| {
+        let end = (pos + n).min(audio.len());
+        let piece = audio[pos..end].to_vec();
+        pos = end;
+        Ok(piece)
+    };
+    let duration = audio.len() as f64 / RATE as f64;
+    transcribe_stream(model, gate, opts, duration, &mut read, &mut |_| true)
+}
+
+/// The recognisers found in `<models>/whisper/`, sharing one limit on
+/// concurrent decodes.
 pub struct SttCatalog {
     models: Vec<Arc<dyn SpeechToText>>,
     status: Vec<EngineStatus>,
+    gate: Arc<DecodeGate>,
+}
+
+impl Default for SttCatalog {
+    fn default() -> Self {
+        Self {
+            models: Vec::new(),
+            status: Vec::new(),
+            gate: Arc::new(DecodeGate::new(1)),
+        }
+    }
 }
 
 impl SttCatalog {
     /// Loads every `ggml-*.bin` under `<models>/whisper/` (the default model
-    /// is `base` when present).
-    pub fn discover(models_dir: &Path, threads: usize) -> Self {
-        let mut catalog = Self::default();
+    /// is `base` when present); at most `concurrency` chunks are decoded
+    /// at once across all requests.
+    pub fn discover(models_dir: &Path, threads: usize, concurrency: usize) -> Self {
+        let mut catalog = Self {
+            gate: Arc::new(DecodeGate::new(concurrency)),
+            ..Self::default()
+        };
         let dir = models_dir.join("whisper");
         let mut files: Vec<_> = std::fs::read_dir(&dir)
             .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
@@ -142,6 +274,11 @@ impl SttCatalog {
             .models
             .sort_by_key(|m| (m.name() != "base", m.name().to_owned()));
         catalog
+    }
+
+    /// The limit on concurrent decodes.
+    pub fn gate(&self) -> &DecodeGate {
+        &self.gate
     }
 
     pub fn status(&self) -> &[EngineStatus] {

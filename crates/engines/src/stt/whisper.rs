@@ -1,11 +1,13 @@
-//! whisper.cpp through `whisper-rs`: one model loaded once, a fresh state
-//! per request (so requests can run side by side).
+//! whisper.cpp through `whisper-rs`: one model loaded once, a decoder state
+//! per request (so requests can run side by side), reused chunk by chunk.
 
 use std::path::Path;
 
-use whisper_rs::{FullParams, SamplingStrategy, WhisperContext, WhisperContextParameters};
+use whisper_rs::{
+    FullParams, SamplingStrategy, WhisperContext, WhisperContextParameters, WhisperState,
+};
 
-use super::{Segment, SpeechToText, SttError, SttOptions, Transcript, Word};
+use super::{Segment, SpeechToText, SttError, SttOptions, SttSession, Word};
 
 pub struct WhisperEngine {
     name: String,
@@ -13,7 +15,13 @@ pub struct WhisperEngine {
     threads: usize,
 }
 
-const RATE: f64 = 16_000.0;
+/// whisper.cpp ignores input shorter than a second; shorter chunks are
+/// padded with silence.
+const MIN_SAMPLES: usize = 16_000 * 11 / 10;
+
+fn fail(e: whisper_rs::WhisperError) -> SttError {
+    SttError::Failed(e.to_string())
+}
 
 impl WhisperEngine {
     /// Loads a ggml model file; its name is the file stem without `ggml-`.
@@ -42,54 +50,72 @@ impl SpeechToText for WhisperEngine {
         self.ctx.is_multilingual()
     }
 
+    fn session(&self, opts: &SttOptions) -> Result<Box<dyn SttSession>, SttError> {
+        Ok(Box::new(WhisperSession {
+            state: self.ctx.create_state().map_err(fail)?,
+            threads: self.threads as i32,
+            opts: opts.clone(),
+        }))
+    }
+}
+
+struct WhisperSession {
+    state: WhisperState,
+    threads: i32,
+    opts: SttOptions,
+}
+
+impl SttSession for WhisperSession {
+    fn detect_language(&mut self, audio: &[f32]) -> Result<(String, f64), SttError> {
+        self.state
+            .pcm_to_mel(audio, self.threads as usize)
+            .map_err(fail)?;
+        let (id, probs) = self
+            .state
+            .lang_detect(0, self.threads as usize)
+            .map_err(fail)?;
+        let code = whisper_rs::get_lang_str(id).unwrap_or("en").to_owned();
+        Ok((
+            code,
+            f64::from(probs.get(id as usize).copied().unwrap_or(0.0)),
+        ))
+    }
+
     fn transcribe(
-        &self,
+        &mut self,
         audio: &[f32],
-        opts: &SttOptions,
-        progress: &mut dyn FnMut(i32) -> bool,
-    ) -> Result<Transcript, SttError> {
-        let fail = |e: whisper_rs::WhisperError| SttError::Failed(e.to_string());
-        let mut state = self.ctx.create_state().map_err(fail)?;
-        let duration = audio.len() as f64 / RATE;
-        // Language: as given, or detected from the first 30 s.
-        let (language, language_probability) = match &opts.language {
-            Some(l) => (l.clone(), 1.0),
-            None if !self.multilingual() => ("en".to_owned(), 1.0),
-            None => {
-                state.pcm_to_mel(audio, self.threads).map_err(fail)?;
-                let (id, probs) = state.lang_detect(0, self.threads).map_err(fail)?;
-                let code = whisper_rs::get_lang_str(id).unwrap_or("en").to_owned();
-                (
-                    code,
-                    f64::from(probs.get(id as usize).copied().unwrap_or(0.0)),
-                )
-            }
+        language: &str,
+    ) -> Result<(Vec<Segment>, Vec<Word>), SttError> {
+        let duration = audio.len() as f64 / 16_000.0;
+        let padded;
+        let audio = if audio.len() < MIN_SAMPLES {
+            padded = [audio, &vec![0.0; MIN_SAMPLES - audio.len()]].concat();
+            &padded[..]
+        } else {
+            audio
         };
         let mut params = FullParams::new(SamplingStrategy::BeamSearch {
             beam_size: 5,
             patience: 1.0,
         });
-        params.set_n_threads(self.threads as i32);
-        params.set_language(Some(&language));
-        params.set_translate(opts.translate);
+        params.set_n_threads(self.threads);
+        params.set_language(Some(language));
+        params.set_translate(self.opts.translate);
+        // Each chunk stands alone: no carried-over text that could make the
+        // decoder repeat itself.
+        params.set_no_context(true);
         params.set_print_progress(false);
         params.set_print_realtime(false);
         params.set_print_special(false);
         params.set_print_timestamps(false);
-        params.set_token_timestamps(opts.words);
-        if let Some(prompt) = &opts.prompt {
+        params.set_token_timestamps(self.opts.words);
+        if let Some(prompt) = &self.opts.prompt {
             params.set_initial_prompt(prompt);
         }
-        if !progress(0) {
-            return Err(SttError::Cancelled);
-        }
-        state.full(params, audio).map_err(fail)?;
-        if !progress(100) {
-            return Err(SttError::Cancelled);
-        }
+        self.state.full(params, audio).map_err(fail)?;
         let mut segments = Vec::new();
         let mut words = Vec::new();
-        for (i, seg) in state.as_iter().enumerate() {
+        for (i, seg) in self.state.as_iter().enumerate() {
             let text = seg.to_str_lossy().map_err(fail)?.trim().to_owned();
             let (mut logprob, mut n) = (0.0, 0);
             for t in 0..seg.n_tokens() {
@@ -103,7 +129,7 @@ impl SpeechToText for WhisperEngine {
                 }
                 logprob += f64::from(data.plog);
                 n += 1;
-                if opts.words {
+                if self.opts.words {
                     let (start, end) = (data.t0 as f64 / 100.0, data.t1 as f64 / 100.0);
                     let p = f64::from(data.p);
                     // Tokens that start with a space begin a new word.
@@ -121,6 +147,9 @@ impl SpeechToText for WhisperEngine {
                     }
                 }
             }
+            if text.is_empty() {
+                continue;
+            }
             segments.push(Segment {
                 id: i,
                 start: seg.start_timestamp() as f64 / 100.0,
@@ -131,18 +160,6 @@ impl SpeechToText for WhisperEngine {
             });
         }
         words.retain(|w| !w.word.is_empty());
-        let text = segments
-            .iter()
-            .map(|s| s.text.as_str())
-            .collect::<Vec<_>>()
-            .join(" ");
-        Ok(Transcript {
-            text,
-            language,
-            language_probability,
-            duration,
-            segments,
-            words,
-        })
+        Ok((segments, words))
     }
 }

@@ -23,7 +23,12 @@ use crate::state::AppState;
 /// The job's `result`: `{text, language, languageProbability, duration
 /// (seconds), segments: [{id, start, end, text, avgLogprob, noSpeechProb}],
 /// words: [{word, start, end, probability}] (when asked), model, task,
-/// responseFormat}`, plus `subtitles` and `subtitlesUrl` for `srt`/`vtt`.
+/// responseFormat}`, plus `subtitles` and `subtitlesUrl` for `srt`/`vtt` and
+/// `transcriptUrl` (plain text) for `text`. Always the job object, also for
+/// `text`/`srt`/`vtt` (the bare file is at the URL). Long files are decoded
+/// as a stream and recognised in voice-activity chunks of at most 30 s:
+/// `progress` advances chunk by chunk, the time limit grows with the
+/// length, and requests take turns chunk by chunk on the shared engine.
 /// Not media → 415; unreadable media → 422. Price: `costs.stt` credits per
 /// second of audio, rounded up.
 #[utoipa::path(post, path = "/v1/speech-to-text", tag = "voice", security(("bearer" = ["write"])),
@@ -48,6 +53,7 @@ pub async fn create(
             units: seconds,
             payload: serde_json::Value::Null,
             dry_run: true,
+            media_seconds: 0.0,
         };
         return dry_run(&state, &auth, &spec).await;
     }
@@ -62,6 +68,7 @@ pub async fn create(
         units: seconds,
         payload: serde_json::to_value(&req).map_err(Error::internal)?,
         dry_run: false,
+        media_seconds: req.duration,
     };
     submit(&state, &auth, opts, spec).await
 }

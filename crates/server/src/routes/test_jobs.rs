@@ -38,6 +38,7 @@ pub async fn create(
         payload: json!({ "ms": body.ms, "fail": body.fail, "output": body.output }),
         units: body.units,
         dry_run: body.dry_run,
+        media_seconds: 0.0,
     };
     submit(&state, &auth, opts, spec).await
 }

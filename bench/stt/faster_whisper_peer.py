@@ -1,0 +1,15 @@
+"""faster-whisper (CTranslate2, int8) on one file, as bench/stt.sh's peer.
+Usage: faster_whisper_peer.py MODEL_DIR AUDIO OUT_TEXT. Prints key=value."""
+import sys
+import time
+
+from faster_whisper import WhisperModel
+
+model_dir, audio, out = sys.argv[1:4]
+model = WhisperModel(model_dir, device="cpu", compute_type="int8", cpu_threads=2)
+t0 = time.perf_counter()
+segments, info = model.transcribe(audio, language="en", beam_size=5)
+text = " ".join(s.text.strip() for s in segments)
+elapsed = time.perf_counter() - t0
+open(out, "w").write(text)
+print(f"seconds={elapsed:.2f} audio={info.duration:.1f} rtf={elapsed / info.duration:.4f}")

@@ -1,0 +1,48 @@
+//! Times our recogniser on one file the way the endpoint runs it (streamed
+//! decode, voice-activity chunks): `stt_bench MODELS_DIR MODEL FILE`.
+//! Prints the seconds taken, the audio's seconds, the RTF and the text.
+
+use std::time::Instant;
+
+use mediagen_engines::media::{probe, stream_16k};
+use mediagen_engines::stt::{transcribe_stream, SttCatalog, SttError, SttOptions};
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let [_, models, model, file] = &args[..] else {
+        eprintln!("usage: stt_bench MODELS_DIR MODEL FILE");
+        std::process::exit(2);
+    };
+    let threads = std::env::var("THREADS")
+        .ok()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(2);
+    let catalog = SttCatalog::discover(std::path::Path::new(models), threads, 1);
+    let engine = catalog.model(Some(model)).expect("model installed");
+    let path = std::path::Path::new(file);
+    let start = Instant::now();
+    let duration = probe(path).expect("media").duration;
+    let mut pcm = stream_16k(path, duration).expect("decoder starts");
+    let mut read = |n: usize| pcm.read(n).map_err(|e| SttError::Input(e.to_string()));
+    let opts = SttOptions {
+        language: std::env::var("LANGUAGE").ok(),
+        ..SttOptions::default()
+    };
+    let t = transcribe_stream(
+        engine.as_ref(),
+        catalog.gate(),
+        &opts,
+        duration,
+        &mut read,
+        &mut |_| true,
+    )
+    .expect("transcribed");
+    let secs = start.elapsed().as_secs_f64();
+    eprintln!("{}", t.text);
+    println!(
+        "seconds={secs:.2} audio={:.1} rtf={:.4} segments={}",
+        t.duration,
+        secs / t.duration,
+        t.segments.len()
+    );
+}

@@ -1,0 +1,210 @@
+//! Voice-activity-based chunking of long audio: silence is skipped, and
+//! speech is cut into pieces of at most one recogniser window (30 s) at the
+//! longest pause, so words are not split and memory stays bounded.
+
+/// Samples per second of recogniser input.
+pub const RATE: usize = 16_000;
+/// 30 ms analysis frames.
+const FRAME: usize = 480;
+/// Longest chunk: whisper's window.
+pub const MAX_CHUNK: usize = RATE * 30 - FRAME;
+/// Shortest chunk cut before the end of the audio.
+const MIN_CHUNK: usize = RATE * 12;
+/// Audio kept around speech.
+const PAD: usize = RATE * 3 / 10;
+
+/// What to do with the buffered audio next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Plan {
+    /// Read more audio first.
+    NeedMore,
+    /// Drop this many leading samples: no speech in them.
+    Skip(usize),
+    /// Transcribe the first `end` samples (then drop them).
+    Chunk { end: usize },
+    /// Nothing left.
+    Done,
+}
+
+/// Frame levels in dBFS.
+fn levels(audio: &[f32]) -> Vec<f32> {
+    audio
+        .chunks(FRAME)
+        .map(|f| {
+            let power = f.iter().map(|s| s * s).sum::<f32>() / f.len() as f32;
+            10.0 * power.max(1e-12).log10()
+        })
+        .collect()
+}
+
+/// Which frames are speech: above an adaptive threshold (the noise floor
+/// plus 15 dB, but at most 25 dB under the loudest frame, so unbroken sound
+/// counts; never below -50 dBFS), held for 200 ms either side so short gaps
+/// inside words do not count as pauses. Erring towards speech only costs
+/// decoding time; erring the other way would lose words.
+fn voiced(levels: &[f32]) -> Vec<bool> {
+    if levels.is_empty() {
+        return Vec::new();
+    }
+    let mut sorted = levels.to_vec();
+    sorted.sort_by(f32::total_cmp);
+    let floor = sorted[sorted.len() / 10];
+    let peak = sorted[sorted.len() - 1];
+    let threshold = (floor + 15.0).min(peak - 25.0).max(-50.0);
+    let raw: Vec<bool> = levels.iter().map(|&l| l > threshold).collect();
+    let hold = 7;
+    (0..raw.len())
+        .map(|i| {
+            let lo = i.saturating_sub(hold);
+            let hi = (i + hold + 1).min(raw.len());
+            raw[lo..hi].iter().any(|&v| v)
+        })
+        .collect()
+}
+
+/// Plans the next step for `buf` (the audio not yet handled); `ended` when
+/// no more audio will come. Feed it at least two windows when you can.
+pub fn plan(buf: &[f32], ended: bool) -> Plan {
+    if buf.is_empty() {
+        return if ended { Plan::Done } else { Plan::NeedMore };
+    }
+    if !ended && buf.len() < MAX_CHUNK {
+        return Plan::NeedMore;
+    }
+    let voiced = voiced(&levels(buf));
+    let Some(first) = voiced.iter().position(|&v| v) else {
+        // No speech: drop all of it (but keep a little to be joined with
+        // what comes next, in case speech starts right at the end).
+        let keep = if ended { 0 } else { PAD };
+        return Plan::Skip(buf.len() - keep.min(buf.len())).nonzero_or(ended);
+    };
+    let start = (first * FRAME).saturating_sub(PAD);
+    if start > 0 {
+        return Plan::Skip(start);
+    }
+    if ended && buf.len() <= MAX_CHUNK {
+        let last = voiced.iter().rposition(|&v| v).unwrap_or(0);
+        let end = ((last + 1) * FRAME + PAD).min(buf.len());
+        return Plan::Chunk { end };
+    }
+    // Cut in the middle of the longest pause between MIN_CHUNK and
+    // MAX_CHUNK (the later one on a tie); with no pause, at the quietest
+    // frame of the last five seconds.
+    let lo = MIN_CHUNK / FRAME;
+    let hi = (MAX_CHUNK / FRAME).min(voiced.len());
+    let mut best: Option<(usize, usize)> = None; // (run length, middle frame)
+    let mut i = lo;
+    while i < hi {
+        if voiced[i] {
+            i += 1;
+            continue;
+        }
+        let run_start = i;
+        while i < hi && !voiced[i] {
+            i += 1;
+        }
+        let run = i - run_start;
+        if best.is_none_or(|(len, _)| run >= len) {
+            best = Some((run, run_start + run / 2));
+        }
+    }
+    let cut = match best {
+        Some((_, middle)) => middle,
+        None => {
+            let levels = levels(&buf[..hi * FRAME]);
+            let from = hi.saturating_sub(5 * RATE / FRAME);
+            (from..hi)
+                .min_by(|&a, &b| levels[a].total_cmp(&levels[b]))
+                .unwrap_or(hi)
+        }
+    };
+    Plan::Chunk {
+        end: (cut * FRAME).clamp(FRAME, buf.len()),
+    }
+}
+
+impl Plan {
+    fn nonzero_or(self, ended: bool) -> Plan {
+        match self {
+            Plan::Skip(0) if ended => Plan::Done,
+            Plan::Skip(0) => Plan::NeedMore,
+            other => other,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tone(seconds: f64) -> Vec<f32> {
+        (0..(seconds * RATE as f64) as usize)
+            .map(|i| 0.3 * (i as f32 * 0.05).sin())
+            .collect()
+    }
+
+    fn silence(seconds: f64) -> Vec<f32> {
+        vec![0.0; (seconds * RATE as f64) as usize]
+    }
+
+    /// Runs the planner over `audio` the way the recogniser loop does and
+    /// returns the chunks as (start, end) seconds.
+    fn chunks(audio: &[f32]) -> Vec<(f64, f64)> {
+        let (mut pos, mut out) = (0, Vec::new());
+        loop {
+            let avail = (audio.len() - pos).min(2 * MAX_CHUNK);
+            let ended = pos + avail == audio.len();
+            match plan(&audio[pos..pos + avail], ended) {
+                Plan::Done => return out,
+                Plan::NeedMore => panic!("fed two windows"),
+                Plan::Skip(n) => pos += n,
+                Plan::Chunk { end } => {
+                    out.push((pos as f64 / RATE as f64, (pos + end) as f64 / RATE as f64));
+                    pos += end;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn silence_is_skipped_and_speech_padded() {
+        let mut audio = silence(5.0);
+        audio.extend(tone(3.0));
+        audio.extend(silence(10.0));
+        let c = chunks(&audio);
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert!((c[0].0 - 4.5).abs() < 0.1, "{c:?}");
+        assert!((c[0].1 - 8.5).abs() < 0.1, "{c:?}");
+        assert!(chunks(&silence(70.0)).is_empty());
+    }
+
+    #[test]
+    fn long_speech_is_cut_at_pauses_within_one_window() {
+        // 8 s phrases with 0.3 s pauses and one long pause.
+        let mut audio = Vec::new();
+        for i in 0..12 {
+            audio.extend(tone(8.0));
+            audio.extend(silence(if i == 2 { 1.5 } else { 0.5 }));
+        }
+        let c = chunks(&audio);
+        for (i, (s, e)) in c.iter().enumerate() {
+            assert!(e - s <= 30.0, "{c:?}");
+            if i > 0 {
+                assert!(*s >= c[i - 1].1, "{c:?}");
+            }
+        }
+        // The first cut falls in the long pause after the third phrase.
+        assert!((c[0].1 - 25.75).abs() < 0.1, "{c:?}");
+        // Nothing is lost: every phrase lies inside some chunk.
+        let total: f64 = c.iter().map(|(s, e)| e - s).sum();
+        assert!(total >= 12.0 * 8.0, "{c:?}");
+    }
+
+    #[test]
+    fn unbroken_sound_is_cut_at_most_one_window_long() {
+        let c = chunks(&tone(75.0));
+        assert_eq!(c.len(), 3, "{c:?}");
+        assert!(c.iter().all(|(s, e)| e - s <= 30.0));
+        assert!((c[2].1 - 75.0).abs() < 0.05);
+    }
+}
