@@ -45,7 +45,8 @@ fi
 cargo build --release --locked --quiet --bin mediagen
 
 dir=$(mktemp -d); port=18192
-MEDIAGEN_LOG=warn ./target/release/mediagen serve --bind 127.0.0.1:$port --data-dir "$dir" --models-dir "$models" >"$dir/out" 2>&1 &
+# Long requests answer synchronously here, so the request's time is the work's.
+MEDIAGEN_SYNC_WAIT_SECONDS=3600 MEDIAGEN_LOG=warn ./target/release/mediagen serve --bind 127.0.0.1:$port --data-dir "$dir" --models-dir "$models" >"$dir/out" 2>&1 &
 pid=$!; trap 'kill $pid 2>/dev/null; rm -rf "$dir"' EXIT
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
 key=$(grep -o 'mg_live_[A-Za-z0-9]*' "$dir/out" | head -1)

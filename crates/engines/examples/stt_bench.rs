@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use mediagen_engines::media::{probe, stream_16k};
+use mediagen_engines::media::{decode_16k, probe};
 use mediagen_engines::stt::{transcribe_stream, SttCatalog, SttError, SttOptions};
 
 fn main() {
@@ -22,7 +22,8 @@ fn main() {
     let path = std::path::Path::new(file);
     let start = Instant::now();
     let duration = probe(path).expect("media").duration;
-    let mut pcm = stream_16k(path, duration).expect("decoder starts");
+    let scratch = std::env::temp_dir().join(format!("stt_bench_{}.pcm", std::process::id()));
+    let mut pcm = decode_16k(path, &scratch, duration).expect("decodes");
     let mut read = |n: usize| pcm.read(n).map_err(|e| SttError::Input(e.to_string()));
     let opts = SttOptions {
         language: std::env::var("LANGUAGE").ok(),
@@ -38,6 +39,7 @@ fn main() {
     )
     .expect("transcribed");
     let secs = start.elapsed().as_secs_f64();
+    let _ = std::fs::remove_file(&scratch);
     eprintln!("{}", t.text);
     println!(
         "seconds={secs:.2} audio={:.1} rtf={:.4} segments={}",

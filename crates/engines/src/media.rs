@@ -6,7 +6,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::audio::Audio;
-use crate::process::{run, spawn_reader, OutputStream, ProcessError};
+use crate::process::{run, ProcessError};
 
 /// Output formats of generated audio.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -252,16 +252,21 @@ pub fn probe(path: &std::path::Path) -> Result<Probe, ProbeError> {
     }
 }
 
-/// Audio decoded to 16 kHz mono f32 as ffmpeg produces it, read piece by
-/// piece so long files are never held whole in memory.
+/// Audio decoded to 16 kHz mono f32 in a file beside the input, read piece
+/// by piece so long files are never held whole in memory.
 pub struct Pcm16k {
-    out: OutputStream,
-    carry: Vec<u8>,
+    file: std::io::BufReader<std::fs::File>,
 }
 
-/// Starts decoding the first audio stream of `path` (any container ffmpeg
-/// reads) to 16 kHz mono. The time limit scales with `duration` (seconds).
-pub fn stream_16k(path: &std::path::Path, duration: f64) -> Result<Pcm16k, MediaError> {
+/// Decodes the first audio stream of `path` (any container ffmpeg reads) to
+/// 16 kHz mono f32 in `scratch` (4 bytes a sample: 230 MB an hour), then
+/// opens it for reading. ffmpeg runs at full speed under its own time limit,
+/// which scales with `duration` (seconds), whatever pace the reader keeps.
+pub fn decode_16k(
+    path: &std::path::Path,
+    scratch: &std::path::Path,
+    duration: f64,
+) -> Result<Pcm16k, MediaError> {
     let mut cmd = Command::new("ffmpeg");
     cmd.args([
         "-nostdin",
@@ -270,36 +275,38 @@ pub fn stream_16k(path: &std::path::Path, duration: f64) -> Result<Pcm16k, Media
         "error",
         "-protocol_whitelist",
         "file,pipe",
+        "-y",
         "-i",
     ])
     .arg(path)
-    .args([
-        "-map", "0:a:0", "-vn", "-ac", "1", "-ar", "16000", "-f", "f32le", "pipe:1",
-    ]);
-    let out = spawn_reader(cmd, Duration::from_secs_f64(60.0 + duration))?;
+    .args(["-map", "0:a:0", "-vn", "-ac", "1", "-ar", "16000", "-f", "f32le"])
+    .arg(scratch);
+    run(cmd, b"", Duration::from_secs_f64(60.0 + duration / 2.0))?;
+    let file = std::fs::File::open(scratch).map_err(|source| {
+        MediaError::Process(ProcessError::Io {
+            program: "ffmpeg".into(),
+            source,
+        })
+    })?;
     Ok(Pcm16k {
-        out,
-        carry: Vec::new(),
+        file: std::io::BufReader::with_capacity(1 << 20, file),
     })
 }
 
 impl Pcm16k {
     /// Up to `max` samples; fewer only at the end (empty once it is over).
     pub fn read(&mut self, max: usize) -> Result<Vec<f32>, MediaError> {
-        let mut bytes = std::mem::take(&mut self.carry);
-        let want = max * 4;
-        let mut buf = vec![0u8; 64 * 1024];
-        while bytes.len() < want {
-            let n = self
-                .out
-                .read(&mut buf[..(want - bytes.len()).min(64 * 1024)])?;
-            if n == 0 {
-                break;
-            }
-            bytes.extend_from_slice(&buf[..n]);
-        }
-        let whole = bytes.len() / 4 * 4;
-        self.carry = bytes.split_off(whole);
+        use std::io::Read;
+        let mut bytes = Vec::with_capacity(max * 4);
+        (&mut self.file)
+            .take(max as u64 * 4)
+            .read_to_end(&mut bytes)
+            .map_err(|source| {
+                MediaError::Process(ProcessError::Io {
+                    program: "ffmpeg".into(),
+                    source,
+                })
+            })?;
         Ok(bytes
             .chunks_exact(4)
             .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))

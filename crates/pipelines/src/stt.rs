@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use mediagen_core::ApiError;
-use mediagen_engines::media::stream_16k;
+use mediagen_engines::media::decode_16k;
 use mediagen_engines::stt::{
     languages, transcribe_stream, Segment, SttCatalog, SttError, SttOptions, Transcript,
 };
@@ -260,7 +260,8 @@ impl Pipeline for SttPipeline {
         let duration = req.duration;
         let catalog = self.catalog.clone();
         let transcript: Transcript = tokio::task::spawn_blocking(move || {
-            let mut pcm = stream_16k(&input, duration)
+            let scratch = input.with_extension("pcm");
+            let mut pcm = decode_16k(&input, &scratch, duration)
                 .map_err(|e| JobFailure::abort("unreadable_media", e.to_string()))?;
             let mut read = |n: usize| pcm.read(n).map_err(|e| SttError::Input(e.to_string()));
             transcribe_stream(
