@@ -9,6 +9,7 @@ pub mod onnx;
 pub mod process;
 pub mod stt;
 pub mod tts;
+pub mod video;
 
 pub use audio::Audio;
 pub use media::AudioFormat;

@@ -279,7 +279,9 @@ pub fn decode_16k(
         "-i",
     ])
     .arg(path)
-    .args(["-map", "0:a:0", "-vn", "-ac", "1", "-ar", "16000", "-f", "f32le"])
+    .args([
+        "-map", "0:a:0", "-vn", "-ac", "1", "-ar", "16000", "-f", "f32le",
+    ])
     .arg(scratch);
     run(cmd, b"", Duration::from_secs_f64(60.0 + duration / 2.0))?;
     let file = std::fs::File::open(scratch).map_err(|source| {

@@ -94,4 +94,3 @@ pub fn run(mut cmd: Command, input: &[u8], timeout: Duration) -> Result<Vec<u8>,
     }
     Ok(out)
 }
-

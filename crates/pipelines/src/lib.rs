@@ -4,3 +4,4 @@
 
 pub mod stt;
 pub mod tts;
+pub mod video;

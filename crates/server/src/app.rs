@@ -18,6 +18,7 @@ use mediagen_engines::stt::SttCatalog;
 use mediagen_engines::tts::TtsCatalog;
 use mediagen_pipelines::stt::SttPipeline;
 use mediagen_pipelines::tts::TtsPipeline;
+use mediagen_pipelines::video::TrimPipeline;
 use mediagen_store::{BlobStore, Db, Signer};
 use mediagen_worker::testing::SleepPipeline;
 use mediagen_worker::{Events, Registry, Worker, WorkerConfig};
@@ -33,7 +34,7 @@ use crate::middleware;
 use crate::ratelimit::RateLimiter;
 use crate::routes::{
     account, accounts, blobs, files, jobs, keys, models, previews, stt, system, test_jobs, tts,
-    voices,
+    video, voices,
 };
 use crate::state::{AppState, Inner};
 
@@ -123,6 +124,7 @@ pub fn registry(config: &Config, engines: &Engines) -> Registry {
     registry.register(Arc::new(SttPipeline {
         catalog: engines.stt.clone(),
     }));
+    registry.register(Arc::new(TrimPipeline));
     if config.enable_test_jobs {
         registry.register(Arc::new(SleepPipeline));
     }
@@ -257,6 +259,7 @@ fn router(state: AppState) -> Router {
         .route("/text-to-speech", post(tts::create))
         .route("/text-to-speech/stream", post(tts::stream))
         .route("/speech-to-text", post(stt::create))
+        .route("/video/trim", post(video::trim))
         .route("/voices", get(voices::list))
         .route("/voices/{id}", get(voices::get))
         .route("/models", get(models::list))

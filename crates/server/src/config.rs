@@ -68,6 +68,8 @@ pub struct Config {
     pub auth_cache_seconds: f64,
     /// CPU threads each neural engine may use for one request.
     pub engine_threads: usize,
+    /// Most ranges one video trim may have.
+    pub max_trim_ranges: usize,
     /// Speech-to-text chunks decoded at once across all requests; waiting
     /// requests take turns chunk by chunk, first come first served.
     pub stt_concurrency: usize,
@@ -117,6 +119,7 @@ impl Default for Config {
             auth_cache_seconds: 2.0,
             engine_threads: 2,
             stt_concurrency: 1,
+            max_trim_ranges: 50,
             rate_limit_per_minute: 600,
             rate_limit_per_hour: 20_000,
             max_concurrent_jobs: 10,
@@ -127,6 +130,7 @@ impl Default for Config {
                 ("test.sleep".to_owned(), 1.0),
                 ("tts".to_owned(), 1.0),
                 ("stt".to_owned(), 1.0),
+                ("video.trim".to_owned(), 1.0),
             ]),
             enable_test_jobs: false,
             warnings: Vec::new(),

@@ -51,6 +51,9 @@ fn as_fields(map: Map<String, Value>) -> HashMap<String, String> {
         .map(|(k, v)| {
             let s = match v {
                 Value::String(s) => s,
+                Value::Array(items) if !items.iter().all(Value::is_string) => {
+                    Value::Array(items).to_string()
+                }
                 Value::Array(items) => items
                     .iter()
                     .map(|i| {
@@ -123,6 +126,9 @@ fn not_media() -> ApiError {
 pub async fn probe_upload(upload: &Upload) -> ApiResult<Probe> {
     if upload.size == 0 {
         return Err(ApiError::invalid_parameter("file", "the file is empty").into());
+    }
+    if upload.is_text() {
+        return Err(not_media().into());
     }
     let path = upload.file.path().to_owned();
     let probed = tokio::task::spawn_blocking(move || probe(&path))

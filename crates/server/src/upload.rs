@@ -32,6 +32,21 @@ pub struct Upload {
 }
 
 impl Upload {
+    /// True when the file starts as text (no NUL bytes, printable UTF-8):
+    /// never media we accept. Text "media" (HLS playlists, ffmpeg concat
+    /// lists, SDP) would make ffmpeg open other files, so it is refused
+    /// before any tool reads it.
+    pub fn is_text(&self) -> bool {
+        let head = &self.head[..self.head.len().min(1024)];
+        !head.is_empty()
+            && !head.contains(&0)
+            && match std::str::from_utf8(head) {
+                Ok(s) => s.chars().all(|c| !c.is_control() || c.is_whitespace()),
+                // A multi-byte character cut at the end of the sample.
+                Err(e) => e.valid_up_to() + 4 > head.len(),
+            }
+    }
+
     /// The media type found in the content (not the name or the header).
     pub fn sniffed_type(&self) -> &'static str {
         infer::get(&self.head)

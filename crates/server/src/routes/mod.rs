@@ -13,6 +13,7 @@ pub mod stt;
 pub mod system;
 pub mod test_jobs;
 pub mod tts;
+pub mod video;
 pub mod voices;
 
 use mediagen_core::page::{PageParams, RawPageQuery};

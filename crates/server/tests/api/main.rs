@@ -17,4 +17,5 @@ mod stt;
 mod stt_long;
 mod system;
 mod tts;
+mod video;
 mod voices;

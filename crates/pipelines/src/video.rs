@@ -1,0 +1,313 @@
+//! `video.trim`: cut an uploaded video to time ranges, joined in order.
+
+use std::collections::HashMap;
+
+use mediagen_core::{ApiError, ErrorCode};
+use mediagen_engines::video::{inspect, trim_accurate, trim_fast, Container, Range};
+use mediagen_worker::{JobContext, JobFailure, Pipeline};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+/// Cut modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Frame-exact cut points.
+    Accurate,
+    /// Stream copy: starts snap to the keyframe at or before them.
+    Fast,
+}
+
+/// A validated trim request (also the job's payload).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct TrimRequest {
+    /// Blob key of the input file.
+    pub input: String,
+    pub file_id: String,
+    pub ranges: Vec<Range>,
+    pub mode: Mode,
+    pub format: Container,
+}
+
+/// Parses a time: seconds as a number, or `[[HH:]MM:]SS[.mmm]`.
+pub fn parse_time(v: &Value) -> Option<f64> {
+    let t = match v {
+        Value::Number(n) => n.as_f64()?,
+        Value::String(s) => {
+            let parts: Vec<&str> = s.trim().split(':').collect();
+            if parts.len() > 3 || parts.iter().any(|p| p.is_empty()) {
+                return None;
+            }
+            let mut total = 0.0;
+            for (i, p) in parts.iter().enumerate() {
+                let last = i == parts.len() - 1;
+                if !p.chars().all(|c| c.is_ascii_digit() || (last && c == '.')) {
+                    return None;
+                }
+                let x: f64 = p.parse().ok()?;
+                if !last && x.fract() != 0.0 || (i > 0 && x >= 60.0) {
+                    return None;
+                }
+                total = total * 60.0 + x;
+            }
+            total
+        }
+        _ => return None,
+    };
+    (t.is_finite() && t >= 0.0).then_some(t)
+}
+
+fn range_error(index: usize, start: f64, end: f64, reason: &str) -> ApiError {
+    ApiError::new(ErrorCode::InvalidRange)
+        .with_message(format!("Range {index} ({start} s to {end} s): {reason}."))
+        .with_detail("parameter", "ranges")
+        .with_detail("index", index)
+        .with_detail("start", start)
+        .with_detail("end", end)
+        .with_detail("reason", reason)
+}
+
+/// Options of a trim request before the file is stored.
+#[derive(Debug, Clone)]
+pub struct TrimOptions {
+    pub ranges: Vec<Range>,
+    pub mode: Mode,
+    pub format: Container,
+}
+
+impl TrimOptions {
+    /// Validates the options against the media's `duration` (seconds).
+    pub fn parse(
+        fields: &HashMap<String, String>,
+        duration: f64,
+        max_ranges: usize,
+    ) -> Result<Self, ApiError> {
+        for key in fields.keys() {
+            if !["ranges", "mode", "format", "clamp", "dryRun"].contains(&key.as_str()) {
+                return Err(ApiError::invalid_parameter(key, "unknown parameter"));
+            }
+        }
+        let bad = |reason: &str| ApiError::invalid_parameter("ranges", reason);
+        let raw = fields
+            .get("ranges")
+            .ok_or_else(|| bad("required: a list of {start, end}"))?;
+        let list: Vec<Value> = serde_json::from_str(raw)
+            .map_err(|_| bad("must be a JSON list of {start, end} objects"))?;
+        if list.is_empty() {
+            return Err(bad("at least one range is needed"));
+        }
+        if list.len() > max_ranges {
+            return Err(range_error(
+                max_ranges,
+                0.0,
+                0.0,
+                &format!("at most {max_ranges} ranges are allowed"),
+            ));
+        }
+        let clamp = match fields.get("clamp").map(String::as_str) {
+            None | Some("false") => false,
+            Some("true") => true,
+            Some(_) => return Err(ApiError::invalid_parameter("clamp", "must be a boolean")),
+        };
+        let mut ranges = Vec::new();
+        for (i, item) in list.iter().enumerate() {
+            let time = |k: &str| {
+                parse_time(&item[k]).ok_or_else(|| {
+                    bad(&format!(
+                        "range {i}: `{k}` must be seconds (a number) or \"HH:MM:SS.mmm\""
+                    ))
+                })
+            };
+            let (mut start, mut end) = (time("start")?, time("end")?);
+            if start >= end {
+                return Err(range_error(i, start, end, "start must be before end"));
+            }
+            if clamp {
+                start = start.min(duration);
+                end = end.min(duration);
+                if start >= end {
+                    return Err(range_error(
+                        i,
+                        start,
+                        end,
+                        "nothing left after clamping to the media",
+                    ));
+                }
+            } else if end > duration + 0.001 {
+                return Err(range_error(
+                    i,
+                    start,
+                    end,
+                    &format!(
+                        "the media lasts {duration:.3} s (send clamp: true to cut at its end)"
+                    ),
+                ));
+            }
+            ranges.push(Range {
+                start,
+                end: end.min(duration),
+            });
+        }
+        let mode = match fields.get("mode").map(String::as_str) {
+            None | Some("accurate") => Mode::Accurate,
+            Some("fast") => Mode::Fast,
+            Some(_) => {
+                return Err(ApiError::invalid_parameter(
+                    "mode",
+                    "must be accurate or fast",
+                ))
+            }
+        };
+        let format = match fields.get("format") {
+            None => Container::Mp4,
+            Some(f) => Container::parse(f).ok_or_else(|| {
+                ApiError::invalid_parameter("format", "must be one of mp4, webm, mov, mkv")
+            })?,
+        };
+        Ok(Self {
+            ranges,
+            mode,
+            format,
+        })
+    }
+
+    /// Seconds of output (the billable units).
+    pub fn output_seconds(&self) -> f64 {
+        self.ranges.iter().map(|r| r.end - r.start).sum()
+    }
+
+    pub fn with_file(self, input: String, file_id: String) -> TrimRequest {
+        TrimRequest {
+            input,
+            file_id,
+            ranges: self.ranges,
+            mode: self.mode,
+            format: self.format,
+        }
+    }
+}
+
+pub struct TrimPipeline;
+
+fn storage(e: impl std::fmt::Display) -> JobFailure {
+    JobFailure::retry("storage_error", e.to_string())
+}
+
+#[async_trait::async_trait]
+impl Pipeline for TrimPipeline {
+    fn kind(&self) -> &'static str {
+        "video.trim"
+    }
+
+    async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {
+        let req: TrimRequest = serde_json::from_value(ctx.job.payload.clone())
+            .map_err(|e| JobFailure::abort("invalid_payload", e.to_string()))?;
+        // The scratch directory goes when this function returns, however.
+        let dir = tempfile::tempdir().map_err(storage)?;
+        let input = dir.path().join("input");
+        ctx.blobs
+            .download_to(&req.input, &input)
+            .await
+            .map_err(storage)?;
+        let out = dir.path().join(format!("trimmed.{}", req.format.as_str()));
+        let scratch = dir.path().to_owned();
+        let (trimmed, info_out) = {
+            let (input, out, req) = (input.clone(), out.clone(), req.clone());
+            tokio::task::spawn_blocking(move || {
+                let unreadable = |e: &dyn std::fmt::Display| {
+                    JobFailure::abort("unreadable_media", e.to_string())
+                };
+                let info = inspect(&input)
+                    .map_err(|e| unreadable(&e))?
+                    .ok_or_else(|| JobFailure::abort("not_video", "the file has no video stream"))?;
+                let trimmed = match req.mode {
+                    Mode::Fast => {
+                        let fits = req.format.accepts(&info.video_codec)
+                            && info
+                                .audio_codec
+                                .as_deref()
+                                .is_none_or(|a| req.format.accepts(a));
+                        if !fits {
+                            return Err(JobFailure::abort(
+                                "incompatible_format",
+                                format!(
+                                    "fast mode copies the streams, and {} cannot hold {}; use mode accurate or another format",
+                                    req.format.as_str(),
+                                    info.video_codec
+                                ),
+                            ));
+                        }
+                        trim_fast(&input, &info, &req.ranges, req.format, &scratch, &out)
+                    }
+                    Mode::Accurate => trim_accurate(&input, &info, &req.ranges, req.format, &out),
+                }
+                .map_err(|e| JobFailure::abort("trim_failed", e.to_string()))?;
+                let info_out = inspect(&out)
+                    .map_err(|e| JobFailure::abort("trim_failed", e.to_string()))?
+                    .ok_or_else(|| JobFailure::abort("trim_failed", "no video in the output"))?;
+                Ok((trimmed, info_out))
+            })
+            .await
+            .map_err(|e| JobFailure::abort("internal_error", e.to_string()))??
+        };
+        let key = ctx.output_key(&format!("trimmed.{}", req.format.as_str()));
+        ctx.blobs.put_file(&key, &out).await.map_err(storage)?;
+        Ok(json!({
+            "videoUrl": format!("blob:{key}"),
+            "duration": (info_out.duration * 1000.0).round() / 1000.0,
+            "ranges": trimmed.ranges,
+            "mode": req.mode,
+            "method": trimmed.method,
+            "format": req.format,
+            "contentType": req.format.content_type(),
+            "width": info_out.width,
+            "height": info_out.height,
+            "fps": (info_out.fps * 1000.0).round() / 1000.0,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_parse() {
+        assert_eq!(parse_time(&json!(1.5)), Some(1.5));
+        assert_eq!(parse_time(&json!("00:01:02.500")), Some(62.5));
+        assert_eq!(parse_time(&json!("2:03")), Some(123.0));
+        assert_eq!(parse_time(&json!("7.25")), Some(7.25));
+        for bad in [
+            json!(-1),
+            json!("1:60"),
+            json!("-5"),
+            json!("1::2"),
+            json!("a"),
+            json!(null),
+        ] {
+            assert_eq!(parse_time(&bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn ranges_are_validated() {
+        let f = |r: &str| HashMap::from([("ranges".to_owned(), r.to_owned())]);
+        let ok = TrimOptions::parse(&f(r#"[{"start":1,"end":"00:00:02.5"}]"#), 10.0, 5).unwrap();
+        assert_eq!(ok.output_seconds(), 1.5);
+        let e = TrimOptions::parse(&f(r#"[{"start":1,"end":2},{"start":3,"end":3}]"#), 10.0, 5)
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidRange);
+        assert_eq!(e.details["index"], 1);
+        let e = TrimOptions::parse(&f(r#"[{"start":1,"end":12}]"#), 10.0, 5).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidRange);
+        let mut clamp = f(r#"[{"start":1,"end":12}]"#);
+        clamp.insert("clamp".into(), "true".into());
+        assert_eq!(
+            TrimOptions::parse(&clamp, 10.0, 5).unwrap().ranges[0].end,
+            10.0
+        );
+        let e = TrimOptions::parse(&f(r#"[{"start":"x","end":2}]"#), 10.0, 5).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidParameter);
+    }
+}

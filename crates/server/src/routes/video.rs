@@ -1,0 +1,65 @@
+use axum::extract::{Request, State};
+use axum::response::Response;
+use mediagen_pipelines::video::TrimOptions;
+
+use crate::error::{ApiResult, Error};
+use crate::extract::{Auth, JobOptions, Write};
+use crate::jobs::{dry_run, submit, JobSpec};
+use crate::media_input::media_input;
+use crate::state::AppState;
+
+/// Trim a video
+///
+/// `multipart/form-data` with a `file` part (a video ffmpeg reads) and the
+/// options as text parts (`ranges` as JSON text), or a JSON body with the
+/// `fileId` of an uploaded file. Options: `ranges` (required: `[{start,
+/// end}]`, seconds as numbers or `"HH:MM:SS.mmm"` strings, kept in the order
+/// given and joined into one video), `mode` (`accurate`, the default:
+/// frame-exact cut points; `fast`: stream copy, each start snaps to the
+/// keyframe at or before it and the result reports the times used),
+/// `format` (`mp4` default, `webm`, `mov`, `mkv`), `clamp` (true: ranges
+/// past the end are cut at the end instead of refused).
+///
+/// The job's `result`: `{videoUrl, duration (seconds), ranges (as applied),
+/// mode, method (reencode or stream_copy), format, contentType, width,
+/// height, fps}`. A range with start ≥ end or past the end (without
+/// `clamp`), or more than `max_trim_ranges` ranges → 422 `invalid_range`
+/// naming its index. Not media → 415; unreadable media → 422. Price:
+/// `costs.video.trim` credits per second of output, rounded up.
+#[utoipa::path(post, path = "/v1/video/trim", tag = "video", security(("bearer" = ["write"])),
+    request_body(content_type = "multipart/form-data", description = "`file` and options as text parts (or JSON with `fileId`)"),
+    responses((status = 200, body = crate::jobs::JobView), (status = 202, body = crate::jobs::JobView),
+              (status = 400, description = "`invalid_parameter` naming ranges, mode, format…"),
+              (status = 404, description = "No file with that `fileId`"), (status = 415, description = "Not audio or video"),
+              (status = 422, description = "`invalid_range` or `unreadable_media`")))]
+pub async fn trim(
+    State(state): State<AppState>,
+    auth: Auth<Write>,
+    opts: JobOptions,
+    req: Request,
+) -> ApiResult<Response> {
+    let mut input = media_input(&state, &auth, req).await?;
+    let duration = input.file.duration.unwrap_or(0.0);
+    let options = TrimOptions::parse(&input.fields, duration, state.config.max_trim_ranges)?;
+    let units = options.output_seconds().ceil();
+    if input.fields.get("dryRun").is_some_and(|v| v == "true") {
+        let spec = JobSpec {
+            kind: "video.trim",
+            units,
+            payload: serde_json::Value::Null,
+            dry_run: true,
+            media_seconds: 0.0,
+        };
+        return dry_run(&state, &auth, &spec).await;
+    }
+    input.keep(&state).await?;
+    let req = options.with_file(input.file.blob_key.clone(), input.file.id.clone());
+    let spec = JobSpec {
+        kind: "video.trim",
+        units,
+        payload: serde_json::to_value(&req).map_err(Error::internal)?,
+        dry_run: false,
+        media_seconds: duration,
+    };
+    submit(&state, &auth, opts, spec).await
+}
