@@ -22,6 +22,8 @@ pub struct VideoInfo {
     /// True when the nominal and the average rate agree (constant rate).
     pub constant_rate: bool,
     pub video_codec: String,
+    /// The picture's pixel format, e.g. `yuv420p`.
+    pub pix_fmt: String,
     /// `None` without an audio stream.
     pub audio_codec: Option<String>,
 }
@@ -58,6 +60,7 @@ pub fn parse_info(json: &str) -> Option<VideoInfo> {
         fps: nominal,
         constant_rate: average.is_some_and(|a| (a - nominal).abs() < 0.01 * nominal),
         video_codec: video["codec_name"].as_str()?.to_owned(),
+        pix_fmt: video["pix_fmt"].as_str().unwrap_or("").to_owned(),
         audio_codec: audio.and_then(|a| a["codec_name"].as_str().map(str::to_owned)),
     })
 }
@@ -282,13 +285,91 @@ pub fn trim_accurate(
     })
 }
 
-fn time_limit(duration: f64) -> Duration {
-    Duration::from_secs_f64(120.0 + duration * 4.0)
+/// Why a smart cut cannot be used for this input, if it cannot.
+pub fn smart_cut_refusal(info: &VideoInfo, container: Container) -> Option<String> {
+    if container == Container::Webm {
+        return Some("webm output needs VP9: the whole range is re-encoded".into());
+    }
+    if info.video_codec != "h264" || info.pix_fmt != "yuv420p" {
+        return Some(format!(
+            "only H.264 4:2:0 video is cut without re-encoding (this is {} {})",
+            info.video_codec, info.pix_fmt
+        ));
+    }
+    if !info.constant_rate {
+        return Some("the frame rate varies: the whole range is re-encoded".into());
+    }
+    None
 }
 
-/// Cuts without re-encoding: each range starts at the keyframe at or
-/// before its start and runs to its end, the pieces joined by ffmpeg's
-/// concat demuxer from a list we write in `scratch`.
+/// One piece of the joined video.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Piece {
+    /// Frames `[from, to)` re-encoded, decoding from keyframe `key`.
+    Encode { key: i64, from: i64, to: i64 },
+    /// Frames `[from, to)` copied: whole GOPs starting at keyframe `from`.
+    Copy { from: i64, to: i64 },
+}
+
+/// Splits frame ranges into re-encoded heads and tails and copied middles:
+/// a range's frames before its first keyframe and from its last keyframe on
+/// are re-encoded, the whole GOPs between are copied.
+fn plan_pieces(ranges: &[(i64, i64)], keys: &[i64]) -> Vec<Piece> {
+    let mut pieces = Vec::new();
+    for &(a, b) in ranges {
+        let before = keys.iter().copied().rfind(|&k| k <= a).unwrap_or(0);
+        let first = keys.iter().copied().find(|&k| k >= a && k < b);
+        let last = keys.iter().copied().rfind(|&k| k >= a && k <= b);
+        match (first, last) {
+            (Some(k1), Some(k2)) if k1 < k2 => {
+                if a < k1 {
+                    pieces.push(Piece::Encode {
+                        key: before,
+                        from: a,
+                        to: k1,
+                    });
+                }
+                pieces.push(Piece::Copy { from: k1, to: k2 });
+                if k2 < b {
+                    pieces.push(Piece::Encode {
+                        key: k2,
+                        from: k2,
+                        to: b,
+                    });
+                }
+            }
+            _ => pieces.push(Piece::Encode {
+                key: before,
+                from: a,
+                to: b,
+            }),
+        }
+    }
+    pieces
+}
+
+/// Frame-exact cuts that re-encode only what they must (a "smart cut"):
+/// from each cut to the next keyframe, and from the last keyframe before an
+/// end to that end; the GOPs between are copied untouched. Video pieces are
+/// written as MPEG-TS (parameter sets in band, so re-encoded and copied
+/// pieces decode as one stream) and joined by ffmpeg's concat demuxer with
+/// exact durations; the sound is cut and encoded in one pass beside them.
+/// Returns the seconds re-encoded as well.
+pub fn trim_smart(
+    input: &Path,
+    info: &VideoInfo,
+    ranges: &[Range],
+    container: Container,
+    scratch: &Path,
+    out: &Path,
+) -> Result<(Trimmed, f64), MediaError> {
+    cut(input, info, ranges, container, scratch, out, false)
+}
+
+/// Cuts without re-encoding the picture: each range widens to whole GOPs
+/// (its start back to the keyframe at or before it, its end on to the next
+/// keyframe or the end of the media), which are copied and joined as in
+/// [`trim_smart`]; the result gives the times used.
 pub fn trim_fast(
     input: &Path,
     info: &VideoInfo,
@@ -297,58 +378,155 @@ pub fn trim_fast(
     scratch: &Path,
     out: &Path,
 ) -> Result<Trimmed, MediaError> {
-    let keys = keyframes(input, info.duration)?;
-    let mut list = String::from("ffconcat version 1.0\n");
-    let mut applied = Vec::new();
-    for (i, r) in ranges.iter().enumerate() {
-        let key = keys
+    cut(input, info, ranges, container, scratch, out, true).map(|(t, _)| Trimmed {
+        method: "stream_copy",
+        ..t
+    })
+}
+
+fn cut(
+    input: &Path,
+    info: &VideoInfo,
+    ranges: &[Range],
+    container: Container,
+    scratch: &Path,
+    out: &Path,
+    snap: bool,
+) -> Result<(Trimmed, f64), MediaError> {
+    let fps = info.fps;
+    let frame = |t: f64| (t * fps).round() as i64;
+    let keys: Vec<i64> = keyframes(input, info.duration)?
+        .into_iter()
+        .map(frame)
+        .collect();
+    let total = frame(info.duration);
+    let frames: Vec<(i64, i64)> = ranges
+        .iter()
+        .map(|r| {
+            let (a, b) = (frame(r.start), frame(r.end).max(frame(r.start) + 1));
+            if snap {
+                let a = keys.iter().copied().rfind(|&k| k <= a).unwrap_or(0);
+                let b = keys.iter().copied().find(|&k| k >= b).unwrap_or(total);
+                (a, b.max(a + 1))
+            } else {
+                (a, b)
+            }
+        })
+        .collect();
+    let pieces = if snap {
+        frames
             .iter()
-            .copied()
-            .rfind(|&k| k <= r.start + 0.5 / info.fps)
-            .unwrap_or(0.0);
-        let name = format!("part{i}.mkv");
+            .map(|&(from, to)| Piece::Copy { from, to })
+            .collect()
+    } else {
+        plan_pieces(&frames, &keys)
+    };
+    let at = |f: i64| secs(f as f64 / fps);
+    // Seeking a quarter frame past a keyframe lands on it.
+    let seek = |f: i64| secs((f as f64 + 0.25) / fps);
+    let mut list = String::from("ffconcat version 1.0\n");
+    let mut encoded = 0;
+    for (i, piece) in pieces.iter().enumerate() {
+        let name = format!("piece{i}.ts");
         let mut cmd = ffmpeg();
-        // Seeking a hair past the keyframe lands on it, not the one before.
-        cmd.args(["-ss", &secs(key + 0.25 / info.fps), "-i"])
-            .arg(input)
-            // Up to, not including, the frame at the end.
-            .args(["-t", &secs(r.end - key - 0.5 / info.fps), "-map", "0:v:0"]);
-        if info.audio_codec.is_some() {
-            cmd.args(["-map", "0:a:0"]);
-        }
-        cmd.args([
-            "-c",
-            "copy",
-            "-avoid_negative_ts",
-            "make_zero",
-            "-f",
-            "matroska",
-        ])
-        .arg(scratch.join(&name));
-        run(cmd, b"", time_limit(r.end - key))?;
-        list.push_str(&format!("file {name}\n"));
-        applied.push(Range {
-            start: key,
-            end: r.end,
-        });
+        let (from, to) = match *piece {
+            Piece::Copy { from, to } => {
+                cmd.args(["-ss", &seek(from), "-i"])
+                    .arg(input)
+                    .args(["-map", "0:v:0", "-frames:v", &(to - from).to_string()])
+                    .args(["-c:v", "copy", "-f", "mpegts"]);
+                (from, to)
+            }
+            Piece::Encode { key, from, to } => {
+                encoded += to - from;
+                let graph = format!(
+                    "trim=start_frame={}:end_frame={},setpts=PTS-STARTPTS",
+                    from - key,
+                    to - key
+                );
+                cmd.args(["-noaccurate_seek", "-ss", &seek(key), "-i"])
+                    .arg(input)
+                    .args(["-map", "0:v:0", "-vf", &graph, "-fps_mode", "passthrough"])
+                    .args(["-c:v", "libx264", "-preset", "veryfast", "-crf", "16"])
+                    .args(["-pix_fmt", "yuv420p", "-f", "mpegts"]);
+                (from, to)
+            }
+        };
+        cmd.arg(scratch.join(&name));
+        run(cmd, b"", time_limit((to - from) as f64 / fps))?;
+        list.push_str(&format!(
+            "file {name}\nduration {}\n",
+            secs((to - from) as f64 / fps)
+        ));
     }
-    let list_path = scratch.join("parts.ffconcat");
-    std::fs::write(&list_path, list).map_err(|source| {
+    let io = |source| {
         MediaError::Process(crate::process::ProcessError::Io {
             program: "ffmpeg".into(),
             source,
         })
-    })?;
+    };
+    std::fs::write(scratch.join("pieces.ffconcat"), list).map_err(io)?;
+    let audio = info.audio_codec.is_some();
+    if audio {
+        let mut graph = String::new();
+        for (i, &(a, b)) in frames.iter().enumerate() {
+            graph.push_str(&format!(
+                "[0:a:0]atrim=start={}:end={},asetpts=PTS-STARTPTS[a{i}];",
+                at(a),
+                at(b)
+            ));
+        }
+        for i in 0..frames.len() {
+            graph.push_str(&format!("[a{i}]"));
+        }
+        graph.push_str(&format!("concat=n={}:v=0:a=1[a]", frames.len()));
+        let mut cmd = ffmpeg();
+        cmd.arg("-vn")
+            .arg("-i")
+            .arg(input)
+            .args(["-filter_complex", &graph, "-map", "[a]"])
+            .args(["-c:a", "aac", "-b:a", "192k", "-f", "mp4"])
+            .arg(scratch.join("audio.m4a"));
+        run(cmd, b"", time_limit(info.duration))?;
+    }
     let mut cmd = ffmpeg();
     cmd.args(["-f", "concat", "-safe", "1", "-i"])
-        .arg(&list_path)
-        .args(["-map", "0", "-c", "copy", "-f", container.muxer()])
-        .arg(out);
+        .arg(scratch.join("pieces.ffconcat"));
+    if audio {
+        cmd.arg("-i").arg(scratch.join("audio.m4a"));
+    }
+    cmd.args(["-map", "0:v:0"]);
+    if audio {
+        cmd.args(["-map", "1:a:0"]);
+    }
+    cmd.args([
+        "-c",
+        "copy",
+        "-r",
+        &format!("{fps}"),
+        "-f",
+        container.muxer(),
+    ])
+    .arg(out);
     run(cmd, b"", time_limit(info.duration))?;
-    Ok(Trimmed {
-        ranges: applied,
-        method: "stream_copy",
-    })
+    let applied = frames
+        .iter()
+        .map(|&(a, b)| Range {
+            start: a as f64 / fps,
+            end: b as f64 / fps,
+        })
+        .collect();
+    Ok((
+        Trimmed {
+            ranges: applied,
+            method: "smart_cut",
+        },
+        encoded as f64 / fps,
+    ))
+}
+
+fn time_limit(duration: f64) -> Duration {
+    Duration::from_secs_f64(120.0 + duration * 4.0)
 }
 
 #[cfg(test)]
@@ -367,6 +545,41 @@ mod tests {
         let audio_only =
             r#"{"streams":[{"codec_type":"audio","codec_name":"mp3"}],"format":{"duration":"3"}}"#;
         assert_eq!(parse_info(audio_only), None);
+    }
+
+    #[test]
+    fn smart_cuts_copy_whole_gops_only() {
+        let keys = [0, 50, 100, 150, 200];
+        assert_eq!(
+            plan_pieces(&[(31, 160)], &keys),
+            vec![
+                Piece::Encode {
+                    key: 0,
+                    from: 31,
+                    to: 50
+                },
+                Piece::Copy { from: 50, to: 150 },
+                Piece::Encode {
+                    key: 150,
+                    from: 150,
+                    to: 160
+                },
+            ]
+        );
+        // On keyframes at both ends: copied whole.
+        assert_eq!(
+            plan_pieces(&[(50, 150)], &keys),
+            vec![Piece::Copy { from: 50, to: 150 }]
+        );
+        // No two keyframes inside: re-encoded whole.
+        assert_eq!(
+            plan_pieces(&[(60, 120)], &keys),
+            vec![Piece::Encode {
+                key: 50,
+                from: 60,
+                to: 120
+            }]
+        );
     }
 
     #[test]

@@ -3,7 +3,9 @@
 use std::collections::HashMap;
 
 use mediagen_core::{ApiError, ErrorCode};
-use mediagen_engines::video::{inspect, trim_accurate, trim_fast, Container, Range};
+use mediagen_engines::video::{
+    inspect, smart_cut_refusal, trim_accurate, trim_fast, trim_smart, Container, Range,
+};
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -212,7 +214,7 @@ impl Pipeline for TrimPipeline {
             .map_err(storage)?;
         let out = dir.path().join(format!("trimmed.{}", req.format.as_str()));
         let scratch = dir.path().to_owned();
-        let (trimmed, info_out) = {
+        let (trimmed, reencoded, fallback, info_out) = {
             let (input, out, req) = (input.clone(), out.clone(), req.clone());
             tokio::task::spawn_blocking(move || {
                 let unreadable = |e: &dyn std::fmt::Display| {
@@ -221,9 +223,12 @@ impl Pipeline for TrimPipeline {
                 let info = inspect(&input)
                     .map_err(|e| unreadable(&e))?
                     .ok_or_else(|| JobFailure::abort("not_video", "the file has no video stream"))?;
+                let mut reencoded = None;
+                let mut fallback = None;
                 let trimmed = match req.mode {
                     Mode::Fast => {
-                        let fits = req.format.accepts(&info.video_codec)
+                        let fits = ["h264", "hevc"].contains(&info.video_codec.as_str())
+                            && req.format.accepts(&info.video_codec)
                             && info
                                 .audio_codec
                                 .as_deref()
@@ -232,29 +237,45 @@ impl Pipeline for TrimPipeline {
                             return Err(JobFailure::abort(
                                 "incompatible_format",
                                 format!(
-                                    "fast mode copies the streams, and {} cannot hold {}; use mode accurate or another format",
-                                    req.format.as_str(),
-                                    info.video_codec
+                                    "fast mode copies H.264 or HEVC video into mp4, mov or mkv ({} into {} cannot be copied); use mode accurate",
+                                    info.video_codec,
+                                    req.format.as_str()
                                 ),
                             ));
                         }
                         trim_fast(&input, &info, &req.ranges, req.format, &scratch, &out)
                     }
-                    Mode::Accurate => trim_accurate(&input, &info, &req.ranges, req.format, &out),
+                    Mode::Accurate => match smart_cut_refusal(&info, req.format) {
+                        None => trim_smart(&input, &info, &req.ranges, req.format, &scratch, &out)
+                            .map(|(t, seconds)| {
+                                reencoded = Some(seconds);
+                                t
+                            }),
+                        Some(reason) => {
+                            fallback = Some(reason);
+                            trim_accurate(&input, &info, &req.ranges, req.format, &out)
+                        }
+                    },
                 }
                 .map_err(|e| JobFailure::abort("trim_failed", e.to_string()))?;
                 let info_out = inspect(&out)
                     .map_err(|e| JobFailure::abort("trim_failed", e.to_string()))?
                     .ok_or_else(|| JobFailure::abort("trim_failed", "no video in the output"))?;
-                Ok((trimmed, info_out))
+                Ok((trimmed, reencoded, fallback, info_out))
             })
             .await
             .map_err(|e| JobFailure::abort("internal_error", e.to_string()))??
         };
         let key = ctx.output_key(&format!("trimmed.{}", req.format.as_str()));
         ctx.blobs.put_file(&key, &out).await.map_err(storage)?;
+        let output_seconds: f64 = trimmed.ranges.iter().map(|r| r.end - r.start).sum();
         Ok(json!({
             "videoUrl": format!("blob:{key}"),
+            "reencodedSeconds": (reencoded.unwrap_or(match req.mode {
+                Mode::Fast => 0.0,
+                Mode::Accurate => output_seconds,
+            }) * 1000.0).round() / 1000.0,
+            "fallbackReason": fallback,
             "duration": (info_out.duration * 1000.0).round() / 1000.0,
             "ranges": trimmed.ranges,
             "mode": req.mode,
