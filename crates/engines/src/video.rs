@@ -447,7 +447,7 @@ fn cut(
                 cmd.args(["-noaccurate_seek", "-ss", &seek(key), "-i"])
                     .arg(input)
                     .args(["-map", "0:v:0", "-vf", &graph, "-fps_mode", "passthrough"])
-                    .args(["-c:v", "libx264", "-preset", "veryfast", "-crf", "16"])
+                    .args(["-c:v", "libx264", "-preset", "superfast", "-crf", "16"])
                     .args(["-pix_fmt", "yuv420p", "-f", "mpegts"]);
                 (from, to)
             }
@@ -467,33 +467,54 @@ fn cut(
     };
     std::fs::write(scratch.join("pieces.ffconcat"), list).map_err(io)?;
     let audio = info.audio_codec.is_some();
+    // Each range's sound decoded from a seek to its start (PCM, so the
+    // pieces join sample-exactly), then encoded once. (Copying AAC packets
+    // instead would drift by up to a frame of priming per cut.)
+    let sound = scratch.join("audio.m4a");
     if audio {
-        let mut graph = String::new();
+        let mut sounds = String::from("ffconcat version 1.0\n");
         for (i, &(a, b)) in frames.iter().enumerate() {
-            graph.push_str(&format!(
-                "[0:a:0]atrim=start={}:end={},asetpts=PTS-STARTPTS[a{i}];",
-                at(a),
-                at(b)
-            ));
+            let name = format!("sound{i}.wav");
+            let mut cmd = ffmpeg();
+            cmd.args(["-ss", &at(a), "-i"])
+                .arg(input)
+                .args([
+                    "-t",
+                    &at(b - a),
+                    "-map",
+                    "0:a:0",
+                    "-c:a",
+                    "pcm_s16le",
+                    "-f",
+                    "wav",
+                ])
+                .arg(scratch.join(&name));
+            run(cmd, b"", time_limit((b - a) as f64 / fps))?;
+            sounds.push_str(&format!("file {name}\n"));
         }
-        for i in 0..frames.len() {
-            graph.push_str(&format!("[a{i}]"));
-        }
-        graph.push_str(&format!("concat=n={}:v=0:a=1[a]", frames.len()));
+        std::fs::write(scratch.join("sounds.ffconcat"), sounds).map_err(io)?;
         let mut cmd = ffmpeg();
-        cmd.arg("-vn")
-            .arg("-i")
-            .arg(input)
-            .args(["-filter_complex", &graph, "-map", "[a]"])
-            .args(["-c:a", "aac", "-b:a", "192k", "-f", "mp4"])
-            .arg(scratch.join("audio.m4a"));
+        cmd.args(["-f", "concat", "-safe", "1", "-i"])
+            .arg(scratch.join("sounds.ffconcat"))
+            // ffmpeg's fast AAC search: twice the speed of the default.
+            .args([
+                "-c:a",
+                "aac",
+                "-aac_coder",
+                "fast",
+                "-b:a",
+                "192k",
+                "-f",
+                "mp4",
+            ])
+            .arg(&sound);
         run(cmd, b"", time_limit(info.duration))?;
     }
     let mut cmd = ffmpeg();
     cmd.args(["-f", "concat", "-safe", "1", "-i"])
         .arg(scratch.join("pieces.ffconcat"));
     if audio {
-        cmd.arg("-i").arg(scratch.join("audio.m4a"));
+        cmd.arg("-i").arg(&sound);
     }
     cmd.args(["-map", "0:v:0"]);
     if audio {
