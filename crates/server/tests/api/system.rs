@@ -36,6 +36,7 @@ async fn health_metrics_and_docs(backend: Backend) {
         "/v1/files",
         "/v1/files/{id}",
         "/v1/speech-to-text",
+        "/v1/video/trim",
         "/v1/text-to-speech",
         "/v1/text-to-speech/stream",
         "/v1/voices",
