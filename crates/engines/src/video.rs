@@ -424,54 +424,23 @@ fn cut(
     let at = |f: i64| secs(f as f64 / fps);
     // Seeking a quarter frame past a keyframe lands on it.
     let seek = |f: i64| secs((f as f64 + 0.25) / fps);
-    let mut list = String::from("ffconcat version 1.0\n");
-    let mut encoded = 0;
-    for (i, piece) in pieces.iter().enumerate() {
-        let name = format!("piece{i}.ts");
-        let mut cmd = ffmpeg();
-        let (from, to) = match *piece {
-            Piece::Copy { from, to } => {
-                cmd.args(["-ss", &seek(from), "-i"])
-                    .arg(input)
-                    .args(["-map", "0:v:0", "-frames:v", &(to - from).to_string()])
-                    .args(["-c:v", "copy", "-f", "mpegts"]);
-                (from, to)
-            }
-            Piece::Encode { key, from, to } => {
-                encoded += to - from;
-                let graph = format!(
-                    "trim=start_frame={}:end_frame={},setpts=PTS-STARTPTS",
-                    from - key,
-                    to - key
-                );
-                cmd.args(["-noaccurate_seek", "-ss", &seek(key), "-i"])
-                    .arg(input)
-                    .args(["-map", "0:v:0", "-vf", &graph, "-fps_mode", "passthrough"])
-                    .args(["-c:v", "libx264", "-preset", "superfast", "-crf", "16"])
-                    .args(["-pix_fmt", "yuv420p", "-f", "mpegts"]);
-                (from, to)
-            }
-        };
-        cmd.arg(scratch.join(&name));
-        run(cmd, b"", time_limit((to - from) as f64 / fps))?;
-        list.push_str(&format!(
-            "file {name}\nduration {}\n",
-            secs((to - from) as f64 / fps)
-        ));
-    }
     let io = |source| {
         MediaError::Process(crate::process::ProcessError::Io {
             program: "ffmpeg".into(),
             source,
         })
     };
-    std::fs::write(scratch.join("pieces.ffconcat"), list).map_err(io)?;
     let audio = info.audio_codec.is_some();
     // Each range's sound decoded from a seek to its start (PCM, so the
     // pieces join sample-exactly), then encoded once. (Copying AAC packets
     // instead would drift by up to a frame of priming per cut.)
     let sound = scratch.join("audio.m4a");
-    if audio {
+    // The sound and the picture are cut side by side (ffmpeg's AAC encoder is
+    // single-threaded).
+    let cut_sound = || -> Result<(), MediaError> {
+        if !audio {
+            return Ok(());
+        }
         let mut sounds = String::from("ffconcat version 1.0\n");
         for (i, &(a, b)) in frames.iter().enumerate() {
             let name = format!("sound{i}.wav");
@@ -509,7 +478,57 @@ fn cut(
             ])
             .arg(&sound);
         run(cmd, b"", time_limit(info.duration))?;
-    }
+        Ok(())
+    };
+    let (list, encoded) = std::thread::scope(|scope| {
+        let sound_job = scope.spawn(cut_sound);
+        let picture = (|| -> Result<(String, i64), MediaError> {
+            let mut list = String::from("ffconcat version 1.0\n");
+            let mut encoded = 0;
+            for (i, piece) in pieces.iter().enumerate() {
+                let name = format!("piece{i}.ts");
+                let mut cmd = ffmpeg();
+                let (from, to) = match *piece {
+                    Piece::Copy { from, to } => {
+                        cmd.args(["-ss", &seek(from), "-i"])
+                            .arg(input)
+                            .args(["-map", "0:v:0", "-frames:v", &(to - from).to_string()])
+                            .args(["-c:v", "copy", "-f", "mpegts"]);
+                        (from, to)
+                    }
+                    Piece::Encode { key, from, to } => {
+                        encoded += to - from;
+                        let graph = format!(
+                            "trim=start_frame={}:end_frame={},setpts=PTS-STARTPTS",
+                            from - key,
+                            to - key
+                        );
+                        cmd.args(["-noaccurate_seek", "-ss", &seek(key), "-i"])
+                            .arg(input)
+                            .args(["-map", "0:v:0", "-vf", &graph, "-fps_mode", "passthrough"])
+                            .args(["-c:v", "libx264", "-preset", "superfast", "-crf", "16"])
+                            .args(["-pix_fmt", "yuv420p", "-f", "mpegts"]);
+                        (from, to)
+                    }
+                };
+                cmd.arg(scratch.join(&name));
+                run(cmd, b"", time_limit((to - from) as f64 / fps))?;
+                list.push_str(&format!(
+                    "file {name}\nduration {}\n",
+                    secs((to - from) as f64 / fps)
+                ));
+            }
+            Ok((list, encoded))
+        })();
+        let sound = sound_job.join().unwrap_or_else(|_| {
+            Err(MediaError::Process(crate::process::ProcessError::Io {
+                program: "ffmpeg".into(),
+                source: std::io::Error::other("the sound thread panicked"),
+            }))
+        });
+        sound.and(picture)
+    })?;
+    std::fs::write(scratch.join("pieces.ffconcat"), list).map_err(io)?;
     let mut cmd = ffmpeg();
     cmd.args(["-f", "concat", "-safe", "1", "-i"])
         .arg(scratch.join("pieces.ffconcat"));
