@@ -114,6 +114,24 @@ pub enum MediaError {
     Process(#[from] ProcessError),
     #[error("unsupported sample rate {rate} for {format}")]
     BadRate { rate: u32, format: &'static str },
+    #[error("scratch file: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// ffmpeg for untrusted input: no stdin, files and pipes only, errors only
+/// on stderr, outputs overwritten.
+pub(crate) fn ffmpeg() -> Command {
+    let mut cmd = Command::new("ffmpeg");
+    cmd.args([
+        "-nostdin",
+        "-hide_banner",
+        "-loglevel",
+        "error",
+        "-protocol_whitelist",
+        "file,pipe",
+        "-y",
+    ]);
+    cmd
 }
 
 /// ffmpeg arguments that read raw s16le mono at `input_rate` from stdin and
@@ -267,29 +285,15 @@ pub fn decode_16k(
     scratch: &std::path::Path,
     duration: f64,
 ) -> Result<Pcm16k, MediaError> {
-    let mut cmd = Command::new("ffmpeg");
-    cmd.args([
-        "-nostdin",
-        "-hide_banner",
-        "-loglevel",
-        "error",
-        "-protocol_whitelist",
-        "file,pipe",
-        "-y",
-        "-i",
-    ])
-    .arg(path)
-    .args([
-        "-map", "0:a:0", "-vn", "-ac", "1", "-ar", "16000", "-f", "f32le",
-    ])
-    .arg(scratch);
+    let mut cmd = ffmpeg();
+    cmd.arg("-i")
+        .arg(path)
+        .args([
+            "-map", "0:a:0", "-vn", "-ac", "1", "-ar", "16000", "-f", "f32le",
+        ])
+        .arg(scratch);
     run(cmd, b"", Duration::from_secs_f64(60.0 + duration / 2.0))?;
-    let file = std::fs::File::open(scratch).map_err(|source| {
-        MediaError::Process(ProcessError::Io {
-            program: "ffmpeg".into(),
-            source,
-        })
-    })?;
+    let file = std::fs::File::open(scratch)?;
     Ok(Pcm16k {
         file: std::io::BufReader::with_capacity(1 << 20, file),
     })
@@ -302,13 +306,7 @@ impl Pcm16k {
         let mut bytes = Vec::with_capacity(max * 4);
         (&mut self.file)
             .take(max as u64 * 4)
-            .read_to_end(&mut bytes)
-            .map_err(|source| {
-                MediaError::Process(ProcessError::Io {
-                    program: "ffmpeg".into(),
-                    source,
-                })
-            })?;
+            .read_to_end(&mut bytes)?;
         Ok(bytes
             .chunks_exact(4)
             .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))

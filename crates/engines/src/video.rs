@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use crate::media::MediaError;
+use crate::media::{ffmpeg, MediaError};
 use crate::process::run;
 
 /// What ffprobe says about a video file.
@@ -203,20 +203,6 @@ pub struct Trimmed {
     pub ranges: Vec<Range>,
     /// `reencode` or `stream_copy`.
     pub method: &'static str,
-}
-
-fn ffmpeg() -> Command {
-    let mut cmd = Command::new("ffmpeg");
-    cmd.args([
-        "-nostdin",
-        "-hide_banner",
-        "-loglevel",
-        "error",
-        "-protocol_whitelist",
-        "file,pipe",
-        "-y",
-    ]);
-    cmd
 }
 
 fn secs(t: f64) -> String {
@@ -424,12 +410,6 @@ fn cut(
     let at = |f: i64| secs(f as f64 / fps);
     // Seeking a quarter frame past a keyframe lands on it.
     let seek = |f: i64| secs((f as f64 + 0.25) / fps);
-    let io = |source| {
-        MediaError::Process(crate::process::ProcessError::Io {
-            program: "ffmpeg".into(),
-            source,
-        })
-    };
     let audio = info.audio_codec.is_some();
     // Each range's sound decoded from a seek to its start (PCM, so the
     // pieces join sample-exactly), then encoded once. (Copying AAC packets
@@ -461,7 +441,7 @@ fn cut(
             run(cmd, b"", time_limit((b - a) as f64 / fps))?;
             sounds.push_str(&format!("file {name}\n"));
         }
-        std::fs::write(scratch.join("sounds.ffconcat"), sounds).map_err(io)?;
+        std::fs::write(scratch.join("sounds.ffconcat"), sounds)?;
         let mut cmd = ffmpeg();
         cmd.args(["-f", "concat", "-safe", "1", "-i"])
             .arg(scratch.join("sounds.ffconcat"))
@@ -520,15 +500,12 @@ fn cut(
             }
             Ok((list, encoded))
         })();
-        let sound = sound_job.join().unwrap_or_else(|_| {
-            Err(MediaError::Process(crate::process::ProcessError::Io {
-                program: "ffmpeg".into(),
-                source: std::io::Error::other("the sound thread panicked"),
-            }))
-        });
+        let sound = sound_job
+            .join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("the sound thread panicked").into()));
         sound.and(picture)
     })?;
-    std::fs::write(scratch.join("pieces.ffconcat"), list).map_err(io)?;
+    std::fs::write(scratch.join("pieces.ffconcat"), list)?;
     let mut cmd = ffmpeg();
     cmd.args(["-f", "concat", "-safe", "1", "-i"])
         .arg(scratch.join("pieces.ffconcat"));
