@@ -14,7 +14,8 @@ use mediagen_store::FileRecord;
 use serde_json::{Map, Value};
 
 use crate::error::{ApiResult, Error};
-use crate::extract::ApiJson;
+use crate::extract::{ApiJson, JobOptions};
+use crate::jobs::{dry_run, submit, JobSpec};
 use crate::middleware::Principal;
 use crate::state::AppState;
 use crate::upload::{MultipartForm, Upload};
@@ -28,6 +29,41 @@ pub struct MediaInput {
 }
 
 impl MediaInput {
+    /// Prices the request when it asks for a dry run (the upload is not
+    /// kept); otherwise stores the upload and submits a `kind` job for
+    /// `units`, with the payload `build` makes from the stored file. The
+    /// job's time limit grows with the file's duration.
+    pub async fn submit<T: serde::Serialize>(
+        mut self,
+        state: &AppState,
+        who: &Principal,
+        opts: JobOptions,
+        kind: &'static str,
+        units: f64,
+        build: impl FnOnce(&FileRecord) -> T,
+    ) -> ApiResult<axum::response::Response> {
+        let dry = self.fields.get("dryRun").is_some_and(|v| v == "true");
+        if dry {
+            let spec = JobSpec {
+                kind,
+                units,
+                payload: Value::Null,
+                dry_run: true,
+                media_seconds: 0.0,
+            };
+            return dry_run(state, who, &spec).await;
+        }
+        self.keep(state).await?;
+        let spec = JobSpec {
+            kind,
+            units,
+            payload: serde_json::to_value(build(&self.file)).map_err(Error::internal)?,
+            dry_run: false,
+            media_seconds: self.file.duration.unwrap_or(0.0),
+        };
+        submit(state, who, opts, spec).await
+    }
+
     /// Stores an upload that came with the request (as `POST /v1/files`
     /// would); a `fileId` input is stored already.
     pub async fn keep(&mut self, state: &AppState) -> ApiResult<()> {

@@ -2,9 +2,8 @@ use axum::extract::{Request, State};
 use axum::response::Response;
 use mediagen_pipelines::stt::SttRequest;
 
-use crate::error::{ApiResult, Error};
+use crate::error::ApiResult;
 use crate::extract::{Auth, JobOptions, Write};
-use crate::jobs::{dry_run, submit, JobSpec};
 use crate::media_input::media_input;
 use crate::state::AppState;
 
@@ -43,32 +42,16 @@ pub async fn create(
     opts: JobOptions,
     req: Request,
 ) -> ApiResult<Response> {
-    let mut input = media_input(&state, &auth, req).await?;
+    let input = media_input(&state, &auth, req).await?;
     let options = SttRequest::parse(&input.fields, &state.stt)?;
-    let dry = input.fields.get("dryRun").is_some_and(|v| v == "true");
     let seconds = input.file.duration.unwrap_or(0.0).ceil();
-    if dry {
-        let spec = JobSpec {
-            kind: "stt",
-            units: seconds,
-            payload: serde_json::Value::Null,
-            dry_run: true,
-            media_seconds: 0.0,
-        };
-        return dry_run(&state, &auth, &spec).await;
-    }
-    input.keep(&state).await?;
-    let req = options.with_file(
-        input.file.blob_key.clone(),
-        input.file.id.clone(),
-        input.file.duration.unwrap_or(0.0),
-    );
-    let spec = JobSpec {
-        kind: "stt",
-        units: seconds,
-        payload: serde_json::to_value(&req).map_err(Error::internal)?,
-        dry_run: false,
-        media_seconds: req.duration,
-    };
-    submit(&state, &auth, opts, spec).await
+    input
+        .submit(&state, &auth, opts, "stt", seconds, |file| {
+            options.with_file(
+                file.blob_key.clone(),
+                file.id.clone(),
+                file.duration.unwrap_or(0.0),
+            )
+        })
+        .await
 }

@@ -2,9 +2,8 @@ use axum::extract::{Request, State};
 use axum::response::Response;
 use mediagen_pipelines::video::TrimOptions;
 
-use crate::error::{ApiResult, Error};
+use crate::error::ApiResult;
 use crate::extract::{Auth, JobOptions, Write};
-use crate::jobs::{dry_run, submit, JobSpec};
 use crate::media_input::media_input;
 use crate::state::AppState;
 
@@ -38,28 +37,13 @@ pub async fn trim(
     opts: JobOptions,
     req: Request,
 ) -> ApiResult<Response> {
-    let mut input = media_input(&state, &auth, req).await?;
+    let input = media_input(&state, &auth, req).await?;
     let duration = input.file.duration.unwrap_or(0.0);
     let options = TrimOptions::parse(&input.fields, duration, state.config.max_trim_ranges)?;
     let units = options.output_seconds().ceil();
-    if input.fields.get("dryRun").is_some_and(|v| v == "true") {
-        let spec = JobSpec {
-            kind: "video.trim",
-            units,
-            payload: serde_json::Value::Null,
-            dry_run: true,
-            media_seconds: 0.0,
-        };
-        return dry_run(&state, &auth, &spec).await;
-    }
-    input.keep(&state).await?;
-    let req = options.with_file(input.file.blob_key.clone(), input.file.id.clone());
-    let spec = JobSpec {
-        kind: "video.trim",
-        units,
-        payload: serde_json::to_value(&req).map_err(Error::internal)?,
-        dry_run: false,
-        media_seconds: duration,
-    };
-    submit(&state, &auth, opts, spec).await
+    input
+        .submit(&state, &auth, opts, "video.trim", units, |file| {
+            options.with_file(file.blob_key.clone(), file.id.clone())
+        })
+        .await
 }
