@@ -26,6 +26,10 @@ pub struct VideoInfo {
     pub pix_fmt: String,
     /// `None` without an audio stream.
     pub audio_codec: Option<String>,
+    /// The sound's channel count (0 without sound).
+    pub audio_channels: u32,
+    /// The picture stream's index in the file.
+    pub video_index: u64,
 }
 
 fn rate(r: &str) -> Option<f64> {
@@ -62,6 +66,8 @@ pub fn parse_info(json: &str) -> Option<VideoInfo> {
         video_codec: video["codec_name"].as_str()?.to_owned(),
         pix_fmt: video["pix_fmt"].as_str().unwrap_or("").to_owned(),
         audio_codec: audio.and_then(|a| a["codec_name"].as_str().map(str::to_owned)),
+        audio_channels: audio.and_then(|a| a["channels"].as_u64()).unwrap_or(0) as u32,
+        video_index: video["index"].as_u64().unwrap_or(0),
     })
 }
 
@@ -75,31 +81,151 @@ pub fn inspect(path: &Path) -> Result<Option<VideoInfo>, MediaError> {
     Ok(parse_info(&json))
 }
 
-/// Times (seconds) of the video's keyframes, read from the packet index
-/// without decoding.
-pub fn keyframes(path: &Path, duration: f64) -> Result<Vec<f64>, MediaError> {
+/// A video packet as the index lists it, in decoding order.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Packet {
+    /// Presentation time, seconds.
+    pub pts: f64,
+    /// Decoding time, seconds.
+    pub dts: f64,
+    pub key: bool,
+}
+
+/// All video packets from ffprobe's packet listing (`pts_time,dts_time,
+/// flags`), in decoding order, each once.
+fn read_packets(path: &Path, timeout: f64) -> Result<Vec<Packet>, MediaError> {
     let csv = ffprobe(
         &[
             "-select_streams",
             "v:0",
             "-show_entries",
-            "packet=pts_time,flags",
+            "packet=pts_time,dts_time,flags",
             "-of",
             "csv=p=0",
         ],
         path,
-        60.0 + duration / 10.0,
+        timeout,
     )?;
-    let mut keys: Vec<f64> = csv
+    Ok(parse_packets(&csv))
+}
+
+fn parse_packets(csv: &str) -> Vec<Packet> {
+    let mut packets: Vec<Packet> = csv
         .lines()
         .filter_map(|l| {
-            let (t, flags) = l.split_once(',')?;
-            flags.contains('K').then(|| t.parse().ok()).flatten()
+            let mut f = l.split(',');
+            let pts = f.next()?.parse().ok()?;
+            let dts = f.next()?.parse().unwrap_or(pts);
+            let key = f.next()?.contains('K');
+            Some(Packet { pts, dts, key })
         })
         .collect();
+    sort_packets(&mut packets);
+    packets
+}
+
+/// Decoding order, each packet once (the listed windows may overlap).
+fn sort_packets(packets: &mut Vec<Packet>) {
+    packets.sort_by(|a, b| a.dts.total_cmp(&b.dts));
+    packets.dedup_by(|a, b| a.dts == b.dts);
+}
+
+/// How far past each point [`inspect_near`] reads the packet index.
+const KEY_WINDOW: f64 = 12.0;
+
+/// The video facts of a file (`None` without a picture) and its video
+/// packets around the given points, in one ffprobe run: for each point,
+/// from the keyframe at or before it to [`KEY_WINDOW`] seconds after it
+/// (`-read_intervals`: a seek and a few hundred packets each, not the whole
+/// index). Falls back to the whole index when a point has no keyframe after
+/// it within the window and before the end (very long GOPs).
+pub fn inspect_near(
+    path: &Path,
+    points: &[f64],
+) -> Result<Option<(VideoInfo, Vec<Packet>)>, MediaError> {
+    let intervals = points
+        .iter()
+        .map(|p| format!("{}%+{KEY_WINDOW}", secs(*p)))
+        .collect::<Vec<_>>()
+        .join(",");
+    let json = ffprobe(
+        &[
+            "-show_streams",
+            "-show_format",
+            "-read_intervals",
+            &intervals,
+            "-show_entries",
+            "packet=stream_index,pts_time,dts_time,flags",
+            "-of",
+            "json",
+        ],
+        path,
+        60.0,
+    )?;
+    let Some(info) = parse_info(&json) else {
+        return Ok(None);
+    };
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap_or_default();
+    let time = |p: &serde_json::Value, k: &str| p[k].as_str().and_then(|t| t.parse::<f64>().ok());
+    let mut packets: Vec<Packet> = v["packets"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|p| p["stream_index"].as_u64() == Some(info.video_index))
+        .filter_map(|p| {
+            let pts = time(p, "pts_time")?;
+            Some(Packet {
+                pts,
+                dts: time(p, "dts_time").unwrap_or(pts),
+                key: p["flags"].as_str().is_some_and(|f| f.contains('K')),
+            })
+        })
+        .collect();
+    sort_packets(&mut packets);
+    let covered = points
+        .iter()
+        .all(|&p| p + KEY_WINDOW >= info.duration || packets.iter().any(|k| k.key && k.pts >= p));
+    if !covered {
+        packets = read_packets(path, 60.0 + info.duration / 10.0)?;
+    }
+    Ok(Some((info, packets)))
+}
+
+/// The keyframe times among `packets`, sorted.
+pub fn key_times(packets: &[Packet]) -> Vec<f64> {
+    let mut keys: Vec<f64> = packets.iter().filter(|p| p.key).map(|p| p.pts).collect();
     keys.sort_by(f64::total_cmp);
     keys.dedup();
-    Ok(keys)
+    keys
+}
+
+/// Where a stream copy can end near frame `end`: the first frame index
+/// `e >= end` such that the packets decoded from the keyframe at `key`
+/// (a frame index) up to some point are exactly the frames `key..e` (no
+/// later picture decoded before them, so the prefix is complete and
+/// decodable whatever the B-frame order). Returns `e` and the number of
+/// packets from `key`. `None` when no such point is found in the packets
+/// listed (a gap, an open GOP, or the window's end): then the copy runs on
+/// to the next keyframe.
+pub fn closed_end(packets: &[Packet], key: i64, end: i64, fps: f64) -> Option<(i64, usize)> {
+    let frame = |t: f64| (t * fps).round() as i64;
+    let start = packets.iter().position(|p| p.key && frame(p.pts) == key)?;
+    let run = &packets[start..];
+    // Deeper than any B-frame pyramid.
+    const LOOKAHEAD: usize = 16;
+    let mut last = i64::MIN;
+    for n in 0..run.len() {
+        if n > 0 && (run[n].dts - run[n - 1].dts) * fps > 2.5 {
+            return None;
+        }
+        last = last.max(frame(run[n].pts));
+        let complete = last - key + 1 == n as i64 + 1;
+        let ahead = &run[n + 1..(n + 1 + LOOKAHEAD).min(run.len())];
+        if last + 1 >= end && complete && ahead.iter().all(|p| frame(p.pts) > last) {
+            return Some((last + 1, n + 1));
+        }
+    }
+    None
 }
 
 /// A time range in seconds, `start` < `end`.
@@ -184,14 +310,20 @@ impl Container {
                 "32",
                 "-c:a",
                 "libopus",
-                "-b:a",
-                "128k",
             ],
             _ => &[
                 "-c:v", "libx264", "-preset", "veryfast", "-crf", "18", "-pix_fmt", "yuv420p",
-                "-c:a", "aac", "-b:a", "192k",
+                "-c:a", "aac",
             ],
         }
+    }
+
+    /// The bit rate of re-encoded sound: 96 kbit/s a channel for AAC (twice
+    /// ffmpeg's encoder time at 192 kbit/s mono for no audible gain), 64 for
+    /// Opus; channels counted up to six.
+    fn audio_bitrate(self, channels: u32) -> String {
+        let per_channel = if self == Self::Webm { 64 } else { 96 };
+        format!("{}k", per_channel * channels.clamp(1, 6))
     }
 }
 
@@ -262,6 +394,7 @@ pub fn trim_accurate(
     // The graph yields exactly the frames wanted: no duplicates or drops.
     cmd.args(["-fps_mode", "passthrough"])
         .args(container.encoders())
+        .args(["-b:a", &container.audio_bitrate(info.audio_channels)])
         .args(["-f", container.muxer()])
         .arg(out);
     run(cmd, b"", time_limit(info.duration))?;
@@ -344,72 +477,150 @@ fn plan_pieces(ranges: &[(i64, i64)], keys: &[i64]) -> Vec<Piece> {
 pub fn trim_smart(
     input: &Path,
     info: &VideoInfo,
+    packets: &[Packet],
     ranges: &[Range],
     container: Container,
     scratch: &Path,
     out: &Path,
 ) -> Result<(Trimmed, f64), MediaError> {
-    cut(input, info, ranges, container, scratch, out, false)
+    cut(input, info, packets, ranges, container, scratch, out)
 }
 
-/// Cuts without re-encoding the picture: each range widens to whole GOPs
-/// (its start back to the keyframe at or before it, its end on to the next
-/// keyframe or the end of the media), which are copied and joined as in
-/// [`trim_smart`]; the result gives the times used.
+/// Cuts without re-encoding anything: each range's start moves back to the
+/// keyframe at or before it, its end on to the first frame where the
+/// decoding order closes ([`closed_end`]: within a few frames for B-frame
+/// streams; the next keyframe or the end of the media otherwise); picture and sound packets of each
+/// range are copied in one pass into an mp4 piece, as `ffmpeg -c copy`
+/// would, and the pieces joined with exact durations. The result gives the times used. The sound of each piece
+/// starts within one audio packet of its picture.
 pub fn trim_fast(
     input: &Path,
     info: &VideoInfo,
+    packets: &[Packet],
     ranges: &[Range],
     container: Container,
     scratch: &Path,
     out: &Path,
 ) -> Result<Trimmed, MediaError> {
-    cut(input, info, ranges, container, scratch, out, true).map(|(t, _)| Trimmed {
+    let fps = info.fps;
+    let frame = |t: f64| (t * fps).round() as i64;
+    let keys = key_times(packets);
+    let total = frame(info.duration);
+    // Per range: the keyframe time it starts at (as ffprobe printed it, to
+    // the microsecond, so the seek lands exactly on it), its first and end
+    // frames, and the packets to copy.
+    let spans: Vec<(f64, i64, i64)> = ranges
+        .iter()
+        .map(|r| {
+            let (a, b) = (frame(r.start), frame(r.end));
+            let from = keys
+                .iter()
+                .copied()
+                .rfind(|&k| frame(k) <= a)
+                .unwrap_or(0.0);
+            let last_key = keys
+                .iter()
+                .copied()
+                .rfind(|&k| frame(k) < b)
+                .map_or(frame(from), frame)
+                .max(frame(from));
+            let end = match closed_end(packets, last_key, b, fps) {
+                Some((end, _)) => end,
+                None => keys
+                    .iter()
+                    .copied()
+                    .map(frame)
+                    .find(|&k| k >= b)
+                    .unwrap_or(total),
+            };
+            (from, frame(from), end.max(frame(from) + 1))
+        })
+        .collect();
+    // One ffmpeg copies every piece: an input per range, seeked a
+    // microsecond past its keyframe (past the rounding of its printed time,
+    // well inside its first tick), and an output per range.
+    let mut cmd = ffmpeg();
+    for &(from, _, _) in &spans {
+        cmd.args(["-ss", &secs(from + 1e-6), "-i"]).arg(input);
+    }
+    let mut list = String::from("ffconcat version 1.0\n");
+    let mut seconds_total = 0.0;
+    for (i, &(_, first, end)) in spans.iter().enumerate() {
+        let name = format!("piece{i}.mp4");
+        let count = end - first;
+        let seconds = count as f64 / fps;
+        seconds_total += seconds;
+        cmd.args(["-map", &format!("{i}:v:0"), "-map", &format!("{i}:a:0?")])
+            .args(["-t", &secs(seconds)]);
+        if i + 1 < spans.len() {
+            // Counting packets (the copied prefix holds exactly the frames
+            // of the piece) ends the piece's sound with its last decoded
+            // picture, about where the next piece's AAC pre-roll (the
+            // packets before its cut that the decoder needs) takes over.
+            cmd.args(["-frames:v", &count.to_string()]);
+        } else {
+            // The last piece's sound runs to its end; pictures due after it
+            // are dropped by time.
+            let drop = format!("noise=drop=gte(pts*tb\\,{})", secs(seconds - 0.5 / fps));
+            cmd.args(["-bsf:v", &drop]);
+        }
+        cmd.args(["-c", "copy", "-f", "mp4"])
+            .arg(scratch.join(&name));
+        list.push_str(&format!("file {name}\nduration {}\n", secs(seconds)));
+    }
+    run(cmd, b"", time_limit(seconds_total))?;
+    std::fs::write(scratch.join("pieces.ffconcat"), list)?;
+    let mut cmd = ffmpeg();
+    cmd.args(["-f", "concat", "-safe", "1", "-i"])
+        .arg(scratch.join("pieces.ffconcat"))
+        // The pieces' own timestamps (each starts at its keyframe, the
+        // sound at the same instant through the mp4 edit list): letting
+        // ffmpeg shift them would move the picture against the sound by
+        // the B-frame delay.
+        .args(["-copyts", "-map", "0:v:0", "-map", "0:a:0?", "-c", "copy"])
+        .args(["-r", &format!("{fps}"), "-f", container.muxer()])
+        .arg(out);
+    run(cmd, b"", time_limit(info.duration))?;
+    let frames: Vec<(i64, i64)> = spans.iter().map(|&(_, a, b)| (a, b)).collect();
+    Ok(Trimmed {
+        ranges: applied(&frames, fps),
         method: "stream_copy",
-        ..t
     })
+}
+
+/// Seeking a quarter frame past a keyframe lands on it.
+fn seek(frame: i64, fps: f64) -> String {
+    secs((frame as f64 + 0.25) / fps)
+}
+
+fn applied(frames: &[(i64, i64)], fps: f64) -> Vec<Range> {
+    frames
+        .iter()
+        .map(|&(a, b)| Range {
+            start: a as f64 / fps,
+            end: b as f64 / fps,
+        })
+        .collect()
 }
 
 fn cut(
     input: &Path,
     info: &VideoInfo,
+    packets: &[Packet],
     ranges: &[Range],
     container: Container,
     scratch: &Path,
     out: &Path,
-    snap: bool,
 ) -> Result<(Trimmed, f64), MediaError> {
     let fps = info.fps;
     let frame = |t: f64| (t * fps).round() as i64;
-    let keys: Vec<i64> = keyframes(input, info.duration)?
-        .into_iter()
-        .map(frame)
-        .collect();
-    let total = frame(info.duration);
+    let keys: Vec<i64> = key_times(packets).into_iter().map(frame).collect();
     let frames: Vec<(i64, i64)> = ranges
         .iter()
-        .map(|r| {
-            let (a, b) = (frame(r.start), frame(r.end).max(frame(r.start) + 1));
-            if snap {
-                let a = keys.iter().copied().rfind(|&k| k <= a).unwrap_or(0);
-                let b = keys.iter().copied().find(|&k| k >= b).unwrap_or(total);
-                (a, b.max(a + 1))
-            } else {
-                (a, b)
-            }
-        })
+        .map(|r| (frame(r.start), frame(r.end).max(frame(r.start) + 1)))
         .collect();
-    let pieces = if snap {
-        frames
-            .iter()
-            .map(|&(from, to)| Piece::Copy { from, to })
-            .collect()
-    } else {
-        plan_pieces(&frames, &keys)
-    };
+    let pieces = plan_pieces(&frames, &keys);
     let at = |f: i64| secs(f as f64 / fps);
-    // Seeking a quarter frame past a keyframe lands on it.
-    let seek = |f: i64| secs((f as f64 + 0.25) / fps);
     let audio = info.audio_codec.is_some();
     // Each range's sound decoded from a seek to its start (PCM, so the
     // pieces join sample-exactly), then encoded once. (Copying AAC packets
@@ -452,7 +663,7 @@ fn cut(
                 "-aac_coder",
                 "fast",
                 "-b:a",
-                "192k",
+                &container.audio_bitrate(info.audio_channels),
                 "-f",
                 "mp4",
             ])
@@ -470,7 +681,7 @@ fn cut(
                 let mut cmd = ffmpeg();
                 let (from, to) = match *piece {
                     Piece::Copy { from, to } => {
-                        cmd.args(["-ss", &seek(from), "-i"])
+                        cmd.args(["-ss", &seek(from, fps), "-i"])
                             .arg(input)
                             .args(["-map", "0:v:0", "-frames:v", &(to - from).to_string()])
                             .args(["-c:v", "copy", "-f", "mpegts"]);
@@ -483,7 +694,7 @@ fn cut(
                             from - key,
                             to - key
                         );
-                        cmd.args(["-noaccurate_seek", "-ss", &seek(key), "-i"])
+                        cmd.args(["-noaccurate_seek", "-ss", &seek(key, fps), "-i"])
                             .arg(input)
                             .args(["-map", "0:v:0", "-vf", &graph, "-fps_mode", "passthrough"])
                             .args(["-c:v", "libx264", "-preset", "superfast", "-crf", "16"])
@@ -526,16 +737,9 @@ fn cut(
     ])
     .arg(out);
     run(cmd, b"", time_limit(info.duration))?;
-    let applied = frames
-        .iter()
-        .map(|&(a, b)| Range {
-            start: a as f64 / fps,
-            end: b as f64 / fps,
-        })
-        .collect();
     Ok((
         Trimmed {
-            ranges: applied,
+            ranges: applied(&frames, fps),
             method: "smart_cut",
         },
         encoded as f64 / fps,
@@ -553,12 +757,13 @@ mod tests {
     #[test]
     fn probe_json_is_read() {
         let json = r#"{"streams":[{"codec_type":"video","codec_name":"h264","width":640,"height":360,
-            "r_frame_rate":"25/1","avg_frame_rate":"25/1"},{"codec_type":"audio","codec_name":"aac"}],
-            "format":{"duration":"10.000000"}}"#;
+            "r_frame_rate":"25/1","avg_frame_rate":"25/1"},{"codec_type":"audio","codec_name":"aac",
+            "channels":2}],"format":{"duration":"10.000000"}}"#;
         let info = parse_info(json).unwrap();
         assert_eq!((info.width, info.height, info.fps), (640, 360, 25.0));
         assert!(info.constant_rate);
         assert_eq!(info.audio_codec.as_deref(), Some("aac"));
+        assert_eq!(info.audio_channels, 2);
         let audio_only =
             r#"{"streams":[{"codec_type":"audio","codec_name":"mp3"}],"format":{"duration":"3"}}"#;
         assert_eq!(parse_info(audio_only), None);
@@ -604,5 +809,30 @@ mod tests {
         assert!(Container::Mp4.accepts("h264") && !Container::Webm.accepts("h264"));
         assert_eq!(Container::parse("mkv"), Some(Container::Mkv));
         assert_eq!(Container::parse("avi"), None);
+    }
+
+    /// I P B b b P B b b ... (pts order 0 3 1 2 ...): a copied prefix is
+    /// complete only after each B-frame group.
+    #[test]
+    fn copies_end_where_decoding_order_closes() {
+        let fps = 25.0;
+        let mut packets = Vec::new();
+        let order = [0, 4, 2, 1, 3, 8, 6, 5, 7, 12, 10, 9, 11];
+        for (d, &p) in order.iter().enumerate() {
+            packets.push(Packet {
+                pts: (p + 50) as f64 / fps,
+                dts: (d as f64 - 1.0 + 50.0) / fps,
+                key: p == 0,
+            });
+        }
+        // Frame 52 is wanted: the first closed prefix covering it is 50..=54.
+        assert_eq!(closed_end(&packets, 50, 52, fps), Some((55, 5)));
+        assert_eq!(closed_end(&packets, 50, 55, fps), Some((55, 5)));
+        assert_eq!(closed_end(&packets, 50, 56, fps), Some((59, 9)));
+        // No keyframe there, or a gap in the listing.
+        assert_eq!(closed_end(&packets, 51, 52, fps), None);
+        let mut gap = packets.clone();
+        gap.drain(3..6);
+        assert_eq!(closed_end(&gap, 50, 56, fps), None);
     }
 }

@@ -245,9 +245,9 @@ impl Pipeline for SttPipeline {
         })?;
         let dir =
             tempfile::tempdir().map_err(|e| JobFailure::retry("storage_error", e.to_string()))?;
-        let input = dir.path().join("input");
-        ctx.blobs
-            .download_to(&req.input, &input)
+        let input = ctx
+            .blobs
+            .readable_file(&req.input, &dir.path().join("input"))
             .await
             .map_err(|e| JobFailure::retry("storage_error", e.to_string()))?;
         let progress = ctx.clone();

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use mediagen_core::{ApiError, ErrorCode};
 use mediagen_engines::video::{
-    inspect, smart_cut_refusal, trim_accurate, trim_fast, trim_smart, Container, Range,
+    inspect_near, smart_cut_refusal, trim_accurate, trim_fast, trim_smart, Container, Range,
 };
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
 use serde::{Deserialize, Serialize};
@@ -207,20 +207,21 @@ impl Pipeline for TrimPipeline {
             .map_err(|e| JobFailure::abort("invalid_payload", e.to_string()))?;
         // The scratch directory goes when this function returns, however.
         let dir = tempfile::tempdir().map_err(storage)?;
-        let input = dir.path().join("input");
-        ctx.blobs
-            .download_to(&req.input, &input)
+        let input = ctx
+            .blobs
+            .readable_file(&req.input, &dir.path().join("input"))
             .await
             .map_err(storage)?;
         let out = dir.path().join(format!("trimmed.{}", req.format.as_str()));
         let scratch = dir.path().to_owned();
-        let (trimmed, reencoded, fallback, info_out) = {
+        let (trimmed, reencoded, fallback, info) = {
             let (input, out, req) = (input.clone(), out.clone(), req.clone());
             tokio::task::spawn_blocking(move || {
                 let unreadable = |e: &dyn std::fmt::Display| {
                     JobFailure::abort("unreadable_media", e.to_string())
                 };
-                let info = inspect(&input)
+                let points: Vec<f64> = req.ranges.iter().flat_map(|r| [r.start, r.end]).collect();
+                let (info, packets) = inspect_near(&input, &points)
                     .map_err(|e| unreadable(&e))?
                     .ok_or_else(|| JobFailure::abort("not_video", "the file has no video stream"))?;
                 let mut reencoded = None;
@@ -243,10 +244,12 @@ impl Pipeline for TrimPipeline {
                                 ),
                             ));
                         }
-                        trim_fast(&input, &info, &req.ranges, req.format, &scratch, &out)
+                        trim_fast(&input, &info, &packets, &req.ranges, req.format, &scratch, &out)
                     }
                     Mode::Accurate => match smart_cut_refusal(&info, req.format) {
-                        None => trim_smart(&input, &info, &req.ranges, req.format, &scratch, &out)
+                        None => trim_smart(
+                            &input, &info, &packets, &req.ranges, req.format, &scratch, &out,
+                        )
                             .map(|(t, seconds)| {
                                 reencoded = Some(seconds);
                                 t
@@ -258,10 +261,7 @@ impl Pipeline for TrimPipeline {
                     },
                 }
                 .map_err(|e| JobFailure::abort("trim_failed", e.to_string()))?;
-                let info_out = inspect(&out)
-                    .map_err(|e| JobFailure::abort("trim_failed", e.to_string()))?
-                    .ok_or_else(|| JobFailure::abort("trim_failed", "no video in the output"))?;
-                Ok((trimmed, reencoded, fallback, info_out))
+                Ok((trimmed, reencoded, fallback, info))
             })
             .await
             .map_err(|e| JobFailure::abort("internal_error", e.to_string()))??
@@ -276,15 +276,16 @@ impl Pipeline for TrimPipeline {
                 Mode::Accurate => output_seconds,
             }) * 1000.0).round() / 1000.0,
             "fallbackReason": fallback,
-            "duration": (info_out.duration * 1000.0).round() / 1000.0,
+            "duration": (output_seconds * 1000.0).round() / 1000.0,
             "ranges": trimmed.ranges,
             "mode": req.mode,
             "method": trimmed.method,
             "format": req.format,
             "contentType": req.format.content_type(),
-            "width": info_out.width,
-            "height": info_out.height,
-            "fps": (info_out.fps * 1000.0).round() / 1000.0,
+            // The picture keeps the source's size and rate in every mode.
+            "width": info.width,
+            "height": info.height,
+            "fps": (info.fps * 1000.0).round() / 1000.0,
         }))
     }
 }

@@ -1,5 +1,5 @@
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -83,6 +83,9 @@ pub struct BlobRead {
 #[derive(Clone)]
 pub struct BlobStore {
     store: Arc<dyn ObjectStore>,
+    /// The directory of a local store: its blobs are plain files that media
+    /// tools read in place and outputs are linked into.
+    root: Option<PathBuf>,
 }
 
 impl BlobStore {
@@ -92,12 +95,19 @@ impl BlobStore {
         let fs = LocalFileSystem::new_with_prefix(dir)?.with_automatic_cleanup(true);
         Ok(Self {
             store: Arc::new(fs),
+            root: Some(std::fs::canonicalize(dir)?),
         })
     }
 
     /// Wraps any object store (S3, GCS, in-memory for tests).
     pub fn from_store(store: Arc<dyn ObjectStore>) -> Self {
-        Self { store }
+        Self { store, root: None }
+    }
+
+    /// The file holding a blob on a local store.
+    fn local_path(&self, key: &str) -> Result<Option<PathBuf>, BlobError> {
+        let path = Self::path(key)?;
+        Ok(self.root.as_ref().map(|root| root.join(path.as_ref())))
     }
 
     fn path(key: &str) -> Result<ObjectPath, BlobError> {
@@ -121,8 +131,26 @@ impl BlobStore {
 
     /// Stores a local file under `key` in parts, so memory use stays bounded
     /// whatever the file's size.
+    /// On a local store the file is copied beside its place (by the kernel,
+    /// `copy_file_range`) and renamed, so readers never see a partial blob.
     pub async fn put_file(&self, key: &str, file: &Path) -> Result<(), BlobError> {
         use tokio::io::AsyncReadExt;
+        if let Some(dest) = self.local_path(key)? {
+            let dir = dest.parent().ok_or(BlobError::BadKey)?;
+            tokio::fs::create_dir_all(dir).await?;
+            let name = dest.file_name().ok_or(BlobError::BadKey)?.to_string_lossy();
+            let nonce: u64 = rand::random();
+            let part = dir.join(format!(".{name}.{nonce:016x}.part"));
+            let moved = match tokio::fs::copy(file, &part).await {
+                Ok(_) => tokio::fs::rename(&part, &dest).await,
+                Err(e) => Err(e),
+            };
+            if let Err(e) = moved {
+                let _ = tokio::fs::remove_file(&part).await;
+                return Err(e.into());
+            }
+            return Ok(());
+        }
         let upload = self.store.put_multipart(&Self::path(key)?).await?;
         let mut writer = object_store::WriteMultipart::new_with_chunk_size(upload, 8 * 1024 * 1024);
         let mut f = tokio::fs::File::open(file).await?;
@@ -162,6 +190,22 @@ impl BlobStore {
             range,
             stream,
         })
+    }
+
+    /// A local file with the blob's bytes, for tools that read files: on a
+    /// local store the blob's own file (to be read, never written), otherwise
+    /// a download to `scratch`.
+    pub async fn readable_file(&self, key: &str, scratch: &Path) -> Result<PathBuf, BlobError> {
+        match self.local_path(key)? {
+            Some(path) => match tokio::fs::metadata(&path).await {
+                Ok(m) if m.is_file() => Ok(path),
+                _ => Err(BlobError::NotFound),
+            },
+            None => {
+                self.download_to(key, scratch).await?;
+                Ok(scratch.to_owned())
+            }
+        }
     }
 
     /// Copies a blob into a local file, streaming (bounded memory).
@@ -365,5 +409,39 @@ mod tests {
             store.get("../etc/passwd", None).await,
             Err(BlobError::BadKey)
         ));
+    }
+
+    /// Files go into a local store whole (copied, then renamed)
+    /// and are read in place; other stores download to the scratch path.
+    #[tokio::test]
+    async fn files_are_linked_in_and_read_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = BlobStore::local(&dir.path().join("blobs")).unwrap();
+        let src = dir.path().join("out.mp4");
+        std::fs::write(&src, b"picture").unwrap();
+        store.put_file("jobs/j1/out.mp4", &src).await.unwrap();
+        std::fs::write(&src, b"changed later").unwrap();
+        let scratch = dir.path().join("scratch");
+        let path = store
+            .readable_file("jobs/j1/out.mp4", &scratch)
+            .await
+            .unwrap();
+        assert!(path.starts_with(std::fs::canonicalize(dir.path()).unwrap().join("blobs")));
+        assert_eq!(store.get_bytes("jobs/j1/out.mp4").await.unwrap().len(), 7);
+        let leftovers: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().collect();
+        assert_eq!(leftovers.len(), 1, "no partial files remain");
+        assert!(matches!(
+            store.readable_file("jobs/j1/none.mp4", &scratch).await,
+            Err(BlobError::NotFound)
+        ));
+
+        let memory = BlobStore::from_store(Arc::new(object_store::memory::InMemory::new()));
+        memory.put_file("jobs/j2/out.mp4", &src).await.unwrap();
+        let path = memory
+            .readable_file("jobs/j2/out.mp4", &scratch)
+            .await
+            .unwrap();
+        assert_eq!(path, scratch);
+        assert_eq!(std::fs::read(&scratch).unwrap(), b"changed later");
     }
 }

@@ -14,8 +14,9 @@ use crate::state::AppState;
 /// `fileId` of an uploaded file. Options: `ranges` (required: `[{start,
 /// end}]`, seconds as numbers or `"HH:MM:SS.mmm"` strings, kept in the order
 /// given and joined into one video), `mode` (`accurate`, the default:
-/// frame-exact cut points; `fast`: stream copy, each start snaps to the
-/// keyframe at or before it and the result reports the times used),
+/// frame-exact cut points; `fast`: stream copy of picture and sound, each
+/// start snaps to the keyframe at or before it, each end to the first
+/// complete point at or after it, and the result reports the times used),
 /// `format` (`mp4` default, `webm`, `mov`, `mkv`), `clamp` (true: ranges
 /// past the end are cut at the end instead of refused).
 ///

@@ -211,8 +211,9 @@ async fn accurate_trims_are_frame_exact() {
     }
 }
 
-/// Fast trims copy the streams: starts snap to the keyframe before them and
-/// the result says so; the frames kept run from there to the end asked for.
+/// Fast trims copy the streams: starts snap to the keyframe before them, a
+/// mid-GOP end moves on only to where the B-frame order closes (a few
+/// frames), and the result says so; the frames kept are exactly those.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fast_trims_snap_to_keyframes() {
     let app = TestApp::spawn_with(Backend::Sqlite, |c| c.sync_wait_seconds = 120.0).await;
@@ -227,7 +228,7 @@ async fn fast_trims_snap_to_keyframes() {
         )
         .text(
             "ranges",
-            r#"[{"start": 2.6, "end": 4.0}, {"start": 6.1, "end": 8.0}]"#,
+            r#"[{"start": 2.6, "end": 3.5}, {"start": 6.1, "end": 8.0}]"#,
         )
         .text("mode", "fast");
     let job: Value = app
@@ -244,13 +245,16 @@ async fn fast_trims_snap_to_keyframes() {
     assert_eq!(job["status"], "completed", "{job}");
     let r = &job["result"];
     assert_eq!(r["method"], "stream_copy");
+    let first_end = r["ranges"][0]["end"].as_f64().unwrap();
+    assert!((3.5..3.5 + 4.0 / FPS).contains(&first_end), "{r}");
     assert_eq!(
         r["ranges"],
-        json!([{"start": 2.0, "end": 4.0}, {"start": 6.0, "end": 8.0}])
+        json!([{"start": 2.0, "end": first_end}, {"start": 6.0, "end": 8.0}])
     );
-    assert!((r["duration"].as_f64().unwrap() - 4.0).abs() < 0.1, "{r}");
-    // Billed by the output seconds asked for: 1.4 + 1.9 → 4 credits.
-    assert_eq!(job["credits"], 4);
+    let kept = first_end - 2.0 + 2.0;
+    assert!((r["duration"].as_f64().unwrap() - kept).abs() < 0.1, "{r}");
+    // Billed by the output seconds asked for: 0.9 + 1.9 → 3 credits.
+    assert_eq!(job["credits"], 3);
     let bytes = app
         .client
         .get(r["videoUrl"].as_str().unwrap())
@@ -263,10 +267,18 @@ async fn fast_trims_snap_to_keyframes() {
     let out = dir.path().join("fast.mp4");
     std::fs::write(&out, bytes).unwrap();
     let got: Vec<usize> = frames(&out).iter().map(|f| which(&original, f)).collect();
-    let expected: Vec<usize> = (50..100).chain(150..200).collect();
+    let first_end = (first_end * FPS).round() as usize;
+    let expected: Vec<usize> = (50..first_end).chain(150..200).collect();
     assert_eq!(got, expected);
+    // The copied sound stays with the picture: within a frame and an AAC
+    // packet (1024 samples at 44.1 kHz).
+    let (sound, picture) = (stream_duration(&out, "a:0"), stream_duration(&out, "v:0"));
+    assert!(
+        (sound - picture).abs() <= 1.0 / FPS + 1024.0 / 44_100.0,
+        "sound {sound} s, picture {picture} s"
+    );
     let view = app.account_view(&key).await;
-    assert_eq!(view["credits"]["balance"], 10_000 - 4, "{view} {account}");
+    assert_eq!(view["credits"]["balance"], 10_000 - 3, "{view} {account}");
 }
 
 async fn bad_trims_are_refused(backend: Backend) {
