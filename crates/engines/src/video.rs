@@ -30,6 +30,26 @@ pub struct VideoInfo {
     pub audio_channels: u32,
     /// The picture stream's index in the file.
     pub video_index: u64,
+    /// The demuxer ffprobe read the file with, when it is one of the
+    /// container formats we pass to ffmpeg explicitly (`mov`, `matroska`…).
+    pub demuxer: Option<&'static str>,
+}
+
+/// Demuxers named to ffmpeg explicitly (`-f`), so it reads an input the way
+/// ffprobe did and never guesses another (playlist and list formats are
+/// refused before probing, and never named).
+const DEMUXERS: [&str; 8] = [
+    "mov", "matroska", "mpegts", "avi", "flv", "mpeg", "asf", "ogg",
+];
+
+impl VideoInfo {
+    /// `-f <demuxer> -i <path>` for this file.
+    fn open<'a>(&self, cmd: &'a mut Command, path: &Path) -> &'a mut Command {
+        if let Some(demuxer) = self.demuxer {
+            cmd.args(["-f", demuxer]);
+        }
+        cmd.arg("-i").arg(path)
+    }
 }
 
 fn rate(r: &str) -> Option<f64> {
@@ -68,6 +88,10 @@ pub fn parse_info(json: &str) -> Option<VideoInfo> {
         audio_codec: audio.and_then(|a| a["codec_name"].as_str().map(str::to_owned)),
         audio_channels: audio.and_then(|a| a["channels"].as_u64()).unwrap_or(0) as u32,
         video_index: video["index"].as_u64().unwrap_or(0),
+        demuxer: v["format"]["format_name"]
+            .as_str()
+            .and_then(|f| f.split(',').next())
+            .and_then(|f| DEMUXERS.into_iter().find(|&d| d == f)),
     })
 }
 
@@ -385,8 +409,7 @@ pub fn trim_accurate(
         if audio { "[a]" } else { "" }
     ));
     let mut cmd = ffmpeg();
-    cmd.arg("-i")
-        .arg(input)
+    info.open(&mut cmd, input)
         .args(["-filter_complex", &graph, "-map", "[v]"]);
     if audio {
         cmd.args(["-map", "[a]"]);
@@ -541,7 +564,8 @@ pub fn trim_fast(
     // well inside its first tick), and an output per range.
     let mut cmd = ffmpeg();
     for &(from, _, _) in &spans {
-        cmd.args(["-ss", &secs(from + 1e-6), "-i"]).arg(input);
+        cmd.args(["-ss", &secs(from + 1e-6)]);
+        info.open(&mut cmd, input);
     }
     let mut list = String::from("ffconcat version 1.0\n");
     let mut seconds_total = 0.0;
@@ -636,8 +660,8 @@ fn cut(
         for (i, &(a, b)) in frames.iter().enumerate() {
             let name = format!("sound{i}.wav");
             let mut cmd = ffmpeg();
-            cmd.args(["-ss", &at(a), "-i"])
-                .arg(input)
+            cmd.args(["-ss", &at(a)]);
+            info.open(&mut cmd, input)
                 .args([
                     "-t",
                     &at(b - a),
@@ -681,8 +705,8 @@ fn cut(
                 let mut cmd = ffmpeg();
                 let (from, to) = match *piece {
                     Piece::Copy { from, to } => {
-                        cmd.args(["-ss", &seek(from, fps), "-i"])
-                            .arg(input)
+                        cmd.args(["-ss", &seek(from, fps)]);
+                        info.open(&mut cmd, input)
                             .args(["-map", "0:v:0", "-frames:v", &(to - from).to_string()])
                             .args(["-c:v", "copy", "-f", "mpegts"]);
                         (from, to)
@@ -694,8 +718,8 @@ fn cut(
                             from - key,
                             to - key
                         );
-                        cmd.args(["-noaccurate_seek", "-ss", &seek(key, fps), "-i"])
-                            .arg(input)
+                        cmd.args(["-noaccurate_seek", "-ss", &seek(key, fps)]);
+                        info.open(&mut cmd, input)
                             .args(["-map", "0:v:0", "-vf", &graph, "-fps_mode", "passthrough"])
                             .args(["-c:v", "libx264", "-preset", "superfast", "-crf", "16"])
                             .args(["-pix_fmt", "yuv420p", "-f", "mpegts"]);
@@ -764,6 +788,17 @@ mod tests {
         assert!(info.constant_rate);
         assert_eq!(info.audio_codec.as_deref(), Some("aac"));
         assert_eq!(info.audio_channels, 2);
+        assert_eq!(info.demuxer, None, "no format name, no -f");
+        let named = json.replace(
+            r#""duration":"10.000000""#,
+            r#""duration":"10","format_name":"mov,mp4,m4a,3gp,3g2,mj2""#,
+        );
+        assert_eq!(parse_info(&named).unwrap().demuxer, Some("mov"));
+        let playlist = json.replace(
+            r#""duration":"10.000000""#,
+            r#""duration":"10","format_name":"hls""#,
+        );
+        assert_eq!(parse_info(&playlist).unwrap().demuxer, None);
         let audio_only =
             r#"{"streams":[{"codec_type":"audio","codec_name":"mp3"}],"format":{"duration":"3"}}"#;
         assert_eq!(parse_info(audio_only), None);
