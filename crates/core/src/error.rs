@@ -51,6 +51,7 @@ error_codes! {
     IdempotencyKeyReused => (422, "idempotency_key_reused", "This Idempotency-Key was already used with a different request."),
     UnprocessableEntity => (422, "unprocessable_entity", "The request is well-formed but cannot be processed."),
     InvalidRange => (422, "invalid_range", "A time range is empty or lies outside the media; `details.index` names it."),
+    UnsupportedPrompt => (422, "unsupported_prompt", "Nothing in the prompt names a sound this engine can make; `details.understood` lists what it can."),
     RateLimitExceeded => (429, "rate_limit_exceeded", "Too many requests for this API key. Retry after the reset time."),
     ConcurrentJobsLimitExceeded => (429, "concurrent_jobs_limit_exceeded", "The account has too many jobs queued or running. Wait for one to finish."),
     JobFailed => (500, "job_failed", "The job failed; see `details.error` for why. Credits were refunded."),

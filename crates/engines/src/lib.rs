@@ -7,6 +7,7 @@ pub mod audio;
 pub mod media;
 pub mod onnx;
 pub mod process;
+pub mod sound;
 pub mod stt;
 pub mod tts;
 pub mod video;

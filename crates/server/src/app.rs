@@ -16,6 +16,7 @@ use mediagen_core::ids::random_base62;
 use mediagen_core::{ErrorCode, Level};
 use mediagen_engines::stt::SttCatalog;
 use mediagen_engines::tts::TtsCatalog;
+use mediagen_pipelines::sound::SoundPipeline;
 use mediagen_pipelines::stt::SttPipeline;
 use mediagen_pipelines::tts::TtsPipeline;
 use mediagen_pipelines::video::TrimPipeline;
@@ -33,8 +34,8 @@ use crate::metrics::Metrics;
 use crate::middleware;
 use crate::ratelimit::RateLimiter;
 use crate::routes::{
-    account, accounts, blobs, files, jobs, keys, models, previews, stt, system, test_jobs, tts,
-    video, voices,
+    account, accounts, blobs, files, jobs, keys, models, previews, sound, stt, system, test_jobs,
+    tts, video, voices,
 };
 use crate::state::{AppState, Inner};
 
@@ -125,6 +126,7 @@ pub fn registry(config: &Config, engines: &Engines) -> Registry {
         catalog: engines.stt.clone(),
     }));
     registry.register(Arc::new(TrimPipeline));
+    registry.register(Arc::new(SoundPipeline));
     if config.enable_test_jobs {
         registry.register(Arc::new(SleepPipeline));
     }
@@ -260,6 +262,8 @@ fn router(state: AppState) -> Router {
         .route("/text-to-speech/stream", post(tts::stream))
         .route("/speech-to-text", post(stt::create))
         .route("/video/trim", post(video::trim))
+        .route("/sound-generation", post(sound::create))
+        .route("/sound-generation/vocabulary", get(sound::vocabulary))
         .route("/voices", get(voices::list))
         .route("/voices/{id}", get(voices::get))
         .route("/models", get(models::list))

@@ -131,6 +131,7 @@ impl Default for Config {
                 ("tts".to_owned(), 1.0),
                 ("stt".to_owned(), 1.0),
                 ("video.trim".to_owned(), 1.0),
+                ("sound".to_owned(), 1.0),
             ]),
             enable_test_jobs: false,
             warnings: Vec::new(),

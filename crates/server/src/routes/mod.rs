@@ -9,6 +9,7 @@ pub mod jobs;
 pub mod keys;
 pub mod models;
 pub mod previews;
+pub mod sound;
 pub mod stt;
 pub mod system;
 pub mod test_jobs;

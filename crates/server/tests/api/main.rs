@@ -13,6 +13,7 @@ mod jobs;
 mod limits;
 mod pagination;
 mod process;
+mod sound;
 mod stt;
 mod stt_long;
 mod system;

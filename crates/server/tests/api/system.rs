@@ -37,6 +37,8 @@ async fn health_metrics_and_docs(backend: Backend) {
         "/v1/files/{id}",
         "/v1/speech-to-text",
         "/v1/video/trim",
+        "/v1/sound-generation",
+        "/v1/sound-generation/vocabulary",
         "/v1/text-to-speech",
         "/v1/text-to-speech/stream",
         "/v1/voices",

@@ -1,0 +1,83 @@
+use axum::extract::State;
+use axum::response::Response;
+use axum::Json;
+use mediagen_engines::sound::{vocabulary as sound_vocabulary, Vocabulary};
+use mediagen_pipelines::sound::{SoundBody, SoundRequest};
+
+use crate::error::ApiResult;
+use crate::extract::{ApiJson, Auth, JobOptions, Read, Write};
+use crate::jobs::{submit, JobSpec};
+use crate::state::AppState;
+
+/// The request body, for the OpenAPI document.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+#[schema(as = SoundGenerationRequest)]
+pub struct SoundBodyDoc {
+    /// What to hear, 1–1000 characters: sources ("rain", "footsteps",
+    /// "door knock", "piano melody"), modifiers ("distant", "heavy", "fast",
+    /// "deep") and a tempo ("120 bpm"). See `GET /v1/sound-generation/vocabulary`.
+    prompt: String,
+    /// Seconds, 0.5–30. Omitted: chosen from the prompt (a beep 0.5 s, rain 8 s,
+    /// music 12 s).
+    duration: Option<f64>,
+    /// `true`: the end flows into the start (a seamless loop).
+    #[schema(rename = "loop")]
+    looped: Option<bool>,
+    /// The same prompt, seed and options give the same audio. Omitted: a random
+    /// seed, returned in the result.
+    seed: Option<u64>,
+    /// `mp3` (default), `wav`, `ogg` (Opus), `flac`, `pcm` (s16le mono).
+    format: Option<String>,
+    /// Hz; default 44100 (48000 for ogg).
+    #[schema(rename = "sampleRate")]
+    sample_rate: Option<u32>,
+    /// Validate and price only.
+    #[schema(rename = "dryRun")]
+    dry_run: Option<bool>,
+}
+
+/// Generate a sound from a text prompt
+///
+/// The embedded engine reads the prompt into a sound plan (the sources it
+/// names, each with its modifiers, and the room) and synthesizes it: no
+/// model download, the same audio for the same seed. The job's `result`:
+/// `{audioUrl, duration (seconds), format, sampleRate, seed, loop, layers:
+/// [{concept, kind, matched, intensity, rate, pitch, distant}], room, bpm,
+/// ignoredTerms}` (`ignoredTerms`: the prompt's words it did not use). A
+/// prompt naming nothing it can make → 422 `unsupported_prompt` with
+/// `details.understood`. Price: `costs.sound` credits per second, rounded up.
+#[utoipa::path(post, path = "/v1/sound-generation", tag = "content", security(("bearer" = ["write"])),
+    request_body = SoundBodyDoc,
+    responses((status = 200, body = crate::jobs::JobView, description = "Completed"),
+              (status = 202, body = crate::jobs::JobView, description = "Still running: poll Location"),
+              (status = 400, description = "`invalid_parameter` naming prompt, duration, format or sampleRate"),
+              (status = 402), (status = 422, description = "`unsupported_prompt`")))]
+pub async fn create(
+    State(state): State<AppState>,
+    auth: Auth<Write>,
+    opts: JobOptions,
+    ApiJson(body): ApiJson<SoundBody>,
+) -> ApiResult<Response> {
+    let dry_run = body.dry_run;
+    let (req, _) = SoundRequest::parse(body)?;
+    let spec = JobSpec {
+        kind: "sound",
+        units: req.seconds(),
+        payload: serde_json::to_value(&req).map_err(crate::error::Error::internal)?,
+        dry_run,
+        media_seconds: f64::from(req.duration),
+    };
+    submit(&state, &auth, opts, spec).await
+}
+
+/// What the sound generator understands
+///
+/// Every concept (`name`, `kind`: ambience, effect or music, the `keywords`
+/// that name it, `defaultDuration` in seconds) and every modifier (its
+/// `words` and `effect`).
+#[utoipa::path(get, path = "/v1/sound-generation/vocabulary", tag = "content", security(("bearer" = ["read"])),
+    responses((status = 200, description = "`{concepts: [...], modifiers: [...]}`")))]
+pub async fn vocabulary(_auth: Auth<Read>) -> Json<Vocabulary> {
+    Json(sound_vocabulary())
+}
