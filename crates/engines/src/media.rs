@@ -183,13 +183,41 @@ pub fn encoder_args(
     Ok(args)
 }
 
-/// Encodes mono audio to `format` at `rate` Hz.
+/// Encodes mono audio to `format` at `rate` Hz. Uncompressed output at the
+/// audio's own rate is written here; everything else goes through ffmpeg.
 pub fn encode(audio: &Audio, format: AudioFormat, rate: u32) -> Result<Vec<u8>, MediaError> {
+    if rate == audio.sample_rate {
+        match format {
+            AudioFormat::Pcm => return Ok(audio.to_s16le()),
+            AudioFormat::Wav => return Ok(wav(&audio.to_s16le(), rate)),
+            _ => {}
+        }
+    }
     let mut cmd = Command::new("ffmpeg");
     cmd.args(encoder_args(format, audio.sample_rate, rate)?);
     // Generous: encoding runs at hundreds of times real time.
     let timeout = Duration::from_secs_f64(30.0 + audio.duration() / 5.0);
     Ok(run(cmd, &audio.to_s16le(), timeout)?)
+}
+
+/// A 16-bit mono PCM WAV file around `pcm` (s16le samples).
+fn wav(pcm: &[u8], rate: u32) -> Vec<u8> {
+    let mut out = Vec::with_capacity(44 + pcm.len());
+    let size = |n: usize| u32::try_from(n).unwrap_or(u32::MAX).to_le_bytes();
+    out.extend_from_slice(b"RIFF");
+    out.extend_from_slice(&size(36 + pcm.len()));
+    out.extend_from_slice(b"WAVEfmt ");
+    out.extend_from_slice(&16u32.to_le_bytes());
+    out.extend_from_slice(&1u16.to_le_bytes()); // PCM
+    out.extend_from_slice(&1u16.to_le_bytes()); // mono
+    out.extend_from_slice(&rate.to_le_bytes());
+    out.extend_from_slice(&(rate * 2).to_le_bytes()); // bytes per second
+    out.extend_from_slice(&2u16.to_le_bytes()); // block align
+    out.extend_from_slice(&16u16.to_le_bytes()); // bits per sample
+    out.extend_from_slice(b"data");
+    out.extend_from_slice(&size(pcm.len()));
+    out.extend_from_slice(pcm);
+    out
 }
 
 /// What ffprobe found in a file.
@@ -355,5 +383,21 @@ mod tests {
         assert_eq!(back.sample_rate, 16000);
         assert!((back.duration() - 1.0).abs() < 0.01);
         assert!(encode(&audio, AudioFormat::Ogg, 22050).is_err());
+    }
+
+    /// WAV written here reads back through ffprobe like ffmpeg's own.
+    #[test]
+    fn wav_is_written_in_process_and_readable() {
+        let audio = Audio::new((0..16_000).map(|i| (i as f32 * 0.05).sin() * 0.5).collect(), 16_000);
+        let bytes = encode(&audio, AudioFormat::Wav, 16_000).unwrap();
+        assert_eq!(bytes.len(), 44 + 32_000);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.wav");
+        std::fs::write(&path, &bytes).unwrap();
+        let p = probe(&path).unwrap();
+        assert!((p.duration - 1.0).abs() < 1e-3 && p.has_audio, "{p:?}");
+        assert_eq!(encode(&audio, AudioFormat::Pcm, 16_000).unwrap(), audio.to_s16le());
+        // Another rate still goes through ffmpeg's resampler.
+        assert_eq!(encode(&audio, AudioFormat::Pcm, 8_000).unwrap().len(), 16_000);
     }
 }

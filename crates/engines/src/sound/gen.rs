@@ -244,24 +244,39 @@ pub fn birds(rng: &mut Rng, p: &Params, sr: f32, n: usize) -> Vec<f32> {
 
 const PI_F: f32 = std::f32::consts::PI;
 
+/// Babble: formant-filtered noise voices with syllable rhythm. Voices sit
+/// under 1.5 kHz, so they are made at a quarter of the rate and
+/// interpolated up (four times less work).
 pub fn crowd(rng: &mut Rng, p: &Params, sr: f32, n: usize) -> Vec<f32> {
-    let mut out = vec![0.0; n];
+    const DOWN: usize = 4;
+    let lr = sr / DOWN as f32;
+    let m = n / DOWN + 2;
+    let mut low = vec![0.0f32; m];
     let voices = (12.0 * p.intensity) as usize + 4;
     for _ in 0..voices {
         let mut pink = Pink::default();
-        let mut bp = Biquad::bandpass(sr, rng.range(350.0, 1100.0) * p.pitch, 4.0);
+        let mut bp = Biquad::bandpass(lr, rng.range(350.0, 1100.0) * p.pitch, 4.0);
         let mut syl = Phase(rng.unit());
         let rate = rng.range(3.0, 5.5);
         let pause = rng.unit();
-        for (i, o) in out.iter_mut().enumerate() {
-            let t = secs(i, sr);
-            // Phrases with pauses between them.
-            let talking = ((t * 0.3 + pause).fract() < 0.7) as u8 as f32;
-            let s = sine(syl.tick(rate, sr)).max(0.0);
-            *o += bp.run(pink.next(rng.signed())) * s * talking;
+        let mut level = 0.0;
+        for (i, o) in low.iter_mut().enumerate() {
+            if i % 8 == 0 {
+                let t = secs(i, lr);
+                // Syllables, in phrases with pauses between them.
+                let talking = ((t * 0.3 + pause).fract() < 0.7) as u8 as f32;
+                level = sine(syl.tick(rate * 8.0, lr)).max(0.0) * talking;
+            }
+            *o += bp.run(pink.next(rng.signed())) * level;
         }
     }
-    out
+    let up: Vec<f32> = (0..n)
+        .map(|i| {
+            let (k, f) = (i / DOWN, (i % DOWN) as f32 / DOWN as f32);
+            low[k] * (1.0 - f) + low[k + 1] * f
+        })
+        .collect();
+    filtered(up, Biquad::lowpass(sr, 1800.0, 0.7))
 }
 
 pub fn applause(rng: &mut Rng, p: &Params, sr: f32, n: usize) -> Vec<f32> {
@@ -413,14 +428,44 @@ pub fn siren(_: &mut Rng, p: &Params, sr: f32, n: usize) -> Vec<f32> {
         .collect()
 }
 
-/// Partials of a struck bar or bell: `(ratio, amplitude, decay seconds)`.
+/// Partials of a struck bar or bell: `(ratio, amplitude, decay seconds)`,
+/// at most eight. Each partial is a rotating phasor with a per-sample decay
+/// factor (no sine or exponential per sample); all partials advance
+/// together (independent chains the CPU overlaps), in blocks renormalised
+/// between them, until every partial is below -60 dB.
 fn struck(partials: &[(f32, f32, f32)], f0: f32, secs_len: f32, sr: f32) -> Vec<f32> {
+    const MAX: usize = 8;
     let len = (secs_len * sr) as usize;
+    let attack = ((0.002 * sr) as usize).max(1);
+    let count = partials.len().min(MAX);
+    let (mut cw, mut sw, mut fall) = ([1.0f32; MAX], [0.0f32; MAX], [0.0f32; MAX]);
+    let (mut x, mut y, mut a) = ([1.0f32; MAX], [0.0f32; MAX], [0.0f32; MAX]);
+    let mut quiet = 0.0f32;
+    for (k, &(ratio, amp, decay)) in partials.iter().take(MAX).enumerate() {
+        let w = 2.0 * PI_F * (f0 * ratio / sr).min(0.49);
+        (cw[k], sw[k]) = (w.cos(), w.sin());
+        fall[k] = (-1.0 / (decay * sr)).exp();
+        a[k] = amp;
+        quiet = quiet.max(amp * 1e-3);
+    }
     let mut out = vec![0.0; len];
-    for &(ratio, amp, decay) in partials {
-        let mut ph = Phase::default();
-        for (i, o) in out.iter_mut().enumerate() {
-            *o += sine(ph.tick(f0 * ratio, sr)) * amp * hit(secs(i, sr), 0.002, decay);
+    for (b, block) in out.chunks_mut(1024).enumerate() {
+        for (i, o) in block.iter_mut().enumerate() {
+            let mut sum = 0.0;
+            for k in 0..count {
+                sum += y[k] * a[k];
+                (x[k], y[k]) = (x[k] * cw[k] - y[k] * sw[k], x[k] * sw[k] + y[k] * cw[k]);
+                a[k] *= fall[k];
+            }
+            let at = b * 1024 + i;
+            *o = if at < attack { sum * at as f32 / attack as f32 } else { sum };
+        }
+        for k in 0..count {
+            let norm = (x[k] * x[k] + y[k] * y[k]).sqrt();
+            (x[k], y[k]) = (x[k] / norm, y[k] / norm);
+        }
+        if a.iter().take(count).all(|&v| v < quiet) {
+            break;
         }
     }
     out
