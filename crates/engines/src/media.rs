@@ -388,7 +388,10 @@ mod tests {
     /// WAV written here reads back through ffprobe like ffmpeg's own.
     #[test]
     fn wav_is_written_in_process_and_readable() {
-        let audio = Audio::new((0..16_000).map(|i| (i as f32 * 0.05).sin() * 0.5).collect(), 16_000);
+        let audio = Audio::new(
+            (0..16_000).map(|i| (i as f32 * 0.05).sin() * 0.5).collect(),
+            16_000,
+        );
         let bytes = encode(&audio, AudioFormat::Wav, 16_000).unwrap();
         assert_eq!(bytes.len(), 44 + 32_000);
         let dir = tempfile::tempdir().unwrap();
@@ -396,8 +399,14 @@ mod tests {
         std::fs::write(&path, &bytes).unwrap();
         let p = probe(&path).unwrap();
         assert!((p.duration - 1.0).abs() < 1e-3 && p.has_audio, "{p:?}");
-        assert_eq!(encode(&audio, AudioFormat::Pcm, 16_000).unwrap(), audio.to_s16le());
+        assert_eq!(
+            encode(&audio, AudioFormat::Pcm, 16_000).unwrap(),
+            audio.to_s16le()
+        );
         // Another rate still goes through ffmpeg's resampler.
-        assert_eq!(encode(&audio, AudioFormat::Pcm, 8_000).unwrap().len(), 16_000);
+        assert_eq!(
+            encode(&audio, AudioFormat::Pcm, 8_000).unwrap().len(),
+            16_000
+        );
     }
 }

@@ -14,8 +14,10 @@ use axum::routing::{delete, get, post};
 use axum::Router;
 use mediagen_core::ids::random_base62;
 use mediagen_core::{ErrorCode, Level};
+use mediagen_engines::image::icons::Icons;
 use mediagen_engines::stt::SttCatalog;
 use mediagen_engines::tts::TtsCatalog;
+use mediagen_pipelines::image::ImagePipeline;
 use mediagen_pipelines::sound::SoundPipeline;
 use mediagen_pipelines::stt::SttPipeline;
 use mediagen_pipelines::tts::TtsPipeline;
@@ -34,8 +36,8 @@ use crate::metrics::Metrics;
 use crate::middleware;
 use crate::ratelimit::RateLimiter;
 use crate::routes::{
-    account, accounts, blobs, files, jobs, keys, models, previews, sound, stt, system, test_jobs,
-    tts, video, voices,
+    account, accounts, blobs, files, image, jobs, keys, models, previews, sound, stt, system,
+    test_jobs, tts, video, voices,
 };
 use crate::state::{AppState, Inner};
 
@@ -85,6 +87,8 @@ fn redact(url: &str) -> String {
 pub struct Engines {
     pub tts: Arc<TtsCatalog>,
     pub stt: Arc<SttCatalog>,
+    /// The image engine's icon set (`None` when not installed).
+    pub icons: Option<Arc<Icons>>,
 }
 
 /// The engines found under the models directory, loaded once per process
@@ -105,6 +109,16 @@ pub async fn engines(config: &Config) -> anyhow::Result<Engines> {
     let loaded = tokio::task::spawn_blocking(move || Engines {
         tts: Arc::new(TtsCatalog::discover(&dir, threads)),
         stt: Arc::new(SttCatalog::discover(&dir, threads, decodes)),
+        icons: match Icons::discover(&dir) {
+            Some(icons) => {
+                tracing::info!(icons = icons.len(), "image generation: Twemoji icons found");
+                Some(Arc::new(icons))
+            }
+            None => {
+                tracing::warn!(dir = %dir.join("emoji").display(), "image generation: no icon set (run scripts/models.sh); the endpoint answers 503");
+                None
+            }
+        },
     })
     .await?;
     Ok(cache
@@ -127,6 +141,11 @@ pub fn registry(config: &Config, engines: &Engines) -> Registry {
     }));
     registry.register(Arc::new(TrimPipeline));
     registry.register(Arc::new(SoundPipeline));
+    if let Some(icons) = &engines.icons {
+        registry.register(Arc::new(ImagePipeline {
+            icons: icons.clone(),
+        }));
+    }
     if config.enable_test_jobs {
         registry.register(Arc::new(SleepPipeline));
     }
@@ -207,6 +226,7 @@ impl Application {
             events,
             tts: engines.tts.clone(),
             stt: engines.stt.clone(),
+            icons: engines.icons.clone(),
             base_url,
             config,
         });
@@ -264,6 +284,7 @@ fn router(state: AppState) -> Router {
         .route("/video/trim", post(video::trim))
         .route("/sound-generation", post(sound::create))
         .route("/sound-generation/vocabulary", get(sound::vocabulary))
+        .route("/image-generation", post(image::create))
         .route("/voices", get(voices::list))
         .route("/voices/{id}", get(voices::get))
         .route("/models", get(models::list))

@@ -132,6 +132,7 @@ impl Default for Config {
                 ("stt".to_owned(), 1.0),
                 ("video.trim".to_owned(), 1.0),
                 ("sound".to_owned(), 1.0),
+                ("image".to_owned(), 1.0),
             ]),
             enable_test_jobs: false,
             warnings: Vec::new(),

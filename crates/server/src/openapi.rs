@@ -4,7 +4,8 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 use crate::routes::{
-    account, accounts, blobs, files, jobs, keys, models, previews, sound, stt, tts, video, voices,
+    account, accounts, blobs, files, image, jobs, keys, models, previews, sound, stt, tts, video,
+    voices,
 };
 
 struct Security;
@@ -47,7 +48,7 @@ impl Modify for Security {
         license(name = "MIT OR Apache-2.0")
     ),
     paths(
-        tts::create, tts::stream, stt::create, video::trim, sound::create, sound::vocabulary, voices::list, voices::get, models::list, previews::get,
+        tts::create, tts::stream, stt::create, video::trim, sound::create, sound::vocabulary, image::create, voices::list, voices::get, models::list, previews::get,
         account::get_account,
         jobs::get_job, jobs::list_jobs, jobs::cancel_job,
         keys::create_key, keys::list_keys, keys::revoke_key,
@@ -65,7 +66,7 @@ impl Modify for Security {
         (name = "accounts", description = "Accounts and credits (operator account's admin keys)"),
         (name = "files", description = "Uploaded input files and signed result URLs"),
         (name = "video", description = "Video trimming"),
-        (name = "content", description = "Sound generation from text prompts"),
+        (name = "content", description = "Sound and image generation from text prompts"),
     )
 )]
 pub struct ApiDoc;

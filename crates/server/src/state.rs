@@ -27,6 +27,8 @@ pub struct Inner {
     pub tts: Arc<TtsCatalog>,
     /// The speech recognisers found at start-up.
     pub stt: Arc<SttCatalog>,
+    /// The image engine's icon set, when installed.
+    pub icons: Option<Arc<mediagen_engines::image::icons::Icons>>,
     pub limiter: RateLimiter,
     pub keys: KeyCache,
     pub metrics: Metrics,

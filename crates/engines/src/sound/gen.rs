@@ -458,7 +458,11 @@ fn struck(partials: &[(f32, f32, f32)], f0: f32, secs_len: f32, sr: f32) -> Vec<
                 a[k] *= fall[k];
             }
             let at = b * 1024 + i;
-            *o = if at < attack { sum * at as f32 / attack as f32 } else { sum };
+            *o = if at < attack {
+                sum * at as f32 / attack as f32
+            } else {
+                sum
+            };
         }
         for k in 0..count {
             let norm = (x[k] * x[k] + y[k] * y[k]).sqrt();

@@ -5,6 +5,7 @@ pub mod account;
 pub mod accounts;
 pub mod blobs;
 pub mod files;
+pub mod image;
 pub mod jobs;
 pub mod keys;
 pub mod models;

@@ -41,6 +41,28 @@ pub async fn list(State(state): State<AppState>, _auth: Auth<Read>) -> Json<Page
             voices: s.voices,
             detail: s.detail.clone(),
         })
+        .chain([
+            ModelView {
+                engine: "embedded-sound".into(),
+                kind: "sound-generation".into(),
+                available: true,
+                voices: 0,
+                detail: format!(
+                    "built in: {} sound concepts",
+                    mediagen_engines::sound::CONCEPTS.len()
+                ),
+            },
+            ModelView {
+                engine: "embedded-image".into(),
+                kind: "image-generation".into(),
+                available: state.icons.is_some(),
+                voices: 0,
+                detail: match &state.icons {
+                    Some(icons) => format!("Twemoji icon set: {} icons", icons.len()),
+                    None => "no icon set under models/emoji (run scripts/models.sh)".into(),
+                },
+            },
+        ])
         .collect();
     let n = data.len() as u64;
     let params = PageParams {

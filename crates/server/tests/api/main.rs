@@ -8,6 +8,7 @@ mod credits;
 mod errors;
 mod files;
 mod idempotency;
+mod image;
 mod isolation;
 mod jobs;
 mod limits;

@@ -39,6 +39,7 @@ async fn health_metrics_and_docs(backend: Backend) {
         "/v1/video/trim",
         "/v1/sound-generation",
         "/v1/sound-generation/vocabulary",
+        "/v1/image-generation",
         "/v1/text-to-speech",
         "/v1/text-to-speech/stream",
         "/v1/voices",

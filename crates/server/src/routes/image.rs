@@ -1,0 +1,79 @@
+use axum::extract::State;
+use axum::response::Response;
+use mediagen_core::{ApiError, ErrorCode};
+use mediagen_pipelines::image::{ImageBody, ImageRequest};
+
+use crate::error::ApiResult;
+use crate::extract::{ApiJson, Auth, JobOptions, Write};
+use crate::jobs::{submit, JobSpec};
+use crate::state::AppState;
+
+/// The request body, for the OpenAPI document.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+#[schema(as = ImageGenerationRequest)]
+pub struct ImageBodyDoc {
+    /// What to draw, 1–1000 characters: objects (any emoji name or keyword)
+    /// with colours, sizes and counts ("two small red birds"), relations
+    /// ("wearing", "on", "above", "under", "next to"), a setting (beach, forest,
+    /// city, snow, desert, room, sky, mountains, meadow), a time of day (day,
+    /// sunset, night) and a style word (watercolor, pixel art).
+    prompt: String,
+    /// Pixels, a multiple of 8 from 64 to 2048; default 1024.
+    width: Option<u32>,
+    /// Pixels, a multiple of 8 from 64 to 2048; default 1024.
+    height: Option<u32>,
+    /// Images to make, 1–4 (seeds `seed`, `seed + 1`, …); default 1.
+    n: Option<u32>,
+    /// The same request and seed give the same bytes. Omitted: random, returned.
+    seed: Option<u64>,
+    /// `flat` (default), `watercolor`, `pixel`; wins over style words in the prompt.
+    style: Option<String>,
+    /// Objects named here are left out.
+    #[schema(rename = "negativePrompt")]
+    negative_prompt: Option<String>,
+    /// `png` (default), `jpeg`, `webp` (lossless).
+    format: Option<String>,
+    /// Validate and price only.
+    #[schema(rename = "dryRun")]
+    dry_run: Option<bool>,
+}
+
+/// Generate images from a text description
+///
+/// The embedded engine composes the scene the prompt describes from vector
+/// icons (Twemoji, CC-BY 4.0) over a painted setting, places objects by
+/// their relations and applies the style; it reports what it drew. The
+/// job's `result`: `{imageUrl (the first), images: [{imageUrl, width,
+/// height, seed, objects: [{object, emoji, icon, bbox: {x, y, width,
+/// height}, color, relation}]}], format, contentType, setting, timeOfDay,
+/// style, ignoredTerms, attribution}`. A prompt naming nothing drawable →
+/// 422 `unsupported_prompt`. Price: `costs.image` credits per image.
+#[utoipa::path(post, path = "/v1/image-generation", tag = "content", security(("bearer" = ["write"])),
+    request_body = ImageBodyDoc,
+    responses((status = 200, body = crate::jobs::JobView, description = "Completed"),
+              (status = 202, body = crate::jobs::JobView, description = "Still running: poll Location"),
+              (status = 400, description = "`invalid_parameter` naming prompt, width, height, n, style or format"),
+              (status = 402), (status = 422, description = "`unsupported_prompt`"),
+              (status = 503, description = "`engine_unavailable`: the icon set is not installed")))]
+pub async fn create(
+    State(state): State<AppState>,
+    auth: Auth<Write>,
+    opts: JobOptions,
+    ApiJson(body): ApiJson<ImageBody>,
+) -> ApiResult<Response> {
+    let icons = state.icons.clone().ok_or_else(|| {
+        ApiError::new(ErrorCode::EngineUnavailable)
+            .with_message("The image engine's icon set is not installed: run scripts/models.sh.")
+    })?;
+    let dry_run = body.dry_run;
+    let (req, _) = ImageRequest::parse(body, &icons)?;
+    let spec = JobSpec {
+        kind: "image",
+        units: f64::from(req.n),
+        payload: serde_json::to_value(&req).map_err(crate::error::Error::internal)?,
+        dry_run,
+        media_seconds: 0.0,
+    };
+    submit(&state, &auth, opts, spec).await
+}
