@@ -347,7 +347,10 @@ mod tests {
     fn prompts_become_scenes() {
         let icons = icons();
         let s = parse("A cat wearing a red hat on a beach at sunset", &icons, None);
-        assert_eq!((s.setting, s.time, s.style), (Setting::Beach, TimeOfDay::Sunset, Style::Flat));
+        assert_eq!(
+            (s.setting, s.time, s.style),
+            (Setting::Beach, TimeOfDay::Sunset, Style::Flat)
+        );
         assert_eq!(s.objects.len(), 2);
         assert_eq!(s.objects[0].icon.name, "cat");
         assert_eq!(s.objects[1].icon.name, "top_hat");
@@ -355,13 +358,20 @@ mod tests {
         assert_eq!(s.objects[1].anchor, Some((Relation::Wearing, 0)));
         assert!(s.described && s.ignored.is_empty());
 
-        let s = parse("three small birds above a big tree, pixel art", &icons, None);
+        let s = parse(
+            "three small birds above a big tree, pixel art",
+            &icons,
+            None,
+        );
         assert_eq!(s.objects[0].count, 3);
         assert_eq!(s.objects[0].scale, 0.65);
         assert_eq!(s.objects[0].anchor, Some((Relation::Above, 1)));
         assert_eq!(s.objects[1].icon.name, "deciduous_tree");
         assert_eq!(s.style, Style::Pixel);
-        assert_eq!(parse("a dog on a table", &icons, None).objects[0].anchor, Some((Relation::On, 1)));
+        assert_eq!(
+            parse("a dog on a table", &icons, None).objects[0].anchor,
+            Some((Relation::On, 1))
+        );
         assert_eq!(parse("puppies", &icons, None).objects.len(), 1);
         let nothing = parse("xyzzy plugh", &icons, None);
         assert!(nothing.objects.is_empty() && !nothing.described);
