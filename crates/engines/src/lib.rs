@@ -4,6 +4,7 @@
 //! media and GPL tools (ffmpeg, espeak-ng) only ever run as subprocesses.
 
 pub mod audio;
+pub mod avatar;
 pub mod image;
 pub mod media;
 pub mod onnx;

@@ -14,6 +14,7 @@ use axum::routing::{delete, get, post};
 use axum::Router;
 use mediagen_core::ids::random_base62;
 use mediagen_core::{ErrorCode, Level};
+use mediagen_engines::avatar;
 use mediagen_engines::image::icons::Icons;
 use mediagen_engines::stt::SttCatalog;
 use mediagen_engines::tts::TtsCatalog;
@@ -36,8 +37,8 @@ use crate::metrics::Metrics;
 use crate::middleware;
 use crate::ratelimit::RateLimiter;
 use crate::routes::{
-    account, accounts, blobs, files, image, jobs, keys, models, previews, sound, stt, system,
-    test_jobs, tts, video, voices,
+    account, accounts, avatars, blobs, files, image, jobs, keys, models, previews, sound, stt,
+    system, test_jobs, tts, video, voices,
 };
 use crate::state::{AppState, Inner};
 
@@ -89,6 +90,9 @@ pub struct Engines {
     pub stt: Arc<SttCatalog>,
     /// The image engine's icon set (`None` when not installed).
     pub icons: Option<Arc<Icons>>,
+    /// Where the built-in avatars' clips and posters are (rendered at the
+    /// first start), and which were rendered.
+    pub avatars: Arc<(PathBuf, Vec<&'static str>)>,
 }
 
 /// The engines found under the models directory, loaded once per process
@@ -109,6 +113,7 @@ pub async fn engines(config: &Config) -> anyhow::Result<Engines> {
     let loaded = tokio::task::spawn_blocking(move || Engines {
         tts: Arc::new(TtsCatalog::discover(&dir, threads)),
         stt: Arc::new(SttCatalog::discover(&dir, threads, decodes)),
+        avatars: Arc::new(render_avatars(&dir)),
         icons: match Icons::discover(&dir) {
             Some(icons) => {
                 tracing::info!(icons = icons.len(), "image generation: Twemoji icons found");
@@ -127,6 +132,39 @@ pub async fn engines(config: &Config) -> anyhow::Result<Engines> {
         .entry(key)
         .or_insert(loaded)
         .clone())
+}
+
+/// Renders the built-in avatars into `<models>/avatars` where missing (once
+/// per machine: about 10 s for all of them).
+fn render_avatars(models: &std::path::Path) -> (PathBuf, Vec<&'static str>) {
+    let dir = models.join("avatars");
+    let mut ready = Vec::new();
+    for look in avatar::CATALOG {
+        match avatar::ensure_rendered(&dir, look) {
+            Ok(()) => ready.push(look.id),
+            Err(e) => tracing::warn!(avatar = look.id, error = %e, "avatar not rendered"),
+        }
+    }
+    tracing::info!(avatars = ready.len(), dir = %dir.display(), "built-in avatars ready");
+    (dir, ready)
+}
+
+/// Copies the built-in avatars' clips and posters into the blob store (so
+/// signed URLs serve them), where they are not yet.
+async fn publish_avatars(blobs: &BlobStore, engines: &Engines) -> anyhow::Result<()> {
+    let (dir, ready) = engines.avatars.as_ref();
+    for look in avatar::CATALOG.iter().filter(|l| ready.contains(&l.id)) {
+        let (video, poster) = avatar::files(dir, look);
+        for (file, key) in [
+            (video, crate::routes::avatars::video_key(look.id)),
+            (poster, crate::routes::avatars::poster_key(look.id)),
+        ] {
+            if !blobs.exists(&key).await? {
+                blobs.put_file(&key, &file).await?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The pipelines this build can run.
@@ -207,6 +245,7 @@ impl Application {
         };
         let events = Events::default();
         let engines = engines(&config).await?;
+        publish_avatars(&services.blobs, &engines).await?;
         let worker = (config.workers > 0).then(|| {
             Worker::new(
                 services.db.clone(),
@@ -227,6 +266,7 @@ impl Application {
             tts: engines.tts.clone(),
             stt: engines.stt.clone(),
             icons: engines.icons.clone(),
+            avatars: engines.avatars.1.clone(),
             base_url,
             config,
         });
@@ -285,6 +325,8 @@ fn router(state: AppState) -> Router {
         .route("/sound-generation", post(sound::create))
         .route("/sound-generation/vocabulary", get(sound::vocabulary))
         .route("/image-generation", post(image::create))
+        .route("/avatars", get(avatars::list))
+        .route("/avatars/{id}", get(avatars::get))
         .route("/voices", get(voices::list))
         .route("/voices/{id}", get(voices::get))
         .route("/models", get(models::list))

@@ -27,6 +27,8 @@ pub struct Inner {
     pub tts: Arc<TtsCatalog>,
     /// The speech recognisers found at start-up.
     pub stt: Arc<SttCatalog>,
+    /// The built-in avatars that were rendered (their ids).
+    pub avatars: Vec<&'static str>,
     /// The image engine's icon set, when installed.
     pub icons: Option<Arc<mediagen_engines::image::icons::Icons>>,
     pub limiter: RateLimiter,

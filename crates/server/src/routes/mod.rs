@@ -3,6 +3,7 @@
 
 pub mod account;
 pub mod accounts;
+pub mod avatars;
 pub mod blobs;
 pub mod files;
 pub mod image;

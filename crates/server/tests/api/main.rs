@@ -4,6 +4,7 @@
 mod helpers;
 
 mod auth;
+mod avatars;
 mod credits;
 mod errors;
 mod files;

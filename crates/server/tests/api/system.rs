@@ -40,6 +40,8 @@ async fn health_metrics_and_docs(backend: Backend) {
         "/v1/sound-generation",
         "/v1/sound-generation/vocabulary",
         "/v1/image-generation",
+        "/v1/avatars",
+        "/v1/avatars/{id}",
         "/v1/text-to-speech",
         "/v1/text-to-speech/stream",
         "/v1/voices",
