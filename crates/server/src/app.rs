@@ -90,9 +90,6 @@ pub struct Engines {
     pub stt: Arc<SttCatalog>,
     /// The image engine's icon set (`None` when not installed).
     pub icons: Option<Arc<Icons>>,
-    /// Where the built-in avatars' clips and posters are (rendered at the
-    /// first start), and which were rendered.
-    pub avatars: Arc<(PathBuf, Vec<&'static str>)>,
 }
 
 /// The engines found under the models directory, loaded once per process
@@ -113,7 +110,6 @@ pub async fn engines(config: &Config) -> anyhow::Result<Engines> {
     let loaded = tokio::task::spawn_blocking(move || Engines {
         tts: Arc::new(TtsCatalog::discover(&dir, threads)),
         stt: Arc::new(SttCatalog::discover(&dir, threads, decodes)),
-        avatars: Arc::new(render_avatars(&dir)),
         icons: match Icons::discover(&dir) {
             Some(icons) => {
                 tracing::info!(icons = icons.len(), "image generation: Twemoji icons found");
@@ -149,12 +145,31 @@ fn render_avatars(models: &std::path::Path) -> (PathBuf, Vec<&'static str>) {
     (dir, ready)
 }
 
-/// Copies the built-in avatars' clips and posters into the blob store (so
-/// signed URLs serve them), where they are not yet.
-async fn publish_avatars(blobs: &BlobStore, engines: &Engines) -> anyhow::Result<()> {
-    let (dir, ready) = engines.avatars.as_ref();
+/// Renders the built-in avatars where missing and copies their clips and
+/// posters into the blob store (so signed URLs serve them). Only the API
+/// server does this; workers never need them. Returns the ids ready.
+async fn publish_avatars(
+    blobs: &BlobStore,
+    models: &std::path::Path,
+) -> anyhow::Result<Vec<&'static str>> {
+    // One render per directory and process: servers starting together wait
+    // for the first instead of rendering side by side.
+    type Rendered = tokio::sync::Mutex<HashMap<PathBuf, Vec<&'static str>>>;
+    static RENDERED: OnceLock<Rendered> = OnceLock::new();
+    let mut rendered = RENDERED.get_or_init(Default::default).lock().await;
+    let ready = match rendered.get(models) {
+        Some(ready) => ready.clone(),
+        None => {
+            let dir = models.to_owned();
+            let (_, ready) = tokio::task::spawn_blocking(move || render_avatars(&dir)).await?;
+            rendered.insert(models.to_owned(), ready.clone());
+            ready
+        }
+    };
+    drop(rendered);
+    let dir = models.join("avatars");
     for look in avatar::CATALOG.iter().filter(|l| ready.contains(&l.id)) {
-        let (video, poster) = avatar::files(dir, look);
+        let (video, poster) = avatar::files(&dir, look);
         for (file, key) in [
             (video, crate::routes::avatars::video_key(look.id)),
             (poster, crate::routes::avatars::poster_key(look.id)),
@@ -164,7 +179,7 @@ async fn publish_avatars(blobs: &BlobStore, engines: &Engines) -> anyhow::Result
             }
         }
     }
-    Ok(())
+    Ok(ready)
 }
 
 /// The pipelines this build can run.
@@ -245,7 +260,7 @@ impl Application {
         };
         let events = Events::default();
         let engines = engines(&config).await?;
-        publish_avatars(&services.blobs, &engines).await?;
+        let avatars = publish_avatars(&services.blobs, &config.models_dir).await?;
         let worker = (config.workers > 0).then(|| {
             Worker::new(
                 services.db.clone(),
@@ -266,7 +281,7 @@ impl Application {
             tts: engines.tts.clone(),
             stt: engines.stt.clone(),
             icons: engines.icons.clone(),
-            avatars: engines.avatars.1.clone(),
+            avatars,
             base_url,
             config,
         });
