@@ -5,13 +5,10 @@
 # PNG). Usage: bench/image.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 cargo build --release --locked --quiet --bin mediagen --example image_bench
-dir=$(mktemp -d); port=18195
-MEDIAGEN_LOG=warn ./target/release/mediagen serve --bind 127.0.0.1:$port --data-dir "$dir" >"$dir/out" 2>&1 &
-pid=$!; trap 'kill $pid 2>/dev/null; rm -rf "$dir"' EXIT
-for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
-key=$(grep -o 'mg_live_[A-Za-z0-9]*' "$dir/out" | head -1)
-now() { date +%s.%N; }
+port=18195
+start_server $port
 median() { python3 -c "import statistics,sys; print(round(statistics.median(map(float, sys.argv[1:])) * 1000))" "$@"; }
 ours() {
   local t0; t0=$(now)

@@ -15,6 +15,7 @@
 # Usage: WHISPER_CPP_REPO=... bench/stt.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 models=${MEDIAGEN_MODELS_DIR:-$PWD/models}
 work=target/bench/stt
 mkdir -p "$work"
@@ -44,12 +45,9 @@ if [ ! -x $cli ]; then
 fi
 cargo build --release --locked --quiet --bin mediagen
 
-dir=$(mktemp -d); port=18192
+port=18192
 # Long requests answer synchronously here, so the request's time is the work's.
-MEDIAGEN_SYNC_WAIT_SECONDS=3600 MEDIAGEN_LOG=warn ./target/release/mediagen serve --bind 127.0.0.1:$port --data-dir "$dir" --models-dir "$models" >"$dir/out" 2>&1 &
-pid=$!; trap 'kill $pid 2>/dev/null; rm -rf "$dir"' EXIT
-for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
-key=$(grep -o 'mg_live_[A-Za-z0-9]*' "$dir/out" | head -1)
+MEDIAGEN_SYNC_WAIT_SECONDS=3600 start_server $port --models-dir "$models"
 voice=$(curl -s "http://127.0.0.1:$port/v1/voices?engine=piper" -H "Authorization: Bearer $key" | python3 -c "import json,sys; print(json.load(sys.stdin)['data'][0]['id'])")
 clip=$work/clip.wav
 if [ ! -f $clip ]; then

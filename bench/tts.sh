@@ -5,6 +5,7 @@
 # first audio. Usage: bench/tts.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 models=${MEDIAGEN_MODELS_DIR:-./models}
 venv=target/bench/piper-venv
 if [ ! -x "$venv/bin/python" ]; then
@@ -32,11 +33,8 @@ espeak=$(./target/release/examples/tts_bench "$models" bench/sentences.txt espea
 echo "espeak-ng (ours): $espeak"
 
 echo "## Streaming: time to first audio (1 KiB), release build"
-dir=$(mktemp -d); port=18191
-MEDIAGEN_LOG=warn ./target/release/mediagen serve --bind 127.0.0.1:$port --data-dir "$dir" --models-dir "$models" >"$dir/out" 2>&1 &
-pid=$!; trap 'kill $pid 2>/dev/null; rm -rf "$dir"' EXIT
-for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
-key=$(grep -o 'mg_live_[A-Za-z0-9]*' "$dir/out" | head -1)
+port=18191
+start_server $port --models-dir "$models"
 voice=$(curl -s "http://127.0.0.1:$port/v1/voices?engine=piper" -H "Authorization: Bearer $key" | python3 -c "import json,sys; print(json.load(sys.stdin)['data'][0]['id'])")
 for fmt in pcm mp3; do
   echo "piper $fmt: $(python3 bench/ttfb.py $port "$key" "$voice" $fmt 10)"

@@ -10,6 +10,7 @@
 # printed so the cut points can be compared. Usage: bench/video.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 work=target/bench/video
 mkdir -p $work
 src=$work/ten-minutes-720p.mp4
@@ -19,15 +20,11 @@ if [ ! -f $src ]; then
     -pix_fmt yuv420p -c:a aac -shortest $src
 fi
 cargo build --release --locked --quiet --bin mediagen
-dir=$(mktemp -d); port=18193
-MEDIAGEN_SYNC_WAIT_SECONDS=3600 MEDIAGEN_LOG=warn ./target/release/mediagen serve --bind 127.0.0.1:$port --data-dir "$dir" >"$dir/out" 2>&1 &
-pid=$!; trap 'kill $pid 2>/dev/null; rm -rf "$dir"' EXIT
-for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
-key=$(grep -o 'mg_live_[A-Za-z0-9]*' "$dir/out" | head -1)
+port=18193
+MEDIAGEN_SYNC_WAIT_SECONDS=3600 start_server $port
 file=$(curl -sf "http://127.0.0.1:$port/v1/files" -H "Authorization: Bearer $key" -F "file=@$src" | python3 -c "import json,sys; print(json.load(sys.stdin)['id'])")
 ranges='[{"start":30.5,"end":90.2},{"start":200.04,"end":260},{"start":400.3,"end":480.7}]'
 frames() { ffprobe -v error -select_streams v:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$1"; }
-now() { date +%s.%N; }
 ours() {
   local t0; t0=$(now)
   curl -sf "http://127.0.0.1:$port/v1/video/trim" -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \

@@ -5,6 +5,7 @@
 
 pub mod audio;
 pub mod avatar;
+mod draw;
 pub mod image;
 pub mod media;
 pub mod onnx;

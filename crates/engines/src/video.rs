@@ -506,136 +506,6 @@ pub fn trim_smart(
     scratch: &Path,
     out: &Path,
 ) -> Result<(Trimmed, f64), MediaError> {
-    cut(input, info, packets, ranges, container, scratch, out)
-}
-
-/// Cuts without re-encoding anything: each range's start moves back to the
-/// keyframe at or before it, its end on to the first frame where the
-/// decoding order closes ([`closed_end`]: within a few frames for B-frame
-/// streams; the next keyframe or the end of the media otherwise); picture and sound packets of each
-/// range are copied in one pass into an mp4 piece, as `ffmpeg -c copy`
-/// would, and the pieces joined with exact durations. The result gives the times used. The sound of each piece
-/// starts within one audio packet of its picture.
-pub fn trim_fast(
-    input: &Path,
-    info: &VideoInfo,
-    packets: &[Packet],
-    ranges: &[Range],
-    container: Container,
-    scratch: &Path,
-    out: &Path,
-) -> Result<Trimmed, MediaError> {
-    let fps = info.fps;
-    let frame = |t: f64| (t * fps).round() as i64;
-    let keys = key_times(packets);
-    let total = frame(info.duration);
-    // Per range: the keyframe time it starts at (as ffprobe printed it, to
-    // the microsecond, so the seek lands exactly on it), its first and end
-    // frames, and the packets to copy.
-    let spans: Vec<(f64, i64, i64)> = ranges
-        .iter()
-        .map(|r| {
-            let (a, b) = (frame(r.start), frame(r.end));
-            let from = keys
-                .iter()
-                .copied()
-                .rfind(|&k| frame(k) <= a)
-                .unwrap_or(0.0);
-            let last_key = keys
-                .iter()
-                .copied()
-                .rfind(|&k| frame(k) < b)
-                .map_or(frame(from), frame)
-                .max(frame(from));
-            let end = match closed_end(packets, last_key, b, fps) {
-                Some((end, _)) => end,
-                None => keys
-                    .iter()
-                    .copied()
-                    .map(frame)
-                    .find(|&k| k >= b)
-                    .unwrap_or(total),
-            };
-            (from, frame(from), end.max(frame(from) + 1))
-        })
-        .collect();
-    // One ffmpeg copies every piece: an input per range, seeked a
-    // microsecond past its keyframe (past the rounding of its printed time,
-    // well inside its first tick), and an output per range.
-    let mut cmd = ffmpeg();
-    for &(from, _, _) in &spans {
-        cmd.args(["-ss", &secs(from + 1e-6)]);
-        info.open(&mut cmd, input);
-    }
-    let mut list = String::from("ffconcat version 1.0\n");
-    let mut seconds_total = 0.0;
-    for (i, &(_, first, end)) in spans.iter().enumerate() {
-        let name = format!("piece{i}.mp4");
-        let count = end - first;
-        let seconds = count as f64 / fps;
-        seconds_total += seconds;
-        cmd.args(["-map", &format!("{i}:v:0"), "-map", &format!("{i}:a:0?")])
-            .args(["-t", &secs(seconds)]);
-        if i + 1 < spans.len() {
-            // Counting packets (the copied prefix holds exactly the frames
-            // of the piece) ends the piece's sound with its last decoded
-            // picture, about where the next piece's AAC pre-roll (the
-            // packets before its cut that the decoder needs) takes over.
-            cmd.args(["-frames:v", &count.to_string()]);
-        } else {
-            // The last piece's sound runs to its end; pictures due after it
-            // are dropped by time.
-            let drop = format!("noise=drop=gte(pts*tb\\,{})", secs(seconds - 0.5 / fps));
-            cmd.args(["-bsf:v", &drop]);
-        }
-        cmd.args(["-c", "copy", "-f", "mp4"])
-            .arg(scratch.join(&name));
-        list.push_str(&format!("file {name}\nduration {}\n", secs(seconds)));
-    }
-    run(cmd, b"", time_limit(seconds_total))?;
-    std::fs::write(scratch.join("pieces.ffconcat"), list)?;
-    let mut cmd = ffmpeg();
-    cmd.args(["-f", "concat", "-safe", "1", "-i"])
-        .arg(scratch.join("pieces.ffconcat"))
-        // The pieces' own timestamps (each starts at its keyframe, the
-        // sound at the same instant through the mp4 edit list): letting
-        // ffmpeg shift them would move the picture against the sound by
-        // the B-frame delay.
-        .args(["-copyts", "-map", "0:v:0", "-map", "0:a:0?", "-c", "copy"])
-        .args(["-r", &format!("{fps}"), "-f", container.muxer()])
-        .arg(out);
-    run(cmd, b"", time_limit(info.duration))?;
-    let frames: Vec<(i64, i64)> = spans.iter().map(|&(_, a, b)| (a, b)).collect();
-    Ok(Trimmed {
-        ranges: applied(&frames, fps),
-        method: "stream_copy",
-    })
-}
-
-/// Seeking a quarter frame past a keyframe lands on it.
-fn seek(frame: i64, fps: f64) -> String {
-    secs((frame as f64 + 0.25) / fps)
-}
-
-fn applied(frames: &[(i64, i64)], fps: f64) -> Vec<Range> {
-    frames
-        .iter()
-        .map(|&(a, b)| Range {
-            start: a as f64 / fps,
-            end: b as f64 / fps,
-        })
-        .collect()
-}
-
-fn cut(
-    input: &Path,
-    info: &VideoInfo,
-    packets: &[Packet],
-    ranges: &[Range],
-    container: Container,
-    scratch: &Path,
-    out: &Path,
-) -> Result<(Trimmed, f64), MediaError> {
     let fps = info.fps;
     let frame = |t: f64| (t * fps).round() as i64;
     let keys: Vec<i64> = key_times(packets).into_iter().map(frame).collect();
@@ -768,6 +638,124 @@ fn cut(
         },
         encoded as f64 / fps,
     ))
+}
+
+/// Cuts without re-encoding anything: each range's start moves back to the
+/// keyframe at or before it, its end on to the first frame where the
+/// decoding order closes ([`closed_end`]: within a few frames for B-frame
+/// streams; the next keyframe or the end of the media otherwise); picture and sound packets of each
+/// range are copied in one pass into an mp4 piece, as `ffmpeg -c copy`
+/// would, and the pieces joined with exact durations. The result gives the times used. The sound of each piece
+/// starts within one audio packet of its picture.
+pub fn trim_fast(
+    input: &Path,
+    info: &VideoInfo,
+    packets: &[Packet],
+    ranges: &[Range],
+    container: Container,
+    scratch: &Path,
+    out: &Path,
+) -> Result<Trimmed, MediaError> {
+    let fps = info.fps;
+    let frame = |t: f64| (t * fps).round() as i64;
+    let keys = key_times(packets);
+    let total = frame(info.duration);
+    // Per range: the keyframe time it starts at (as ffprobe printed it, to
+    // the microsecond, so the seek lands exactly on it), its first and end
+    // frames, and the packets to copy.
+    let spans: Vec<(f64, i64, i64)> = ranges
+        .iter()
+        .map(|r| {
+            let (a, b) = (frame(r.start), frame(r.end));
+            let from = keys
+                .iter()
+                .copied()
+                .rfind(|&k| frame(k) <= a)
+                .unwrap_or(0.0);
+            let last_key = keys
+                .iter()
+                .copied()
+                .rfind(|&k| frame(k) < b)
+                .map_or(frame(from), frame)
+                .max(frame(from));
+            let end = match closed_end(packets, last_key, b, fps) {
+                Some((end, _)) => end,
+                None => keys
+                    .iter()
+                    .copied()
+                    .map(frame)
+                    .find(|&k| k >= b)
+                    .unwrap_or(total),
+            };
+            (from, frame(from), end.max(frame(from) + 1))
+        })
+        .collect();
+    // One ffmpeg copies every piece: an input per range, seeked a
+    // microsecond past its keyframe (past the rounding of its printed time,
+    // well inside its first tick), and an output per range.
+    let mut cmd = ffmpeg();
+    for &(from, _, _) in &spans {
+        cmd.args(["-ss", &secs(from + 1e-6)]);
+        info.open(&mut cmd, input);
+    }
+    let mut list = String::from("ffconcat version 1.0\n");
+    let mut seconds_total = 0.0;
+    for (i, &(_, first, end)) in spans.iter().enumerate() {
+        let name = format!("piece{i}.mp4");
+        let count = end - first;
+        let seconds = count as f64 / fps;
+        seconds_total += seconds;
+        cmd.args(["-map", &format!("{i}:v:0"), "-map", &format!("{i}:a:0?")])
+            .args(["-t", &secs(seconds)]);
+        if i + 1 < spans.len() {
+            // Counting packets (the copied prefix holds exactly the frames
+            // of the piece) ends the piece's sound with its last decoded
+            // picture, about where the next piece's AAC pre-roll (the
+            // packets before its cut that the decoder needs) takes over.
+            cmd.args(["-frames:v", &count.to_string()]);
+        } else {
+            // The last piece's sound runs to its end; pictures due after it
+            // are dropped by time.
+            let drop = format!("noise=drop=gte(pts*tb\\,{})", secs(seconds - 0.5 / fps));
+            cmd.args(["-bsf:v", &drop]);
+        }
+        cmd.args(["-c", "copy", "-f", "mp4"])
+            .arg(scratch.join(&name));
+        list.push_str(&format!("file {name}\nduration {}\n", secs(seconds)));
+    }
+    run(cmd, b"", time_limit(seconds_total))?;
+    std::fs::write(scratch.join("pieces.ffconcat"), list)?;
+    let mut cmd = ffmpeg();
+    cmd.args(["-f", "concat", "-safe", "1", "-i"])
+        .arg(scratch.join("pieces.ffconcat"))
+        // The pieces' own timestamps (each starts at its keyframe, the
+        // sound at the same instant through the mp4 edit list): letting
+        // ffmpeg shift them would move the picture against the sound by
+        // the B-frame delay.
+        .args(["-copyts", "-map", "0:v:0", "-map", "0:a:0?", "-c", "copy"])
+        .args(["-r", &format!("{fps}"), "-f", container.muxer()])
+        .arg(out);
+    run(cmd, b"", time_limit(info.duration))?;
+    let frames: Vec<(i64, i64)> = spans.iter().map(|&(_, a, b)| (a, b)).collect();
+    Ok(Trimmed {
+        ranges: applied(&frames, fps),
+        method: "stream_copy",
+    })
+}
+
+/// Seeking a quarter frame past a keyframe lands on it.
+fn seek(frame: i64, fps: f64) -> String {
+    secs((frame as f64 + 0.25) / fps)
+}
+
+fn applied(frames: &[(i64, i64)], fps: f64) -> Vec<Range> {
+    frames
+        .iter()
+        .map(|&(a, b)| Range {
+            start: a as f64 / fps,
+            end: b as f64 / fps,
+        })
+        .collect()
 }
 
 fn time_limit(duration: f64) -> Duration {

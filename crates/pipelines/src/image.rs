@@ -70,14 +70,7 @@ impl ImageRequest {
     /// Validates a body and reads its scene; errors name the parameter, or
     /// (422 `unsupported_prompt`) say the prompt names nothing drawable.
     pub fn parse(body: ImageBody, icons: &Icons) -> Result<(Self, Scene), ApiError> {
-        let prompt = body.prompt.trim().to_owned();
-        let chars = prompt.chars().count();
-        if chars == 0 || chars > MAX_PROMPT {
-            return Err(ApiError::invalid_parameter(
-                "prompt",
-                format!("must be 1 to {MAX_PROMPT} characters (got {chars})"),
-            ));
-        }
+        let prompt = crate::prompt(&body.prompt, MAX_PROMPT)?;
         let (width, height) = (side("width", body.width)?, side("height", body.height)?);
         let n = body.n.unwrap_or(1);
         if !(1..=MAX_IMAGES).contains(&n) {

@@ -7,3 +7,47 @@ pub mod sound;
 pub mod stt;
 pub mod tts;
 pub mod video;
+
+use mediagen_core::ApiError;
+use mediagen_engines::AudioFormat;
+
+/// The `format` and `sampleRate` of a request that makes audio: mp3 when no
+/// format is asked, and the format's rate nearest above `native` when no rate
+/// is. Errors name the parameter.
+pub fn audio_output(
+    format: Option<&str>,
+    sample_rate: Option<u32>,
+    native: u32,
+) -> Result<(AudioFormat, u32), ApiError> {
+    let format = match format {
+        None => AudioFormat::Mp3,
+        Some(f) => AudioFormat::parse(f).ok_or_else(|| {
+            ApiError::invalid_parameter("format", "must be one of mp3, wav, ogg, flac, pcm")
+        })?,
+    };
+    let rate = match sample_rate {
+        None => format.default_rate(native),
+        Some(r) if format.sample_rates().contains(&r) => r,
+        Some(_) => {
+            let rates: Vec<String> = format.sample_rates().iter().map(u32::to_string).collect();
+            return Err(ApiError::invalid_parameter(
+                "sampleRate",
+                format!("{} supports {}", format.as_str(), rates.join(", ")),
+            ));
+        }
+    };
+    Ok((format, rate))
+}
+
+/// A text prompt: trimmed, 1 to `max` characters.
+pub fn prompt(text: &str, max: usize) -> Result<String, ApiError> {
+    let prompt = text.trim();
+    let chars = prompt.chars().count();
+    if chars == 0 || chars > max {
+        return Err(ApiError::invalid_parameter(
+            "prompt",
+            format!("must be 1 to {max} characters (got {chars})"),
+        ));
+    }
+    Ok(prompt.to_owned())
+}

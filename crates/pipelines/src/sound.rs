@@ -52,14 +52,7 @@ impl SoundRequest {
     /// Validates a body; errors name the parameter, or (422
     /// `unsupported_prompt`) list what the engine understands.
     pub fn parse(body: SoundBody) -> Result<(Self, Plan), ApiError> {
-        let prompt = body.prompt.trim().to_owned();
-        let chars = prompt.chars().count();
-        if chars == 0 || chars > MAX_PROMPT {
-            return Err(ApiError::invalid_parameter(
-                "prompt",
-                format!("must be 1 to {MAX_PROMPT} characters (got {chars})"),
-            ));
-        }
+        let prompt = crate::prompt(&body.prompt, MAX_PROMPT)?;
         let plan = sound::plan(&prompt).map_err(|e| {
             ApiError::new(ErrorCode::UnsupportedPrompt)
                 .with_message(
@@ -85,23 +78,8 @@ impl SoundRequest {
                 ))
             }
         };
-        let format = match body.format.as_deref() {
-            None => AudioFormat::Mp3,
-            Some(f) => AudioFormat::parse(f).ok_or_else(|| {
-                ApiError::invalid_parameter("format", "must be one of mp3, wav, ogg, flac, pcm")
-            })?,
-        };
-        let sample_rate = match body.sample_rate {
-            None => format.default_rate(DEFAULT_RATE),
-            Some(r) if format.sample_rates().contains(&r) => r,
-            Some(_) => {
-                let rates: Vec<String> = format.sample_rates().iter().map(u32::to_string).collect();
-                return Err(ApiError::invalid_parameter(
-                    "sampleRate",
-                    format!("{} supports {}", format.as_str(), rates.join(", ")),
-                ));
-            }
-        };
+        let (format, sample_rate) =
+            crate::audio_output(body.format.as_deref(), body.sample_rate, DEFAULT_RATE)?;
         let seed = body.seed.unwrap_or_else(|| rand::random::<u32>().into());
         Ok((
             Self {

@@ -81,23 +81,8 @@ impl TtsRequest {
                 ))
                 .with_detail("parameter", "voiceId")
         })?;
-        let format = match body.format.as_deref() {
-            None => AudioFormat::Mp3,
-            Some(f) => AudioFormat::parse(f).ok_or_else(|| {
-                ApiError::invalid_parameter("format", "must be one of mp3, wav, ogg, flac, pcm")
-            })?,
-        };
-        let sample_rate = match body.sample_rate {
-            None => format.default_rate(voice.sample_rate),
-            Some(r) if format.sample_rates().contains(&r) => r,
-            Some(_) => {
-                let rates: Vec<String> = format.sample_rates().iter().map(u32::to_string).collect();
-                return Err(ApiError::invalid_parameter(
-                    "sampleRate",
-                    format!("{} supports {}", format.as_str(), rates.join(", ")),
-                ));
-            }
-        };
+        let (format, sample_rate) =
+            crate::audio_output(body.format.as_deref(), body.sample_rate, voice.sample_rate)?;
         let speed = body.speed.unwrap_or(1.0);
         if !(0.5..=2.0).contains(&speed) {
             return Err(ApiError::invalid_parameter(

@@ -8,11 +8,9 @@ use std::f32::consts::PI;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use resvg::tiny_skia::{
-    Color, FillRule, GradientStop, LinearGradient, Paint, PathBuilder, Pixmap, Point, Rect,
-    SpreadMode, Stroke, Transform,
-};
+use resvg::tiny_skia::{FillRule, PathBuilder, Pixmap, Rect, Stroke, Transform};
 
+use crate::draw::{gradient, solid};
 use crate::media::{ffmpeg, MediaError};
 use crate::process::run;
 
@@ -84,17 +82,6 @@ looks! {
     "av_lena", "Lena", "female", Round, [250, 210, 180], Bun, [80, 55, 35], [60, 70, 90], [[245, 245, 245], [210, 215, 220]], true, ["business", "formal", "glasses"], "A consultant with a brown bun, glasses and a slate blazer.";
 }
 
-fn rgb(c: [u8; 3]) -> Color {
-    Color::from_rgba8(c[0], c[1], c[2], 255)
-}
-
-fn paint(c: [u8; 3]) -> Paint<'static> {
-    let mut p = Paint::default();
-    p.set_color(rgb(c));
-    p.anti_alias = true;
-    p
-}
-
 fn darker(c: [u8; 3], k: f32) -> [u8; 3] {
     c.map(|v| (v as f32 * k) as u8)
 }
@@ -102,7 +89,7 @@ fn darker(c: [u8; 3], k: f32) -> [u8; 3] {
 fn ellipse(pm: &mut Pixmap, cx: f32, cy: f32, rx: f32, ry: f32, c: [u8; 3], t: Transform) {
     if let Some(r) = Rect::from_xywh(cx - rx, cy - ry, rx * 2.0, ry * 2.0) {
         if let Some(path) = PathBuilder::from_oval(r) {
-            pm.fill_path(&path, &paint(c), FillRule::Winding, t, None);
+            pm.fill_path(&path, &solid(c), FillRule::Winding, t, None);
         }
     }
 }
@@ -122,7 +109,7 @@ fn rounded(pm: &mut Pixmap, b: [f32; 4], r: f32, c: [u8; 3], t: Transform) {
     pb.quad_to(x, y, x + r, y);
     pb.close();
     if let Some(path) = pb.finish() {
-        pm.fill_path(&path, &paint(c), FillRule::Winding, t, None);
+        pm.fill_path(&path, &solid(c), FillRule::Winding, t, None);
     }
 }
 
@@ -163,27 +150,12 @@ pub fn frame(look: &Look, t: f32, mouth: f32) -> Pixmap {
     let mut pm = Pixmap::new(SIZE, SIZE).expect("a 512-pixel canvas");
     let p = pose(look, t, mouth);
     // Backdrop: a soft vertical gradient.
-    if let Some(shader) = LinearGradient::new(
-        Point::from_xy(0.0, 0.0),
-        Point::from_xy(0.0, s),
-        vec![
-            GradientStop::new(0.0, rgb(look.background[0])),
-            GradientStop::new(1.0, rgb(look.background[1])),
-        ],
-        SpreadMode::Pad,
-        Transform::identity(),
-    ) {
-        let bg = Paint {
-            shader,
-            ..Paint::default()
-        };
-        pm.fill_rect(
-            Rect::from_xywh(0.0, 0.0, s, s).expect("canvas"),
-            &bg,
-            Transform::identity(),
-            None,
-        );
-    }
+    gradient(
+        &mut pm,
+        0.0,
+        s,
+        &[(0.0, look.background[0]), (1.0, look.background[1])],
+    );
     let id = Transform::identity();
     // Shoulders and chest rise and widen a little with each breath.
     let lift = p.breath * s * 0.006;
@@ -343,7 +315,7 @@ pub fn frame(look: &Look, t: f32, mouth: f32) -> Pixmap {
                     width: s * 0.008,
                     ..Stroke::default()
                 };
-                pm.stroke_path(&path, &paint([30, 30, 35]), &stroke, head, None);
+                pm.stroke_path(&path, &solid([30, 30, 35]), &stroke, head, None);
             }
         }
     }

@@ -8,13 +8,11 @@
 pub mod icons;
 pub mod scene;
 
-use resvg::tiny_skia::{
-    Color, FillRule, GradientStop, LinearGradient, Paint, PathBuilder, Pixmap, PixmapPaint, Point,
-    Rect, SpreadMode, Transform,
-};
+use resvg::tiny_skia::{FillRule, PathBuilder, Pixmap, PixmapPaint, Rect, Transform};
 use resvg::usvg;
 use serde::Serialize;
 
+use crate::draw::{gradient, solid};
 use crate::sound::dsp::Rng;
 use scene::{Relation, Scene, Setting, Style, TimeOfDay};
 
@@ -96,17 +94,6 @@ pub struct Picture {
 /// Largest SVG icon file read, bytes (Twemoji's are a few kB).
 const MAX_ICON_BYTES: u64 = 512 * 1024;
 
-fn rgb(c: [u8; 3]) -> Color {
-    Color::from_rgba8(c[0], c[1], c[2], 255)
-}
-
-fn solid(c: [u8; 3]) -> Paint<'static> {
-    let mut p = Paint::default();
-    p.set_color(rgb(c));
-    p.anti_alias = true;
-    p
-}
-
 fn rect(pm: &mut Pixmap, x: f32, y: f32, w: f32, h: f32, c: [u8; 3]) {
     if let Some(r) = Rect::from_xywh(x, y, w.max(1.0), h.max(1.0)) {
         pm.fill_rect(r, &solid(c), Transform::identity(), None);
@@ -143,31 +130,6 @@ fn polygon(pm: &mut Pixmap, points: &[(f32, f32)], c: [u8; 3]) {
             Transform::identity(),
             None,
         );
-    }
-}
-
-/// A vertical gradient over `[y0, y1)`.
-fn gradient(pm: &mut Pixmap, y0: f32, y1: f32, stops: &[(f32, [u8; 3])]) {
-    let w = pm.width() as f32;
-    let stops = stops
-        .iter()
-        .map(|&(p, c)| GradientStop::new(p, rgb(c)))
-        .collect();
-    let Some(shader) = LinearGradient::new(
-        Point::from_xy(0.0, y0),
-        Point::from_xy(0.0, y1.max(y0 + 1.0)),
-        stops,
-        SpreadMode::Pad,
-        Transform::identity(),
-    ) else {
-        return;
-    };
-    let paint = Paint {
-        shader,
-        ..Paint::default()
-    };
-    if let Some(r) = Rect::from_xywh(0.0, y0, w, (y1 - y0).max(1.0)) {
-        pm.fill_rect(r, &paint, Transform::identity(), None);
     }
 }
 

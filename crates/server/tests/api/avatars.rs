@@ -132,12 +132,10 @@ async fn previews_are_real_clips() {
     let app = TestApp::spawn(Backend::Sqlite).await;
     let (_, key) = app.account(0, "read").await;
     let avatar = &list(&app, &key, "?limit=1").await["data"][0];
-    let fetch = |url: &str| {
-        let (client, url) = (app.client.clone(), url.to_owned());
-        async move { client.get(url).send().await.unwrap().bytes().await.unwrap() }
-    };
-    let clip = fetch(avatar["previewVideoUrl"].as_str().unwrap()).await;
-    let poster = fetch(avatar["posterUrl"].as_str().unwrap()).await;
+    let clip = app
+        .download(avatar["previewVideoUrl"].as_str().unwrap())
+        .await;
+    let poster = app.download(avatar["posterUrl"].as_str().unwrap()).await;
     assert_eq!(&poster[1..4], b"PNG");
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("clip.mp4");

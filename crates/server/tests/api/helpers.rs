@@ -250,6 +250,13 @@ impl TestApp {
         }
     }
 
+    /// The body of a result URL (signed, so no key).
+    pub async fn download(&self, url: &str) -> Vec<u8> {
+        let r = self.client.get(url).send().await.unwrap();
+        assert_eq!(r.status(), 200, "{url}");
+        r.bytes().await.unwrap().to_vec()
+    }
+
     pub async fn account_view(&self, key: &str) -> Value {
         self.get("/v1/account", key).await.json().await.unwrap()
     }

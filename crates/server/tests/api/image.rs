@@ -67,15 +67,7 @@ async fn generate(app: &TestApp, key: &str, body: Value) -> (Value, Vec<Image>) 
     assert_eq!(job["status"], "completed", "{body} → {job}");
     let mut images = Vec::new();
     for image in job["result"]["images"].as_array().unwrap() {
-        let bytes = app
-            .client
-            .get(image["imageUrl"].as_str().unwrap())
-            .send()
-            .await
-            .unwrap()
-            .bytes()
-            .await
-            .unwrap();
+        let bytes = app.download(image["imageUrl"].as_str().unwrap()).await;
         images.push(decode(&bytes));
     }
     (job, images)

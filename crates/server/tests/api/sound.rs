@@ -16,14 +16,8 @@ async fn generate(app: &TestApp, key: &str, body: Value) -> (Value, Vec<f32>) {
     let job: Value = r.json().await.unwrap();
     assert_eq!(job["status"], "completed", "{body} → {job}");
     let bytes = app
-        .client
-        .get(job["result"]["audioUrl"].as_str().unwrap())
-        .send()
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
+        .download(job["result"]["audioUrl"].as_str().unwrap())
+        .await;
     let samples = bytes
         .chunks_exact(2)
         .map(|b| f32::from(i16::from_le_bytes([b[0], b[1]])) / 32768.0)

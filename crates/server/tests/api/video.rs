@@ -118,14 +118,8 @@ async fn trim(app: &TestApp, key: &str, body: Value, dir: &Path, name: &str) -> 
     let job: Value = r.json().await.unwrap();
     assert_eq!(job["status"], "completed", "{body} → {job}");
     let bytes = app
-        .client
-        .get(job["result"]["videoUrl"].as_str().unwrap())
-        .send()
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
+        .download(job["result"]["videoUrl"].as_str().unwrap())
+        .await;
     let path = dir.join(name);
     std::fs::write(&path, bytes).unwrap();
     (job["result"].clone(), path)
@@ -255,15 +249,7 @@ async fn fast_trims_snap_to_keyframes() {
     assert!((r["duration"].as_f64().unwrap() - kept).abs() < 0.1, "{r}");
     // Billed by the output seconds asked for: 0.9 + 1.9 → 3 credits.
     assert_eq!(job["credits"], 3);
-    let bytes = app
-        .client
-        .get(r["videoUrl"].as_str().unwrap())
-        .send()
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
+    let bytes = app.download(r["videoUrl"].as_str().unwrap()).await;
     let out = dir.path().join("fast.mp4");
     std::fs::write(&out, bytes).unwrap();
     let got: Vec<usize> = frames(&out).iter().map(|f| which(&original, f)).collect();

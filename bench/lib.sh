@@ -1,0 +1,16 @@
+# Shared by the bench scripts (sourced, not run).
+# start_server PORT [serve options…]: a release server on a fresh data
+# directory, stopped and removed on exit; sets $dir, $pid and $key (the
+# printed admin key). Environment (MEDIAGEN_*) passes through.
+start_server() {
+  local port=$1; shift
+  dir=$(mktemp -d)
+  MEDIAGEN_LOG=${MEDIAGEN_LOG:-warn} ./target/release/mediagen serve --bind "127.0.0.1:$port" \
+    --data-dir "$dir" "$@" >"$dir/out" 2>&1 &
+  pid=$!
+  trap 'kill $pid 2>/dev/null; rm -rf "$dir"' EXIT
+  for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+  key=$(grep -o 'mg_live_[A-Za-z0-9]*' "$dir/out" | head -1)
+}
+
+now() { date +%s.%N; }
