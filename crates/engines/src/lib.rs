@@ -6,6 +6,7 @@
 pub mod audio;
 pub mod avatar;
 mod draw;
+pub mod expand;
 pub mod image;
 pub mod media;
 pub mod onnx;

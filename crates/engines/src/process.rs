@@ -94,3 +94,135 @@ pub fn run(mut cmd: Command, input: &[u8], timeout: Duration) -> Result<Vec<u8>,
     }
     Ok(out)
 }
+
+/// A tool whose stdin or stdout the caller streams (frames in or out), so
+/// nothing is held whole in memory. Killed when its time limit passes or
+/// when it is dropped unfinished; its stderr is kept for the error message.
+pub struct Piped {
+    program: String,
+    child: std::sync::Arc<std::sync::Mutex<std::process::Child>>,
+    pub stdin: Option<std::process::ChildStdin>,
+    pub stdout: Option<std::process::ChildStdout>,
+    stderr: Option<std::thread::JoinHandle<Vec<u8>>>,
+    done: Option<std::sync::mpsc::Sender<()>>,
+    timed_out: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    timeout: Duration,
+}
+
+impl Piped {
+    /// Starts `cmd` with stdin and stdout piped.
+    pub fn spawn(mut cmd: Command, timeout: Duration) -> Result<Self, ProcessError> {
+        let program = cmd.get_program().to_string_lossy().into_owned();
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|source| ProcessError::Spawn {
+                program: program.clone(),
+                source,
+            })?;
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take();
+        let mut err = child.stderr.take().expect("piped stderr");
+        let stderr = std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = err.read_to_end(&mut buf);
+            buf
+        });
+        let child = std::sync::Arc::new(std::sync::Mutex::new(child));
+        let timed_out = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (done, wait) = std::sync::mpsc::channel::<()>();
+        {
+            let (child, timed_out) = (child.clone(), timed_out.clone());
+            // The watchdog: kills the tool when the limit passes first.
+            std::thread::spawn(move || {
+                if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = wait.recv_timeout(timeout)
+                {
+                    timed_out.store(true, std::sync::atomic::Ordering::Relaxed);
+                    if let Ok(mut c) = child.lock() {
+                        let _ = c.kill();
+                    }
+                }
+            });
+        }
+        Ok(Self {
+            program,
+            child,
+            stdin,
+            stdout,
+            stderr: Some(stderr),
+            done: Some(done),
+            timed_out,
+            timeout,
+        })
+    }
+
+    /// The error to report for a failed read or write: the tool's own
+    /// message when it failed, or its time limit.
+    pub fn io_error(&mut self, source: std::io::Error) -> ProcessError {
+        match self.finish() {
+            Err(e) => e,
+            Ok(()) => ProcessError::Io {
+                program: self.program.clone(),
+                source,
+            },
+        }
+    }
+
+    /// Closes stdin, waits for the tool and reports how it ended.
+    pub fn finish(&mut self) -> Result<(), ProcessError> {
+        self.stdin.take();
+        self.stdout.take();
+        // Polled, so the watchdog can take the lock and kill a stuck tool.
+        let status = loop {
+            let polled = match self.child.lock() {
+                Ok(mut c) => c.try_wait(),
+                Err(_) => Err(std::io::Error::other("poisoned")),
+            };
+            match polled {
+                Ok(Some(status)) => break status,
+                Ok(None) => std::thread::sleep(Duration::from_millis(2)),
+                Err(source) => {
+                    return Err(ProcessError::Io {
+                        program: self.program.clone(),
+                        source,
+                    })
+                }
+            }
+        };
+        self.done.take();
+        let err = self
+            .stderr
+            .take()
+            .and_then(|h| h.join().ok())
+            .unwrap_or_default();
+        if self.timed_out.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(ProcessError::Timeout {
+                program: self.program.clone(),
+                seconds: self.timeout.as_secs(),
+            });
+        }
+        if !status.success() {
+            let stderr = String::from_utf8_lossy(&err);
+            let stderr: String = stderr.lines().rev().take(3).collect::<Vec<_>>().join(" / ");
+            return Err(ProcessError::Failed {
+                program: self.program.clone(),
+                status: status.to_string(),
+                stderr,
+            });
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Piped {
+    fn drop(&mut self) {
+        if self.done.is_some() {
+            if let Ok(mut c) = self.child.lock() {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        }
+    }
+}

@@ -286,7 +286,7 @@ impl Container {
     }
 
     /// ffmpeg's muxer.
-    fn muxer(self) -> &'static str {
+    pub(crate) fn muxer(self) -> &'static str {
         match self {
             Self::Mp4 => "mp4",
             Self::Webm => "webm",
@@ -317,7 +317,7 @@ impl Container {
     }
 
     /// Encoder arguments for a re-encode into this container.
-    fn encoders(self) -> &'static [&'static str] {
+    pub(crate) fn encoders(self) -> &'static [&'static str] {
         match self {
             Self::Webm => &[
                 "-c:v",
@@ -345,7 +345,7 @@ impl Container {
     /// The bit rate of re-encoded sound: 96 kbit/s a channel for AAC (twice
     /// ffmpeg's encoder time at 192 kbit/s mono for no audible gain), 64 for
     /// Opus; channels counted up to six.
-    fn audio_bitrate(self, channels: u32) -> String {
+    pub(crate) fn audio_bitrate(self, channels: u32) -> String {
         let per_channel = if self == Self::Webm { 64 } else { 96 };
         format!("{}k", per_channel * channels.clamp(1, 6))
     }

@@ -1,0 +1,906 @@
+//! Video expansion: a clip made exactly as long as asked.
+//!
+//! `seamless` is a video texture (Schödl, Szeliski, Salesin and Essa,
+//! "Video Textures", SIGGRAPH 2000): every frame is shrunk to a grey
+//! thumbnail, the distance between frames is filtered along diagonals (so a
+//! jump is only cheap where the motion before and after it matches too),
+//! the cheapest backward jumps become candidate loops, and a planner strings
+//! forward runs and jumps together to hit the exact frame count, ending on
+//! the clip's own last frame, with a growing penalty on reusing a loop (and
+//! never the same loop more than three times in a row) so no period shows.
+//! Each jump is crossfaded over a few frames. `loop`, `pingpong` and
+//! `freeze` are the plain alternatives.
+//!
+//! Frames are decoded on demand, run by run, by ffmpeg and streamed through
+//! to the encoder: memory holds thumbnails and a few frames, whatever the
+//! length.
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use crate::media::{ffmpeg, MediaError};
+use crate::process::Piped;
+use crate::video::{Container, VideoInfo};
+
+/// Side of the grey analysis thumbnails, pixels.
+pub const THUMB: usize = 48;
+/// Frames crossfaded after each jump of a seamless plan.
+pub const FADE: usize = 3;
+
+/// How a clip is stretched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    Seamless,
+    Pingpong,
+    Loop,
+    Freeze,
+}
+
+impl Mode {
+    pub const ALL: [Mode; 4] = [Self::Seamless, Self::Pingpong, Self::Loop, Self::Freeze];
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|m| m.as_str() == s)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Seamless => "seamless",
+            Self::Pingpong => "pingpong",
+            Self::Loop => "loop",
+            Self::Freeze => "freeze",
+        }
+    }
+}
+
+/// Which way a run goes through the source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dir {
+    Forward,
+    Backward,
+    /// The same frame, `len` times.
+    Hold,
+}
+
+/// A stretch of output frames: `len` source frames from `from` on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Run {
+    pub from: usize,
+    pub len: usize,
+    pub dir: Dir,
+    /// After a jump: the source frame that would have come next, faded out
+    /// over the run's first [`FADE`] frames.
+    pub fade: Option<usize>,
+}
+
+impl Run {
+    fn frame(&self, k: usize) -> usize {
+        match self.dir {
+            Dir::Forward => self.from + k,
+            Dir::Backward => self.from - k,
+            Dir::Hold => self.from,
+        }
+    }
+}
+
+/// The output as runs of source frames.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Plan {
+    pub runs: Vec<Run>,
+    /// Places where the output leaves the source's own order.
+    pub jumps: usize,
+}
+
+/// One output frame: its source frame and, during a crossfade, the frame
+/// fading out with the new frame's weight.
+pub type Shown = (usize, Option<(usize, f32)>);
+
+fn fade_weight(k: usize) -> f32 {
+    (k + 1) as f32 / (FADE + 1) as f32
+}
+
+impl Plan {
+    pub fn frames(&self) -> usize {
+        self.runs.iter().map(|r| r.len).sum()
+    }
+
+    /// Every output frame in order (`n`: the source's frame count).
+    pub fn shown(&self, n: usize) -> impl Iterator<Item = Shown> + '_ {
+        self.runs.iter().flat_map(move |run| {
+            (0..run.len).map(move |k| {
+                let blend = run
+                    .fade
+                    .filter(|&f| k < FADE && f + k < n)
+                    .map(|f| (f + k, fade_weight(k)));
+                (run.frame(k), blend)
+            })
+        })
+    }
+
+    /// The source frames shown in order, without crossfades.
+    pub fn sequence(&self) -> Vec<usize> {
+        self.runs
+            .iter()
+            .flat_map(|r| (0..r.len).map(move |k| r.frame(k)))
+            .collect()
+    }
+}
+
+fn forward(from: usize, len: usize) -> Run {
+    Run {
+        from,
+        len,
+        dir: Dir::Forward,
+        fade: None,
+    }
+}
+
+/// The plan of a plain mode for `total` frames of an `n`-frame clip; a
+/// shorter output is the clip's beginning.
+pub fn plan_simple(mode: Mode, n: usize, total: usize) -> Plan {
+    let mut plan = Plan::default();
+    if total <= n || n < 2 {
+        plan.runs.push(forward(0, total.min(n)));
+        if total > n {
+            plan.runs.push(Run {
+                from: n - 1,
+                len: total - n,
+                dir: Dir::Hold,
+                fade: None,
+            });
+            plan.jumps = 1;
+        }
+        return plan;
+    }
+    plan.runs.push(forward(0, n));
+    let mut left = total - n;
+    match mode {
+        Mode::Freeze => plan.runs.push(Run {
+            from: n - 1,
+            len: left,
+            dir: Dir::Hold,
+            fade: None,
+        }),
+        Mode::Loop | Mode::Seamless => {
+            while left > 0 {
+                let len = left.min(n);
+                plan.runs.push(forward(0, len));
+                left -= len;
+            }
+        }
+        Mode::Pingpong => {
+            let mut back = true;
+            while left > 0 {
+                let len = left.min(n - 1);
+                plan.runs.push(if back {
+                    Run {
+                        from: n - 2,
+                        len,
+                        dir: Dir::Backward,
+                        fade: None,
+                    }
+                } else {
+                    forward(1, len)
+                });
+                back = !back;
+                left -= len;
+            }
+        }
+    }
+    plan.jumps = plan.runs.len() - 1;
+    plan
+}
+
+/// Root-mean-square difference of two thumbnails, in 8-bit grey levels.
+fn dist(a: &[u8], b: &[u8]) -> f32 {
+    let sum: u32 = a
+        .iter()
+        .zip(b)
+        .map(|(&x, &y)| {
+            let d = x.abs_diff(y) as u32;
+            d * d
+        })
+        .sum();
+    (sum as f32 / a.len() as f32).sqrt()
+}
+
+/// A candidate backward jump: after showing `src`, show `dst` (≤ `src`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Jump {
+    src: usize,
+    dst: usize,
+    /// How visible the jump is, in typical frame-to-frame steps.
+    cost: f32,
+}
+
+/// Candidate loops at most.
+const CANDIDATES: usize = 24;
+/// Jump sources and targets examined at most (longer clips are strided).
+const ANALYSED: usize = 720;
+/// The cost of ending anywhere but on the clip's last frame (in frame
+/// steps: a stop elsewhere beats a visible jump).
+const UNNATURAL_END: f32 = 4.0;
+/// The fixed cost of a jump (fewer, longer loops win ties).
+const JUMP_COST: f32 = 0.02;
+/// The penalty for each earlier use of the same loop.
+const REUSE: f32 = 0.15;
+
+fn median(mut v: Vec<f32>) -> f32 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f32::total_cmp);
+    v[v.len() / 2]
+}
+
+/// The candidate jumps of a clip (video textures' filtered distance, local
+/// minima, cheapest first), and the clip's typical frame step.
+fn candidates(thumbs: &[Vec<u8>], fps: f64) -> Vec<Jump> {
+    let n = thumbs.len();
+    let steps: Vec<f32> = (1..n).map(|t| dist(&thumbs[t - 1], &thumbs[t])).collect();
+    let scale = median(steps.clone()).max(0.5);
+    let min_loop = ((0.4 * fps).round() as usize).max(6).min(n / 2).max(2);
+    // Distances summed along the diagonal with binomial weights: a jump
+    // from i to j is cheap when frames i+1+k and j+k match for k = -2..1.
+    const TAPS: [(isize, f32); 4] = [(-2, 1.0), (-1, 3.0), (0, 3.0), (1, 1.0)];
+    let filtered = |i: usize, j: usize| {
+        let (mut sum, mut weight) = (0.0, 0.0);
+        for (k, w) in TAPS {
+            let (a, b) = (i as isize + 1 + k, j as isize + k);
+            if a >= 0 && b >= 0 && (a as usize) < n && (b as usize) < n {
+                sum += w * dist(&thumbs[a as usize], &thumbs[b as usize]);
+                weight += w;
+            }
+        }
+        sum / weight
+    };
+    let stride = n.div_ceil(ANALYSED).max(1);
+    let sources: Vec<usize> = (0..n.saturating_sub(1)).step_by(stride).collect();
+    let mut grid: HashMap<(usize, usize), f32> = HashMap::new();
+    for (si, &i) in sources.iter().enumerate() {
+        for (ti, &j) in sources.iter().enumerate() {
+            if j + min_loop <= i + 1 {
+                grid.insert((si, ti), filtered(i, j) / scale);
+            }
+        }
+    }
+    let mut jumps: Vec<Jump> = grid
+        .iter()
+        .filter(|(&(si, ti), &c)| {
+            // A local minimum among its neighbours (±2 cells).
+            (-2..=2isize).all(|di| {
+                (-2..=2isize).all(|dj| {
+                    let key = (si as isize + di, ti as isize + dj);
+                    let other = (key.0 as usize, key.1 as usize);
+                    key.0 < 0
+                        || key.1 < 0
+                        || other == (si, ti)
+                        || grid
+                            .get(&other)
+                            .is_none_or(|&o| o > c || (o == c && other > (si, ti)))
+                })
+            })
+        })
+        .map(|(&(si, ti), &cost)| Jump {
+            src: sources[si],
+            dst: sources[ti],
+            cost,
+        })
+        .collect();
+    // Beside each of the best loops, the loops a frame or two longer or
+    // shorter: a nearly free way to hit an exact length.
+    jumps.sort_by(|a, b| a.cost.total_cmp(&b.cost).then(a.src.cmp(&b.src)));
+    // Loops much worse than the best are never worth it.
+    let cheapest = jumps.first().map_or(0.0, |j| j.cost);
+    jumps.retain(|j| j.cost <= cheapest + 3.0);
+    jumps.truncate(CANDIDATES);
+    let best: Vec<Jump> = jumps.iter().take(6).copied().collect();
+    for j in best {
+        for d in [-2isize, -1, 1, 2] {
+            let dst = j.dst as isize + d;
+            if dst >= 0 && dst as usize + min_loop <= j.src + 1 {
+                let dst = dst as usize;
+                jumps.push(Jump {
+                    src: j.src,
+                    dst,
+                    cost: filtered(j.src, dst) / scale,
+                });
+            }
+        }
+    }
+    // A clip whose last frame leads into its first (an idle loop) loops
+    // for free.
+    if n >= 3 {
+        let wrap = dist(&thumbs[n - 1], &thumbs[0]);
+        let edge = steps[0].max(steps[n - 2]);
+        if wrap <= 1.25 * edge + 1e-3 {
+            jumps.push(Jump {
+                src: n - 1,
+                dst: 0,
+                cost: (wrap - scale).max(0.0) / scale,
+            });
+        }
+    }
+    jumps.sort_by(|a, b| (a.src, a.dst).cmp(&(b.src, b.dst)));
+    jumps.dedup_by(|a, b| a.src == b.src && a.dst == b.dst);
+    jumps
+}
+
+/// A seeded generator for the planner's tie-breaking (SplitMix64).
+struct Rng(u64);
+
+impl Rng {
+    fn unit(&mut self) -> f32 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 24) as f32
+    }
+}
+
+/// The seamless plan for `total` frames from the clip's thumbnails.
+pub fn plan_seamless(thumbs: &[Vec<u8>], fps: f64, total: usize, seed: u64) -> Plan {
+    let n = thumbs.len();
+    if total <= n || n < 4 {
+        return plan_simple(Mode::Loop, n, total);
+    }
+    let jumps = candidates(thumbs, fps);
+    // Positions the walk can be at after a jump (and the start).
+    let mut positions: Vec<usize> = std::iter::once(0)
+        .chain(jumps.iter().map(|j| j.dst))
+        .collect();
+    positions.sort_unstable();
+    positions.dedup();
+    let slot = |x: usize| positions.binary_search(&x).expect("a jump target");
+    let end_cost = |last: usize| if last == n - 1 { 0.0 } else { UNNATURAL_END };
+    // value[p][r]: the least cost of showing exactly r more frames from
+    // position p (jumps' costs plus the end's).
+    let width = total + 1;
+    let mut value = vec![f32::INFINITY; positions.len() * width];
+    for r in 1..=total {
+        for (p, &x) in positions.iter().enumerate() {
+            let mut best = if x + r <= n {
+                end_cost(x + r - 1)
+            } else {
+                f32::INFINITY
+            };
+            for j in jumps.iter().filter(|j| j.src >= x) {
+                let shown = j.src - x + 1;
+                if shown < r {
+                    let rest = value[slot(j.dst) * width + r - shown];
+                    best = best.min(j.cost + JUMP_COST + rest);
+                }
+            }
+            value[p * width + r] = best;
+        }
+    }
+    // The walk: the cheapest finish, with a penalty on reused loops.
+    let mut rng = Rng(seed);
+    let mut uses = vec![0u32; jumps.len()];
+    let (mut last, mut streak) = (usize::MAX, 0);
+    let (mut x, mut r) = (0, total);
+    let mut plan = Plan::default();
+    let mut fade = None;
+    loop {
+        let mut best: (f32, Option<usize>) = (
+            if x + r <= n {
+                end_cost(x + r - 1)
+            } else {
+                f32::INFINITY
+            },
+            None,
+        );
+        for (ji, j) in jumps.iter().enumerate().filter(|(_, j)| j.src >= x) {
+            let shown = j.src - x + 1;
+            if shown >= r || (ji == last && streak >= 3) {
+                continue;
+            }
+            let rest = value[slot(j.dst) * width + r - shown];
+            let score = j.cost + JUMP_COST + rest + REUSE * uses[ji] as f32 + 0.05 * rng.unit();
+            if score < best.0 {
+                best = (score, Some(ji));
+            }
+        }
+        match best.1 {
+            Some(ji) if best.0.is_finite() => {
+                let j = jumps[ji];
+                let shown = j.src - x + 1;
+                plan.runs.push(Run {
+                    from: x,
+                    len: shown,
+                    dir: Dir::Forward,
+                    fade,
+                });
+                fade = (j.src + 1 < n).then_some(j.src + 1);
+                uses[ji] += 1;
+                streak = if ji == last { streak + 1 } else { 1 };
+                last = ji;
+                plan.jumps += 1;
+                x = j.dst;
+                r -= shown;
+            }
+            _ => {
+                // The end (always possible: the search above only prefers a
+                // jump when it can still finish).
+                let len = r.min(n - x);
+                plan.runs.push(Run {
+                    from: x,
+                    len,
+                    dir: Dir::Forward,
+                    fade,
+                });
+                if len < r {
+                    plan.runs.push(Run {
+                        from: x + len - 1,
+                        len: r - len,
+                        dir: Dir::Hold,
+                        fade: None,
+                    });
+                    plan.jumps += 1;
+                }
+                break;
+            }
+        }
+    }
+    plan
+}
+
+/// How rough the plan's seams are: the largest jolt in motion (second
+/// difference of the thumbnails, crossfades included) at any seam, in units
+/// of the clip's mean frame-to-frame step. 0 without seams; about 1 means a
+/// seam jolts like an ordinary frame step; lower is better.
+pub fn seam_score(thumbs: &[Vec<u8>], plan: &Plan) -> f64 {
+    let n = thumbs.len();
+    if n < 2 || plan.runs.len() < 2 {
+        return 0.0;
+    }
+    let mean_step = (1..n)
+        .map(|t| dist(&thumbs[t - 1], &thumbs[t]))
+        .sum::<f32>()
+        / (n - 1) as f32;
+    let shown: Vec<Shown> = plan.shown(n).collect();
+    let picture = |t: usize| -> Vec<f32> {
+        let (f, blend) = shown[t];
+        match blend {
+            None => thumbs[f].iter().map(|&v| v as f32).collect(),
+            Some((old, w)) => thumbs[f]
+                .iter()
+                .zip(&thumbs[old])
+                .map(|(&a, &b)| w * a as f32 + (1.0 - w) * b as f32)
+                .collect(),
+        }
+    };
+    let mut worst = 0.0f32;
+    let mut start = 0;
+    for run in &plan.runs[..plan.runs.len() - 1] {
+        start += run.len;
+        let lo = start.saturating_sub(1).max(1);
+        let hi = (start + FADE).min(shown.len() - 2);
+        for t in lo..=hi {
+            let (a, b, c) = (picture(t - 1), picture(t), picture(t + 1));
+            let jolt = a
+                .iter()
+                .zip(&b)
+                .zip(&c)
+                .map(|((&a, &b), &c)| (c - 2.0 * b + a).powi(2))
+                .sum::<f32>()
+                / a.len() as f32;
+            worst = worst.max(jolt.sqrt());
+        }
+    }
+    ((worst / mean_step.max(0.5)) as f64 * 1000.0).round() / 1000.0
+}
+
+fn secs(t: f64) -> String {
+    format!("{t:.6}")
+}
+
+/// A decoder of `count` frames from frame `first` on, at the clip's rate,
+/// through `filter`, as raw frames on stdout.
+fn decoder(input: &Path, info: &VideoInfo, first: usize, count: usize, filter: &str) -> Command {
+    let mut cmd = ffmpeg();
+    if first > 0 {
+        cmd.args(["-ss", &secs((first as f64 - 0.5) / info.fps)]);
+    }
+    if let Some(demuxer) = info.demuxer {
+        cmd.args(["-f", demuxer]);
+    }
+    cmd.arg("-i")
+        .arg(input)
+        .args(["-map", "0:v:0", "-an", "-sn", "-dn"])
+        .args(["-fps_mode", "cfr", "-r", &secs(info.fps)])
+        .args(["-frames:v", &count.to_string(), "-vf", filter])
+        .args(["-f", "rawvideo", "pipe:1"]);
+    cmd
+}
+
+/// Calls `each` with every frame (`size` bytes) the decoder gives.
+fn read_frames(
+    cmd: Command,
+    size: usize,
+    timeout: Duration,
+    mut each: impl FnMut(Vec<u8>) -> Result<(), MediaError>,
+) -> Result<(), MediaError> {
+    let mut tool = Piped::spawn(cmd, timeout)?;
+    let mut out = tool.stdout.take().expect("piped stdout");
+    loop {
+        let mut frame = vec![0u8; size];
+        match read_full(&mut out, &mut frame) {
+            Ok(true) => each(frame)?,
+            Ok(false) => break,
+            Err(e) => return Err(tool.io_error(e).into()),
+        }
+    }
+    drop(out);
+    tool.finish()?;
+    Ok(())
+}
+
+/// Fills `buf`; false at the end of the stream (a partial frame is dropped).
+fn read_full(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<bool> {
+    let mut got = 0;
+    while got < buf.len() {
+        match r.read(&mut buf[got..])? {
+            0 => return Ok(false),
+            k => got += k,
+        }
+    }
+    Ok(true)
+}
+
+fn decode_limit(info: &VideoInfo) -> Duration {
+    Duration::from_secs_f64(60.0 + info.duration)
+}
+
+/// Grey thumbnails of every frame of the clip, at its nominal rate.
+pub fn thumbnails(input: &Path, info: &VideoInfo) -> Result<Vec<Vec<u8>>, MediaError> {
+    let filter = format!("scale={THUMB}:{THUMB}:flags=area,format=gray");
+    let cmd = decoder(input, info, 0, usize::MAX >> 8, &filter);
+    let mut thumbs = Vec::new();
+    read_frames(cmd, THUMB * THUMB, decode_limit(info), |f| {
+        thumbs.push(f);
+        Ok(())
+    })?;
+    Ok(thumbs)
+}
+
+/// Where the output goes.
+pub struct Output<'a> {
+    pub container: Container,
+    pub path: &'a Path,
+    /// Sound to put under the picture (its first stream), cut to the
+    /// picture's length.
+    pub audio: Option<&'a Path>,
+}
+
+/// The even picture size (4:2:0 needs it) of a clip.
+fn even(info: &VideoInfo) -> (u32, u32) {
+    (info.width & !1, info.height & !1)
+}
+
+/// An encoder reading raw `pix_fmt` frames of `w`×`h` at `fps` on stdin,
+/// `frames` of them, with the output's sound.
+fn encoder(
+    out: &Output,
+    pix_fmt: &str,
+    (w, h): (u32, u32),
+    fps: f64,
+    frames: usize,
+) -> Result<Piped, MediaError> {
+    let mut cmd = ffmpeg();
+    cmd.args([
+        "-f",
+        "rawvideo",
+        "-pix_fmt",
+        pix_fmt,
+        "-s",
+        &format!("{w}x{h}"),
+    ])
+    .args(["-r", &secs(fps), "-i", "pipe:0"]);
+    if let Some(audio) = out.audio {
+        cmd.arg("-i")
+            .arg(audio)
+            .args(["-map", "0:v:0", "-map", "1:a:0"]);
+    }
+    let seconds = frames as f64 / fps;
+    cmd.args(out.container.encoders())
+        .args(["-b:a", &out.container.audio_bitrate(2)])
+        .args(["-frames:v", &frames.to_string(), "-t", &secs(seconds)])
+        .args(["-movflags", "+faststart", "-f", out.container.muxer()])
+        .arg(out.path);
+    Ok(Piped::spawn(
+        cmd,
+        Duration::from_secs_f64(120.0 + 4.0 * seconds),
+    )?)
+}
+
+/// Frames the backward runs decode at once.
+const CHUNK: usize = 32;
+
+/// Renders `plan` over the clip (of `n` frames) into `out`, decoding the
+/// frames each run needs as it goes. `cancelled` is polled between frames.
+pub fn render(
+    input: &Path,
+    info: &VideoInfo,
+    n: usize,
+    plan: &Plan,
+    out: &Output,
+    cancelled: &dyn Fn() -> bool,
+) -> Result<(), MediaError> {
+    let (w, h) = even(info);
+    let size = (w * h + 2 * (w / 2) * (h / 2)) as usize;
+    let filter = format!("crop={w}:{h}:0:0,format=yuv420p");
+    let total = plan.frames();
+    let mut enc = encoder(out, "yuv420p", (w, h), info.fps, total)?;
+    let mut sink = enc.stdin.take().expect("piped stdin");
+    let mut write = |frame: &[u8]| -> Result<(), MediaError> {
+        if cancelled() {
+            return Err(std::io::Error::other("cancelled").into());
+        }
+        sink.write_all(frame).map_err(MediaError::from)
+    };
+    let decode =
+        |first: usize, count: usize, each: &mut dyn FnMut(Vec<u8>) -> Result<(), MediaError>| {
+            read_frames(
+                decoder(input, info, first, count, &filter),
+                size,
+                decode_limit(info),
+                each,
+            )
+        };
+    // The frames after a jump's source, faded out over the next run.
+    let mut tail: Vec<Vec<u8>> = Vec::new();
+    let mut result = Ok(());
+    for (ri, run) in plan.runs.iter().enumerate() {
+        let step = (|| -> Result<(), MediaError> {
+            match run.dir {
+                Dir::Forward => {
+                    let extra = plan
+                        .runs
+                        .get(ri + 1)
+                        .and_then(|next| next.fade)
+                        .map_or(0, |f| FADE.min(n - f));
+                    let fading = std::mem::take(&mut tail);
+                    let mut k = 0;
+                    decode(run.from, run.len + extra, &mut |mut frame| {
+                        if k >= run.len {
+                            tail.push(frame);
+                        } else {
+                            if let Some(old) = fading.get(k) {
+                                blend(&mut frame, old, fade_weight(k));
+                            }
+                            write(&frame)?;
+                        }
+                        k += 1;
+                        Ok(())
+                    })?;
+                    // A clip shorter than its probe said: hold its last frame.
+                    if k < run.len {
+                        return Err(std::io::Error::other(format!(
+                            "the clip ended {} frames early",
+                            run.len - k
+                        ))
+                        .into());
+                    }
+                    Ok(())
+                }
+                Dir::Backward => {
+                    let last = run.from + 1 - run.len;
+                    let mut hi = run.from + 1;
+                    while hi > last {
+                        let lo = hi.saturating_sub(CHUNK).max(last);
+                        let mut frames = Vec::with_capacity(hi - lo);
+                        decode(lo, hi - lo, &mut |f| {
+                            frames.push(f);
+                            Ok(())
+                        })?;
+                        for f in frames.iter().rev() {
+                            write(f)?;
+                        }
+                        hi = lo;
+                    }
+                    Ok(())
+                }
+                Dir::Hold => {
+                    let mut held = None;
+                    decode(run.from, 1, &mut |f| {
+                        held = Some(f);
+                        Ok(())
+                    })?;
+                    let held = held.ok_or_else(|| std::io::Error::other("no frame to hold"))?;
+                    for _ in 0..run.len {
+                        write(&held)?;
+                    }
+                    Ok(())
+                }
+            }
+        })();
+        if step.is_err() {
+            result = step;
+            break;
+        }
+    }
+    drop(sink);
+    let finished = enc.finish();
+    result?;
+    finished?;
+    Ok(())
+}
+
+/// `frame` = w·frame + (1-w)·old, byte by byte (Y, U and V alike).
+fn blend(frame: &mut [u8], old: &[u8], w: f32) {
+    let a = (w * 256.0) as u32;
+    for (x, &o) in frame.iter_mut().zip(old) {
+        *x = ((*x as u32 * a + o as u32 * (256 - a) + 128) >> 8) as u8;
+    }
+}
+
+/// Renders `frames` RGBA pictures (`w`×`h`) made by `picture(k)` at `fps`
+/// into `out` (a talking presenter drawn frame by frame).
+pub fn render_drawn(
+    (w, h): (u32, u32),
+    fps: f64,
+    frames: usize,
+    out: &Output,
+    cancelled: &dyn Fn() -> bool,
+    mut picture: impl FnMut(usize) -> Vec<u8>,
+) -> Result<(), MediaError> {
+    let mut enc = encoder(out, "rgba", (w, h), fps, frames)?;
+    let mut sink = enc.stdin.take().expect("piped stdin");
+    let mut result = Ok(());
+    for k in 0..frames {
+        if cancelled() {
+            result = Err(std::io::Error::other("cancelled"));
+            break;
+        }
+        if let Err(e) = sink.write_all(&picture(k)) {
+            result = Err(e);
+            break;
+        }
+    }
+    drop(sink);
+    let finished = enc.finish();
+    if let Err(e) = result {
+        return Err(match finished {
+            Err(tool) => tool.into(),
+            Ok(()) => e.into(),
+        });
+    }
+    finished?;
+    Ok(())
+}
+
+/// How open the mouth is in each of `frames` video frames (0 shut, 1 wide)
+/// from 16 kHz mono speech: the loudness of each frame's window against the
+/// speech's own range, opening fast and closing a little slower.
+pub fn mouth_track(pcm: &[f32], fps: f64, frames: usize) -> Vec<f32> {
+    let hop = 16_000.0 / fps;
+    let db: Vec<f32> = (0..frames)
+        .map(|k| {
+            let a = (k as f64 * hop) as usize;
+            let b = (((k + 1) as f64 * hop) as usize).min(pcm.len());
+            if a >= b {
+                return -100.0;
+            }
+            let power = pcm[a..b].iter().map(|s| s * s).sum::<f32>() / (b - a) as f32;
+            10.0 * (power + 1e-10).log10()
+        })
+        .collect();
+    let mut sorted = db.clone();
+    sorted.sort_by(f32::total_cmp);
+    let pick = |q: f32| {
+        sorted
+            .get(((sorted.len() as f32 - 1.0) * q) as usize)
+            .copied()
+            .unwrap_or(-100.0)
+    };
+    let (floor, loud) = (pick(0.1).max(-60.0) + 6.0, pick(0.95));
+    let range = (loud - floor).max(6.0);
+    let mut open = 0.0f32;
+    db.iter()
+        .map(|&d| {
+            let target = ((d - floor) / range).clamp(0.0, 1.0);
+            open += (target - open) * if target > open { 0.7 } else { 0.45 };
+            open
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Thumbnails of a pattern moving with period `period` frames.
+    fn periodic(n: usize, period: f32) -> Vec<Vec<u8>> {
+        (0..n)
+            .map(|t| {
+                let phase = t as f32 / period * std::f32::consts::TAU;
+                (0..THUMB * THUMB)
+                    .map(|p| {
+                        let x = (p % THUMB) as f32;
+                        (128.0 + 100.0 * (x / 6.0 + phase).sin()) as u8
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn simple_plans_have_the_exact_length() {
+        for mode in Mode::ALL {
+            for total in [1, 50, 125, 935] {
+                let plan = plan_simple(mode, 125, total);
+                assert_eq!(plan.frames(), total, "{mode:?} {total}");
+                assert!(plan.sequence().iter().all(|&f| f < 125));
+            }
+        }
+        let pp = plan_simple(Mode::Pingpong, 4, 10).sequence();
+        assert_eq!(pp, [0, 1, 2, 3, 2, 1, 0, 1, 2, 3]);
+        let fr = plan_simple(Mode::Freeze, 3, 5).sequence();
+        assert_eq!(fr, [0, 1, 2, 2, 2]);
+    }
+
+    #[test]
+    fn seamless_plans_jump_where_the_motion_matches() {
+        // 3.5 periods of 36 frames: ending at frame 125 and starting over
+        // would jolt; jumping back a whole period does not.
+        let thumbs = periodic(126, 36.0);
+        for total in [126, 127, 200, 935, 1500] {
+            let plan = plan_seamless(&thumbs, 25.0, total, 7);
+            assert_eq!(plan.frames(), total);
+            let seq = plan.sequence();
+            assert_eq!(seq[0], 0);
+            // Whole periods back, but for a frame or two to fit the length.
+            let mut off = 0;
+            for w in seq.windows(2) {
+                if w[1] != w[0] + 1 {
+                    let back = (w[0] + 1 - w[1]) % 36;
+                    assert!(back.min(36 - back) <= 2, "{w:?}");
+                    off += usize::from(back != 0);
+                }
+            }
+            assert!(off <= 2, "{total}: {off} jumps off the period");
+            // No loop taken more than three times in a row.
+            let mut streak = (0, (0, 0));
+            for w in seq.windows(2).filter(|w| w[1] != w[0] + 1) {
+                streak = if streak.1 == (w[0], w[1]) {
+                    (streak.0 + 1, streak.1)
+                } else {
+                    (1, (w[0], w[1]))
+                };
+                assert!(streak.0 <= 3, "{total}: {plan:?}");
+            }
+            let score = seam_score(&thumbs, &plan);
+            let looped = seam_score(&thumbs, &plan_simple(Mode::Loop, 126, total));
+            if total > 126 {
+                assert!(score < looped, "{score} vs {looped}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_loopable_clip_wraps_around() {
+        let thumbs = periodic(72, 36.0);
+        // Six more periods: the plan can end on the clip's own last frame.
+        let plan = plan_seamless(&thumbs, 25.0, 72 + 6 * 36, 1);
+        assert_eq!(plan.frames(), 72 + 6 * 36);
+        let score = seam_score(&thumbs, &plan);
+        assert!(score < 1.0, "{score} {plan:?}");
+        assert_eq!(*plan.sequence().last().unwrap(), 71);
+    }
+
+    #[test]
+    fn mouths_follow_loudness() {
+        let mut pcm = vec![0.0f32; 16_000];
+        for (i, s) in pcm.iter_mut().enumerate().skip(8000) {
+            *s = 0.3 * (i as f32 * 0.1).sin();
+        }
+        let m = mouth_track(&pcm, 25.0, 25);
+        assert!(m[5] < 0.05 && m[20] > 0.5, "{m:?}");
+    }
+}
