@@ -325,7 +325,7 @@ fn candidates(thumbs: &[Vec<u8>], fps: f64) -> Vec<Jump> {
             });
         }
     }
-    jumps.sort_by(|a, b| (a.src, a.dst).cmp(&(b.src, b.dst)));
+    jumps.sort_by_key(|j| (j.src, j.dst));
     jumps.dedup_by(|a, b| a.src == b.src && a.dst == b.dst);
     jumps
 }
