@@ -610,7 +610,8 @@ fn encoder(
     let seconds = frames as f64 / fps;
     cmd.args(out.container.encoders())
         .args(["-b:a", &out.container.audio_bitrate(2)])
-        .args(["-frames:v", &frames.to_string(), "-t", &secs(seconds)])
+        // The picture is exactly the frames written; the sound is cut to it.
+        .args(["-t", &secs(seconds)])
         .args(["-movflags", "+faststart", "-f", out.container.muxer()])
         .arg(out.path);
     Ok(Piped::spawn(

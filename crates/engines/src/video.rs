@@ -105,6 +105,25 @@ pub fn inspect(path: &Path) -> Result<Option<VideoInfo>, MediaError> {
     Ok(parse_info(&json))
 }
 
+/// Writes the first frame of a video as a PNG poster.
+pub fn poster(input: &Path, info: &VideoInfo, out: &Path) -> Result<(), MediaError> {
+    let mut cmd = ffmpeg();
+    info.open(&mut cmd, input)
+        .args([
+            "-map",
+            "0:v:0",
+            "-frames:v",
+            "1",
+            "-f",
+            "image2",
+            "-c:v",
+            "png",
+        ])
+        .arg(out);
+    run(cmd, b"", Duration::from_secs(60))?;
+    Ok(())
+}
+
 /// A video packet as the index lists it, in decoding order.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Packet {

@@ -2,6 +2,7 @@
 //! Each validates its payload into a typed request shared with the HTTP
 //! layer, so a job is checked before credits are held and again when it runs.
 
+pub mod avatar;
 pub mod image;
 pub mod sound;
 pub mod stt;

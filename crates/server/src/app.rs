@@ -18,6 +18,7 @@ use mediagen_engines::avatar;
 use mediagen_engines::image::icons::Icons;
 use mediagen_engines::stt::SttCatalog;
 use mediagen_engines::tts::TtsCatalog;
+use mediagen_pipelines::avatar::ExpandPipeline;
 use mediagen_pipelines::image::ImagePipeline;
 use mediagen_pipelines::sound::SoundPipeline;
 use mediagen_pipelines::stt::SttPipeline;
@@ -193,6 +194,7 @@ pub fn registry(config: &Config, engines: &Engines) -> Registry {
         catalog: engines.stt.clone(),
     }));
     registry.register(Arc::new(TrimPipeline));
+    registry.register(Arc::new(ExpandPipeline));
     registry.register(Arc::new(SoundPipeline));
     if let Some(icons) = &engines.icons {
         registry.register(Arc::new(ImagePipeline {
@@ -340,8 +342,14 @@ fn router(state: AppState) -> Router {
         .route("/sound-generation", post(sound::create))
         .route("/sound-generation/vocabulary", get(sound::vocabulary))
         .route("/image-generation", post(image::create))
-        .route("/avatars", get(avatars::list))
-        .route("/avatars/{id}", get(avatars::get))
+        .route("/avatars", get(avatars::list).post(avatars::create))
+        .route(
+            "/avatars/{id}",
+            get(avatars::get)
+                .patch(avatars::update)
+                .delete(avatars::delete),
+        )
+        .route("/avatar-expansion", post(avatars::expand))
         .route("/voices", get(voices::list))
         .route("/voices/{id}", get(voices::get))
         .route("/models", get(models::list))

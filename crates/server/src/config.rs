@@ -133,6 +133,7 @@ impl Default for Config {
                 ("video.trim".to_owned(), 1.0),
                 ("sound".to_owned(), 1.0),
                 ("image".to_owned(), 1.0),
+                ("avatar.expand".to_owned(), 1.0),
             ]),
             enable_test_jobs: false,
             warnings: Vec::new(),

@@ -26,6 +26,9 @@ pub struct MediaInput {
     pub fields: HashMap<String, String>,
     /// An upload not stored yet (dry runs price it without keeping it).
     pending: Option<(Upload, Probe)>,
+    /// Seconds the job's time limit grows by; the file's duration unless
+    /// set (an output much longer than its input).
+    pub media_seconds: Option<f64>,
 }
 
 impl MediaInput {
@@ -59,9 +62,20 @@ impl MediaInput {
             units,
             payload: serde_json::to_value(build(&self.file)).map_err(Error::internal)?,
             dry_run: false,
-            media_seconds: self.file.duration.unwrap_or(0.0),
+            media_seconds: self
+                .media_seconds
+                .unwrap_or(self.file.duration.unwrap_or(0.0)),
         };
         submit(state, who, opts, spec).await
+    }
+
+    /// False when the input is known to have no picture: an upload whose
+    /// probe found none, or a stored file recorded as audio.
+    pub fn may_have_video(&self) -> bool {
+        match &self.pending {
+            Some((_, probed)) => probed.has_video,
+            None => !self.file.content_type.starts_with("audio/"),
+        }
     }
 
     /// Stores an upload that came with the request (as `POST /v1/files`
@@ -106,8 +120,27 @@ fn as_fields(map: Map<String, Value>) -> HashMap<String, String> {
         .collect()
 }
 
+/// A request's input: media (an upload or a `fileId`), or only parameters.
+pub enum Input {
+    Media(Box<MediaInput>),
+    Fields(HashMap<String, String>),
+}
+
 /// Reads the media input of a request (see the module docs).
 pub async fn media_input(state: &AppState, who: &Principal, req: Request) -> ApiResult<MediaInput> {
+    match read_input(state, who, req).await? {
+        Input::Media(media) => Ok(*media),
+        Input::Fields(_) => Err(ApiError::invalid_parameter(
+            "fileId",
+            "send a `file` part (multipart/form-data) or the `fileId` of an uploaded file",
+        )
+        .into()),
+    }
+}
+
+/// Reads a request that may carry media (a `file` part or a `fileId`) or
+/// only JSON parameters.
+pub async fn read_input(state: &AppState, who: &Principal, req: Request) -> ApiResult<Input> {
     if is_multipart(&req) {
         let mut form = MultipartForm::from_request(req, state).await?;
         let upload = form.take_file("file")?;
@@ -122,20 +155,18 @@ pub async fn media_input(state: &AppState, who: &Principal, req: Request) -> Api
             duration: Some(probed.duration),
             created_at: 0,
         };
-        return Ok(MediaInput {
+        return Ok(Input::Media(Box::new(MediaInput {
             file,
             fields: form.fields,
             pending: Some((upload, probed)),
-        });
+            media_seconds: None,
+        })));
     }
     let ApiJson(map) = ApiJson::<Map<String, Value>>::from_request(req, state).await?;
     let mut fields = as_fields(map);
-    let id = fields.remove("fileId").ok_or_else(|| {
-        ApiError::invalid_parameter(
-            "fileId",
-            "send a `file` part (multipart/form-data) or the `fileId` of an uploaded file",
-        )
-    })?;
+    let Some(id) = fields.remove("fileId") else {
+        return Ok(Input::Fields(fields));
+    };
     let file = state
         .db
         .file(&who.account_id, &id)
@@ -144,11 +175,12 @@ pub async fn media_input(state: &AppState, who: &Principal, req: Request) -> Api
     if file.duration.is_none() {
         return Err(not_media().into());
     }
-    Ok(MediaInput {
+    Ok(Input::Media(Box::new(MediaInput {
         file,
         fields,
         pending: None,
-    })
+        media_seconds: None,
+    })))
 }
 
 fn not_media() -> ApiError {

@@ -48,7 +48,7 @@ impl Modify for Security {
         license(name = "MIT OR Apache-2.0")
     ),
     paths(
-        tts::create, tts::stream, stt::create, video::trim, sound::create, sound::vocabulary, image::create, avatars::list, avatars::get, voices::list, voices::get, models::list, previews::get,
+        tts::create, tts::stream, stt::create, video::trim, sound::create, sound::vocabulary, image::create, avatars::list, avatars::get, avatars::create, avatars::update, avatars::delete, avatars::expand, voices::list, voices::get, models::list, previews::get,
         account::get_account,
         jobs::get_job, jobs::list_jobs, jobs::cancel_job,
         keys::create_key, keys::list_keys, keys::revoke_key,
@@ -66,7 +66,7 @@ impl Modify for Security {
         (name = "accounts", description = "Accounts and credits (operator account's admin keys)"),
         (name = "files", description = "Uploaded input files and signed result URLs"),
         (name = "video", description = "Video trimming"),
-        (name = "avatars", description = "The avatar catalog"),
+        (name = "avatars", description = "The avatar catalog, uploaded avatars and avatar expansion"),
         (name = "content", description = "Sound and image generation from text prompts"),
     )
 )]

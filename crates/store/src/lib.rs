@@ -7,6 +7,7 @@
 //! the URLs under which they are served.
 
 mod accounts;
+mod avatars;
 mod blob;
 mod db;
 mod files;
@@ -15,6 +16,7 @@ mod jobs;
 mod keys;
 
 pub use accounts::{Account, LedgerEntry};
+pub use avatars::{AvatarChanges, AvatarRecord};
 pub use blob::{
     content_type_for, BlobError, BlobRange, BlobRead, BlobStore, SignedUrlError, Signer,
 };

@@ -1,22 +1,29 @@
 //! The avatar catalog: the built-in presenters (rendered at the first
-//! start); uploaded avatars (`category: custom`) join it with avatar
+//! start) and each account's own uploads (`category: custom`); avatar
 //! expansion.
 
-use std::cmp::Ordering;
-
-use axum::extract::{Path, State};
+use axum::extract::{Path, Request, State};
+use axum::http::StatusCode;
+use axum::response::Response;
 use axum::Json;
+use mediagen_core::ids::new_id;
 use mediagen_core::page::RawPageQuery;
 use mediagen_core::time::{iso8601, now_ms};
-use mediagen_core::{ApiError, Page};
+use mediagen_core::{ApiError, ErrorCode, Page};
 use mediagen_engines::avatar::{Look, CATALOG, FPS, SECONDS, SIZE};
+use mediagen_engines::video::{inspect, poster};
+use mediagen_pipelines::avatar::{not_a_video, ExpandOptions, ExpandRequest};
+use mediagen_store::{AvatarChanges, AvatarRecord};
 use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
 
-use crate::error::ApiResult;
-use crate::extract::{ApiQuery, Auth, Read};
-use crate::jobs::signed_url;
+use crate::error::{ApiResult, Error};
+use crate::extract::{ApiJson, ApiQuery, Auth, JobOptions, Read, Write};
+use crate::jobs::{signed_url, submit, JobSpec};
+use crate::media_input::{probe_upload, read_input, Input};
 use crate::routes::{page_params, ListEnvelope};
 use crate::state::AppState;
+use crate::upload::MultipartForm;
 
 pub fn video_key(id: &str) -> String {
     format!("avatars/premade/{id}.mp4")
@@ -28,6 +35,9 @@ pub fn poster_key(id: &str) -> String {
 
 /// When the built-in catalog was made (its `createdAt`), Unix ms.
 const CATALOG_CREATED_MS: i64 = 1_795_305_600_000;
+/// Length limits of an uploaded avatar clip, seconds.
+const MIN_SECONDS: f64 = 1.0;
+const MAX_SECONDS: f64 = 300.0;
 
 #[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -37,7 +47,7 @@ pub struct AvatarView {
     pub description: String,
     /// `female`, `male` or `neutral`.
     pub gender: String,
-    /// `illustrated` (the built-in presenters) or `photo` (uploads of people).
+    /// `illustrated` (the built-in presenters) or `photo` (uploads).
     pub style: String,
     pub labels: Vec<String>,
     pub width: u32,
@@ -47,7 +57,7 @@ pub struct AvatarView {
     /// Seconds of the source clip (an idle loop for the built-ins).
     pub duration: f64,
     pub fps: f64,
-    /// Signed, expiring URLs of the clip (mp4) and its poster (png).
+    /// Signed, expiring URLs of the clip and its poster (png).
     pub preview_video_url: String,
     pub poster_url: String,
     /// `premade` or `custom`.
@@ -55,8 +65,12 @@ pub struct AvatarView {
     pub created_at: String,
 }
 
-fn view(state: &AppState, look: &Look) -> AvatarView {
-    let expires = now_ms() / 1000 + state.config.url_ttl_seconds as i64;
+fn expiry(state: &AppState) -> i64 {
+    now_ms() / 1000 + state.config.url_ttl_seconds as i64
+}
+
+fn premade_view(state: &AppState, look: &Look) -> AvatarView {
+    let expires = expiry(state);
     AvatarView {
         id: look.id.to_owned(),
         name: look.name.to_owned(),
@@ -76,6 +90,41 @@ fn view(state: &AppState, look: &Look) -> AvatarView {
     }
 }
 
+fn orientation(width: i64, height: i64) -> &'static str {
+    match width.cmp(&height) {
+        std::cmp::Ordering::Equal => "square",
+        std::cmp::Ordering::Greater => "landscape",
+        std::cmp::Ordering::Less => "portrait",
+    }
+}
+
+fn custom_view(state: &AppState, a: AvatarRecord) -> AvatarView {
+    let expires = expiry(state);
+    AvatarView {
+        preview_video_url: signed_url(state, &a.video_key, expires),
+        poster_url: signed_url(state, &a.poster_key, expires),
+        orientation: orientation(a.width, a.height).to_owned(),
+        id: a.id,
+        name: a.name,
+        description: a.description,
+        gender: a.gender,
+        style: "photo".to_owned(),
+        labels: a.labels,
+        width: a.width as u32,
+        height: a.height as u32,
+        duration: a.duration,
+        fps: a.fps,
+        category: "custom".to_owned(),
+        created_at: iso8601(a.created_at),
+    }
+}
+
+fn premade(state: &AppState, id: &str) -> Option<&'static Look> {
+    CATALOG
+        .iter()
+        .find(|l| l.id == id && state.avatars.contains(&l.id))
+}
+
 #[derive(Deserialize)]
 pub struct AvatarQuery {
     q: Option<String>,
@@ -88,6 +137,8 @@ pub struct AvatarQuery {
     page: RawPageQuery,
 }
 
+const GENDERS: [&str; 3] = ["female", "male", "neutral"];
+
 fn one_of(name: &str, value: Option<&str>, allowed: &[&str]) -> Result<(), ApiError> {
     match value {
         Some(v) if !allowed.contains(&v) => Err(ApiError::invalid_parameter(
@@ -98,26 +149,28 @@ fn one_of(name: &str, value: Option<&str>, allowed: &[&str]) -> Result<(), ApiEr
     }
 }
 
-fn matches(look: &Look, q: &AvatarQuery) -> bool {
+fn matches(a: &AvatarView, q: &AvatarQuery) -> bool {
     let text = q.q.as_deref().is_none_or(|needle| {
         let needle = needle.to_lowercase();
-        look.name.to_lowercase().contains(&needle)
-            || look.description.to_lowercase().contains(&needle)
-            || look.labels.iter().any(|l| l.contains(needle.as_str()))
+        a.name.to_lowercase().contains(&needle)
+            || a.description.to_lowercase().contains(&needle)
+            || a.labels.iter().any(|l| l.contains(needle.as_str()))
     });
-    text && q.gender.as_deref().is_none_or(|g| g == look.gender)
-        && q.style.as_deref().is_none_or(|s| s == "illustrated")
-        && q.category.as_deref().is_none_or(|c| c == "premade")
-        && q.orientation.as_deref().is_none_or(|o| o == "square")
+    let is = |want: &Option<String>, have: &str| want.as_deref().is_none_or(|w| w == have);
+    text && is(&q.gender, &a.gender)
+        && is(&q.style, &a.style)
+        && is(&q.category, &a.category)
+        && is(&q.orientation, &a.orientation)
 }
 
 /// List avatars
 ///
-/// The spec's list envelope of avatars, filtered by `q` (name, description
-/// or label), `gender` (female, male, neutral), `style` (illustrated,
-/// photo), `category` (premade, custom), `orientation` (square, landscape,
-/// portrait), sorted by `sort` (`name` (default), `-name`, `createdAt`,
-/// `-createdAt`), paged by `page` and `limit`.
+/// The spec's list envelope of the built-in avatars and the account's own,
+/// filtered by `q` (name, description or label), `gender` (female, male,
+/// neutral), `style` (illustrated, photo), `category` (premade, custom),
+/// `orientation` (square, landscape, portrait), sorted by `sort` (`name`
+/// (default), `-name`, `createdAt`, `-createdAt`), paged by `page` and
+/// `limit`.
 #[utoipa::path(get, path = "/v1/avatars", tag = "avatars", security(("bearer" = ["read"])),
     params(("q" = Option<String>, Query), ("gender" = Option<String>, Query), ("style" = Option<String>, Query),
            ("category" = Option<String>, Query), ("orientation" = Option<String>, Query), ("sort" = Option<String>, Query),
@@ -125,15 +178,11 @@ fn matches(look: &Look, q: &AvatarQuery) -> bool {
     responses((status = 200, body = ListEnvelope<AvatarView>), (status = 400)))]
 pub async fn list(
     State(state): State<AppState>,
-    _auth: Auth<Read>,
+    auth: Auth<Read>,
     ApiQuery(q): ApiQuery<AvatarQuery>,
 ) -> ApiResult<Json<Page<AvatarView>>> {
     let params = page_params(&q.page)?;
-    one_of(
-        "gender",
-        q.gender.as_deref(),
-        &["female", "male", "neutral"],
-    )?;
+    one_of("gender", q.gender.as_deref(), &GENDERS)?;
     one_of("style", q.style.as_deref(), &["illustrated", "photo"])?;
     one_of("category", q.category.as_deref(), &["premade", "custom"])?;
     one_of(
@@ -141,28 +190,43 @@ pub async fn list(
         q.orientation.as_deref(),
         &["square", "landscape", "portrait"],
     )?;
-    let order: fn(&Look, &Look) -> Ordering = match q.sort.as_deref() {
-        None | Some("name") | Some("createdAt") => |a, b| a.name.cmp(b.name),
-        Some("-name") | Some("-createdAt") => |a, b| b.name.cmp(a.name),
-        Some(_) => {
-            return Err(ApiError::invalid_parameter(
-                "sort",
-                "must be name, -name, createdAt or -createdAt",
-            )
-            .into())
-        }
+    let sort = q.sort.as_deref().unwrap_or("name");
+    let (key, descending) = match sort.strip_prefix('-') {
+        Some(k) => (k, true),
+        None => (sort, false),
     };
-    let mut looks: Vec<&Look> = CATALOG
+    if !["name", "createdAt"].contains(&key) {
+        return Err(ApiError::invalid_parameter(
+            "sort",
+            "must be name, -name, createdAt or -createdAt",
+        )
+        .into());
+    }
+    let custom = state.db.avatars(&auth.account_id).await?;
+    let mut all: Vec<AvatarView> = CATALOG
         .iter()
-        .filter(|l| state.avatars.contains(&l.id) && matches(l, &q))
+        .filter(|l| state.avatars.contains(&l.id))
+        .map(|l| premade_view(&state, l))
+        .chain(custom.into_iter().map(|a| custom_view(&state, a)))
+        .filter(|a| matches(a, &q))
         .collect();
-    looks.sort_by(|a, b| order(a, b));
-    let total = looks.len() as u64;
-    let data = looks
+    all.sort_by(|a, b| {
+        let order = match key {
+            "createdAt" => a.created_at.cmp(&b.created_at),
+            _ => a.name.to_lowercase().cmp(&b.name.to_lowercase()),
+        }
+        .then_with(|| a.id.cmp(&b.id));
+        if descending {
+            order.reverse()
+        } else {
+            order
+        }
+    });
+    let total = all.len() as u64;
+    let data = all
         .into_iter()
         .skip(params.offset() as usize)
         .take(params.limit as usize)
-        .map(|l| view(&state, l))
         .collect();
     Ok(Json(Page::new(data, params, total)))
 }
@@ -173,12 +237,370 @@ pub async fn list(
     responses((status = 200, body = AvatarView), (status = 404, description = "`resource_not_found`")))]
 pub async fn get(
     State(state): State<AppState>,
-    _auth: Auth<Read>,
+    auth: Auth<Read>,
     Path(id): Path<String>,
 ) -> ApiResult<Json<AvatarView>> {
-    CATALOG
-        .iter()
-        .find(|l| l.id == id && state.avatars.contains(&l.id))
-        .map(|l| Json(view(&state, l)))
-        .ok_or_else(|| ApiError::not_found("avatar", &id).into())
+    if let Some(look) = premade(&state, &id) {
+        return Ok(Json(premade_view(&state, look)));
+    }
+    let a = state
+        .db
+        .avatar(&auth.account_id, &id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("avatar", &id))?;
+    Ok(Json(custom_view(&state, a)))
+}
+
+/// Checks the describing fields of an avatar; `name` is required when
+/// `creating`.
+fn check_meta(
+    name: Option<String>,
+    description: Option<String>,
+    gender: Option<String>,
+    labels: Option<Vec<String>>,
+    creating: bool,
+) -> Result<AvatarChanges, ApiError> {
+    let name = name.map(|n| n.trim().to_owned());
+    match &name {
+        Some(n) if n.is_empty() || n.chars().count() > 100 => {
+            return Err(ApiError::invalid_parameter(
+                "name",
+                "must be 1 to 100 characters",
+            ))
+        }
+        None if creating => return Err(ApiError::invalid_parameter("name", "required")),
+        _ => {}
+    }
+    let description = description.map(|d| d.trim().to_owned());
+    if description
+        .as_ref()
+        .is_some_and(|d| d.chars().count() > 500)
+    {
+        return Err(ApiError::invalid_parameter(
+            "description",
+            "at most 500 characters",
+        ));
+    }
+    one_of("gender", gender.as_deref(), &GENDERS)?;
+    let labels = match labels {
+        None => None,
+        Some(list) => {
+            let mut clean: Vec<String> = list
+                .iter()
+                .map(|l| l.trim().to_lowercase())
+                .filter(|l| !l.is_empty())
+                .collect();
+            clean.dedup();
+            if clean.len() > 20 || clean.iter().any(|l| l.chars().count() > 40) {
+                return Err(ApiError::invalid_parameter(
+                    "labels",
+                    "at most 20 labels of at most 40 characters",
+                ));
+            }
+            Some(clean)
+        }
+    };
+    Ok(AvatarChanges {
+        name,
+        description,
+        gender,
+        labels,
+    })
+}
+
+/// Labels from a form field: a JSON list or comma-separated words.
+fn form_labels(raw: &str) -> Result<Vec<String>, ApiError> {
+    if raw.trim_start().starts_with('[') {
+        serde_json::from_str(raw)
+            .map_err(|_| ApiError::invalid_parameter("labels", "must be a list of strings"))
+    } else {
+        Ok(raw.split(',').map(str::to_owned).collect())
+    }
+}
+
+fn unprocessable(parameter: &str, reason: &str) -> Error {
+    ApiError::new(ErrorCode::UnprocessableEntity)
+        .with_message(format!("`{parameter}`: {reason}."))
+        .with_detail("parameter", parameter)
+        .with_detail("reason", reason)
+        .into()
+}
+
+/// Upload an avatar
+///
+/// `multipart/form-data`: `file` (a video of a person or character, 1 s to
+/// 5 min, any container ffmpeg reads), `name` (required), optional
+/// `description`, `gender` (female, male, neutral (default)) and `labels`
+/// (comma-separated or a JSON list). The clip is kept as uploaded, with its
+/// first frame as the poster; it joins the account's catalog as `category:
+/// custom`, `style: photo`, visible to the account's keys only. No picture
+/// stream, or a clip shorter or longer than allowed → 422
+/// `unprocessable_entity`; not media → 415.
+#[utoipa::path(post, path = "/v1/avatars", tag = "avatars", security(("bearer" = ["write"])),
+    request_body(content_type = "multipart/form-data", description = "`file`, `name`, `description`, `gender`, `labels`"),
+    responses((status = 201, body = AvatarView), (status = 400), (status = 415), (status = 422)))]
+pub async fn create(
+    State(state): State<AppState>,
+    auth: Auth<Write>,
+    mut form: MultipartForm,
+) -> ApiResult<(StatusCode, Json<AvatarView>)> {
+    let fields = std::mem::take(&mut form.fields);
+    if let Some(key) = fields
+        .keys()
+        .find(|k| !["name", "description", "gender", "labels"].contains(&k.as_str()))
+    {
+        return Err(ApiError::invalid_parameter(key, "unknown parameter").into());
+    }
+    let labels = fields.get("labels").map(|l| form_labels(l)).transpose()?;
+    let meta = check_meta(
+        fields.get("name").cloned(),
+        fields.get("description").cloned(),
+        fields.get("gender").cloned(),
+        labels,
+        true,
+    )?;
+    let upload = form.take_file("file")?;
+    let probed = probe_upload(&upload).await?;
+    if !probed.has_video {
+        return Err(not_a_video("file").into());
+    }
+    if !(MIN_SECONDS..=MAX_SECONDS).contains(&probed.duration) {
+        return Err(unprocessable(
+            "file",
+            &format!(
+                "an avatar clip must last {MIN_SECONDS} s to {MAX_SECONDS} s (this one: {:.2} s)",
+                probed.duration
+            ),
+        ));
+    }
+    let id = new_id("avatar");
+    let scratch = tempfile::tempdir().map_err(Error::internal)?;
+    let poster_path = scratch.path().join("poster.png");
+    let (path, out) = (upload.file.path().to_owned(), poster_path.clone());
+    let info = tokio::task::spawn_blocking(move || {
+        let info = inspect(&path)?;
+        if let Some(info) = &info {
+            poster(&path, info, &out)?;
+        }
+        Ok::<_, mediagen_engines::media::MediaError>(info)
+    })
+    .await
+    .map_err(Error::internal)?
+    .map_err(|e| unprocessable("file", &format!("the clip cannot be read: {e}")))?
+    .ok_or_else(|| not_a_video("file"))?;
+    let ext = match upload.sniffed_type() {
+        "video/quicktime" => "mov",
+        "video/webm" => "webm",
+        "video/x-matroska" => "mkv",
+        "video/mp4" => "mp4",
+        _ => "bin",
+    };
+    let account = &auth.account_id;
+    let record = AvatarRecord {
+        video_key: format!("avatars/{account}/{id}.{ext}"),
+        poster_key: format!("avatars/{account}/{id}.png"),
+        id,
+        account_id: account.clone(),
+        name: meta.name.unwrap_or_default(),
+        description: meta.description.unwrap_or_default(),
+        gender: meta.gender.unwrap_or_else(|| "neutral".to_owned()),
+        labels: meta.labels.unwrap_or_default(),
+        content_type: upload.sniffed_type().to_owned(),
+        width: i64::from(info.width),
+        height: i64::from(info.height),
+        duration: (probed.duration * 1000.0).round() / 1000.0,
+        fps: (info.fps * 1000.0).round() / 1000.0,
+        created_at: 0,
+    };
+    state
+        .blobs
+        .put_file(&record.video_key, upload.file.path())
+        .await?;
+    state
+        .blobs
+        .put_file(&record.poster_key, &poster_path)
+        .await?;
+    let record = state.db.create_avatar(record).await?;
+    Ok((StatusCode::CREATED, Json(custom_view(&state, record))))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AvatarPatch {
+    name: Option<String>,
+    description: Option<String>,
+    gender: Option<String>,
+    labels: Option<Vec<String>>,
+}
+
+/// Update an avatar
+///
+/// Changes the `name`, `description`, `gender` or `labels` of one of the
+/// account's own avatars (the built-in ones cannot be changed: 404).
+#[utoipa::path(patch, path = "/v1/avatars/{id}", tag = "avatars", security(("bearer" = ["write"])),
+    params(("id" = String, Path)), request_body = AvatarPatch,
+    responses((status = 200, body = AvatarView), (status = 400), (status = 404)))]
+pub async fn update(
+    State(state): State<AppState>,
+    auth: Auth<Write>,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<AvatarPatch>,
+) -> ApiResult<Json<AvatarView>> {
+    let changes = check_meta(body.name, body.description, body.gender, body.labels, false)?;
+    let a = state
+        .db
+        .update_avatar(&auth.account_id, &id, changes)
+        .await?
+        .ok_or_else(|| ApiError::not_found("avatar", &id))?;
+    Ok(Json(custom_view(&state, a)))
+}
+
+/// Delete an avatar
+///
+/// Deletes one of the account's own avatars and its files.
+#[utoipa::path(delete, path = "/v1/avatars/{id}", tag = "avatars", security(("bearer" = ["write"])),
+    params(("id" = String, Path)),
+    responses((status = 200, description = "`{id, deleted: true}`"), (status = 404)))]
+pub async fn delete(
+    State(state): State<AppState>,
+    auth: Auth<Write>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let a = state
+        .db
+        .delete_avatar(&auth.account_id, &id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("avatar", &id))?;
+    state.blobs.delete(&a.video_key).await?;
+    state.blobs.delete(&a.poster_key).await?;
+    Ok(Json(json!({ "id": a.id, "deleted": true })))
+}
+
+/// Expand an avatar
+///
+/// Makes a video exactly `duration` seconds long (at most 600) from an
+/// avatar (`avatarId`, built-in or the account's own) or any video (a
+/// `file` part, or a `fileId`); or, with `audioFileId` instead of
+/// `duration`, exactly as long as that audio, which is put under the
+/// picture. A built-in presenter with `audioFileId` is drawn talking: its
+/// mouth follows the voice's loudness.
+///
+/// `mode`: `seamless` (default: a video texture that jumps back where the
+/// picture and its motion match, crossfaded, never repeating one loop more
+/// than three times in a row), `loop`, `pingpong` or `freeze` (hold the last
+/// frame). `format`: mp4 (default), webm, mov, mkv. `seed` varies the
+/// seamless plan.
+///
+/// The job's `result`: `{videoUrl, duration, frames, fps, width, height,
+/// mode, jumps, seamScore, format, contentType, avatarId, fileId,
+/// audioFileId}`; `seamScore` is the worst jolt in motion at a seam, in
+/// units of the clip's mean frame-to-frame change (0 without seams; lower is
+/// better). Without `audioFileId` the output is silent. A duration ≤ 0 or
+/// over 600 s, or a source without a picture → 422 `unprocessable_entity`.
+/// Price: `costs.avatar.expand` credits per output second, rounded up.
+#[utoipa::path(post, path = "/v1/avatar-expansion", tag = "avatars", security(("bearer" = ["write"])),
+    request_body(content_type = "application/json", description = "`{avatarId | fileId, duration | audioFileId, mode, format, seed}`, or multipart with a `file` part"),
+    responses((status = 200, body = crate::jobs::JobView), (status = 202, body = crate::jobs::JobView),
+              (status = 400), (status = 404, description = "No such avatar or file"),
+              (status = 415), (status = 422, description = "`unprocessable_entity` naming duration, audioFileId or the source")))]
+pub async fn expand(
+    State(state): State<AppState>,
+    auth: Auth<Write>,
+    opts: JobOptions,
+    req: Request,
+) -> ApiResult<Response> {
+    let input = read_input(&state, &auth, req).await?;
+    let fields = match &input {
+        Input::Media(m) => &m.fields,
+        Input::Fields(f) => f,
+    };
+    let options = ExpandOptions::parse(fields)?;
+    let dry_run = fields.get("dryRun").is_some_and(|v| v == "true");
+    let avatar_id = fields.get("avatarId").cloned();
+    let audio = match &options.audio_file_id {
+        None => None,
+        Some(id) => {
+            let file = state
+                .db
+                .file(&auth.account_id, id)
+                .await?
+                .ok_or_else(|| ApiError::not_found("file", id))?;
+            let seconds = file.duration.ok_or_else(|| {
+                Error::from(
+                    ApiError::new(ErrorCode::UnsupportedMediaType)
+                        .with_message("The audio file is not audio or video.")
+                        .with_detail("parameter", "audioFileId"),
+                )
+            })?;
+            ExpandOptions::check_seconds("audioFileId", seconds)?;
+            Some((file, seconds))
+        }
+    };
+    let seconds = options
+        .duration
+        .or(audio.as_ref().map(|a| a.1))
+        .unwrap_or_default();
+    let units = seconds.ceil();
+    let request =
+        |source: String, avatar: Option<String>, file: Option<String>, talking| ExpandRequest {
+            source,
+            avatar_id: avatar,
+            file_id: file,
+            talking,
+            seconds,
+            audio: audio.as_ref().map(|a| a.0.blob_key.clone()),
+            audio_file_id: options.audio_file_id.clone(),
+            mode: options.mode,
+            format: options.format,
+            seed: options.seed,
+        };
+    match (input, avatar_id) {
+        (Input::Media(_), Some(_)) => Err(ApiError::invalid_parameter(
+            "avatarId",
+            "send either `avatarId` or a video (`file` or `fileId`), not both",
+        )
+        .into()),
+        (Input::Media(mut media), None) => {
+            if !media.may_have_video() {
+                return Err(not_a_video(if media.file.id.is_empty() {
+                    "file"
+                } else {
+                    "fileId"
+                })
+                .into());
+            }
+            media.media_seconds = Some(seconds);
+            media
+                .submit(&state, &auth, opts, "avatar.expand", units, |file| {
+                    request(file.blob_key.clone(), None, Some(file.id.clone()), None)
+                })
+                .await
+        }
+        (Input::Fields(_), Some(id)) => {
+            let req = if let Some(look) = premade(&state, &id) {
+                let talking = audio.is_some().then(|| look.id.to_owned());
+                request(video_key(look.id), Some(id), None, talking)
+            } else {
+                let a = state
+                    .db
+                    .avatar(&auth.account_id, &id)
+                    .await?
+                    .ok_or_else(|| ApiError::not_found("avatar", &id))?;
+                request(a.video_key, Some(id), None, None)
+            };
+            let spec = JobSpec {
+                kind: "avatar.expand",
+                units,
+                payload: serde_json::to_value(req).map_err(Error::internal)?,
+                dry_run,
+                media_seconds: seconds,
+            };
+            submit(&state, &auth, opts, spec).await
+        }
+        (Input::Fields(_), None) => Err(ApiError::invalid_parameter(
+            "avatarId",
+            "send an `avatarId`, a `fileId` or a `file` part",
+        )
+        .into()),
+    }
 }

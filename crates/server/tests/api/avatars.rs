@@ -124,7 +124,6 @@ async fn catalog_filters_and_pages(backend: Backend) {
     assert_eq!(r.status(), 401);
 }
 
-crate::on_both_backends!(catalog_filters_and_pages);
 
 /// The clip is a 4-second 512×512 25 fps H.264 loop and the poster a PNG.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -162,3 +161,228 @@ async fn previews_are_real_clips() {
         "h264,512,512,25/1,100"
     );
 }
+
+fn video(dir: &std::path::Path, name: &str, seconds: f64) -> Vec<u8> {
+    let path = dir.join(name);
+    let ok = Command::new("ffmpeg")
+        .args(["-v", "error", "-y", "-f", "lavfi", "-i"])
+        .arg(format!("testsrc2=size=320x240:rate=25:duration={seconds}"))
+        .args(["-c:v", "libx264", "-pix_fmt", "yuv420p"])
+        .arg(&path)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    std::fs::read(path).unwrap()
+}
+
+async fn upload_avatar(
+    app: &TestApp,
+    key: &str,
+    file: Option<(Vec<u8>, &str)>,
+    fields: &[(&str, &str)],
+) -> reqwest::Response {
+    let mut form = reqwest::multipart::Form::new();
+    if let Some((bytes, name)) = file {
+        form = form.part(
+            "file",
+            reqwest::multipart::Part::bytes(bytes).file_name(name.to_owned()),
+        );
+    }
+    for (k, v) in fields {
+        form = form.text(k.to_string(), v.to_string());
+    }
+    app.client
+        .post(format!("{}/v1/avatars", app.addr))
+        .bearer_auth(key)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// Accounts add their own avatars: validated, listed with the built-in
+/// ones, found by label, edited, deleted, and never seen by another account.
+async fn custom_avatars(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let (_, key) = app.account(1_000, "write").await;
+    let (_, other) = app.account(1_000, "write").await;
+    let dir = tempfile::tempdir().unwrap();
+    let clip = video(dir.path(), "sam.mp4", 3.0);
+    let r = upload_avatar(
+        &app,
+        &key,
+        Some((clip.clone(), "sam.mp4")),
+        &[
+            ("name", "Studio Sam"),
+            ("labels", "Podcast, studio"),
+            ("gender", "male"),
+        ],
+    )
+    .await;
+    assert_eq!(r.status(), 201);
+    let sam: Value = r.json().await.unwrap();
+    let id = sam["id"].as_str().unwrap().to_owned();
+    assert_eq!(sam["category"], "custom");
+    assert_eq!(sam["style"], "photo");
+    assert_eq!(sam["labels"], serde_json::json!(["podcast", "studio"]));
+    assert_eq!(
+        (sam["width"].as_u64(), sam["height"].as_u64()),
+        (Some(320), Some(240))
+    );
+    assert_eq!(sam["orientation"], "landscape");
+    assert_eq!(
+        (sam["duration"].as_f64(), sam["fps"].as_f64()),
+        (Some(3.0), Some(25.0))
+    );
+    assert_eq!(
+        app.download(sam["previewVideoUrl"].as_str().unwrap()).await,
+        clip
+    );
+    let poster = app.download(sam["posterUrl"].as_str().unwrap()).await;
+    assert_eq!(&poster[1..4], b"PNG");
+
+    // Found by label and by category, beside the built-in ones.
+    let found = list(&app, &key, "?q=podcast").await;
+    assert_eq!(names(&found), ["Studio Sam"]);
+    assert_eq!(
+        list(&app, &key, "?category=custom").await["data"][0]["id"],
+        id.as_str()
+    );
+    assert_eq!(
+        list(&app, &key, "?orientation=landscape").await["pagination"]["total"],
+        1
+    );
+    let all = list(&app, &key, "?limit=100").await;
+    assert_eq!(all["pagination"]["total"], 13);
+    assert_eq!(
+        list(&app, &key, "?limit=1&sort=-createdAt").await["data"][0]["id"],
+        id.as_str()
+    );
+
+    // Edited.
+    let r = app
+        .request(
+            reqwest::Method::PATCH,
+            &format!("/v1/avatars/{id}"),
+            Some(&key),
+            Some(serde_json::json!({"name": "Sam Live", "labels": ["live"]})),
+        )
+        .await;
+    assert_eq!(r.status(), 200);
+    let edited: Value = app
+        .get(&format!("/v1/avatars/{id}"), &key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        (edited["name"].as_str(), edited["labels"].clone()),
+        (Some("Sam Live"), serde_json::json!(["live"]))
+    );
+    let r = app
+        .request(
+            reqwest::Method::PATCH,
+            &format!("/v1/avatars/{id}"),
+            Some(&key),
+            Some(serde_json::json!({"gender": "robot"})),
+        )
+        .await;
+    assert_error(r, 400, "invalid_parameter").await;
+
+    // Another account sees none of it, and cannot use it.
+    assert_error(
+        app.get(&format!("/v1/avatars/{id}"), &other).await,
+        404,
+        "resource_not_found",
+    )
+    .await;
+    let r = app
+        .request(
+            reqwest::Method::PATCH,
+            &format!("/v1/avatars/{id}"),
+            Some(&other),
+            Some(serde_json::json!({"name": "Mine"})),
+        )
+        .await;
+    assert_error(r, 404, "resource_not_found").await;
+    assert_error(
+        app.delete(&format!("/v1/avatars/{id}"), &other).await,
+        404,
+        "resource_not_found",
+    )
+    .await;
+    assert_error(
+        app.post(
+            "/v1/avatar-expansion",
+            &other,
+            serde_json::json!({"avatarId": id, "duration": 5}),
+        )
+        .await,
+        404,
+        "resource_not_found",
+    )
+    .await;
+    assert_eq!(
+        list(&app, &other, "?category=custom").await["pagination"]["total"],
+        0
+    );
+    // The built-in ones cannot be edited or deleted.
+    assert_error(
+        app.delete("/v1/avatars/av_ada", &key).await,
+        404,
+        "resource_not_found",
+    )
+    .await;
+
+    // Bad uploads.
+    let tone = dir.path().join("tone.wav");
+    let ok = Command::new("ffmpeg")
+        .args(["-v", "error", "-y", "-f", "lavfi", "-i", "sine=duration=3"])
+        .arg(&tone)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let r = upload_avatar(
+        &app,
+        &key,
+        Some((std::fs::read(&tone).unwrap(), "tone.wav")),
+        &[("name", "Tone")],
+    )
+    .await;
+    let e = assert_error(r, 422, "unprocessable_entity").await;
+    assert_eq!(e["error"]["details"]["parameter"], "file");
+    let short = video(dir.path(), "short.mp4", 0.5);
+    let r = upload_avatar(&app, &key, Some((short, "short.mp4")), &[("name", "Blink")]).await;
+    assert_error(r, 422, "unprocessable_entity").await;
+    let r = upload_avatar(
+        &app,
+        &key,
+        Some((b"just some words".to_vec(), "a.mp4")),
+        &[("name", "Text")],
+    )
+    .await;
+    assert_error(r, 415, "unsupported_media_type").await;
+    let r = upload_avatar(&app, &key, Some((clip.clone(), "sam.mp4")), &[]).await;
+    assert_error(r, 400, "invalid_parameter").await;
+    let (_, reader) = app.account(0, "read").await;
+    let r = upload_avatar(&app, &reader, Some((clip, "sam.mp4")), &[("name", "R")]).await;
+    assert_error(r, 403, "insufficient_permissions").await;
+
+    // Deleted, with its files.
+    let url = sam["previewVideoUrl"].as_str().unwrap().to_owned();
+    assert_eq!(
+        app.delete(&format!("/v1/avatars/{id}"), &key)
+            .await
+            .status(),
+        200
+    );
+    assert_error(
+        app.get(&format!("/v1/avatars/{id}"), &key).await,
+        404,
+        "resource_not_found",
+    )
+    .await;
+    assert_eq!(app.client.get(url).send().await.unwrap().status(), 404);
+}
+
+crate::on_both_backends!(catalog_filters_and_pages, custom_avatars);

@@ -7,6 +7,7 @@ mod auth;
 mod avatars;
 mod credits;
 mod errors;
+mod expansion;
 mod files;
 mod idempotency;
 mod image;

@@ -42,6 +42,7 @@ async fn health_metrics_and_docs(backend: Backend) {
         "/v1/image-generation",
         "/v1/avatars",
         "/v1/avatars/{id}",
+        "/v1/avatar-expansion",
         "/v1/text-to-speech",
         "/v1/text-to-speech/stream",
         "/v1/voices",
