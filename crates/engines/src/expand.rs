@@ -16,7 +16,7 @@
 //! length.
 
 use std::collections::HashMap;
-use std::io::{Read, Write};
+use std::io::{Read, Seek, Write};
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -501,8 +501,16 @@ fn secs(t: f64) -> String {
 }
 
 /// A decoder of `count` frames from frame `first` on, at the clip's rate,
-/// through `filter`, as raw frames on stdout.
-fn decoder(input: &Path, info: &VideoInfo, first: usize, count: usize, filter: &str) -> Command {
+/// through `filter`, as raw frames on stdout; and with `copy`, the same
+/// frames through a second filter into a file.
+fn decoder(
+    input: &Path,
+    info: &VideoInfo,
+    first: usize,
+    count: usize,
+    filter: &str,
+    copy: Option<(&str, &Path)>,
+) -> Command {
     let mut cmd = ffmpeg();
     if first > 0 {
         cmd.args(["-ss", &secs((first as f64 - 0.5) / info.fps)]);
@@ -510,14 +518,37 @@ fn decoder(input: &Path, info: &VideoInfo, first: usize, count: usize, filter: &
     if let Some(demuxer) = info.demuxer {
         cmd.args(["-f", demuxer]);
     }
-    cmd.arg("-i")
-        .arg(input)
-        .args(["-map", "0:v:0", "-an", "-sn", "-dn"])
-        .args(["-fps_mode", "cfr", "-r", &secs(info.fps)])
-        .args(["-frames:v", &count.to_string(), "-vf", filter])
-        .args(["-f", "rawvideo", "pipe:1"]);
+    cmd.arg("-i").arg(input);
+    let output = |cmd: &mut Command, filter: &str| {
+        cmd.args(["-map", "0:v:0", "-an", "-sn", "-dn"])
+            .args(["-fps_mode", "cfr", "-r", &secs(info.fps)])
+            .args(["-frames:v", &count.to_string(), "-vf", filter])
+            .args(["-f", "rawvideo"]);
+    };
+    output(&mut cmd, filter);
+    cmd.arg("pipe:1");
+    if let Some((filter, path)) = copy {
+        output(&mut cmd, filter);
+        cmd.arg(path);
+    }
     cmd
 }
+
+/// Bytes of one full frame (4:2:0 at the even size).
+fn frame_size(info: &VideoInfo) -> usize {
+    let (w, h) = even(info);
+    (w * h + 2 * (w / 2) * (h / 2)) as usize
+}
+
+fn full_filter(info: &VideoInfo) -> String {
+    let (w, h) = even(info);
+    format!("crop={w}:{h}:0:0,format=yuv420p")
+}
+
+/// Clips whose decoded frames fit in this many bytes are decoded once into
+/// a scratch file beside the thumbnails and read back by frame; longer
+/// ones are decoded run by run.
+pub const CACHE_LIMIT: f64 = 1024.0 * 1024.0 * 1024.0;
 
 /// Calls `each` with every frame (`size` bytes) the decoder gives.
 fn read_frames(
@@ -557,10 +588,19 @@ fn decode_limit(info: &VideoInfo) -> Duration {
     Duration::from_secs_f64(60.0 + info.duration)
 }
 
-/// Grey thumbnails of every frame of the clip, at its nominal rate.
-pub fn thumbnails(input: &Path, info: &VideoInfo) -> Result<Vec<Vec<u8>>, MediaError> {
+/// Grey thumbnails of every frame of the clip, at its nominal rate. With
+/// `cache`, a clip whose frames fit in [`CACHE_LIMIT`] also has its full
+/// frames written there by the same decode (for [`render`]).
+pub fn thumbnails(
+    input: &Path,
+    info: &VideoInfo,
+    cache: Option<&Path>,
+) -> Result<Vec<Vec<u8>>, MediaError> {
     let filter = format!("scale={THUMB}:{THUMB}:flags=area,format=gray");
-    let cmd = decoder(input, info, 0, usize::MAX >> 8, &filter);
+    let fits = info.duration * info.fps * frame_size(info) as f64 <= CACHE_LIMIT;
+    let full = full_filter(info);
+    let copy = cache.filter(|_| fits).map(|path| (full.as_str(), path));
+    let cmd = decoder(input, info, 0, usize::MAX >> 8, &filter, copy);
     let mut thumbs = Vec::new();
     read_frames(cmd, THUMB * THUMB, decode_limit(info), |f| {
         thumbs.push(f);
@@ -630,13 +670,21 @@ pub fn render(
     info: &VideoInfo,
     n: usize,
     plan: &Plan,
+    cache: Option<&Path>,
     out: &Output,
     cancelled: &dyn Fn() -> bool,
 ) -> Result<(), MediaError> {
     let (w, h) = even(info);
-    let size = (w * h + 2 * (w / 2) * (h / 2)) as usize;
-    let filter = format!("crop={w}:{h}:0:0,format=yuv420p");
+    let size = frame_size(info);
+    let filter = full_filter(info);
     let total = plan.frames();
+    // The frames [`thumbnails`] decoded, when they are all there.
+    let cached = match cache.map(std::fs::File::open) {
+        Some(Ok(file)) if file.metadata()?.len() == (n * size) as u64 => {
+            Some(std::cell::RefCell::new(file))
+        }
+        _ => None,
+    };
     let mut enc = encoder(out, "yuv420p", (w, h), info.fps, total)?;
     let mut sink = enc.stdin.take().expect("piped stdin");
     let mut write = |frame: &[u8]| -> Result<(), MediaError> {
@@ -647,12 +695,22 @@ pub fn render(
     };
     let decode =
         |first: usize, count: usize, each: &mut dyn FnMut(Vec<u8>) -> Result<(), MediaError>| {
-            read_frames(
-                decoder(input, info, first, count, &filter),
-                size,
-                decode_limit(info),
-                each,
-            )
+            let Some(file) = &cached else {
+                return read_frames(
+                    decoder(input, info, first, count, &filter, None),
+                    size,
+                    decode_limit(info),
+                    each,
+                );
+            };
+            let mut file = file.borrow_mut();
+            file.seek(std::io::SeekFrom::Start((first * size) as u64))?;
+            for _ in first..(first + count).min(n) {
+                let mut frame = vec![0u8; size];
+                file.read_exact(&mut frame)?;
+                each(frame)?;
+            }
+            Ok(())
         };
     // The frames after a jump's source, faded out over the next run.
     let mut tail: Vec<Vec<u8>> = Vec::new();

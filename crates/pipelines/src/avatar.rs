@@ -236,6 +236,7 @@ fn expand(
     ctx: &JobContext,
     req: &ExpandRequest,
     source: &Path,
+    scratch: &Path,
     out: &Output,
 ) -> Result<Made, JobFailure> {
     let unreadable =
@@ -243,7 +244,8 @@ fn expand(
     let info = inspect(source)
         .map_err(|e| unreadable(&e))?
         .ok_or_else(|| JobFailure::abort("not_video", "the source has no picture stream"))?;
-    let thumbs = thumbnails(source, &info).map_err(|e| unreadable(&e))?;
+    let cache = scratch.join("frames.yuv");
+    let thumbs = thumbnails(source, &info, Some(&cache)).map_err(|e| unreadable(&e))?;
     if thumbs.is_empty() {
         return Err(JobFailure::abort("not_video", "the source has no frames"));
     }
@@ -254,7 +256,7 @@ fn expand(
     };
     let seam = seam_score(&thumbs, &plan);
     let tick = ticker(ctx, total);
-    render(source, &info, thumbs.len(), &plan, out, &tick).map_err(failed)?;
+    render(source, &info, thumbs.len(), &plan, Some(&cache), out, &tick).map_err(failed)?;
     Ok(Made {
         frames: total,
         fps: info.fps,
@@ -307,7 +309,7 @@ impl Pipeline for ExpandPipeline {
                     (Some(look), Some(audio), _) => {
                         talking(&ctx, look, audio, &scratch, req.seconds, &output)
                     }
-                    (_, _, Some(source)) => expand(&ctx, &req, source, &output),
+                    (_, _, Some(source)) => expand(&ctx, &req, source, &scratch, &output),
                     _ => Err(JobFailure::abort("invalid_payload", "nothing to expand")),
                 }
             })
