@@ -24,8 +24,14 @@ fn main() {
         );
         for p in &args[3..] {
             let v = grey(Path::new(p));
-            let step = v.windows(2).map(|w| rms(&w[0], &w[1], None)).fold(0.0, f64::max);
-            let jolt = v.windows(3).map(|w| rms(&w[0], &w[1], Some(&w[2]))).fold(0.0, f64::max);
+            let step = v
+                .windows(2)
+                .map(|w| rms(&w[0], &w[1], None))
+                .fold(0.0, f64::max);
+            let jolt = v
+                .windows(3)
+                .map(|w| rms(&w[0], &w[1], Some(&w[2])))
+                .fold(0.0, f64::max);
             println!(
                 "{p}: frames={} step_ratio={:.2} jolt={:.2}",
                 v.len(),
@@ -79,10 +85,19 @@ fn grey(path: &Path) -> Vec<Vec<u8>> {
     let out = std::process::Command::new("ffmpeg")
         .args(["-v", "error", "-i"])
         .arg(path)
-        .args(["-vf", "scale=48:48:flags=area,format=gray", "-f", "rawvideo", "-"])
+        .args([
+            "-vf",
+            "scale=48:48:flags=area,format=gray",
+            "-f",
+            "rawvideo",
+            "-",
+        ])
         .output()
         .expect("ffmpeg");
-    out.stdout.chunks_exact(48 * 48).map(<[u8]>::to_vec).collect()
+    out.stdout
+        .chunks_exact(48 * 48)
+        .map(<[u8]>::to_vec)
+        .collect()
 }
 
 /// RMS of `b - a` (a step), or of `c - 2b + a` (a jolt) with `c`.

@@ -124,7 +124,6 @@ async fn catalog_filters_and_pages(backend: Backend) {
     assert_eq!(r.status(), 401);
 }
 
-
 /// The clip is a 4-second 512×512 25 fps H.264 loop and the poster a PNG.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn previews_are_real_clips() {

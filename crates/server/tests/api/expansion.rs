@@ -204,13 +204,26 @@ async fn every_mode_hits_the_exact_length() {
             assert!(largest_step(&output) > 3.0 * largest_step(&source));
         }
     }
+    // Other containers: VP9 in webm, H.264 in mov and mkv.
+    for format in ["webm", "mov", "mkv"] {
+        let out = dir.path().join(format!("short.{format}"));
+        let result = expand(
+            &app,
+            &key,
+            json!({"fileId": file, "duration": 2, "format": format}),
+            &out,
+        )
+        .await;
+        assert_eq!(result["format"], format);
+        assert_eq!(frames(&out).len(), 50, "{format}");
+    }
     // Seamless seams score better than looping or bouncing.
     assert!(seams[0] < seams[1] && seams[0] < seams[2], "{seams:?}");
-    // 38 credits (37.4 s rounded up) for each of the four.
+    // 38 credits (37.4 s rounded up) for each of the four, 2 for each short one.
     let after = app.account_view(&key).await["credits"]["balance"]
         .as_i64()
         .unwrap();
-    assert_eq!(before - after, 4 * 38);
+    assert_eq!(before - after, 4 * 38 + 3 * 2);
 }
 
 /// A built-in presenter with a voice track talks: the video lasts as long
