@@ -161,10 +161,6 @@ pub fn not_a_video(parameter: &str) -> ApiError {
 
 pub struct ExpandPipeline;
 
-fn storage(e: impl std::fmt::Display) -> JobFailure {
-    JobFailure::retry("storage_error", e.to_string())
-}
-
 fn failed(e: impl std::fmt::Display) -> JobFailure {
     JobFailure::abort("expansion_failed", e.to_string())
 }
@@ -274,15 +270,14 @@ impl Pipeline for ExpandPipeline {
     }
 
     async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {
-        let req: ExpandRequest = serde_json::from_value(ctx.job.payload.clone())
-            .map_err(|e| JobFailure::abort("invalid_payload", e.to_string()))?;
-        let dir = tempfile::tempdir().map_err(storage)?;
+        let req: ExpandRequest = ctx.payload()?;
+        let dir = tempfile::tempdir().map_err(JobFailure::storage)?;
         let audio = match &req.audio {
             Some(key) => Some(
                 ctx.blobs
                     .readable_file(key, &dir.path().join("audio"))
                     .await
-                    .map_err(storage)?,
+                    .map_err(JobFailure::storage)?,
             ),
             None => None,
         };
@@ -292,7 +287,7 @@ impl Pipeline for ExpandPipeline {
                 ctx.blobs
                     .readable_file(&req.source, &dir.path().join("source"))
                     .await
-                    .map_err(storage)?,
+                    .map_err(JobFailure::storage)?,
             ),
         };
         let out = dir.path().join(format!("expanded.{}", req.format.as_str()));
@@ -317,7 +312,10 @@ impl Pipeline for ExpandPipeline {
             .map_err(|e| JobFailure::abort("internal_error", e.to_string()))??
         };
         let key = ctx.output_key(&format!("expanded.{}", req.format.as_str()));
-        ctx.blobs.put_file(&key, &out).await.map_err(storage)?;
+        ctx.blobs
+            .put_file(&key, &out)
+            .await
+            .map_err(JobFailure::storage)?;
         Ok(json!({
             "videoUrl": format!("blob:{key}"),
             "duration": round3(made.frames as f64 / made.fps),

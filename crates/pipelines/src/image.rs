@@ -166,8 +166,7 @@ impl Pipeline for ImagePipeline {
     }
 
     async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {
-        let req: ImageRequest = serde_json::from_value(ctx.job.payload.clone())
-            .map_err(|e| JobFailure::abort("invalid_payload", e.to_string()))?;
+        let req: ImageRequest = ctx.payload()?;
         let icons = self.icons.clone();
         let r = req.clone();
         let (scene, images) = tokio::task::spawn_blocking(move || {

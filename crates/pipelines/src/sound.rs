@@ -109,8 +109,7 @@ impl Pipeline for SoundPipeline {
     }
 
     async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {
-        let req: SoundRequest = serde_json::from_value(ctx.job.payload.clone())
-            .map_err(|e| JobFailure::abort("invalid_payload", e.to_string()))?;
+        let req: SoundRequest = ctx.payload()?;
         let r = req.clone();
         let (bytes, plan) = tokio::task::spawn_blocking(move || {
             let plan = sound::plan(&r.prompt)

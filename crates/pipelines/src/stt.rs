@@ -235,8 +235,7 @@ impl Pipeline for SttPipeline {
     }
 
     async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {
-        let req: SttRequest = serde_json::from_value(ctx.job.payload.clone())
-            .map_err(|e| JobFailure::abort("invalid_payload", e.to_string()))?;
+        let req: SttRequest = ctx.payload()?;
         let model = self.catalog.model(Some(&req.model)).ok_or_else(|| {
             JobFailure::abort(
                 "engine_unavailable",

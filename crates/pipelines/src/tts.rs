@@ -134,8 +134,7 @@ impl Pipeline for TtsPipeline {
     }
 
     async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {
-        let req: TtsRequest = serde_json::from_value(ctx.job.payload.clone())
-            .map_err(|e| JobFailure::abort("invalid_payload", e.to_string()))?;
+        let req: TtsRequest = ctx.payload()?;
         let catalog = self.catalog.clone();
         let progress = ctx.clone();
         let r = req.clone();

@@ -192,10 +192,6 @@ impl TrimOptions {
 
 pub struct TrimPipeline;
 
-fn storage(e: impl std::fmt::Display) -> JobFailure {
-    JobFailure::retry("storage_error", e.to_string())
-}
-
 #[async_trait::async_trait]
 impl Pipeline for TrimPipeline {
     fn kind(&self) -> &'static str {
@@ -203,15 +199,14 @@ impl Pipeline for TrimPipeline {
     }
 
     async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {
-        let req: TrimRequest = serde_json::from_value(ctx.job.payload.clone())
-            .map_err(|e| JobFailure::abort("invalid_payload", e.to_string()))?;
+        let req: TrimRequest = ctx.payload()?;
         // The scratch directory goes when this function returns, however.
-        let dir = tempfile::tempdir().map_err(storage)?;
+        let dir = tempfile::tempdir().map_err(JobFailure::storage)?;
         let input = ctx
             .blobs
             .readable_file(&req.input, &dir.path().join("input"))
             .await
-            .map_err(storage)?;
+            .map_err(JobFailure::storage)?;
         let out = dir.path().join(format!("trimmed.{}", req.format.as_str()));
         let scratch = dir.path().to_owned();
         let (trimmed, reencoded, fallback, info) = {
@@ -267,7 +262,10 @@ impl Pipeline for TrimPipeline {
             .map_err(|e| JobFailure::abort("internal_error", e.to_string()))??
         };
         let key = ctx.output_key(&format!("trimmed.{}", req.format.as_str()));
-        ctx.blobs.put_file(&key, &out).await.map_err(storage)?;
+        ctx.blobs
+            .put_file(&key, &out)
+            .await
+            .map_err(JobFailure::storage)?;
         let output_seconds: f64 = trimmed.ranges.iter().map(|r| r.end - r.start).sum();
         Ok(json!({
             "videoUrl": format!("blob:{key}"),

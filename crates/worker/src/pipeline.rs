@@ -33,6 +33,11 @@ impl JobFailure {
         })
     }
 
+    /// A blob store or scratch-file fault: worth another attempt.
+    pub fn storage(e: impl std::fmt::Display) -> Self {
+        Self::retry("storage_error", e.to_string())
+    }
+
     pub fn error(&self) -> &JobError {
         match self {
             JobFailure::Retry(e) | JobFailure::Abort(e) => e,
@@ -78,6 +83,12 @@ impl JobContext {
 
     pub(crate) fn cancel(&self) {
         self.cancelled.store(true, Ordering::Relaxed);
+    }
+
+    /// The job's payload as the pipeline's request type.
+    pub fn payload<T: serde::de::DeserializeOwned>(&self) -> Result<T, JobFailure> {
+        serde_json::from_value(self.job.payload.clone())
+            .map_err(|e| JobFailure::abort("invalid_payload", e.to_string()))
     }
 
     /// The blob key for an output file of this job: `jobs/<id>/<name>`.
