@@ -106,6 +106,16 @@ impl ApiError {
             .with_detail("reason", reason)
     }
 
+    /// A 422 `unprocessable_entity`: a well-formed `parameter` that cannot
+    /// be processed, and why.
+    pub fn unprocessable(parameter: &str, reason: impl Into<String>) -> Self {
+        let reason = reason.into();
+        Self::new(ErrorCode::UnprocessableEntity)
+            .with_message(format!("`{parameter}`: {reason}."))
+            .with_detail("parameter", parameter)
+            .with_detail("reason", reason)
+    }
+
     /// A 404 `resource_not_found` naming the kind of resource.
     pub fn not_found(resource: &str, id: &str) -> Self {
         Self::new(ErrorCode::ResourceNotFound)

@@ -15,6 +15,7 @@ pub mod sound;
 pub mod stt;
 pub mod tts;
 pub mod video;
+pub mod voice;
 
 pub use audio::Audio;
 pub use media::AudioFormat;

@@ -298,6 +298,21 @@ pub fn probe(path: &std::path::Path) -> Result<Probe, ProbeError> {
     }
 }
 
+/// The first sound stream of `path` (any container ffmpeg reads) as mono
+/// f32 samples at `rate`, whole (callers bound the input's length).
+pub fn decode_mono(path: &std::path::Path, rate: u32) -> Result<Vec<f32>, MediaError> {
+    let mut cmd = ffmpeg();
+    cmd.arg("-i")
+        .arg(path)
+        .args(["-map", "0:a:0", "-vn", "-ac", "1", "-ar", &rate.to_string()])
+        .args(["-f", "f32le", "pipe:1"]);
+    let out = run(cmd, b"", Duration::from_secs(600))?;
+    Ok(out
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect())
+}
+
 /// Audio decoded to 16 kHz mono f32 in a file beside the input, read piece
 /// by piece so long files are never held whole in memory.
 pub struct Pcm16k {

@@ -124,6 +124,35 @@ pub fn poster(input: &Path, info: &VideoInfo, out: &Path) -> Result<(), MediaErr
     Ok(())
 }
 
+/// `input`'s picture, copied, with the sound of `audio` (re-encoded for
+/// `container`) instead of its own.
+pub fn replace_audio(
+    input: &Path,
+    info: &VideoInfo,
+    audio: &Path,
+    container: Container,
+    out: &Path,
+) -> Result<(), MediaError> {
+    let mut cmd = ffmpeg();
+    info.open(&mut cmd, input)
+        .arg("-i")
+        .arg(audio)
+        .args(["-map", "0:v:0", "-map", "1:a:0", "-c:v", "copy"])
+        .args([
+            "-c:a",
+            if container == Container::Webm {
+                "libopus"
+            } else {
+                "aac"
+            },
+        ])
+        .args(["-b:a", &container.audio_bitrate(1)])
+        .args(["-f", container.muxer()])
+        .arg(out);
+    run(cmd, b"", time_limit(info.duration))?;
+    Ok(())
+}
+
 /// A video packet as the index lists it, in decoding order.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Packet {

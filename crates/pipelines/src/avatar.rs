@@ -6,7 +6,7 @@ use std::cell::Cell;
 use std::collections::HashMap;
 use std::path::Path;
 
-use mediagen_core::{ApiError, ErrorCode};
+use mediagen_core::ApiError;
 use mediagen_engines::avatar::{frame, CATALOG, FPS, SECONDS, SIZE};
 use mediagen_engines::expand::{
     mouth_track, plan_seamless, plan_simple, render, render_drawn, seam_score, thumbnails, Mode,
@@ -39,14 +39,6 @@ pub struct ExpandRequest {
     pub mode: Mode,
     pub format: Container,
     pub seed: u64,
-}
-
-fn unprocessable(parameter: &str, reason: impl Into<String>) -> ApiError {
-    let reason = reason.into();
-    ApiError::new(ErrorCode::UnprocessableEntity)
-        .with_message(format!("`{parameter}`: {reason}."))
-        .with_detail("parameter", parameter)
-        .with_detail("reason", reason)
 }
 
 /// The options of an expansion besides its source: `duration` or the
@@ -136,13 +128,13 @@ impl ExpandOptions {
     /// naming `parameter` otherwise).
     pub fn check_seconds(parameter: &str, seconds: f64) -> Result<f64, ApiError> {
         if !seconds.is_finite() || seconds <= 0.0 {
-            return Err(unprocessable(
+            return Err(ApiError::unprocessable(
                 parameter,
                 "the duration must be more than 0 seconds",
             ));
         }
         if seconds > MAX_SECONDS {
-            return Err(unprocessable(
+            return Err(ApiError::unprocessable(
                 parameter,
                 format!("the duration may be at most {MAX_SECONDS} seconds (got {seconds})"),
             ));
@@ -153,7 +145,7 @@ impl ExpandOptions {
 
 /// 422 for a source without a picture.
 pub fn not_a_video(parameter: &str) -> ApiError {
-    unprocessable(
+    ApiError::unprocessable(
         parameter,
         "the file has no picture stream (an avatar needs video)",
     )
@@ -338,6 +330,7 @@ impl Pipeline for ExpandPipeline {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mediagen_core::ErrorCode;
 
     fn fields(pairs: &[(&str, &str)]) -> HashMap<String, String> {
         pairs

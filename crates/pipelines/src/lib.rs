@@ -8,6 +8,7 @@ pub mod sound;
 pub mod stt;
 pub mod tts;
 pub mod video;
+pub mod voice;
 
 use mediagen_core::ApiError;
 use mediagen_engines::AudioFormat;

@@ -24,6 +24,7 @@ use mediagen_pipelines::sound::SoundPipeline;
 use mediagen_pipelines::stt::SttPipeline;
 use mediagen_pipelines::tts::TtsPipeline;
 use mediagen_pipelines::video::TrimPipeline;
+use mediagen_pipelines::voice::VoiceChangePipeline;
 use mediagen_store::{BlobStore, Db, Signer};
 use mediagen_worker::testing::SleepPipeline;
 use mediagen_worker::{Events, Registry, Worker, WorkerConfig};
@@ -39,7 +40,7 @@ use crate::middleware;
 use crate::ratelimit::RateLimiter;
 use crate::routes::{
     account, accounts, avatars, blobs, files, image, jobs, keys, models, previews, sound, stt,
-    system, test_jobs, tts, video, voices,
+    system, test_jobs, tts, video, voice_changer, voices,
 };
 use crate::state::{AppState, Inner};
 
@@ -195,6 +196,7 @@ pub fn registry(config: &Config, engines: &Engines) -> Registry {
     }));
     registry.register(Arc::new(TrimPipeline));
     registry.register(Arc::new(ExpandPipeline));
+    registry.register(Arc::new(VoiceChangePipeline));
     registry.register(Arc::new(SoundPipeline));
     if let Some(icons) = &engines.icons {
         registry.register(Arc::new(ImagePipeline {
@@ -350,8 +352,14 @@ fn router(state: AppState) -> Router {
                 .delete(avatars::delete),
         )
         .route("/avatar-expansion", post(avatars::expand))
-        .route("/voices", get(voices::list))
-        .route("/voices/{id}", get(voices::get))
+        .route("/voices", get(voices::list).post(voices::create))
+        .route(
+            "/voices/{id}",
+            get(voices::get)
+                .patch(voices::update)
+                .delete(voices::delete),
+        )
+        .route("/voice-changer", post(voice_changer::change))
         .route("/models", get(models::list))
         .route("/jobs", get(jobs::list_jobs))
         .route("/jobs/{id}", get(jobs::get_job).delete(jobs::cancel_job))

@@ -134,6 +134,7 @@ impl Default for Config {
                 ("sound".to_owned(), 1.0),
                 ("image".to_owned(), 1.0),
                 ("avatar.expand".to_owned(), 1.0),
+                ("voice.change".to_owned(), 1.0),
             ]),
             enable_test_jobs: false,
             warnings: Vec::new(),

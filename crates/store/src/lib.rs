@@ -14,6 +14,7 @@ mod files;
 mod idempotency;
 mod jobs;
 mod keys;
+mod voices;
 
 pub use accounts::{Account, LedgerEntry};
 pub use avatars::{AvatarChanges, AvatarRecord};
@@ -25,3 +26,4 @@ pub use files::FileRecord;
 pub use idempotency::IdempotencyState;
 pub use jobs::{CreateJobError, JobFilter, NewJob, Outcome, QueueDepth};
 pub use keys::{AuthKey, KeyRecord};
+pub use voices::{VoiceChanges, VoiceRecord};

@@ -21,7 +21,7 @@ use crate::error::{ApiResult, Error};
 use crate::extract::{ApiJson, ApiQuery, Auth, JobOptions, Read, Write};
 use crate::jobs::{signed_url, submit, JobSpec};
 use crate::media_input::{probe_upload, read_input, Input};
-use crate::routes::{page_params, ListEnvelope};
+use crate::routes::{clean_labels, form_labels, page_params, ListEnvelope};
 use crate::state::AppState;
 use crate::upload::MultipartForm;
 
@@ -282,48 +282,13 @@ fn check_meta(
         ));
     }
     one_of("gender", gender.as_deref(), &GENDERS)?;
-    let labels = match labels {
-        None => None,
-        Some(list) => {
-            let mut clean: Vec<String> = list
-                .iter()
-                .map(|l| l.trim().to_lowercase())
-                .filter(|l| !l.is_empty())
-                .collect();
-            clean.dedup();
-            if clean.len() > 20 || clean.iter().any(|l| l.chars().count() > 40) {
-                return Err(ApiError::invalid_parameter(
-                    "labels",
-                    "at most 20 labels of at most 40 characters",
-                ));
-            }
-            Some(clean)
-        }
-    };
+    let labels = labels.map(clean_labels).transpose()?;
     Ok(AvatarChanges {
         name,
         description,
         gender,
         labels,
     })
-}
-
-/// Labels from a form field: a JSON list or comma-separated words.
-fn form_labels(raw: &str) -> Result<Vec<String>, ApiError> {
-    if raw.trim_start().starts_with('[') {
-        serde_json::from_str(raw)
-            .map_err(|_| ApiError::invalid_parameter("labels", "must be a list of strings"))
-    } else {
-        Ok(raw.split(',').map(str::to_owned).collect())
-    }
-}
-
-fn unprocessable(parameter: &str, reason: &str) -> Error {
-    ApiError::new(ErrorCode::UnprocessableEntity)
-        .with_message(format!("`{parameter}`: {reason}."))
-        .with_detail("parameter", parameter)
-        .with_detail("reason", reason)
-        .into()
 }
 
 /// Upload an avatar
@@ -365,13 +330,14 @@ pub async fn create(
         return Err(not_a_video("file").into());
     }
     if !(MIN_SECONDS..=MAX_SECONDS).contains(&probed.duration) {
-        return Err(unprocessable(
+        return Err(ApiError::unprocessable(
             "file",
-            &format!(
+            format!(
                 "an avatar clip must last {MIN_SECONDS} s to {MAX_SECONDS} s (this one: {:.2} s)",
                 probed.duration
             ),
-        ));
+        )
+        .into());
     }
     let id = new_id("avatar");
     let scratch = tempfile::tempdir().map_err(Error::internal)?;
@@ -386,7 +352,7 @@ pub async fn create(
     })
     .await
     .map_err(Error::internal)?
-    .map_err(|e| unprocessable("file", &format!("the clip cannot be read: {e}")))?
+    .map_err(|e| ApiError::unprocessable("file", format!("the clip cannot be read: {e}")))?
     .ok_or_else(|| not_a_video("file"))?;
     let ext = match upload.sniffed_type() {
         "video/quicktime" => "mov",

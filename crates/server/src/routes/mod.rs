@@ -17,10 +17,11 @@ pub mod system;
 pub mod test_jobs;
 pub mod tts;
 pub mod video;
+pub mod voice_changer;
 pub mod voices;
 
 use mediagen_core::page::{PageParams, RawPageQuery};
-use mediagen_core::{Page, Pagination};
+use mediagen_core::{ApiError, Page, Pagination};
 use serde::Serialize;
 
 use crate::error::ApiResult;
@@ -40,4 +41,32 @@ pub fn page_params(q: &RawPageQuery) -> ApiResult<PageParams> {
 /// Builds a page from store rows and the total count.
 pub fn page_of<T, U>(rows: (Vec<T>, u64), params: PageParams, view: impl FnMut(T) -> U) -> Page<U> {
     Page::new(rows.0, params, rows.1).map(view)
+}
+
+/// Labels from a form field: a JSON list or comma-separated words.
+pub fn form_labels(raw: &str) -> Result<Vec<String>, ApiError> {
+    if raw.trim_start().starts_with('[') {
+        serde_json::from_str(raw)
+            .map_err(|_| ApiError::invalid_parameter("labels", "must be a list of strings"))
+    } else {
+        Ok(raw.split(',').map(str::to_owned).collect())
+    }
+}
+
+/// Labels as stored: trimmed, lower-case, no empty ones or repeats; at
+/// most 20 of at most 40 characters (400 naming `labels` otherwise).
+pub fn clean_labels(labels: Vec<String>) -> Result<Vec<String>, ApiError> {
+    let mut clean: Vec<String> = labels
+        .iter()
+        .map(|l| l.trim().to_lowercase())
+        .filter(|l| !l.is_empty())
+        .collect();
+    clean.dedup();
+    if clean.len() > 20 || clean.iter().any(|l| l.chars().count() > 40) {
+        return Err(ApiError::invalid_parameter(
+            "labels",
+            "at most 20 labels of at most 40 characters",
+        ));
+    }
+    Ok(clean)
 }

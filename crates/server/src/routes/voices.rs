@@ -1,17 +1,28 @@
 use std::cmp::Ordering;
 
 use axum::extract::{Path, State};
+use axum::http::StatusCode;
 use axum::Json;
+use mediagen_core::ids::new_id;
 use mediagen_core::page::RawPageQuery;
+use mediagen_core::time::now_ms;
 use mediagen_core::{ApiError, ErrorCode, Page};
+use mediagen_engines::media::{decode_mono, encode};
 use mediagen_engines::tts::VoiceInfo;
+use mediagen_engines::voice::{analyse, check_sample, VoiceProfile, RATE};
+use mediagen_engines::{Audio, AudioFormat};
+use mediagen_store::{VoiceChanges, VoiceRecord};
 use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
 
-use crate::error::ApiResult;
-use crate::extract::{ApiQuery, Auth, Read};
+use crate::error::{ApiResult, Error};
+use crate::extract::{ApiJson, ApiQuery, Auth, Read, Write};
+use crate::jobs::signed_url;
+use crate::media_input::probe_upload;
 use crate::routes::previews::preview_url;
-use crate::routes::{page_params, ListEnvelope};
+use crate::routes::{clean_labels, form_labels, page_params, ListEnvelope};
 use crate::state::AppState;
+use crate::upload::MultipartForm;
 
 /// A voice.
 #[derive(Serialize, utoipa::ToSchema)]
@@ -37,6 +48,11 @@ pub struct VoiceView {
     pub preview_url: Option<String>,
     /// `premade` (the catalog) or `cloned` (the account's own voices).
     pub category: String,
+    /// A cloned voice's labels (empty for the catalog).
+    pub labels: Vec<String>,
+    /// A cloned voice's analysed profile (`null` for the catalog).
+    #[schema(value_type = Option<Object>)]
+    pub profile: Option<VoiceProfile>,
 }
 
 impl VoiceView {
@@ -54,6 +70,8 @@ impl VoiceView {
             description: v.description.clone(),
             preview_url: Some(preview_url(state, &v.id)),
             category: "premade".to_owned(),
+            labels: Vec::new(),
+            profile: None,
         }
     }
 }
@@ -79,7 +97,7 @@ fn quality_rank(q: &str) -> u8 {
 }
 
 /// Keeps the voices matching every given filter.
-fn matches(v: &VoiceInfo, q: &VoiceQuery) -> bool {
+fn matches(v: &VoiceView, q: &VoiceQuery) -> bool {
     let lang_ok = q.language.as_deref().is_none_or(|want| {
         let want = want.to_ascii_lowercase();
         v.languages.iter().any(|l| {
@@ -89,7 +107,9 @@ fn matches(v: &VoiceInfo, q: &VoiceQuery) -> bool {
     });
     let text_ok = q.q.as_deref().is_none_or(|needle| {
         let needle = needle.to_lowercase();
-        v.name.to_lowercase().contains(&needle) || v.description.to_lowercase().contains(&needle)
+        v.name.to_lowercase().contains(&needle)
+            || v.description.to_lowercase().contains(&needle)
+            || v.labels.iter().any(|l| l.contains(needle.as_str()))
     });
     lang_ok
         && text_ok
@@ -99,14 +119,15 @@ fn matches(v: &VoiceInfo, q: &VoiceQuery) -> bool {
         && q.engine
             .as_deref()
             .is_none_or(|e| v.engine.eq_ignore_ascii_case(e))
-        && q.category.as_deref().is_none_or(|c| c == "premade")
+        && q.category.as_deref().is_none_or(|c| c == v.category)
 }
 
 /// List voices
 ///
 /// The spec's voice listing (read-only keys may call it; it is the suggested
-/// key test). Filters: `language` (BCP-47 prefix: `en` matches `en-US`),
-/// `gender`, `engine`, `category`, `q` (name and description). `sort`:
+/// key test): the catalog and the account's cloned voices. Filters:
+/// `language` (BCP-47 prefix: `en` matches `en-US`), `gender`, `engine`,
+/// `category` (premade, cloned), `q` (name, description, labels). `sort`:
 /// `name` or `language`; default: best quality first, then name.
 #[utoipa::path(get, path = "/v1/voices", tag = "voice", security(("bearer" = ["read"])),
     params(("language" = Option<String>, Query), ("gender" = Option<String>, Query), ("engine" = Option<String>, Query),
@@ -115,7 +136,7 @@ fn matches(v: &VoiceInfo, q: &VoiceQuery) -> bool {
     responses((status = 200, body = ListEnvelope<VoiceView>), (status = 400)))]
 pub async fn list(
     State(state): State<AppState>,
-    _auth: Auth<Read>,
+    auth: Auth<Read>,
     ApiQuery(q): ApiQuery<VoiceQuery>,
 ) -> ApiResult<Json<Page<VoiceView>>> {
     let params = page_params(&q.page)?;
@@ -133,10 +154,10 @@ pub async fn list(
             );
         }
     }
-    let order: fn(&VoiceInfo, &VoiceInfo) -> Ordering = match q.sort.as_deref() {
+    let order: fn(&VoiceView, &VoiceView) -> Ordering = match q.sort.as_deref() {
         None => |a, b| {
-            quality_rank(a.quality)
-                .cmp(&quality_rank(b.quality))
+            quality_rank(&a.quality)
+                .cmp(&quality_rank(&b.quality))
                 .then_with(|| a.name.cmp(&b.name))
         },
         Some("name") => |a, b| a.name.to_lowercase().cmp(&b.name.to_lowercase()),
@@ -149,19 +170,17 @@ pub async fn list(
             return Err(ApiError::invalid_parameter("sort", "must be name or language").into())
         }
     };
-    let mut voices: Vec<&VoiceInfo> = state
-        .tts
-        .voices()
-        .iter()
+    let mut voices: Vec<VoiceView> = all_voices(&state, &auth.account_id)
+        .await?
+        .into_iter()
         .filter(|v| matches(v, &q))
         .collect();
-    voices.sort_by(|a, b| order(a, b));
+    voices.sort_by(order);
     let total = voices.len() as u64;
     let data = voices
         .into_iter()
         .skip(params.offset() as usize)
         .take(params.limit as usize)
-        .map(|v| VoiceView::new(&state, v))
         .collect();
     Ok(Json(Page::new(data, params, total)))
 }
@@ -171,12 +190,282 @@ pub async fn list(
     params(("id" = String, Path)), responses((status = 200, body = VoiceView), (status = 404, description = "`voice_not_found`")))]
 pub async fn get(
     State(state): State<AppState>,
-    _auth: Auth<Read>,
+    auth: Auth<Read>,
     Path(id): Path<String>,
 ) -> ApiResult<Json<VoiceView>> {
-    let voice = state.tts.voice(&id).ok_or_else(|| {
-        ApiError::new(ErrorCode::VoiceNotFound)
-            .with_message(format!("No voice with id `{id}` exists."))
-    })?;
-    Ok(Json(VoiceView::new(&state, voice)))
+    if let Some(voice) = state.tts.voice(&id) {
+        return Ok(Json(VoiceView::new(&state, voice)));
+    }
+    let v = state
+        .db
+        .voice(&auth.account_id, &id)
+        .await?
+        .ok_or_else(|| voice_not_found(&id))?;
+    Ok(Json(cloned_view(&state, v)))
+}
+
+/// A cloned voice as the catalog shows it.
+fn cloned_view(state: &AppState, v: VoiceRecord) -> VoiceView {
+    let expires = now_ms() / 1000 + state.config.url_ttl_seconds as i64;
+    VoiceView {
+        preview_url: Some(signed_url(state, &v.preview_key, expires)),
+        id: v.id,
+        name: v.name,
+        languages: vec![v.language.clone()],
+        language: v.language,
+        gender: v.gender,
+        accent: None,
+        engine: "world".to_owned(),
+        quality: "medium".to_owned(),
+        sample_rate: RATE,
+        description: v.description,
+        category: "cloned".to_owned(),
+        labels: v.labels,
+        profile: serde_json::from_value(v.profile).ok(),
+    }
+}
+
+/// Every voice the account may use: the catalog and its cloned voices.
+async fn all_voices(state: &AppState, account_id: &str) -> ApiResult<Vec<VoiceView>> {
+    let cloned = state.db.voices(account_id).await?;
+    Ok(state
+        .tts
+        .voices()
+        .iter()
+        .map(|v| VoiceView::new(state, v))
+        .chain(cloned.into_iter().map(|v| cloned_view(state, v)))
+        .collect())
+}
+
+/// The target profile of a voice the account may use: a cloned voice's
+/// own; catalog voices are not available as targets yet.
+pub async fn target_profile(
+    state: &AppState,
+    account_id: &str,
+    id: &str,
+) -> ApiResult<VoiceProfile> {
+    if let Some(v) = state.db.voice(account_id, id).await? {
+        return serde_json::from_value(v.profile).map_err(Error::internal);
+    }
+    if state.tts.voice(id).is_some() {
+        return Err(ApiError::new(ErrorCode::UnprocessableEntity)
+            .with_message("Converting toward a catalog voice is not available yet; clone a voice with POST /v1/voices and use its id.")
+            .with_detail("parameter", "voiceId")
+            .into());
+    }
+    Err(voice_not_found(id).into())
+}
+
+fn voice_not_found(id: &str) -> ApiError {
+    ApiError::new(ErrorCode::VoiceNotFound)
+        .with_message(format!("No voice with id `{id}` exists."))
+        .with_detail("parameter", "voiceId")
+}
+
+/// Total seconds of samples a cloned voice needs, and takes at most.
+const MIN_SAMPLE_SECONDS: f64 = 10.0;
+const MAX_SAMPLE_SECONDS: f64 = 300.0;
+
+fn check_name(name: &str) -> ApiResult<String> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 100 {
+        return Err(ApiError::invalid_parameter("name", "must be 1 to 100 characters").into());
+    }
+    Ok(name.to_owned())
+}
+
+/// Clone a voice
+///
+/// `multipart/form-data`: `name` (required), one or more `files` parts of
+/// the target speaker (audio or video, 10 s to 5 min in total), `consent`
+/// (required, `true`: the speaker agreed to having their voice cloned),
+/// optional `description`, `labels` (comma-separated or a JSON list) and
+/// `language` (BCP-47, default `en`). Each sample is decoded and checked:
+/// silent, clipped or not speech → 422 `unprocessable_entity` naming the
+/// file (`details.index`); too little or too much in total → 422. The
+/// samples are analysed into a voice profile (median pitch and its spread,
+/// spectral centroid, speaking rate, a gender estimate), returned as
+/// `profile`; the voice joins the account's `GET /v1/voices` as `category:
+/// cloned`, visible to its keys only, and is a `voiceId` for
+/// `POST /v1/voice-changer`.
+#[utoipa::path(post, path = "/v1/voices", tag = "voice", security(("bearer" = ["write"])),
+    request_body(content_type = "multipart/form-data", description = "`name`, `files`, `consent`, `description`, `labels`, `language`"),
+    responses((status = 201, body = VoiceView), (status = 400), (status = 415), (status = 422)))]
+pub async fn create(
+    State(state): State<AppState>,
+    auth: Auth<Write>,
+    mut form: MultipartForm,
+) -> ApiResult<(StatusCode, Json<VoiceView>)> {
+    let fields = std::mem::take(&mut form.fields);
+    if let Some(key) = fields
+        .keys()
+        .find(|k| !["name", "description", "labels", "language", "consent"].contains(&k.as_str()))
+    {
+        return Err(ApiError::invalid_parameter(key, "unknown parameter").into());
+    }
+    let name = check_name(fields.get("name").map_or("", String::as_str))?;
+    if fields.get("consent").map(|c| c.trim()) != Some("true") {
+        return Err(ApiError::invalid_parameter(
+            "consent",
+            "required: `true`, confirming the speaker agreed to having their voice cloned",
+        )
+        .into());
+    }
+    let description = fields
+        .get("description")
+        .map(|d| d.trim().to_owned())
+        .unwrap_or_default();
+    if description.chars().count() > 500 {
+        return Err(ApiError::invalid_parameter("description", "at most 500 characters").into());
+    }
+    let labels = match fields.get("labels") {
+        None => Vec::new(),
+        Some(raw) => clean_labels(form_labels(raw)?)?,
+    };
+    let language = fields
+        .get("language")
+        .map_or("en", String::as_str)
+        .trim()
+        .to_owned();
+    if language.is_empty()
+        || language.len() > 35
+        || !language
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-')
+    {
+        return Err(ApiError::invalid_parameter(
+            "language",
+            "must be a BCP-47 tag such as en or es-ES",
+        )
+        .into());
+    }
+    let uploads = form.files.remove("files").unwrap_or_default();
+    if uploads.is_empty() {
+        return Err(
+            ApiError::invalid_parameter("files", "one or more sample files are required").into(),
+        );
+    }
+    let mut samples = Vec::new();
+    for (i, upload) in uploads.iter().enumerate() {
+        probe_upload(upload).await?;
+        let path = upload.file.path().to_owned();
+        let decoded = tokio::task::spawn_blocking(move || decode_mono(&path, RATE))
+            .await
+            .map_err(Error::internal)?
+            .map_err(|e| {
+                ApiError::unprocessable("files", format!("sample {i} cannot be decoded: {e}"))
+            })?;
+        if let Err(problem) = check_sample(&decoded) {
+            return Err(ApiError::new(ErrorCode::UnprocessableEntity)
+                .with_message(format!("Sample {i}: {problem}."))
+                .with_detail("parameter", "files")
+                .with_detail("index", i)
+                .with_detail("reason", problem.to_string())
+                .into());
+        }
+        samples.push(decoded);
+    }
+    let seconds: f64 = samples
+        .iter()
+        .map(|s| s.len() as f64 / f64::from(RATE))
+        .sum();
+    if !(MIN_SAMPLE_SECONDS..=MAX_SAMPLE_SECONDS).contains(&seconds) {
+        return Err(ApiError::unprocessable(
+            "files",
+            format!("the samples must last {MIN_SAMPLE_SECONDS} s to {MAX_SAMPLE_SECONDS} s in total (these: {seconds:.1} s)"),
+        ).into());
+    }
+    // The preview: the first 10 s of the first sample.
+    let preview: Vec<f32> = samples[0]
+        .iter()
+        .take(10 * RATE as usize)
+        .copied()
+        .collect();
+    let (profile, preview) = tokio::task::spawn_blocking(move || {
+        (
+            analyse(&samples),
+            encode(&Audio::new(preview, RATE), AudioFormat::Mp3, RATE),
+        )
+    })
+    .await
+    .map_err(Error::internal)?;
+    let profile = profile.map_err(|p| ApiError::unprocessable("files", p.to_string()))?;
+    let preview = preview.map_err(Error::internal)?;
+    let id = new_id("voice");
+    let account = &auth.account_id;
+    let preview_key = format!("voices/{account}/{id}.mp3");
+    state.blobs.put(&preview_key, preview.into()).await?;
+    let record = VoiceRecord {
+        id,
+        account_id: account.clone(),
+        name,
+        description,
+        labels,
+        language,
+        gender: profile.gender.clone(),
+        profile: serde_json::to_value(&profile).map_err(Error::internal)?,
+        preview_key,
+        created_at: 0,
+    };
+    let record = state.db.create_voice(record).await?;
+    Ok((StatusCode::CREATED, Json(cloned_view(&state, record))))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VoicePatch {
+    name: Option<String>,
+    description: Option<String>,
+    labels: Option<Vec<String>>,
+}
+
+/// Update a cloned voice
+///
+/// Renames a cloned voice or changes its `description` or `labels`
+/// (catalog voices cannot be changed: 404).
+#[utoipa::path(patch, path = "/v1/voices/{id}", tag = "voice", security(("bearer" = ["write"])),
+    params(("id" = String, Path)), request_body = VoicePatch,
+    responses((status = 200, body = VoiceView), (status = 400), (status = 404)))]
+pub async fn update(
+    State(state): State<AppState>,
+    auth: Auth<Write>,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<VoicePatch>,
+) -> ApiResult<Json<VoiceView>> {
+    let description = body.description.map(|d| d.trim().to_owned());
+    if description
+        .as_ref()
+        .is_some_and(|d| d.chars().count() > 500)
+    {
+        return Err(ApiError::invalid_parameter("description", "at most 500 characters").into());
+    }
+    let changes = VoiceChanges {
+        name: body.name.as_deref().map(check_name).transpose()?,
+        description,
+        labels: body.labels.map(clean_labels).transpose()?,
+    };
+    let v = state
+        .db
+        .update_voice(&auth.account_id, &id, changes)
+        .await?
+        .ok_or_else(|| voice_not_found(&id))?;
+    Ok(Json(cloned_view(&state, v)))
+}
+
+/// Delete a cloned voice
+#[utoipa::path(delete, path = "/v1/voices/{id}", tag = "voice", security(("bearer" = ["write"])),
+    params(("id" = String, Path)),
+    responses((status = 200, description = "`{id, deleted: true}`"), (status = 404)))]
+pub async fn delete(
+    State(state): State<AppState>,
+    auth: Auth<Write>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let v = state
+        .db
+        .delete_voice(&auth.account_id, &id)
+        .await?
+        .ok_or_else(|| voice_not_found(&id))?;
+    state.blobs.delete(&v.preview_key).await?;
+    Ok(Json(json!({ "id": v.id, "deleted": true })))
 }

@@ -22,4 +22,5 @@ mod stt_long;
 mod system;
 mod tts;
 mod video;
+mod voice_clone;
 mod voices;

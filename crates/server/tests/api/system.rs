@@ -47,6 +47,7 @@ async fn health_metrics_and_docs(backend: Backend) {
         "/v1/text-to-speech/stream",
         "/v1/voices",
         "/v1/voices/{id}",
+        "/v1/voice-changer",
         "/v1/models",
         "/v1/keys/{id}",
         "/v1/accounts",

@@ -1,0 +1,423 @@
+//! Voice profiles and voice conversion with the WORLD vocoder (Morise et
+//! al.; the `rsworld` crate bundles its BSD-licensed C++).
+//!
+//! A profile is what a converter needs of a speaker: the median and spread
+//! of the pitch, the spectral centroid of the voiced sound (where the
+//! formants sit), the speaking rate. Converting analyses the input with
+//! DIO + StoneMask (pitch), CheapTrick (spectral envelope) and D4C
+//! (aperiodicity), maps the pitch so its median and log-spread become the
+//! target's while the contour keeps its shape, warps the envelope along the
+//! frequency axis by the ratio of the centroids (moving the formants), and
+//! resynthesizes. No neural weights: a neural converter joins behind the
+//! same [`VoiceConverter`] trait.
+
+use rsworld::{cheaptrick, d4c, dio, stonemask, synthesis};
+use rsworld_sys::{CheapTrickOption, D4COption, DioOption};
+
+/// The rate voices are analysed and converted at.
+pub const RATE: u32 = 24_000;
+/// Analysis hop, milliseconds.
+const FRAME_MS: f64 = 5.0;
+/// Conversion works on pieces of about this many seconds, cut at the
+/// quietest moment near each boundary (bounded memory on long files).
+const PIECE_SECONDS: f64 = 20.0;
+
+/// What a converter needs to know of a speaker.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VoiceProfile {
+    /// Median pitch of the voiced frames, Hz.
+    pub pitch_median: f64,
+    /// Standard deviation of the natural log of the pitch (intonation range).
+    pub pitch_spread: f64,
+    /// Spectral centroid (0–5 kHz) of the voiced frames' envelopes, Hz.
+    pub centroid: f64,
+    /// Syllable-like loudness peaks per second of speech.
+    pub speaking_rate: f64,
+    /// `female` or `male`, from the pitch (a guess, as every such estimate).
+    pub gender: String,
+    /// Seconds of audio analysed.
+    pub seconds: f64,
+}
+
+/// Why a sample cannot serve to build a voice.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SampleProblem {
+    #[error("the sample is silent")]
+    Silent,
+    #[error("{percent:.1} % of the sample is clipped (at full scale); record it less loud")]
+    Clipped { percent: f64 },
+    #[error("too little voiced speech ({percent:.0} % of the sample); send speech")]
+    NotSpeech { percent: f64 },
+}
+
+/// Checks a sample (mono, [`RATE`]) for silence and clipping.
+pub fn check_sample(samples: &[f32]) -> Result<(), SampleProblem> {
+    let rms = (samples.iter().map(|s| s * s).sum::<f32>() / samples.len().max(1) as f32).sqrt();
+    if rms < 0.003 {
+        return Err(SampleProblem::Silent);
+    }
+    let clipped = samples.iter().filter(|s| s.abs() >= 0.999).count();
+    let percent = 100.0 * clipped as f64 / samples.len() as f64;
+    if percent > 0.5 {
+        return Err(SampleProblem::Clipped { percent });
+    }
+    Ok(())
+}
+
+/// The WORLD analysis of one piece.
+struct Analysis {
+    f0: Vec<f64>,
+    sp: Vec<Vec<f64>>,
+    ap: Vec<Vec<f64>>,
+}
+
+fn pitch(x: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    let mut option = DioOption::new();
+    option.frame_period = FRAME_MS;
+    option.f0_floor = 60.0;
+    option.f0_ceil = 500.0;
+    let x = x.to_vec();
+    let (times, f0) = dio(&x, RATE as i32, &option);
+    let f0 = stonemask(&x, RATE as i32, &times, &f0);
+    (times, f0)
+}
+
+fn analyse_piece(x: &[f64]) -> Analysis {
+    let (times, f0) = pitch(x);
+    let xs = x.to_vec();
+    let mut ct = CheapTrickOption::new(RATE as i32);
+    let sp = cheaptrick(&xs, RATE as i32, &times, &f0, &mut ct);
+    let mut ap = d4c(&xs, RATE as i32, &times, &f0, &D4COption::new());
+    // D4C gives NaN where a frame is perfectly periodic (synthetic sound):
+    // that is a fully periodic frame.
+    for v in ap.iter_mut().flatten() {
+        if !v.is_finite() {
+            *v = 0.001;
+        }
+    }
+    Analysis { f0, sp, ap }
+}
+
+/// Spectral centroid (0–5 kHz) of the voiced frames' envelopes, Hz.
+fn centroid(f0: &[f64], sp: &[Vec<f64>]) -> f64 {
+    let (mut num, mut den) = (0.0, 0.0);
+    for (f, row) in f0.iter().zip(sp) {
+        if *f <= 0.0 {
+            continue;
+        }
+        let bins = row.len();
+        let hz = |k: usize| k as f64 * f64::from(RATE) / (2.0 * (bins - 1) as f64);
+        for (k, power) in row.iter().enumerate() {
+            let f = hz(k);
+            if f > 5000.0 {
+                break;
+            }
+            // Amplitude (not power) weights: less dominated by the first formant.
+            let a = power.sqrt();
+            num += f * a;
+            den += a;
+        }
+    }
+    if den > 0.0 {
+        num / den
+    } else {
+        0.0
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Median and log-spread of the voiced frames' pitch.
+fn pitch_stats(f0: &[f64]) -> (f64, f64) {
+    let voiced: Vec<f64> = f0.iter().copied().filter(|f| *f > 0.0).collect();
+    if voiced.is_empty() {
+        return (0.0, 0.0);
+    }
+    let logs: Vec<f64> = voiced.iter().map(|f| f.ln()).collect();
+    let mean = logs.iter().sum::<f64>() / logs.len() as f64;
+    let spread = (logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / logs.len() as f64).sqrt();
+    (median(voiced), spread)
+}
+
+/// Loudness peaks (syllable nuclei) per second of the non-silent audio.
+fn speaking_rate(x: &[f64]) -> f64 {
+    let hop = RATE as usize / 100;
+    let env: Vec<f64> = x
+        .chunks(hop)
+        .map(|c| (c.iter().map(|s| s * s).sum::<f64>() / c.len() as f64).sqrt())
+        .collect();
+    let loud = env.iter().copied().fold(0.0, f64::max);
+    let active = env.iter().filter(|e| **e > 0.05 * loud).count();
+    // Smoothed over 50 ms; a peak stands 2 dB over the valleys around it.
+    let smooth: Vec<f64> = (0..env.len())
+        .map(|i| {
+            let (a, b) = (i.saturating_sub(2), (i + 3).min(env.len()));
+            env[a..b].iter().sum::<f64>() / (b - a) as f64
+        })
+        .collect();
+    let mut peaks = 0;
+    let mut valley = f64::MAX;
+    let mut rising = false;
+    for w in smooth.windows(2) {
+        valley = valley.min(w[0]);
+        if w[1] > w[0] {
+            rising = true;
+        } else if rising && w[1] < w[0] {
+            if w[0] > 0.1 * loud && w[0] > valley * 1.26 {
+                peaks += 1;
+                valley = w[0];
+            }
+            rising = false;
+        }
+    }
+    let seconds = active as f64 / 100.0;
+    if seconds > 0.0 {
+        peaks as f64 / seconds
+    } else {
+        0.0
+    }
+}
+
+fn to_f64(samples: &[f32]) -> Vec<f64> {
+    samples.iter().map(|&s| f64::from(s)).collect()
+}
+
+/// Builds a profile from samples of one speaker (each mono at [`RATE`]).
+pub fn analyse(samples: &[Vec<f32>]) -> Result<VoiceProfile, SampleProblem> {
+    let (mut f0, mut sp) = (Vec::new(), Vec::new());
+    let mut rate = 0.0;
+    let mut seconds = 0.0;
+    for s in samples {
+        let x = to_f64(s);
+        for piece in pieces(&x) {
+            let a = analyse_piece(piece);
+            f0.extend(a.f0);
+            sp.extend(a.sp);
+        }
+        let secs = s.len() as f64 / f64::from(RATE);
+        rate += speaking_rate(&x) * secs;
+        seconds += secs;
+    }
+    let voiced = f0.iter().filter(|f| **f > 0.0).count();
+    let percent = 100.0 * voiced as f64 / f0.len().max(1) as f64;
+    if percent < 15.0 {
+        return Err(SampleProblem::NotSpeech { percent });
+    }
+    let (pitch_median, pitch_spread) = pitch_stats(&f0);
+    Ok(VoiceProfile {
+        pitch_median,
+        pitch_spread,
+        centroid: centroid(&f0, &sp),
+        speaking_rate: rate / seconds.max(1e-9),
+        gender: if pitch_median >= 155.0 {
+            "female"
+        } else {
+            "male"
+        }
+        .to_owned(),
+        seconds,
+    })
+}
+
+/// Pieces of about [`PIECE_SECONDS`], each cut at the quietest 20 ms within
+/// two seconds of its nominal end.
+fn pieces(x: &[f64]) -> Vec<&[f64]> {
+    let nominal = (PIECE_SECONDS * f64::from(RATE)) as usize;
+    let window = RATE as usize / 50;
+    let mut out = Vec::new();
+    let mut start = 0;
+    while x.len() - start > nominal + nominal / 2 {
+        let (lo, hi) = (
+            start + nominal - 2 * RATE as usize,
+            start + nominal + 2 * RATE as usize,
+        );
+        let cut = (lo..hi - window)
+            .step_by(window / 2)
+            .min_by(|&a, &b| {
+                let e = |i: usize| x[i..i + window].iter().map(|s| s * s).sum::<f64>();
+                e(a).total_cmp(&e(b))
+            })
+            .map_or(start + nominal, |i| i + window / 2);
+        out.push(&x[start..cut]);
+        start = cut;
+    }
+    out.push(&x[start..]);
+    out
+}
+
+/// A converted clip and its measured pitch before and after.
+#[derive(Debug, Clone)]
+pub struct Converted {
+    pub samples: Vec<f32>,
+    /// Median pitch of the voiced frames, Hz.
+    pub pitch_before: f64,
+    pub pitch_after: f64,
+}
+
+/// Changes the voice in speech toward a target speaker.
+pub trait VoiceConverter: Send + Sync {
+    fn name(&self) -> &'static str;
+    /// `samples`: mono at [`RATE`]; the output has the same length.
+    fn convert(&self, samples: &[f32], target: &VoiceProfile) -> Converted;
+}
+
+/// Pitch mapping and formant warp with the WORLD vocoder.
+pub struct WorldConverter;
+
+/// The envelope stretched along frequency by `alpha` (> 1 raises the
+/// formants).
+fn warp(row: &[f64], alpha: f64) -> Vec<f64> {
+    let bins = row.len();
+    (0..bins)
+        .map(|k| {
+            let src = k as f64 / alpha;
+            let i = src.floor() as usize;
+            let frac = src - i as f64;
+            if i + 1 < bins {
+                row[i] * (1.0 - frac) + row[i + 1] * frac
+            } else {
+                row[bins - 1]
+            }
+        })
+        .collect()
+}
+
+impl VoiceConverter for WorldConverter {
+    fn name(&self) -> &'static str {
+        "world"
+    }
+
+    fn convert(&self, samples: &[f32], target: &VoiceProfile) -> Converted {
+        let x = to_f64(samples);
+        let pieces = pieces(&x);
+        let analyses: Vec<Analysis> = pieces.iter().map(|p| analyse_piece(p)).collect();
+        // The source's statistics over the whole clip.
+        let all_f0: Vec<f64> = analyses.iter().flat_map(|a| a.f0.iter().copied()).collect();
+        let (median_before, spread) = pitch_stats(&all_f0);
+        let all_sp: Vec<Vec<f64>> = analyses.iter().flat_map(|a| a.sp.iter().cloned()).collect();
+        let source_centroid = centroid(&all_f0, &all_sp);
+        drop(all_sp);
+        let alpha = if source_centroid > 0.0 && target.centroid > 0.0 {
+            (target.centroid / source_centroid).clamp(0.8, 1.25)
+        } else {
+            1.0
+        };
+        // The contour keeps its shape: log-pitch is scaled about the median
+        // so the spread becomes the target's.
+        let exponent = if spread > 1e-3 {
+            (target.pitch_spread / spread).clamp(0.5, 2.0)
+        } else {
+            1.0
+        };
+        let mut out = Vec::with_capacity(samples.len());
+        for (piece, a) in pieces.iter().zip(analyses) {
+            let f0: Vec<f64> =
+                a.f0.iter()
+                    .map(|&f| {
+                        if f > 0.0 && median_before > 0.0 {
+                            target.pitch_median * (f / median_before).powf(exponent)
+                        } else {
+                            0.0
+                        }
+                    })
+                    .collect();
+            let sp: Vec<Vec<f64>> = a.sp.iter().map(|row| warp(row, alpha)).collect();
+            let mut y = synthesis(&f0, &sp, &a.ap, FRAME_MS, RATE as i32);
+            y.resize(piece.len(), 0.0);
+            out.extend(y.iter().map(|&s| s.clamp(-1.0, 1.0) as f32));
+        }
+        let after: Vec<f64> = pieces_of(&out).flat_map(|p| pitch(&to_f64(p)).1).collect();
+        Converted {
+            pitch_before: median_before,
+            pitch_after: pitch_stats(&after).0,
+            samples: out,
+        }
+    }
+}
+
+/// The output measured in [`PIECE_SECONDS`] slices.
+fn pieces_of(x: &[f32]) -> impl Iterator<Item = &[f32]> {
+    x.chunks((PIECE_SECONDS * f64::from(RATE)) as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A vowel-like buzz at `f0` Hz with a formant near `formant` Hz.
+    fn buzz(f0: f64, formant: f64, seconds: f64) -> Vec<f32> {
+        let n = (seconds * f64::from(RATE)) as usize;
+        (0..n)
+            .map(|i| {
+                let t = i as f64 / f64::from(RATE);
+                // A slow rise and fall of the pitch, like intonation.
+                let f = f0 * (1.0 + 0.08 * (t * 2.0).sin());
+                let mut s = 0.0;
+                for h in 1..40 {
+                    let hz = f * h as f64;
+                    let gain = 1.0 / (1.0 + ((hz - formant) / 300.0).powi(2));
+                    s += gain * (2.0 * std::f64::consts::PI * hz * t).sin();
+                }
+                (0.1 * s) as f32
+            })
+            .collect()
+    }
+
+    #[test]
+    fn profiles_measure_pitch_and_formants() {
+        let low = analyse(&[buzz(100.0, 600.0, 3.0)]).unwrap();
+        let high = analyse(&[buzz(220.0, 900.0, 3.0)]).unwrap();
+        assert!((low.pitch_median - 100.0).abs() < 8.0, "{low:?}");
+        assert!((high.pitch_median - 220.0).abs() < 15.0, "{high:?}");
+        assert!(high.centroid > low.centroid, "{low:?} {high:?}");
+        assert_eq!(
+            (low.gender.as_str(), high.gender.as_str()),
+            ("male", "female")
+        );
+    }
+
+    #[test]
+    fn conversion_moves_pitch_to_the_target() {
+        let target = analyse(&[buzz(220.0, 900.0, 3.0)]).unwrap();
+        let source = buzz(100.0, 600.0, 4.0);
+        let c = WorldConverter.convert(&source, &target);
+        assert_eq!(c.samples.len(), source.len());
+        assert!((c.pitch_before - 100.0).abs() < 8.0, "{}", c.pitch_before);
+        assert!(
+            (c.pitch_after / target.pitch_median - 1.0).abs() < 0.1,
+            "{} vs {}",
+            c.pitch_after,
+            target.pitch_median
+        );
+    }
+
+    #[test]
+    fn bad_samples_are_named() {
+        assert_eq!(check_sample(&vec![0.0; 24_000]), Err(SampleProblem::Silent));
+        let clipped: Vec<f32> = (0..24_000)
+            .map(|i| if i % 10 == 0 { 1.0 } else { 0.1 })
+            .collect();
+        assert!(matches!(
+            check_sample(&clipped),
+            Err(SampleProblem::Clipped { .. })
+        ));
+        let mut seed = 1u32;
+        let noise: Vec<f32> = (0..72_000)
+            .map(|_| {
+                seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                ((seed >> 8) as f32 / (1u32 << 24) as f32 - 0.5) * 0.2
+            })
+            .collect();
+        assert!(matches!(
+            analyse(&[noise]),
+            Err(SampleProblem::NotSpeech { .. })
+        ));
+    }
+}
