@@ -20,7 +20,34 @@ pub const RATE: u32 = 24_000;
 const FRAME_MS: f64 = 5.0;
 /// Conversion works on pieces of about this many seconds, cut at the
 /// quietest moment near each boundary (bounded memory on long files).
-const PIECE_SECONDS: f64 = 20.0;
+const PIECE_SECONDS: f64 = 10.0;
+
+/// `f` over `items` on every core (pieces are independent), in order.
+fn par_map<T: Sync, U: Send>(items: &[T], f: impl Fn(&T) -> U + Sync) -> Vec<U> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(items.len().max(1));
+    let mut out: Vec<Option<U>> = (0..items.len()).map(|_| None).collect();
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let f = &f;
+                scope.spawn(move || {
+                    (t..items.len())
+                        .step_by(threads)
+                        .map(|i| (i, f(&items[i])))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        for h in handles {
+            for (i, u) in h.join().expect("a conversion thread") {
+                out[i] = Some(u);
+            }
+        }
+    });
+    out.into_iter().map(|u| u.expect("every piece")).collect()
+}
 
 /// What a converter needs to know of a speaker.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -196,8 +223,7 @@ pub fn analyse(samples: &[Vec<f32>]) -> Result<VoiceProfile, SampleProblem> {
     let mut seconds = 0.0;
     for s in samples {
         let x = to_f64(s);
-        for piece in pieces(&x) {
-            let a = analyse_piece(piece);
+        for a in par_map(&pieces(&x), |p| analyse_piece(p)) {
             f0.extend(a.f0);
             sp.extend(a.sp);
         }
@@ -297,7 +323,7 @@ impl VoiceConverter for WorldConverter {
     fn convert(&self, samples: &[f32], target: &VoiceProfile) -> Converted {
         let x = to_f64(samples);
         let pieces = pieces(&x);
-        let analyses: Vec<Analysis> = pieces.iter().map(|p| analyse_piece(p)).collect();
+        let analyses: Vec<Analysis> = par_map(&pieces, |p| analyse_piece(p));
         // The source's statistics over the whole clip.
         let all_f0: Vec<f64> = analyses.iter().flat_map(|a| a.f0.iter().copied()).collect();
         let (median_before, spread) = pitch_stats(&all_f0);
@@ -316,8 +342,8 @@ impl VoiceConverter for WorldConverter {
         } else {
             1.0
         };
-        let mut out = Vec::with_capacity(samples.len());
-        for (piece, a) in pieces.iter().zip(analyses) {
+        let jobs: Vec<(usize, Analysis)> = pieces.iter().map(|p| p.len()).zip(analyses).collect();
+        let synthesized = par_map(&jobs, |(len, a)| {
             let f0: Vec<f64> =
                 a.f0.iter()
                     .map(|&f| {
@@ -330,10 +356,15 @@ impl VoiceConverter for WorldConverter {
                     .collect();
             let sp: Vec<Vec<f64>> = a.sp.iter().map(|row| warp(row, alpha)).collect();
             let mut y = synthesis(&f0, &sp, &a.ap, FRAME_MS, RATE as i32);
-            y.resize(piece.len(), 0.0);
-            out.extend(y.iter().map(|&s| s.clamp(-1.0, 1.0) as f32));
-        }
-        let after: Vec<f64> = pieces_of(&out).flat_map(|p| pitch(&to_f64(p)).1).collect();
+            y.resize(*len, 0.0);
+            y.iter()
+                .map(|&s| s.clamp(-1.0, 1.0) as f32)
+                .collect::<Vec<f32>>()
+        });
+        drop(jobs);
+        let out: Vec<f32> = synthesized.concat();
+        let slices: Vec<&[f32]> = pieces_of(&out).collect();
+        let after: Vec<f64> = par_map(&slices, |p| pitch(&to_f64(p)).1).concat();
         Converted {
             pitch_before: median_before,
             pitch_after: pitch_stats(&after).0,
