@@ -106,7 +106,7 @@ impl Pipeline for VoiceChangePipeline {
             .map_err(JobFailure::storage)?;
         let scratch = dir.path().to_owned();
         let r = req.clone();
-        let (name, bytes, converted, video) = tokio::task::spawn_blocking(move || {
+        let (name, bytes, converted, seconds, video) = tokio::task::spawn_blocking(move || {
             let unreadable =
                 |e: &dyn std::fmt::Display| JobFailure::abort("unreadable_media", e.to_string());
             let video = inspect(&input).map_err(|e| unreadable(&e))?;
@@ -114,8 +114,9 @@ impl Pipeline for VoiceChangePipeline {
             if samples.is_empty() {
                 return Err(JobFailure::abort("no_audio", "the file has no sound"));
             }
-            let converted = WorldConverter.convert(&samples, &r.target);
-            let audio = Audio::new(converted.samples.clone(), RATE);
+            let mut converted = WorldConverter.convert(&samples, &r.target);
+            let audio = Audio::new(std::mem::take(&mut converted.samples), RATE);
+            let seconds = audio.duration();
             let failed =
                 |e: &dyn std::fmt::Display| JobFailure::abort("conversion_failed", e.to_string());
             match &video {
@@ -139,6 +140,7 @@ impl Pipeline for VoiceChangePipeline {
                         format!("changed.{}", container.as_str()),
                         bytes,
                         converted,
+                        seconds,
                         Some(container),
                     ))
                 }
@@ -148,6 +150,7 @@ impl Pipeline for VoiceChangePipeline {
                         format!("changed.{}", r.format.extension()),
                         bytes,
                         converted,
+                        seconds,
                         None,
                     ))
                 }
@@ -160,7 +163,7 @@ impl Pipeline for VoiceChangePipeline {
             .put(&key, bytes.into())
             .await
             .map_err(JobFailure::storage)?;
-        let duration = round(converted.samples.len() as f64 / f64::from(RATE), 3);
+        let duration = round(seconds, 3);
         let url = format!("blob:{key}");
         let mut result = json!({
             "duration": duration,

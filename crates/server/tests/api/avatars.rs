@@ -5,7 +5,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::helpers::{assert_error, Backend, TestApp};
+use crate::helpers::{assert_error, form, Backend, TestApp};
 
 async fn list(app: &TestApp, key: &str, query: &str) -> Value {
     let r = app.get(&format!("/v1/avatars{query}"), key).await;
@@ -180,23 +180,11 @@ async fn upload_avatar(
     file: Option<(Vec<u8>, &str)>,
     fields: &[(&str, &str)],
 ) -> reqwest::Response {
-    let mut form = reqwest::multipart::Form::new();
-    if let Some((bytes, name)) = file {
-        form = form.part(
-            "file",
-            reqwest::multipart::Part::bytes(bytes).file_name(name.to_owned()),
-        );
-    }
-    for (k, v) in fields {
-        form = form.text(k.to_string(), v.to_string());
-    }
-    app.client
-        .post(format!("{}/v1/avatars", app.addr))
-        .bearer_auth(key)
-        .multipart(form)
-        .send()
-        .await
-        .unwrap()
+    let files = file
+        .map(|(bytes, name)| ("file", bytes, name))
+        .into_iter()
+        .collect();
+    app.post_form("/v1/avatars", key, form(files, fields)).await
 }
 
 /// Accounts add their own avatars: validated, listed with the built-in

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_error, Backend, TestApp};
+use crate::helpers::{assert_error, form, Backend, TestApp};
 
 /// Thumbnail side used to compare frames.
 const SIDE: usize = 64;
@@ -85,20 +85,9 @@ fn durations(path: &Path) -> (f64, Option<f64>) {
 }
 
 async fn upload(app: &TestApp, key: &str, path: &Path) -> String {
-    let r = app
-        .client
-        .post(format!("{}/v1/files", app.addr))
-        .bearer_auth(key)
-        .multipart(
-            reqwest::multipart::Form::new().part(
-                "file",
-                reqwest::multipart::Part::bytes(std::fs::read(path).unwrap())
-                    .file_name(path.file_name().unwrap().to_string_lossy().into_owned()),
-            ),
-        )
-        .send()
-        .await
-        .unwrap();
+    let name = path.file_name().unwrap().to_string_lossy().into_owned();
+    let files = vec![("file", std::fs::read(path).unwrap(), name.as_str())];
+    let r = app.post_form("/v1/files", key, form(files, &[])).await;
     assert_eq!(r.status(), 201);
     r.json::<Value>().await.unwrap()["id"]
         .as_str()
@@ -367,22 +356,14 @@ async fn bad_expansions_are_refused() {
         assert_eq!(e["error"]["details"]["parameter"], parameter, "{body}");
     }
     // An audio-only upload as the avatar.
+    let files = vec![("file", std::fs::read(&tone).unwrap(), "tone.wav")];
     let r = app
-        .client
-        .post(format!("{}/v1/avatar-expansion", app.addr))
-        .bearer_auth(&key)
-        .multipart(
-            reqwest::multipart::Form::new()
-                .part(
-                    "file",
-                    reqwest::multipart::Part::bytes(std::fs::read(&tone).unwrap())
-                        .file_name("tone.wav"),
-                )
-                .text("duration", "5"),
+        .post_form(
+            "/v1/avatar-expansion",
+            &key,
+            form(files, &[("duration", "5")]),
         )
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert_error(r, 422, "unprocessable_entity").await;
     for body in [
         json!({"avatarId": "av_nobody", "duration": 3}),

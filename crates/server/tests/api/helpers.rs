@@ -58,6 +58,25 @@ pub struct TestApp {
     stop: Option<oneshot::Sender<()>>,
 }
 
+/// A multipart form: a file part for each `(field, bytes, file name)` and a
+/// text part for each `(field, value)`.
+pub fn form(
+    files: Vec<(&str, Vec<u8>, &str)>,
+    fields: &[(&str, &str)],
+) -> reqwest::multipart::Form {
+    let mut form = reqwest::multipart::Form::new();
+    for (field, bytes, name) in files {
+        form = form.part(
+            field.to_owned(),
+            reqwest::multipart::Part::bytes(bytes).file_name(name.to_owned()),
+        );
+    }
+    for (k, v) in fields {
+        form = form.text(k.to_string(), v.to_string());
+    }
+    form
+}
+
 impl TestApp {
     pub async fn spawn(backend: Backend) -> Self {
         Self::spawn_with(backend, |_| {}).await
@@ -148,6 +167,22 @@ impl TestApp {
     pub async fn post(&self, path: &str, key: &str, body: Value) -> Response {
         self.request(Method::POST, path, Some(key), Some(body))
             .await
+    }
+
+    /// POSTs a multipart form.
+    pub async fn post_form(
+        &self,
+        path: &str,
+        key: &str,
+        form: reqwest::multipart::Form,
+    ) -> Response {
+        self.client
+            .post(format!("{}{path}", self.addr))
+            .bearer_auth(key)
+            .multipart(form)
+            .send()
+            .await
+            .expect("request sent")
     }
 
     pub async fn delete(&self, path: &str, key: &str) -> Response {

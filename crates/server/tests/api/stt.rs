@@ -2,7 +2,7 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_error, Backend, TestApp};
+use crate::helpers::{assert_error, form, Backend, TestApp};
 use crate::tts::joe;
 
 /// Word error rate of `hypothesis` against `reference` (lower-case words,
@@ -77,20 +77,12 @@ async fn transcribe(
     name: &str,
     fields: &[(&str, &str)],
 ) -> reqwest::Response {
-    let mut form = reqwest::multipart::Form::new().part(
-        "file",
-        reqwest::multipart::Part::bytes(bytes).file_name(name.to_owned()),
-    );
-    for (k, v) in fields {
-        form = form.text(k.to_string(), v.to_string());
-    }
-    app.client
-        .post(format!("{}/v1/speech-to-text", app.addr))
-        .bearer_auth(key)
-        .multipart(form)
-        .send()
-        .await
-        .unwrap()
+    app.post_form(
+        "/v1/speech-to-text",
+        key,
+        form(vec![("file", bytes, name)], fields),
+    )
+    .await
 }
 
 const ENGLISH: &str = "The old lighthouse keeper climbed the stairs every evening. He lit the lamp and watched the ships pass in the dark.";

@@ -6,7 +6,7 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_error, Backend, TestApp};
+use crate::helpers::{assert_error, form, Backend, TestApp};
 
 const FPS: f64 = 25.0;
 /// Keyframes every 2 s.
@@ -101,16 +101,8 @@ fn stream_duration(path: &Path, stream: &str) -> f64 {
 }
 
 async fn upload(app: &TestApp, key: &str, bytes: Vec<u8>, name: &str) -> reqwest::Response {
-    app.client
-        .post(format!("{}/v1/files", app.addr))
-        .bearer_auth(key)
-        .multipart(reqwest::multipart::Form::new().part(
-            "file",
-            reqwest::multipart::Part::bytes(bytes).file_name(name.to_owned()),
-        ))
-        .send()
+    app.post_form("/v1/files", key, form(vec![("file", bytes, name)], &[]))
         .await
-        .unwrap()
 }
 
 async fn trim(app: &TestApp, key: &str, body: Value, dir: &Path, name: &str) -> (Value, PathBuf) {

@@ -9,7 +9,7 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_error, Backend, TestApp};
+use crate::helpers::{assert_error, form, Backend, TestApp};
 use crate::stt::wer;
 
 const TARGET_TEXTS: [&str; 2] = [
@@ -113,40 +113,37 @@ async fn clone_voice(
     files: Vec<(Vec<u8>, &str)>,
     fields: &[(&str, &str)],
 ) -> reqwest::Response {
-    let mut form = reqwest::multipart::Form::new();
-    for (bytes, name) in files {
-        form = form.part(
-            "files",
-            reqwest::multipart::Part::bytes(bytes).file_name(name.to_owned()),
-        );
-    }
-    for (k, v) in fields {
-        form = form.text(k.to_string(), v.to_string());
-    }
-    app.client
-        .post(format!("{}/v1/voices", app.addr))
-        .bearer_auth(key)
-        .multipart(form)
-        .send()
-        .await
-        .unwrap()
+    let files = files
+        .into_iter()
+        .map(|(bytes, name)| ("files", bytes, name))
+        .collect();
+    app.post_form("/v1/voices", key, form(files, fields)).await
+}
+
+/// `POST /v1/voice-changer` with `bytes` as the file.
+async fn change_voice(
+    app: &TestApp,
+    key: &str,
+    bytes: Vec<u8>,
+    fields: &[(&str, &str)],
+) -> reqwest::Response {
+    app.post_form(
+        "/v1/voice-changer",
+        key,
+        form(vec![("file", bytes, "in.wav")], fields),
+    )
+    .await
 }
 
 async fn transcribe(app: &TestApp, key: &str, bytes: Vec<u8>) -> String {
-    let form = reqwest::multipart::Form::new()
-        .part(
-            "file",
-            reqwest::multipart::Part::bytes(bytes).file_name("c.wav"),
-        )
-        .text("language", "en");
+    let files = vec![("file", bytes, "c.wav")];
     let job: Value = app
-        .client
-        .post(format!("{}/v1/speech-to-text", app.addr))
-        .bearer_auth(key)
-        .multipart(form)
-        .send()
+        .post_form(
+            "/v1/speech-to-text",
+            key,
+            form(files, &[("language", "en")]),
+        )
         .await
-        .unwrap()
         .json()
         .await
         .unwrap();
@@ -222,24 +219,16 @@ async fn a_cloned_voice_changes_speech_toward_it() {
     // A low male voice converted toward it.
     let source = std::fs::read(espeak(dir.path(), "s.wav", "en-us", "20", SOURCE_TEXT)).unwrap();
     let source_pcm = pcm(&source);
-    let form = reqwest::multipart::Form::new()
-        .part(
-            "file",
-            reqwest::multipart::Part::bytes(source.clone()).file_name("s.wav"),
-        )
-        .text("voiceId", id.clone())
-        .text("format", "wav");
-    let job: Value = app
-        .client
-        .post(format!("{}/v1/voice-changer", app.addr))
-        .bearer_auth(&key)
-        .multipart(form)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let job: Value = change_voice(
+        &app,
+        &key,
+        source.clone(),
+        &[("voiceId", &id), ("format", "wav")],
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
     assert_eq!(job["status"], "completed", "{job}");
     let result = &job["result"];
     let converted = app.download(result["audioUrl"].as_str().unwrap()).await;
@@ -297,20 +286,7 @@ async fn a_cloned_voice_changes_speech_toward_it() {
         "voice_not_found",
     )
     .await;
-    let form = reqwest::multipart::Form::new()
-        .part(
-            "file",
-            reqwest::multipart::Part::bytes(source).file_name("s.wav"),
-        )
-        .text("voiceId", id.clone());
-    let r = app
-        .client
-        .post(format!("{}/v1/voice-changer", app.addr))
-        .bearer_auth(&other)
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
+    let r = change_voice(&app, &other, source, &[("voiceId", &id)]).await;
     assert_error(r, 404, "voice_not_found").await;
 
     // Renamed, then deleted.
@@ -412,20 +388,7 @@ async fn bad_samples_are_refused_with_the_reason() {
         (catalog, 422, "unprocessable_entity"),
         ("nobody", 404, "voice_not_found"),
     ] {
-        let form = reqwest::multipart::Form::new()
-            .part(
-                "file",
-                reqwest::multipart::Part::bytes(speech.clone()).file_name("a.wav"),
-            )
-            .text("voiceId", voice.to_owned());
-        let r = app
-            .client
-            .post(format!("{}/v1/voice-changer", app.addr))
-            .bearer_auth(&key)
-            .multipart(form)
-            .send()
-            .await
-            .unwrap();
+        let r = change_voice(&app, &key, speech.clone(), &[("voiceId", voice)]).await;
         assert_error(r, status, code).await;
     }
 }
