@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Voice changing, side by side in one run: a 60-second espeak-ng clip (a low
-# male voice) changed toward a cloned high female voice by ours (`convert`,
-# the whole HTTP request on a release server, the clip uploaded beforehand)
+# male voice) changed toward a cloned high female voice by ours (`convert`
+# and `revoice`, the whole HTTP request on a release server, the clip
+# uploaded beforehand)
 # and by Rubber Band R3 (`rubberband -3 -p <semitones> -F`, pitch and formant
 # shift by the same median-pitch ratio: the peer a user would pick), three
 # runs each, medians. Real-time factor = seconds taken / 60. The peer is
@@ -31,26 +32,29 @@ voice=$(curl -sf "http://127.0.0.1:$port/v1/voices" -H "$auth" -F name=Bright -F
 vid=$(echo "$voice" | python3 -c "import json,sys; print(json.load(sys.stdin)['id'])")
 target=$(echo "$voice" | python3 -c "import json,sys; print(json.load(sys.stdin)['profile']['pitchMedian'])")
 file=$(curl -sf "http://127.0.0.1:$port/v1/files" -H "$auth" -F "file=@$work/source.wav" | python3 -c "import json,sys; print(json.load(sys.stdin)['id'])")
-ours() {
+ours() { # mode
   local t0; t0=$(now)
   curl -sf "http://127.0.0.1:$port/v1/voice-changer" -H "$auth" -H 'Content-Type: application/json' \
-    -d "{\"fileId\":\"$file\",\"voiceId\":\"$vid\",\"format\":\"wav\"}" > $work/ours.json
+    -d "{\"fileId\":\"$file\",\"voiceId\":\"$vid\",\"format\":\"wav\",\"mode\":\"$1\"}" > $work/$1.json
   python3 -c "print(round($(now) - $t0, 2))"
 }
-ours >/dev/null
-before=$(python3 -c "import json; print(json.load(open('$work/ours.json'))['result']['pitchBefore'])")
+ours convert >/dev/null
+ours revoice >/dev/null
+before=$(python3 -c "import json; print(json.load(open('$work/convert.json'))['result']['pitchBefore'])")
 semitones=$(python3 -c "import math; print(round(12 * math.log2($target / $before), 2))")
 peer() {
   local t0; t0=$(now)
   rubberband -q -3 -p $semitones -F $work/source.wav $work/rubberband.wav >/dev/null 2>&1
   python3 -c "print(round($(now) - $t0, 2))"
 }
-o=(); p=()
-for _ in 1 2 3; do o+=("$(ours)"); p+=("$(peer)"); done
+o=(); r=(); p=()
+for _ in 1 2 3; do o+=("$(ours convert)"); r+=("$(ours revoice)"); p+=("$(peer)"); done
 median() { python3 -c "import statistics,sys; print(statistics.median(map(float, sys.argv[1:])))" "$@"; }
-mo=$(median "${o[@]}"); mp=$(median "${p[@]}")
+mo=$(median "${o[@]}"); mr=$(median "${r[@]}"); mp=$(median "${p[@]}")
 echo "## Voice changing, 60 s espeak-ng clip toward a cloned voice, $(date -u +%F)"
 echo "source median pitch ${before} Hz, target ${target} Hz (${semitones} semitones)"
-echo "ours convert (WORLD): ${o[*]} s (median ${mo}, RTF $(python3 -c "print(round($mo / 60, 3))")), pitch after $(python3 -c "import json; print(json.load(open('$work/ours.json'))['result']['pitchAfter'])") Hz"
+echo "ours convert (WORLD): ${o[*]} s (median ${mo}, RTF $(python3 -c "print(round($mo / 60, 3))")), pitch after $(python3 -c "import json; print(json.load(open('$work/convert.json'))['result']['pitchAfter'])") Hz"
+echo "ours revoice (whisper + base voice + WORLD fit and conversion): ${r[*]} s (median ${mr}, RTF $(python3 -c "print(round($mr / 60, 3))")), pitch after $(python3 -c "import json; r=json.load(open('$work/revoice.json'))['result']; print(r['pitchAfter'], 'Hz,', len(r['segments']), 'lines, speedups', sorted(s['speedup'] for s in r['segments']))")"
 echo "rubberband -3 -p ${semitones} -F: ${p[*]} s (median ${mp}, RTF $(python3 -c "print(round($mp / 60, 3))"))"
-echo "ours / rubberband: $(python3 -c "print(round($mo / $mp, 2))")x"
+echo "ours convert / rubberband: $(python3 -c "print(round($mo / $mp, 2))")x"
+echo "ours revoice / rubberband: $(python3 -c "print(round($mr / $mp, 2))")x"

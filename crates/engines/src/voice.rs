@@ -287,18 +287,42 @@ pub struct Converted {
     pub pitch_after: f64,
 }
 
+/// What to do to a clip: move its voice toward `target` (or keep it), and
+/// give it `length` samples (or keep its length) without changing pitch.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Transform<'a> {
+    /// The voice to move toward; `None` keeps the speaker.
+    pub target: Option<&'a VoiceProfile>,
+    /// The input speaker's profile when known beforehand (a catalog voice,
+    /// converted sentence by sentence, maps every sentence alike); measured
+    /// on the clip otherwise.
+    pub source: Option<&'a VoiceProfile>,
+    /// Output length in samples; `None` keeps the input's.
+    pub length: Option<usize>,
+}
+
 /// Changes the voice in speech toward a target speaker.
 pub trait VoiceConverter: Send + Sync {
     fn name(&self) -> &'static str;
-    /// `samples`: mono at [`RATE`]; the output has the same length.
-    fn convert(&self, samples: &[f32], target: &VoiceProfile) -> Converted;
+    /// `samples`: mono at [`RATE`].
+    fn transform(&self, samples: &[f32], how: &Transform) -> Converted;
+    /// The voice moved toward `target`, length kept.
+    fn convert(&self, samples: &[f32], target: &VoiceProfile) -> Converted {
+        self.transform(
+            samples,
+            &Transform {
+                target: Some(target),
+                ..Transform::default()
+            },
+        )
+    }
 }
 
-/// Pitch mapping and formant warp with the WORLD vocoder.
+/// Pitch mapping, formant warp and time scaling with the WORLD vocoder.
 pub struct WorldConverter;
 
 /// The envelope stretched along frequency by `alpha` (> 1 raises the
-/// formants).
+/// formants), linearly interpolated.
 fn warp(row: &[f64], alpha: f64) -> Vec<f64> {
     let bins = row.len();
     (0..bins)
@@ -315,47 +339,122 @@ fn warp(row: &[f64], alpha: f64) -> Vec<f64> {
         .collect()
 }
 
+/// The analysis resampled to `frames` frames (time scaling at constant
+/// pitch): envelopes interpolated linearly, pitch geometrically between
+/// voiced frames and from the nearer frame across a voicing change.
+fn retime(a: &Analysis, frames: usize) -> Analysis {
+    let n = a.f0.len();
+    if n < 2 || frames < 2 {
+        return Analysis {
+            f0: a.f0.clone(),
+            sp: a.sp.clone(),
+            ap: a.ap.clone(),
+        };
+    }
+    let lerp = |x: &[f64], y: &[f64], t: f64| -> Vec<f64> {
+        x.iter().zip(y).map(|(p, q)| p + (q - p) * t).collect()
+    };
+    let (mut f0, mut sp, mut ap) = (
+        Vec::with_capacity(frames),
+        Vec::with_capacity(frames),
+        Vec::with_capacity(frames),
+    );
+    for j in 0..frames {
+        let pos = j as f64 * (n - 1) as f64 / (frames - 1) as f64;
+        let i = (pos.floor() as usize).min(n - 2);
+        let t = pos - i as f64;
+        let (p, q) = (a.f0[i], a.f0[i + 1]);
+        f0.push(if p > 0.0 && q > 0.0 {
+            p * (q / p).powf(t)
+        } else if t < 0.5 {
+            p
+        } else {
+            q
+        });
+        sp.push(lerp(&a.sp[i], &a.sp[i + 1], t));
+        ap.push(lerp(&a.ap[i], &a.ap[i + 1], t));
+    }
+    Analysis { f0, sp, ap }
+}
+
 impl VoiceConverter for WorldConverter {
     fn name(&self) -> &'static str {
         "world"
     }
 
-    fn convert(&self, samples: &[f32], target: &VoiceProfile) -> Converted {
+    fn transform(&self, samples: &[f32], how: &Transform) -> Converted {
         let x = to_f64(samples);
         let pieces = pieces(&x);
         let analyses: Vec<Analysis> = par_map(&pieces, |p| analyse_piece(p));
-        // The source's statistics over the whole clip.
-        let all_f0: Vec<f64> = analyses.iter().flat_map(|a| a.f0.iter().copied()).collect();
-        let (median_before, spread) = pitch_stats(&all_f0);
-        let all_sp: Vec<Vec<f64>> = analyses.iter().flat_map(|a| a.sp.iter().cloned()).collect();
-        let source_centroid = centroid(&all_f0, &all_sp);
-        drop(all_sp);
-        let alpha = if source_centroid > 0.0 && target.centroid > 0.0 {
-            (target.centroid / source_centroid).clamp(0.8, 1.25)
-        } else {
-            1.0
+        // The source's statistics: known, or over the whole clip.
+        let (median_before, spread, source_centroid) = match how.source {
+            Some(s) => (s.pitch_median, s.pitch_spread, s.centroid),
+            None => {
+                let all_f0: Vec<f64> = analyses.iter().flat_map(|a| a.f0.iter().copied()).collect();
+                let (median, spread) = pitch_stats(&all_f0);
+                let all_sp: Vec<Vec<f64>> =
+                    analyses.iter().flat_map(|a| a.sp.iter().cloned()).collect();
+                (median, spread, centroid(&all_f0, &all_sp))
+            }
         };
-        // The contour keeps its shape: log-pitch is scaled about the median
-        // so the spread becomes the target's.
-        let exponent = if spread > 1e-3 {
-            (target.pitch_spread / spread).clamp(0.5, 2.0)
-        } else {
-            1.0
+        let (alpha, exponent, pitch_to) = match how.target {
+            None => (1.0, 1.0, median_before),
+            Some(target) => (
+                if source_centroid > 0.0 && target.centroid > 0.0 {
+                    (target.centroid / source_centroid).clamp(0.8, 1.25)
+                } else {
+                    1.0
+                },
+                // The contour keeps its shape: log-pitch is scaled about the
+                // median so the spread becomes the target's.
+                if spread > 1e-3 {
+                    (target.pitch_spread / spread).clamp(0.5, 2.0)
+                } else {
+                    1.0
+                },
+                target.pitch_median,
+            ),
         };
-        let jobs: Vec<(usize, Analysis)> = pieces.iter().map(|p| p.len()).zip(analyses).collect();
+        // Each piece keeps its share of the output length.
+        let total = how.length.unwrap_or(x.len());
+        let ratio = total as f64 / x.len().max(1) as f64;
+        let mut lengths: Vec<usize> = pieces
+            .iter()
+            .map(|p| (p.len() as f64 * ratio).round() as usize)
+            .collect();
+        let others: usize = lengths.iter().rev().skip(1).sum();
+        if let Some(last) = lengths.last_mut() {
+            *last = total.saturating_sub(others);
+        }
+        let hop = f64::from(RATE) * FRAME_MS / 1000.0;
+        let jobs: Vec<(usize, Analysis)> = lengths.into_iter().zip(analyses).collect();
         let synthesized = par_map(&jobs, |(len, a)| {
+            let retimed;
+            let a = match how.length {
+                Some(_) => {
+                    retimed = retime(a, (*len as f64 / hop).ceil() as usize + 1);
+                    &retimed
+                }
+                None => a,
+            };
             let f0: Vec<f64> =
                 a.f0.iter()
                     .map(|&f| {
                         if f > 0.0 && median_before > 0.0 {
-                            target.pitch_median * (f / median_before).powf(exponent)
+                            pitch_to * (f / median_before).powf(exponent)
                         } else {
                             0.0
                         }
                     })
                     .collect();
-            let sp: Vec<Vec<f64>> = a.sp.iter().map(|row| warp(row, alpha)).collect();
-            let mut y = synthesis(&f0, &sp, &a.ap, FRAME_MS, RATE as i32);
+            let warped;
+            let sp = if alpha == 1.0 {
+                &a.sp
+            } else {
+                warped = a.sp.iter().map(|row| warp(row, alpha)).collect::<Vec<_>>();
+                &warped
+            };
+            let mut y = synthesis(&f0, sp, &a.ap, FRAME_MS, RATE as i32);
             y.resize(*len, 0.0);
             y.iter()
                 .map(|&s| s.clamp(-1.0, 1.0) as f32)
@@ -363,19 +462,23 @@ impl VoiceConverter for WorldConverter {
         });
         drop(jobs);
         let out: Vec<f32> = synthesized.concat();
-        let slices: Vec<&[f32]> = pieces_of(&out).collect();
-        let after: Vec<f64> = par_map(&slices, |p| pitch(&to_f64(p)).1).concat();
+        // The result's pitch, measured again (not assumed).
         Converted {
             pitch_before: median_before,
-            pitch_after: pitch_stats(&after).0,
+            pitch_after: median_pitch(&out),
             samples: out,
         }
     }
 }
 
-/// The output measured in [`PIECE_SECONDS`] slices.
-fn pieces_of(x: &[f32]) -> impl Iterator<Item = &[f32]> {
-    x.chunks((PIECE_SECONDS * f64::from(RATE)) as usize)
+/// The median pitch (Hz) of the voiced frames of `samples` (mono at
+/// [`RATE`]); 0 when nothing is voiced.
+pub fn median_pitch(samples: &[f32]) -> f64 {
+    let slices: Vec<&[f32]> = samples
+        .chunks((PIECE_SECONDS * f64::from(RATE)) as usize)
+        .collect();
+    let f0: Vec<f64> = par_map(&slices, |p| pitch(&to_f64(p)).1).concat();
+    pitch_stats(&f0).0
 }
 
 #[cfg(test)]
@@ -427,6 +530,28 @@ mod tests {
             c.pitch_after,
             target.pitch_median
         );
+    }
+
+    #[test]
+    fn time_scaling_keeps_the_pitch() {
+        let source = buzz(140.0, 700.0, 3.0);
+        for factor in [0.7, 1.4] {
+            let length = (source.len() as f64 * factor) as usize;
+            let c = WorldConverter.transform(
+                &source,
+                &Transform {
+                    length: Some(length),
+                    ..Transform::default()
+                },
+            );
+            assert_eq!(c.samples.len(), length);
+            assert!(
+                (c.pitch_after / c.pitch_before - 1.0).abs() < 0.05,
+                "{factor}: {} → {}",
+                c.pitch_before,
+                c.pitch_after
+            );
+        }
     }
 
     #[test]

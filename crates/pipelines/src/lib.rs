@@ -4,6 +4,7 @@
 
 pub mod avatar;
 pub mod image;
+pub mod respeak;
 pub mod sound;
 pub mod stt;
 pub mod tts;

@@ -7,6 +7,7 @@ use mediagen_engines::audio::{resample_linear, Audio};
 use mediagen_engines::media::encode;
 use mediagen_engines::stt::{languages as stt_languages, transcribe, SttCatalog, SttOptions};
 use mediagen_engines::tts::{ssml, TtsCatalog, TtsError};
+use mediagen_engines::voice::{Transform, VoiceConverter, VoiceProfile, WorldConverter, RATE};
 use mediagen_engines::AudioFormat;
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
 use serde::{Deserialize, Serialize};
@@ -27,6 +28,37 @@ pub struct TtsRequest {
     /// Word timestamps wanted.
     #[serde(default)]
     pub timestamps: bool,
+    /// When `voice_id` is a cloned voice: how it is spoken.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cloned: Option<ClonedVoice>,
+}
+
+/// A cloned voice as speech engines speak it: the catalog voice closest to
+/// it (the base), converted toward its profile.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ClonedVoice {
+    /// `None` when no catalog voice speaks its language: it can then only
+    /// be a conversion target.
+    pub base_voice_id: Option<String>,
+    /// BCP-47.
+    pub language: String,
+    pub profile: VoiceProfile,
+}
+
+impl ClonedVoice {
+    /// The catalog voice that speaks for it, or 422 naming `voiceId`.
+    pub fn base(&self) -> Result<&str, ApiError> {
+        self.base_voice_id.as_deref().ok_or_else(|| {
+            ApiError::unprocessable(
+                "voiceId",
+                format!(
+                    "no catalog voice speaks `{}`, this cloned voice's language, so it cannot speak text (it can still be the target of the voice changer's convert mode)",
+                    self.language
+                ),
+            )
+        })
+    }
 }
 
 /// The request body as sent.
@@ -48,8 +80,13 @@ pub struct TtsBody {
 }
 
 impl TtsRequest {
-    /// Validates a body against the catalog. Errors name the parameter.
-    pub fn parse(body: TtsBody, catalog: &TtsCatalog) -> Result<Self, ApiError> {
+    /// Validates a body against the catalog (and the account's cloned
+    /// voice, when `voiceId` names one). Errors name the parameter.
+    pub fn parse(
+        body: TtsBody,
+        catalog: &TtsCatalog,
+        cloned: Option<ClonedVoice>,
+    ) -> Result<Self, ApiError> {
         let text = body.text.trim().to_owned();
         let chars = text.chars().count();
         if chars == 0 {
@@ -73,7 +110,11 @@ impl TtsRequest {
                 ));
             }
         }
-        let voice = catalog.voice(&body.voice_id).ok_or_else(|| {
+        let speaker = match &cloned {
+            Some(c) => c.base()?,
+            None => body.voice_id.as_str(),
+        };
+        let voice = catalog.voice(speaker).ok_or_else(|| {
             ApiError::new(mediagen_core::ErrorCode::VoiceNotFound)
                 .with_message(format!(
                     "No voice with id `{}` exists. List voices with GET /v1/voices.",
@@ -81,8 +122,13 @@ impl TtsRequest {
                 ))
                 .with_detail("parameter", "voiceId")
         })?;
+        let native = if cloned.is_some() {
+            RATE
+        } else {
+            voice.sample_rate
+        };
         let (format, sample_rate) =
-            crate::audio_output(body.format.as_deref(), body.sample_rate, voice.sample_rate)?;
+            crate::audio_output(body.format.as_deref(), body.sample_rate, native)?;
         let speed = body.speed.unwrap_or(1.0);
         if !(0.5..=2.0).contains(&speed) {
             return Err(ApiError::invalid_parameter(
@@ -97,7 +143,59 @@ impl TtsRequest {
             sample_rate,
             speed,
             timestamps: body.timestamps,
+            cloned,
         })
+    }
+
+    /// The catalog voice that speaks (a cloned voice's base).
+    pub fn speaker(&self) -> &str {
+        match &self.cloned {
+            Some(c) => c.base_voice_id.as_deref().unwrap_or_default(),
+            None => &self.voice_id,
+        }
+    }
+
+    /// The rate of the audio [`TtsRequest::speak`] makes.
+    pub fn native_rate(&self, catalog: &TtsCatalog) -> u32 {
+        match &self.cloned {
+            Some(_) => RATE,
+            None => catalog
+                .voice(&self.voice_id)
+                .map_or(22_050, |v| v.sample_rate),
+        }
+    }
+
+    /// Speaks the text, sentence by sentence: with the catalog voice, or
+    /// with a cloned voice's base voice converted toward its profile (each
+    /// sentence mapped from the base's measured profile, so all match).
+    /// `each` sees every piece as it is in the output.
+    pub fn speak(
+        &self,
+        catalog: &TtsCatalog,
+        mut each: impl FnMut(usize, usize, &Audio) -> bool,
+    ) -> Result<Audio, TtsError> {
+        let Some(cloned) = &self.cloned else {
+            return catalog.speak(&self.voice_id, &self.text, self.speed, each);
+        };
+        let base = self.speaker();
+        let source = catalog.profile(base)?;
+        let mut out = Audio::new(Vec::new(), RATE);
+        catalog.speak(base, &self.text, self.speed, |i, n, piece| {
+            let samples = resample_linear(&piece.samples, piece.sample_rate, RATE);
+            let audio = if piece.peak() == 0.0 {
+                Audio::new(samples, RATE)
+            } else {
+                let how = Transform {
+                    target: Some(&cloned.profile),
+                    source: Some(&source),
+                    length: None,
+                };
+                Audio::new(WorldConverter.transform(&samples, &how).samples, RATE)
+            };
+            out.append(&audio);
+            each(i, n, &audio)
+        })?;
+        Ok(out)
     }
 
     /// Billable units: characters.
@@ -140,15 +238,15 @@ impl Pipeline for TtsPipeline {
         let r = req.clone();
         let stt = self.stt.clone();
         let (bytes, duration, words) = tokio::task::spawn_blocking(move || {
-            let audio = catalog
-                .speak(&r.voice_id, &r.text, r.speed, |i, n, _| {
+            let audio = r
+                .speak(&catalog, |i, n, _| {
                     progress.set_progress(((i + 1) * 90 / n) as i64);
                     !progress.is_cancelled()
                 })
                 .map_err(failure)?;
             let words = if r.timestamps {
                 let language = catalog
-                    .voice(&r.voice_id)
+                    .voice(r.speaker())
                     .map(|v| v.language.clone())
                     .unwrap_or_default();
                 Some(word_timestamps(
@@ -339,14 +437,18 @@ impl TtsRequest {
 
     /// The job's `result` for audio stored under `key`.
     pub fn result(&self, key: &str, duration: f64) -> Value {
-        json!({
+        let mut result = json!({
             "audioUrl": format!("blob:{key}"),
             "duration": (duration * 1000.0).round() / 1000.0,
             "format": self.format.as_str(),
             "sampleRate": self.sample_rate,
             "characters": self.characters(),
             "voiceId": self.voice_id,
-        })
+        });
+        if self.cloned.is_some() {
+            result["baseVoiceId"] = json!(self.speaker());
+        }
+        result
     }
 }
 

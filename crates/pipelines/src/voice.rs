@@ -1,18 +1,46 @@
 //! `voice.change`: the voice in an audio file (or a video's sound track)
-//! changed toward a target voice profile, words and timing kept.
+//! changed toward a target voice: converted (words, timing and intonation
+//! kept) or re-spoken (transcribed, then said again by a catalog voice in
+//! each line's time slot).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use mediagen_core::ApiError;
+use mediagen_engines::audio::resample_linear;
 use mediagen_engines::media::{decode_mono, encode};
+use mediagen_engines::stt::{languages as stt_languages, transcribe, SttCatalog, SttOptions};
+use mediagen_engines::tts::{TtsCatalog, TtsError};
 use mediagen_engines::video::{inspect, replace_audio, Container};
-use mediagen_engines::voice::{VoiceConverter, VoiceProfile, WorldConverter, RATE};
+use mediagen_engines::voice::{median_pitch, VoiceConverter, WorldConverter, RATE};
 use mediagen_engines::{Audio, AudioFormat};
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::audio_output;
+use crate::respeak::{clear_lines, mix_into, speak_lines, Fit, Line, Toward};
+use crate::tts::ClonedVoice;
+
+/// How the voice is changed.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ChangeMode {
+    /// Pitch and formants moved with the WORLD vocoder; everything else kept.
+    #[default]
+    Convert,
+    /// Transcribed and spoken again by the target (or its base) voice.
+    Revoice,
+}
+
+impl ChangeMode {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Convert => "convert",
+            Self::Revoice => "revoice",
+        }
+    }
+}
 
 /// A validated voice change (also the job's payload).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -22,7 +50,11 @@ pub struct ChangeRequest {
     pub input: String,
     pub file_id: String,
     pub voice_id: String,
-    pub target: VoiceProfile,
+    /// Set when `voice_id` is a cloned voice (else a catalog voice).
+    #[serde(default)]
+    pub cloned: Option<ClonedVoice>,
+    #[serde(default)]
+    pub mode: ChangeMode,
     pub format: AudioFormat,
     pub sample_rate: u32,
 }
@@ -31,6 +63,7 @@ pub struct ChangeRequest {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChangeOptions {
     pub voice_id: String,
+    pub mode: ChangeMode,
     pub format: AudioFormat,
     pub sample_rate: u32,
 }
@@ -46,15 +79,16 @@ impl ChangeOptions {
             .filter(|v| !v.trim().is_empty())
             .ok_or_else(|| ApiError::invalid_parameter("voiceId", "required"))?
             .clone();
-        match fields.get("mode").map(String::as_str) {
-            None | Some("convert") => {}
+        let mode = match fields.get("mode").map(String::as_str) {
+            None | Some("convert") => ChangeMode::Convert,
+            Some("revoice") => ChangeMode::Revoice,
             Some(_) => {
                 return Err(ApiError::invalid_parameter(
                     "mode",
-                    "must be convert (the only mode this server offers yet)",
+                    "must be convert or revoice",
                 ))
             }
-        }
+        };
         let rate = match fields.get("sampleRate") {
             None => None,
             Some(r) => Some(
@@ -66,28 +100,198 @@ impl ChangeOptions {
             audio_output(fields.get("format").map(String::as_str), rate, RATE)?;
         Ok(Self {
             voice_id,
+            mode,
             format,
             sample_rate,
         })
     }
 
-    pub fn with(self, input: String, file_id: String, target: VoiceProfile) -> ChangeRequest {
+    /// A cloned voice re-speaks through its base voice, which must exist
+    /// (else 422 naming `voiceId`).
+    pub fn check(&self, cloned: Option<&ClonedVoice>) -> Result<(), ApiError> {
+        match (self.mode, cloned) {
+            (ChangeMode::Revoice, Some(c)) => c.base().map(|_| ()),
+            _ => Ok(()),
+        }
+    }
+
+    /// The job's payload.
+    pub fn with(
+        self,
+        input: String,
+        file_id: String,
+        cloned: Option<ClonedVoice>,
+    ) -> ChangeRequest {
         ChangeRequest {
             input,
             file_id,
             voice_id: self.voice_id,
-            target,
+            cloned,
+            mode: self.mode,
             format: self.format,
             sample_rate: self.sample_rate,
         }
     }
 }
 
-pub struct VoiceChangePipeline;
+pub struct VoiceChangePipeline {
+    pub tts: Arc<TtsCatalog>,
+    pub stt: Arc<SttCatalog>,
+}
 
 fn round(x: f64, digits: i32) -> f64 {
     let p = 10f64.powi(digits);
     (x * p).round() / p
+}
+
+fn tts_failure(e: TtsError) -> JobFailure {
+    match e {
+        TtsError::Cancelled => JobFailure::abort("cancelled", "The job was cancelled."),
+        TtsError::UnknownVoice(v) => JobFailure::abort(
+            "voice_not_found",
+            format!("voice {v} is no longer available"),
+        ),
+        e => JobFailure::abort("synthesis_failed", e.to_string()),
+    }
+}
+
+/// What changing the voice made: samples at [`RATE`] and what to report.
+struct Changed {
+    samples: Vec<f32>,
+    pitch_before: f64,
+    pitch_after: f64,
+    target_pitch: Option<f64>,
+    extra: Value,
+}
+
+/// Re-speaking in `revoice` mode uses slots as they were: a line may be at
+/// most 50 % faster or 20 % slower than the voice says it.
+const REVOICE_FIT: Fit = Fit {
+    max_speedup: 1.5,
+    min_speedup: 0.8,
+    borrow_silence: false,
+};
+
+impl VoiceChangePipeline {
+    fn convert(&self, req: &ChangeRequest, samples: &[f32]) -> Result<Changed, JobFailure> {
+        let target = match &req.cloned {
+            Some(c) => c.profile.clone(),
+            None => self.tts.profile(&req.voice_id).map_err(tts_failure)?,
+        };
+        let c = WorldConverter.convert(samples, &target);
+        Ok(Changed {
+            samples: c.samples,
+            pitch_before: c.pitch_before,
+            pitch_after: c.pitch_after,
+            target_pitch: Some(target.pitch_median),
+            extra: json!({ "converter": WorldConverter.name() }),
+        })
+    }
+
+    fn revoice(
+        &self,
+        req: &ChangeRequest,
+        samples: &[f32],
+        ctx: &JobContext,
+    ) -> Result<Changed, JobFailure> {
+        let speaker = match &req.cloned {
+            Some(c) => c
+                .base()
+                .map_err(|e| JobFailure::abort("voice_cannot_speak", e.message))?,
+            None => req.voice_id.as_str(),
+        };
+        let voice = self.tts.voice(speaker).ok_or_else(|| {
+            JobFailure::abort(
+                "voice_not_found",
+                format!("voice {speaker} is no longer available"),
+            )
+        })?;
+        let model = self.stt.model(None).ok_or_else(|| {
+            JobFailure::abort(
+                "engine_unavailable",
+                "revoice needs a speech-to-text model (none is installed)",
+            )
+        })?;
+        // The file is heard in the language the voice speaks.
+        let code = voice.language.get(..2).unwrap_or("en").to_ascii_lowercase();
+        let language =
+            (model.multilingual() && stt_languages().contains(&code.as_str())).then_some(code);
+        let pcm = resample_linear(samples, RATE, 16_000);
+        let opts = SttOptions {
+            language,
+            ..SttOptions::default()
+        };
+        let heard = transcribe(model.as_ref(), self.stt.gate(), &pcm, &opts)
+            .map_err(|e| JobFailure::retry("recognition_failed", e.to_string()))?;
+        ctx.set_progress(40);
+        let lines: Vec<Line> = heard
+            .segments
+            .iter()
+            .filter(|s| s.text.chars().any(char::is_alphanumeric))
+            .map(|s| Line {
+                start: s.start,
+                end: s.end,
+                text: s.text.trim().to_owned(),
+            })
+            .collect();
+        if lines.is_empty() {
+            return Err(JobFailure::abort(
+                "no_speech",
+                "No speech was heard in the file, so there is nothing to re-speak.",
+            ));
+        }
+        let source;
+        let toward = match &req.cloned {
+            Some(c) => {
+                source = self.tts.profile(speaker).map_err(tts_failure)?;
+                Some(Toward {
+                    target: &c.profile,
+                    source: &source,
+                })
+            }
+            None => None,
+        };
+        let (track, placed) = speak_lines(
+            &self.tts,
+            speaker,
+            toward,
+            &lines,
+            samples.len(),
+            &REVOICE_FIT,
+            |done| {
+                ctx.set_progress(40 + (done * 55.0) as i64);
+                !ctx.is_cancelled()
+            },
+        )
+        .map_err(tts_failure)?;
+        // Speech replaced where it was; silences and other sound kept.
+        let mut out = samples.to_vec();
+        clear_lines(&mut out, &lines);
+        mix_into(&mut out, &track);
+        let segments: Vec<Value> = lines
+            .iter()
+            .zip(&placed)
+            .map(|(l, p)| {
+                json!({
+                    "start": round(l.start, 3), "end": round(l.end, 3), "text": l.text,
+                    "spokenStart": p.start, "spokenEnd": p.end,
+                    "speedup": p.speedup, "overrun": p.overrun,
+                })
+            })
+            .collect();
+        Ok(Changed {
+            pitch_before: median_pitch(samples),
+            pitch_after: median_pitch(&out),
+            target_pitch: req.cloned.as_ref().map(|c| c.profile.pitch_median),
+            samples: out,
+            extra: json!({
+                "speakerVoiceId": speaker,
+                "language": heard.language,
+                "text": heard.text,
+                "segments": segments,
+            }),
+        })
+    }
 }
 
 #[async_trait::async_trait]
@@ -106,7 +310,12 @@ impl Pipeline for VoiceChangePipeline {
             .map_err(JobFailure::storage)?;
         let scratch = dir.path().to_owned();
         let r = req.clone();
-        let (name, bytes, converted, seconds, video) = tokio::task::spawn_blocking(move || {
+        let this = Self {
+            tts: self.tts.clone(),
+            stt: self.stt.clone(),
+        };
+        let job = ctx.clone();
+        let (name, bytes, changed, seconds, video) = tokio::task::spawn_blocking(move || {
             let unreadable =
                 |e: &dyn std::fmt::Display| JobFailure::abort("unreadable_media", e.to_string());
             let video = inspect(&input).map_err(|e| unreadable(&e))?;
@@ -114,8 +323,11 @@ impl Pipeline for VoiceChangePipeline {
             if samples.is_empty() {
                 return Err(JobFailure::abort("no_audio", "the file has no sound"));
             }
-            let mut converted = WorldConverter.convert(&samples, &r.target);
-            let audio = Audio::new(std::mem::take(&mut converted.samples), RATE);
+            let mut changed = match r.mode {
+                ChangeMode::Convert => this.convert(&r, &samples)?,
+                ChangeMode::Revoice => this.revoice(&r, &samples, &job)?,
+            };
+            let audio = Audio::new(std::mem::take(&mut changed.samples), RATE);
             let seconds = audio.duration();
             let failed =
                 |e: &dyn std::fmt::Display| JobFailure::abort("conversion_failed", e.to_string());
@@ -139,7 +351,7 @@ impl Pipeline for VoiceChangePipeline {
                     Ok((
                         format!("changed.{}", container.as_str()),
                         bytes,
-                        converted,
+                        changed,
                         seconds,
                         Some(container),
                     ))
@@ -149,7 +361,7 @@ impl Pipeline for VoiceChangePipeline {
                     Ok((
                         format!("changed.{}", r.format.extension()),
                         bytes,
-                        converted,
+                        changed,
                         seconds,
                         None,
                     ))
@@ -163,18 +375,19 @@ impl Pipeline for VoiceChangePipeline {
             .put(&key, bytes.into())
             .await
             .map_err(JobFailure::storage)?;
-        let duration = round(seconds, 3);
         let url = format!("blob:{key}");
         let mut result = json!({
-            "duration": duration,
+            "duration": round(seconds, 3),
             "voiceId": req.voice_id,
             "fileId": req.file_id,
-            "mode": "convert",
-            "converter": WorldConverter.name(),
-            "pitchBefore": round(converted.pitch_before, 1),
-            "pitchAfter": round(converted.pitch_after, 1),
-            "targetPitch": round(req.target.pitch_median, 1),
+            "mode": req.mode.as_str(),
+            "pitchBefore": round(changed.pitch_before, 1),
+            "pitchAfter": round(changed.pitch_after, 1),
+            "targetPitch": changed.target_pitch.map(|p| round(p, 1)),
         });
+        if let (Some(out), Some(extra)) = (result.as_object_mut(), changed.extra.as_object()) {
+            out.extend(extra.clone());
+        }
         match video {
             Some(container) => {
                 result["videoUrl"] = json!(url);
@@ -206,6 +419,9 @@ mod tests {
         };
         let ok = ChangeOptions::parse(&f(&[("voiceId", "voice_1"), ("format", "wav")])).unwrap();
         assert_eq!((ok.format, ok.sample_rate), (AudioFormat::Wav, RATE));
+        assert_eq!(ok.mode, ChangeMode::Convert);
+        let re = ChangeOptions::parse(&f(&[("voiceId", "v"), ("mode", "revoice")])).unwrap();
+        assert_eq!(re.mode, ChangeMode::Revoice);
         for (bad, param) in [
             (f(&[]), "voiceId"),
             (f(&[("voiceId", "v"), ("mode", "magic")]), "mode"),

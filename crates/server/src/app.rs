@@ -196,7 +196,10 @@ pub fn registry(config: &Config, engines: &Engines) -> Registry {
     }));
     registry.register(Arc::new(TrimPipeline));
     registry.register(Arc::new(ExpandPipeline));
-    registry.register(Arc::new(VoiceChangePipeline));
+    registry.register(Arc::new(VoiceChangePipeline {
+        tts: engines.tts.clone(),
+        stt: engines.stt.clone(),
+    }));
     registry.register(Arc::new(SoundPipeline));
     if let Some(icons) = &engines.icons {
         registry.register(Arc::new(ImagePipeline {

@@ -53,11 +53,7 @@ pub async fn stream_tts(
         // A retry of a streamed request: the audio is in the job's result.
         return job_response(&state, job);
     }
-    let voice_rate = state
-        .tts
-        .voice(&req.voice_id)
-        .map(|v| v.sample_rate)
-        .unwrap_or(22050);
+    let voice_rate = req.native_rate(&state.tts);
     let args = encoder_args(req.format, voice_rate, req.sample_rate).map_err(Error::internal)?;
     let mut encoder = tokio::process::Command::new("ffmpeg")
         .args(args)
@@ -126,13 +122,11 @@ impl Run {
         let (cancelled, progress) = (self.cancelled.clone(), self.progress.clone());
         let r = req.clone();
         let synth = tokio::task::spawn_blocking(move || {
-            catalog
-                .speak(&r.voice_id, &r.text, r.speed, |i, n, audio| {
-                    progress.store(((i + 1) * 90 / n) as i64, Ordering::Relaxed);
-                    !cancelled.load(Ordering::Relaxed)
-                        && pcm_tx.blocking_send(audio.to_s16le()).is_ok()
-                })
-                .map(|a| a.duration())
+            r.speak(&catalog, |i, n, audio| {
+                progress.store(((i + 1) * 90 / n) as i64, Ordering::Relaxed);
+                !cancelled.load(Ordering::Relaxed) && pcm_tx.blocking_send(audio.to_s16le()).is_ok()
+            })
+            .map(|a| a.duration())
         });
         // PCM into the encoder.
         let feed = tokio::spawn(async move {

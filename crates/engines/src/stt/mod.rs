@@ -182,6 +182,21 @@ pub fn transcribe_stream(
     })
 }
 
+/// The spoken language of the first window of `audio` (16 kHz mono): an
+/// ISO 639-1 code and its probability; English for English-only models.
+pub fn detect_language(
+    model: &dyn SpeechToText,
+    gate: &DecodeGate,
+    audio: &[f32],
+) -> Result<(String, f64), SttError> {
+    if !model.multilingual() {
+        return Ok(("en".to_owned(), 1.0));
+    }
+    let mut session = model.session(&SttOptions::default())?;
+    let _permit = gate.acquire();
+    session.detect_language(&audio[..audio.len().min(MAX_CHUNK)])
+}
+
 /// Transcribes audio held in memory (short clips).
 pub fn transcribe(
     model: &dyn SpeechToText,

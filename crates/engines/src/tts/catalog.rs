@@ -1,14 +1,15 @@
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use crate::audio::Audio;
+use crate::audio::{resample_linear, Audio};
 use crate::tts::espeak::{self, EspeakEngine};
 use crate::tts::kokoro::KokoroEngine;
 use crate::tts::normalize::normalize;
 use crate::tts::piper::PiperEngine;
 use crate::tts::ssml::{self, Segment};
 use crate::tts::{text, TextToSpeech, TtsError, VoiceInfo};
+use crate::voice::{analyse, VoiceProfile, RATE as VOICE_RATE};
 
 /// Pause between sentences, seconds.
 const SENTENCE_GAP: f64 = 0.12;
@@ -32,7 +33,57 @@ pub struct TtsCatalog {
     voices: Vec<VoiceInfo>,
     engine_of: HashMap<String, usize>,
     status: Vec<EngineStatus>,
+    /// Voice profiles of catalog voices, measured on first use.
+    profiles: Mutex<HashMap<String, VoiceProfile>>,
 }
+
+/// What a catalog voice reads to have its profile measured (a few
+/// sentences with varied vowels; numbers for languages without a text).
+fn profile_text(language: &str) -> &'static str {
+    match language.get(..2).unwrap_or("") {
+        "en" => {
+            "The rainbow is a division of white light into many beautiful colors. \
+                 These take the shape of a long round arch, with its path high above, \
+                 and its two ends apparently beyond the horizon."
+        }
+        "es" => {
+            "El arco iris es la división de la luz blanca en muchos colores hermosos. \
+                 Tiene la forma de un arco largo y redondo, con su camino muy alto, \
+                 y sus dos extremos más allá del horizonte."
+        }
+        "fr" => {
+            "L'arc-en-ciel divise la lumière blanche en de nombreuses belles couleurs. \
+                 Il prend la forme d'un long arc arrondi, très haut dans le ciel, \
+                 et ses deux extrémités semblent au-delà de l'horizon."
+        }
+        "it" => {
+            "L'arcobaleno divide la luce bianca in molti bei colori. \
+                 Ha la forma di un lungo arco rotondo, alto nel cielo, \
+                 e le sue due estremità sembrano oltre l'orizzonte."
+        }
+        "pt" => {
+            "O arco-íris divide a luz branca em muitas cores bonitas. \
+                 Tem a forma de um longo arco redondo, muito alto no céu, \
+                 e as suas duas pontas parecem estar além do horizonte."
+        }
+        "de" => {
+            "Der Regenbogen teilt das weiße Licht in viele schöne Farben. \
+                 Er hat die Form eines langen runden Bogens, hoch am Himmel, \
+                 und seine beiden Enden liegen scheinbar hinter dem Horizont."
+        }
+        _ => "1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20.",
+    }
+}
+
+/// How unlike two voices sound: pitch and formants on a log scale (the
+/// formants count double: pitch is moved by conversion anyway).
+fn distance(a: &VoiceProfile, b: &VoiceProfile) -> f64 {
+    let ln = |x: f64, y: f64| (x.max(1.0) / y.max(1.0)).ln().abs();
+    ln(a.pitch_median, b.pitch_median) + 2.0 * ln(a.centroid, b.centroid)
+}
+
+/// How many catalog voices are measured to choose the closest one.
+const CANDIDATES: usize = 4;
 
 impl TtsCatalog {
     /// Loads the engines whose programs and models are present. A missing
@@ -111,6 +162,66 @@ impl TtsCatalog {
 
     pub fn status(&self) -> &[EngineStatus] {
         &self.status
+    }
+
+    /// The voice profile of a catalog voice, measured once (the voice
+    /// reads a few sentences in its language) and then kept. Blocking.
+    pub fn profile(&self, voice_id: &str) -> Result<VoiceProfile, TtsError> {
+        if let Some(p) = self.profiles.lock().expect("profiles").get(voice_id) {
+            return Ok(p.clone());
+        }
+        let voice = self
+            .voice(voice_id)
+            .ok_or_else(|| TtsError::UnknownVoice(voice_id.into()))?;
+        let audio = self.speak(voice_id, profile_text(&voice.language), 1.0, |_, _, _| true)?;
+        let samples = resample_linear(&audio.samples, audio.sample_rate, VOICE_RATE);
+        let profile = analyse(&[samples])
+            .map_err(|e| TtsError::Failed(format!("the voice cannot be measured: {e}")))?;
+        self.profiles
+            .lock()
+            .expect("profiles")
+            .insert(voice_id.to_owned(), profile.clone());
+        Ok(profile)
+    }
+
+    /// The catalog voice speaking `language` (BCP-47 prefix) that sounds
+    /// most like `profile`: among the best-quality voices of the language,
+    /// of the same gender where there are any, the nearest in pitch and
+    /// formants of the first few (by name, so the choice is stable).
+    /// Blocking (measures voices not measured yet).
+    pub fn closest(&self, profile: &VoiceProfile, language: &str) -> Option<&VoiceInfo> {
+        let prefix = language.get(..2).unwrap_or(language).to_ascii_lowercase();
+        let speaks = |v: &&VoiceInfo| {
+            v.languages
+                .iter()
+                .any(|l| l.to_ascii_lowercase().starts_with(&prefix))
+        };
+        let rank = |q: &str| match q {
+            "high" => 0,
+            "medium" => 1,
+            _ => 2,
+        };
+        let best = self
+            .voices
+            .iter()
+            .filter(speaks)
+            .map(|v| rank(v.quality))
+            .min()?;
+        let mut tier: Vec<&VoiceInfo> = self
+            .voices
+            .iter()
+            .filter(speaks)
+            .filter(|v| rank(v.quality) == best)
+            .collect();
+        if tier.iter().any(|v| v.gender == profile.gender) {
+            tier.retain(|v| v.gender == profile.gender);
+        }
+        tier.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.id.cmp(&b.id)));
+        tier.into_iter()
+            .take(CANDIDATES)
+            .filter_map(|v| self.profile(&v.id).ok().map(|p| (v, distance(&p, profile))))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(v, _)| v)
     }
 
     /// Speaks `text` (plain text, or SSML when it starts with `<speak`),

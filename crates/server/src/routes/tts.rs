@@ -5,6 +5,7 @@ use mediagen_pipelines::tts::{TtsBody, TtsRequest};
 use crate::error::ApiResult;
 use crate::extract::{ApiJson, Auth, JobOptions, Write};
 use crate::jobs::{dry_run, submit, JobSpec};
+use crate::routes::voices::cloned_voice;
 use crate::state::AppState;
 
 /// The request body, for the OpenAPI document.
@@ -14,7 +15,9 @@ use crate::state::AppState;
 pub struct TtsBodyDoc {
     /// Trimmed; 1–5000 characters.
     text: String,
-    /// A voice id from `GET /v1/voices`.
+    /// A voice id from `GET /v1/voices`: a catalog voice, or one of the
+    /// account's cloned voices (spoken by its `baseVoiceId` and converted
+    /// toward its profile; audio at 24 kHz).
     #[schema(rename = "voiceId")]
     voice_id: String,
     /// `mp3` (default, 128 kbit/s), `wav` (16-bit PCM), `ogg` (Opus, 64 kbit/s),
@@ -37,10 +40,11 @@ pub struct TtsBodyDoc {
 
 /// Text to speech
 ///
-/// Synthesizes `text` with a catalog voice. Answers the job object; when
-/// finished within the server's sync wait (the usual case) with
-/// `status: "completed"` and `result: {audioUrl, duration (seconds), format,
-/// sampleRate, characters, voiceId}`. Numbers, currency, dates, times and
+/// Synthesizes `text` with a catalog voice or a cloned voice of the
+/// account. Answers the job object; when finished within the server's sync
+/// wait (the usual case) with `status: "completed"` and `result: {audioUrl,
+/// duration (seconds), format, sampleRate, characters, voiceId}` (and
+/// `baseVoiceId` for a cloned voice). Numbers, currency, dates, times and
 /// abbreviations are read out (English and Spanish rules; espeak-ng's for
 /// other languages); long text is synthesized sentence by sentence. Price:
 /// `costs.tts` credits per character (default 1).
@@ -57,7 +61,8 @@ pub async fn create(
     ApiJson(body): ApiJson<TtsBody>,
 ) -> ApiResult<Response> {
     let dry_run = body.dry_run;
-    let req = TtsRequest::parse(body, &state.tts)?;
+    let cloned = cloned_voice(&state, &auth.account_id, &body.voice_id).await?;
+    let req = TtsRequest::parse(body, &state.tts, cloned)?;
     let spec = JobSpec {
         kind: "tts",
         units: req.characters() as f64,
@@ -87,7 +92,8 @@ pub async fn stream(
     ApiJson(body): ApiJson<TtsBody>,
 ) -> ApiResult<Response> {
     let dry = body.dry_run;
-    let req = TtsRequest::parse(body, &state.tts)?;
+    let cloned = cloned_voice(&state, &auth.account_id, &body.voice_id).await?;
+    let req = TtsRequest::parse(body, &state.tts, cloned)?;
     if dry {
         let spec = JobSpec {
             kind: "tts",

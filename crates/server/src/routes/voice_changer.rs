@@ -5,7 +5,7 @@ use mediagen_pipelines::voice::ChangeOptions;
 use crate::error::ApiResult;
 use crate::extract::{Auth, JobOptions, Write};
 use crate::media_input::media_input;
-use crate::routes::voices::target_profile;
+use crate::routes::voices::{cloned_voice, voice_not_found};
 use crate::state::AppState;
 
 /// Change the voice in a file
@@ -13,18 +13,32 @@ use crate::state::AppState;
 /// `multipart/form-data` with a `file` part (speech in any audio or video
 /// container ffmpeg reads) and the options as text parts, or a JSON body
 /// with the `fileId` of an uploaded file. Options: `voiceId` (required: a
-/// cloned voice of the account), `mode` (`convert`, the default and for now
-/// the only mode: the words, timing and intonation stay; the pitch moves to
-/// the target's median and range and the formants by the ratio of the
-/// spectral centroids, with the WORLD vocoder), `format` and `sampleRate`
-/// of audio output as in text-to-speech (mp3 at 24 kHz by default).
+/// catalog voice or a cloned voice of the account), `mode`, `format` and
+/// `sampleRate` of audio output as in text-to-speech (mp3 at 24 kHz by
+/// default).
+///
+/// Modes: `convert` (default) keeps the words, timing and intonation and
+/// moves the pitch to the target's median and range and the formants by
+/// the ratio of the spectral centroids, with the WORLD vocoder (a catalog
+/// voice's profile is measured on a few sentences it speaks, once).
+/// `revoice` transcribes the file (in the voice's language) and speaks
+/// each recognised line again with the voice (a cloned voice: its
+/// `baseVoiceId`, converted toward its profile), time-fitted into the
+/// line's slot (at most 1.5× faster or 1.25× slower; the rest of a slot
+/// stays silent, a line that still does not fit runs on and reports its
+/// `overrun`); silences and non-speech sound between lines are kept.
 ///
 /// The job's `result`: `{audioUrl, duration (seconds, the input's), format,
-/// sampleRate, contentType, voiceId, fileId, mode, converter, pitchBefore,
-/// pitchAfter, targetPitch}` (pitches are medians in Hz, measured); a video
-/// input comes back as `videoUrl` with its picture copied and the new sound
-/// (mp4, or mkv for codecs mp4 cannot hold). Unknown `voiceId` → 404
-/// `voice_not_found`; a catalog voice → 422 (not a conversion target yet).
+/// sampleRate, contentType, voiceId, fileId, mode, pitchBefore, pitchAfter,
+/// targetPitch}` (pitches are medians in Hz, measured; `targetPitch` is
+/// `null` when revoicing with a catalog voice), plus `converter` in
+/// convert mode and `speakerVoiceId`, `language`, `text` and `segments:
+/// [{start, end, text, spokenStart, spokenEnd, speedup, overrun}]` in
+/// revoice mode. A video input comes back as `videoUrl` with its picture
+/// copied and the new sound (mp4, or mkv for codecs mp4 cannot hold).
+/// Unknown `voiceId` → 404 `voice_not_found`; revoicing with a cloned voice
+/// whose language no catalog voice speaks → 422; a file with no speech in
+/// revoice mode fails the job (`no_speech`, refunded).
 /// Price: `costs."voice.change"` credits per second of input, rounded up.
 #[utoipa::path(post, path = "/v1/voice-changer", tag = "voice", security(("bearer" = ["write"])),
     request_body(content_type = "multipart/form-data", description = "`file` and options as text parts (or JSON with `fileId`)"),
@@ -39,11 +53,15 @@ pub async fn change(
 ) -> ApiResult<Response> {
     let input = media_input(&state, &auth, req).await?;
     let options = ChangeOptions::parse(&input.fields)?;
-    let target = target_profile(&state, &auth.account_id, &options.voice_id).await?;
+    let cloned = cloned_voice(&state, &auth.account_id, &options.voice_id).await?;
+    if cloned.is_none() && state.tts.voice(&options.voice_id).is_none() {
+        return Err(voice_not_found(&options.voice_id).into());
+    }
+    options.check(cloned.as_ref())?;
     let units = input.file.duration.unwrap_or(0.0).ceil();
     input
         .submit(&state, &auth, opts, "voice.change", units, |file| {
-            options.with(file.blob_key.clone(), file.id.clone(), target)
+            options.with(file.blob_key.clone(), file.id.clone(), cloned)
         })
         .await
 }

@@ -7,10 +7,13 @@ use mediagen_core::ids::new_id;
 use mediagen_core::page::RawPageQuery;
 use mediagen_core::time::now_ms;
 use mediagen_core::{ApiError, ErrorCode, Page};
+use mediagen_engines::audio::resample_linear;
 use mediagen_engines::media::{decode_mono, encode};
+use mediagen_engines::stt::detect_language;
 use mediagen_engines::tts::VoiceInfo;
 use mediagen_engines::voice::{analyse, check_sample, VoiceProfile, RATE};
 use mediagen_engines::{Audio, AudioFormat};
+use mediagen_pipelines::tts::ClonedVoice;
 use mediagen_store::{VoiceChanges, VoiceRecord};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -53,6 +56,20 @@ pub struct VoiceView {
     /// A cloned voice's analysed profile (`null` for the catalog).
     #[schema(value_type = Option<Object>)]
     pub profile: Option<VoiceProfile>,
+    /// The catalog voice a cloned voice speaks text with before it is
+    /// converted toward the profile (the closest one in its language;
+    /// `null` for the catalog, or when no catalog voice speaks it).
+    pub base_voice_id: Option<String>,
+}
+
+/// A cloned voice's stored profile and the base voice chosen for it.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Stored {
+    #[serde(flatten)]
+    profile: VoiceProfile,
+    #[serde(default)]
+    base_voice_id: Option<String>,
 }
 
 impl VoiceView {
@@ -72,6 +89,7 @@ impl VoiceView {
             category: "premade".to_owned(),
             labels: Vec::new(),
             profile: None,
+            base_voice_id: None,
         }
     }
 }
@@ -207,6 +225,11 @@ pub async fn get(
 /// A cloned voice as the catalog shows it.
 fn cloned_view(state: &AppState, v: VoiceRecord) -> VoiceView {
     let expires = now_ms() / 1000 + state.config.url_ttl_seconds as i64;
+    let stored: Option<Stored> = serde_json::from_value(v.profile).ok();
+    let (profile, base_voice_id) = match stored {
+        Some(s) => (Some(s.profile), s.base_voice_id),
+        None => (None, None),
+    };
     VoiceView {
         preview_url: Some(signed_url(state, &v.preview_key, expires)),
         id: v.id,
@@ -221,7 +244,8 @@ fn cloned_view(state: &AppState, v: VoiceRecord) -> VoiceView {
         description: v.description,
         category: "cloned".to_owned(),
         labels: v.labels,
-        profile: serde_json::from_value(v.profile).ok(),
+        profile,
+        base_voice_id,
     }
 }
 
@@ -237,26 +261,66 @@ async fn all_voices(state: &AppState, account_id: &str) -> ApiResult<Vec<VoiceVi
         .collect())
 }
 
-/// The target profile of a voice the account may use: a cloned voice's
-/// own; catalog voices are not available as targets yet.
-pub async fn target_profile(
+/// How a cloned voice of the account is spoken: its profile and base
+/// voice (chosen again if the stored one is gone). `None` for anything
+/// else (a catalog voice, or no voice: the caller answers 404).
+pub async fn cloned_voice(
     state: &AppState,
     account_id: &str,
     id: &str,
-) -> ApiResult<VoiceProfile> {
-    if let Some(v) = state.db.voice(account_id, id).await? {
-        return serde_json::from_value(v.profile).map_err(Error::internal);
-    }
+) -> ApiResult<Option<ClonedVoice>> {
     if state.tts.voice(id).is_some() {
-        return Err(ApiError::new(ErrorCode::UnprocessableEntity)
-            .with_message("Converting toward a catalog voice is not available yet; clone a voice with POST /v1/voices and use its id.")
-            .with_detail("parameter", "voiceId")
-            .into());
+        return Ok(None);
     }
-    Err(voice_not_found(id).into())
+    let Some(v) = state.db.voice(account_id, id).await? else {
+        return Ok(None);
+    };
+    let stored: Stored = serde_json::from_value(v.profile).map_err(Error::internal)?;
+    let base_voice_id = match stored.base_voice_id {
+        Some(b) if state.tts.voice(&b).is_some() => Some(b),
+        _ => closest_voice(state, &stored.profile, &v.language).await?,
+    };
+    Ok(Some(ClonedVoice {
+        base_voice_id,
+        language: v.language,
+        profile: stored.profile,
+    }))
 }
 
-fn voice_not_found(id: &str) -> ApiError {
+/// The catalog voice closest to `profile` in `language` (measuring
+/// catalog voices on first use, off the async runtime).
+async fn closest_voice(
+    state: &AppState,
+    profile: &VoiceProfile,
+    language: &str,
+) -> ApiResult<Option<String>> {
+    let (catalog, profile, language) = (state.tts.clone(), profile.clone(), language.to_owned());
+    tokio::task::spawn_blocking(move || catalog.closest(&profile, &language).map(|v| v.id.clone()))
+        .await
+        .map_err(Error::internal)
+}
+
+/// The language of a sample (24 kHz) as the recogniser hears it (ISO
+/// 639-1), or `en` when no recogniser is installed.
+async fn sample_language(state: &AppState, sample: &[f32]) -> ApiResult<String> {
+    let Some(model) = state.stt.model(None) else {
+        return Ok("en".to_owned());
+    };
+    let stt = state.stt.clone();
+    let pcm = resample_linear(
+        &sample[..sample.len().min(30 * RATE as usize)],
+        RATE,
+        16_000,
+    );
+    let (code, _) =
+        tokio::task::spawn_blocking(move || detect_language(model.as_ref(), stt.gate(), &pcm))
+            .await
+            .map_err(Error::internal)?
+            .map_err(Error::internal)?;
+    Ok(code)
+}
+
+pub fn voice_not_found(id: &str) -> ApiError {
     ApiError::new(ErrorCode::VoiceNotFound)
         .with_message(format!("No voice with id `{id}` exists."))
         .with_detail("parameter", "voiceId")
@@ -280,14 +344,17 @@ fn check_name(name: &str) -> ApiResult<String> {
 /// the target speaker (audio or video, 10 s to 5 min in total), `consent`
 /// (required, `true`: the speaker agreed to having their voice cloned),
 /// optional `description`, `labels` (comma-separated or a JSON list) and
-/// `language` (BCP-47, default `en`). Each sample is decoded and checked:
-/// silent, clipped or not speech → 422 `unprocessable_entity` naming the
-/// file (`details.index`); too little or too much in total → 422. The
-/// samples are analysed into a voice profile (median pitch and its spread,
+/// `language` (BCP-47; omitted or `auto`: detected by the recogniser on
+/// the first sample). Each sample is decoded and checked: silent, clipped
+/// or not speech → 422 `unprocessable_entity` naming the file
+/// (`details.index`); too little or too much in total → 422. The samples
+/// are analysed into a voice profile (median pitch and its spread,
 /// spectral centroid, speaking rate, a gender estimate), returned as
-/// `profile`; the voice joins the account's `GET /v1/voices` as `category:
-/// cloned`, visible to its keys only, and is a `voiceId` for
-/// `POST /v1/voice-changer`.
+/// `profile`, and the closest catalog voice of its language becomes its
+/// `baseVoiceId`. The voice joins the account's `GET /v1/voices` as
+/// `category: cloned`, visible to its keys only, and is a `voiceId` for
+/// `POST /v1/text-to-speech` (the base voice converted toward the
+/// profile) and `POST /v1/voice-changer`.
 #[utoipa::path(post, path = "/v1/voices", tag = "voice", security(("bearer" = ["write"])),
     request_body(content_type = "multipart/form-data", description = "`name`, `files`, `consent`, `description`, `labels`, `language`"),
     responses((status = 201, body = VoiceView), (status = 400), (status = 415), (status = 422)))]
@@ -322,23 +389,19 @@ pub async fn create(
         None => Vec::new(),
         Some(raw) => clean_labels(form_labels(raw)?)?,
     };
-    let language = fields
-        .get("language")
-        .map_or("en", String::as_str)
-        .trim()
-        .to_owned();
-    if language.is_empty()
-        || language.len() > 35
-        || !language
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-')
-    {
-        return Err(ApiError::invalid_parameter(
-            "language",
-            "must be a BCP-47 tag such as en or es-ES",
-        )
-        .into());
-    }
+    let language = match fields.get("language").map(|l| l.trim()) {
+        None | Some("") | Some("auto") => None,
+        Some(l) if l.len() <= 35 && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') => {
+            Some(l.to_owned())
+        }
+        Some(_) => {
+            return Err(ApiError::invalid_parameter(
+                "language",
+                "must be a BCP-47 tag such as en or es-ES, or auto",
+            )
+            .into())
+        }
+    };
     let uploads = form.files.remove("files").unwrap_or_default();
     if uploads.is_empty() {
         return Err(
@@ -375,10 +438,16 @@ pub async fn create(
             format!("the samples must last {MIN_SAMPLE_SECONDS} s to {MAX_SAMPLE_SECONDS} s in total (these: {seconds:.1} s)"),
         ).into());
     }
-    // The preview: the first 10 s of the first sample.
+    // The preview: the first 10 s of the first sample (the language is
+    // heard on its first 30 s).
     let preview: Vec<f32> = samples[0]
         .iter()
         .take(10 * RATE as usize)
+        .copied()
+        .collect();
+    let first: Vec<f32> = samples[0]
+        .iter()
+        .take(30 * RATE as usize)
         .copied()
         .collect();
     let (profile, preview) = tokio::task::spawn_blocking(move || {
@@ -391,6 +460,11 @@ pub async fn create(
     .map_err(Error::internal)?;
     let profile = profile.map_err(|p| ApiError::unprocessable("files", p.to_string()))?;
     let preview = preview.map_err(Error::internal)?;
+    let language = match language {
+        Some(l) => l,
+        None => sample_language(&state, &first).await?,
+    };
+    let base_voice_id = closest_voice(&state, &profile, &language).await?;
     let id = new_id("voice");
     let account = &auth.account_id;
     let preview_key = format!("voices/{account}/{id}.mp3");
@@ -403,7 +477,11 @@ pub async fn create(
         labels,
         language,
         gender: profile.gender.clone(),
-        profile: serde_json::to_value(&profile).map_err(Error::internal)?,
+        profile: serde_json::to_value(Stored {
+            profile,
+            base_voice_id,
+        })
+        .map_err(Error::internal)?,
         preview_key,
         created_at: 0,
     };

@@ -264,6 +264,80 @@ async fn a_cloned_voice_changes_speech_toward_it() {
     );
     assert!(error < 0.15, "WER {error}: {heard}");
 
+    // Text spoken with the cloned voice: its base voice moved toward it.
+    assert_eq!(voice["language"], "en", "detected from the samples");
+    let base = voice["baseVoiceId"]
+        .as_str()
+        .expect("a base voice")
+        .to_owned();
+    let job: Value = app
+        .post(
+            "/v1/text-to-speech",
+            &key,
+            json!({"text": SOURCE_TEXT, "voiceId": id, "format": "wav"}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(job["status"], "completed", "{job}");
+    assert_eq!(job["result"]["baseVoiceId"], base.as_str());
+    assert_eq!(job["result"]["sampleRate"], 24000);
+    let spoken = app
+        .download(job["result"]["audioUrl"].as_str().unwrap())
+        .await;
+    let pitch = median_pitch(&pcm(&spoken));
+    let heard = transcribe(&app, &key, spoken).await;
+    let error = wer(SOURCE_TEXT, &heard);
+    println!(
+        "text-to-speech as the clone (base {base}): pitch {pitch:.1} Hz; WER {error:.3}: {heard}"
+    );
+    assert!(
+        (pitch / target_pitch - 1.0).abs() < 0.1,
+        "pitch {pitch} vs {target_pitch}"
+    );
+    assert!(error < 0.15, "WER {error}: {heard}");
+
+    // Revoiced: the words heard, then said by the clone in the same time.
+    let job: Value = change_voice(
+        &app,
+        &key,
+        source.clone(),
+        &[("voiceId", &id), ("mode", "revoice"), ("format", "wav")],
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    assert_eq!(job["status"], "completed", "{job}");
+    let result = &job["result"];
+    assert_eq!(result["mode"], "revoice");
+    assert_eq!(result["speakerVoiceId"], base.as_str());
+    let revoiced = app.download(result["audioUrl"].as_str().unwrap()).await;
+    let out = pcm(&revoiced);
+    assert!(
+        (out.len() as f64 / source_pcm.len() as f64 - 1.0).abs() < 0.01,
+        "{} vs {}",
+        out.len(),
+        source_pcm.len()
+    );
+    let pitch = median_pitch(&out);
+    let heard = transcribe(&app, &key, revoiced).await;
+    let error = wer(SOURCE_TEXT, &heard);
+    println!("revoiced: pitch {pitch:.1} Hz; WER {error:.3}: {heard}; {result}");
+    assert!(
+        (pitch / target_pitch - 1.0).abs() < 0.1,
+        "pitch {pitch} vs {target_pitch}"
+    );
+    assert!(error < 0.15, "WER {error}: {heard}");
+    let segments = result["segments"].as_array().unwrap();
+    assert!(!segments.is_empty());
+    for s in segments {
+        let speedup = s["speedup"].as_f64().unwrap();
+        assert!((0.8..=1.5).contains(&speedup), "{s}");
+        assert!(s["spokenStart"].as_f64().unwrap() >= s["start"].as_f64().unwrap() - 1e-6);
+    }
+
     // Another account can neither see nor use it.
     assert_error(
         app.get(&format!("/v1/voices/{id}"), &other).await,
@@ -287,6 +361,14 @@ async fn a_cloned_voice_changes_speech_toward_it() {
     )
     .await;
     let r = change_voice(&app, &other, source, &[("voiceId", &id)]).await;
+    assert_error(r, 404, "voice_not_found").await;
+    let r = app
+        .post(
+            "/v1/text-to-speech",
+            &other,
+            json!({"text": "Hello.", "voiceId": id}),
+        )
+        .await;
     assert_error(r, 404, "voice_not_found").await;
 
     // Renamed, then deleted.
@@ -376,7 +458,9 @@ async fn bad_samples_are_refused_with_the_reason() {
         let body = assert_error(clone_voice(&app, &key, files, fields).await, status, code).await;
         assert!(!body["error"]["message"].as_str().unwrap().is_empty());
     }
-    // A catalog voice is not a conversion target yet; an unknown one is 404.
+    // An unknown voice is 404; an unknown mode 400.
+    let r = change_voice(&app, &key, speech.clone(), &[("voiceId", "nobody")]).await;
+    assert_error(r, 404, "voice_not_found").await;
     let voices: Value = app
         .get("/v1/voices?limit=1", &key)
         .await
@@ -384,11 +468,156 @@ async fn bad_samples_are_refused_with_the_reason() {
         .await
         .unwrap();
     let catalog = voices["data"][0]["id"].as_str().unwrap();
-    for (voice, status, code) in [
-        (catalog, 422, "unprocessable_entity"),
-        ("nobody", 404, "voice_not_found"),
-    ] {
-        let r = change_voice(&app, &key, speech.clone(), &[("voiceId", voice)]).await;
-        assert_error(r, status, code).await;
-    }
+    let r = change_voice(
+        &app,
+        &key,
+        speech,
+        &[("voiceId", catalog), ("mode", "sing")],
+    )
+    .await;
+    assert_error(r, 400, "invalid_parameter").await;
+}
+
+/// Frame count and codec of a video's picture stream.
+fn picture(bytes: &[u8]) -> (String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v");
+    std::fs::write(&path, bytes).unwrap();
+    let out = Command::new("ffprobe")
+        .args(["-v", "error", "-select_streams", "v:0", "-count_frames"])
+        .args([
+            "-show_entries",
+            "stream=codec_name,nb_read_frames",
+            "-of",
+            "csv=p=0",
+        ])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let (codec, frames) = text.trim().split_once(',').unwrap();
+    (codec.to_owned(), frames.to_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn catalog_voices_are_targets_and_revoice_keeps_the_picture() {
+    let app = TestApp::spawn_with(Backend::Sqlite, |c| c.sync_wait_seconds = 120.0).await;
+    let (_, key) = app.account(10_000, "write").await;
+    let dir = tempfile::tempdir().unwrap();
+    let voices: Value = app
+        .get(
+            "/v1/voices?language=en&gender=female&engine=kokoro&limit=1",
+            &key,
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let voice = voices["data"][0]["id"].as_str().unwrap().to_owned();
+    // The catalog voice's own pitch, measured on what it says.
+    let job: Value = app
+        .post(
+            "/v1/text-to-speech",
+            &key,
+            json!({"text": TARGET_TEXTS[0], "voiceId": voice, "format": "wav"}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let own = pcm(&app
+        .download(job["result"]["audioUrl"].as_str().unwrap())
+        .await);
+    let voice_pitch = median_pitch(&own);
+
+    // Converted toward it.
+    let wav = espeak(dir.path(), "s.wav", "en-us", "20", SOURCE_TEXT);
+    let source = std::fs::read(&wav).unwrap();
+    let job: Value = change_voice(
+        &app,
+        &key,
+        source.clone(),
+        &[("voiceId", &voice), ("format", "wav")],
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    assert_eq!(job["status"], "completed", "{job}");
+    let out = pcm(&app
+        .download(job["result"]["audioUrl"].as_str().unwrap())
+        .await);
+    let pitch = median_pitch(&out);
+    assert!(
+        median_pitch(&pcm(&source)) < 0.75 * voice_pitch,
+        "the source is lower"
+    );
+    assert!(
+        (pitch / voice_pitch - 1.0).abs() < 0.1,
+        "converted {pitch} vs the voice's {voice_pitch}"
+    );
+
+    // A video revoiced by it: same picture, new speech in the same time.
+    let video = dir.path().join("in.mp4");
+    let ok = Command::new("ffmpeg")
+        .args([
+            "-v",
+            "error",
+            "-y",
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc=size=160x120:rate=25",
+            "-i",
+        ])
+        .arg(&wav)
+        .args([
+            "-shortest",
+            "-c:v",
+            "libx264",
+            "-pix_fmt",
+            "yuv420p",
+            "-c:a",
+            "aac",
+        ])
+        .arg(&video)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let input = std::fs::read(&video).unwrap();
+    let job: Value = app
+        .post_form(
+            "/v1/voice-changer",
+            &key,
+            form(
+                vec![("file", input.clone(), "in.mp4")],
+                &[("voiceId", &voice), ("mode", "revoice")],
+            ),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(job["status"], "completed", "{job}");
+    let result = &job["result"];
+    assert_eq!(result["speakerVoiceId"], voice.as_str());
+    assert!(result["targetPitch"].is_null());
+    let output = app.download(result["videoUrl"].as_str().unwrap()).await;
+    assert_eq!(picture(&output), picture(&input));
+    let (a, b) = (pcm(&input), pcm(&output));
+    assert!(
+        (b.len() as f64 / a.len() as f64 - 1.0).abs() < 0.01,
+        "{} vs {}",
+        b.len(),
+        a.len()
+    );
+    let pitch = median_pitch(&b);
+    let heard = transcribe(&app, &key, output).await;
+    let error = wer(SOURCE_TEXT, &heard);
+    println!("revoiced by {voice}: pitch {pitch:.1} Hz (the voice's {voice_pitch:.1}); WER {error:.3}: {heard}");
+    assert!(
+        (pitch / voice_pitch - 1.0).abs() < 0.1,
+        "revoiced {pitch} vs the voice's {voice_pitch}"
+    );
+    assert!(error < 0.15, "WER {error}: {heard}");
 }

@@ -1,0 +1,232 @@
+//! Speaking timed lines again: each line of a transcript is synthesized
+//! with a catalog voice (optionally converted toward a cloned voice) and
+//! time-fitted into the slot it had, on one track as long as the original.
+//! Shared by the voice changer's `revoice` mode and by dubbing.
+
+use mediagen_engines::audio::{resample_linear, Audio};
+use mediagen_engines::tts::{TtsCatalog, TtsError};
+use mediagen_engines::voice::{Transform, VoiceConverter, VoiceProfile, WorldConverter, RATE};
+use serde::Serialize;
+
+/// A line to speak and the time it had in the original, seconds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Line {
+    pub start: f64,
+    pub end: f64,
+    pub text: String,
+}
+
+/// How lines are fitted into their slots.
+#[derive(Debug, Clone, Copy)]
+pub struct Fit {
+    /// Fastest tempo a line may be sped up to (1.3 = 30 % faster).
+    pub max_speedup: f64,
+    /// Slowest tempo a short line may be slowed to (0.8 = 20 % slower);
+    /// the rest of its slot stays silent.
+    pub min_speedup: f64,
+    /// A line too long for its slot may first take the silence after it
+    /// (up to the next line) before being sped up.
+    pub borrow_silence: bool,
+}
+
+/// Where a line went, seconds on the output's clock.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Placed {
+    pub start: f64,
+    pub end: f64,
+    /// Tempo applied (1 = as synthesized; above 1 = faster).
+    pub speedup: f64,
+    /// Seconds the line runs past the end of its slot (0 when it fits).
+    pub overrun: f64,
+}
+
+/// Converting toward a cloned voice: its profile, and the speaking voice's.
+#[derive(Debug, Clone, Copy)]
+pub struct Toward<'a> {
+    pub target: &'a VoiceProfile,
+    pub source: &'a VoiceProfile,
+}
+
+/// Tempos this close to 1 are left alone (no resynthesis).
+const UNCHANGED: f64 = 0.02;
+/// Least pause kept between two lines that had to be pushed later, seconds.
+const MIN_GAP: f64 = 0.05;
+
+fn secs(n: usize) -> f64 {
+    n as f64 / f64::from(RATE)
+}
+
+fn samples(seconds: f64) -> usize {
+    (seconds.max(0.0) * f64::from(RATE)).round() as usize
+}
+
+/// The tempo and output length for speech of `natural` seconds given a
+/// slot of `slot` seconds and `spare` seconds of silence after it.
+fn tempo(natural: f64, slot: f64, spare: f64, fit: &Fit) -> (f64, f64) {
+    let room = if fit.borrow_silence && natural > slot {
+        (slot + spare).min(natural)
+    } else {
+        slot
+    };
+    let speedup = if room <= 0.0 {
+        fit.max_speedup
+    } else {
+        (natural / room).clamp(fit.min_speedup, fit.max_speedup)
+    };
+    let speedup = if (speedup - 1.0).abs() < UNCHANGED {
+        1.0
+    } else {
+        speedup
+    };
+    (speedup, natural / speedup)
+}
+
+/// Speaks every line with catalog voice `speaker` (moved `toward` a cloned
+/// voice when given), each fitted into its slot, on a track of `total`
+/// samples at [`RATE`]. A line that cannot fit even at the fastest tempo
+/// runs on (later lines move after it) and reports its overrun. `progress`
+/// sees the fraction done and returns false to cancel.
+pub fn speak_lines(
+    catalog: &TtsCatalog,
+    speaker: &str,
+    toward: Option<Toward>,
+    lines: &[Line],
+    total: usize,
+    fit: &Fit,
+    mut progress: impl FnMut(f64) -> bool,
+) -> Result<(Vec<f32>, Vec<Placed>), TtsError> {
+    let mut track = vec![0.0f32; total];
+    let mut placed = Vec::with_capacity(lines.len());
+    let mut cursor = 0.0f64;
+    for (i, line) in lines.iter().enumerate() {
+        let mut audio = catalog.speak(speaker, &line.text, 1.0, |_, _, _| true)?;
+        audio.trim_silence(-45.0, 0.02);
+        let natural = resample_linear(&audio.samples, audio.sample_rate, RATE);
+        let start = line.start.max(cursor);
+        let next = lines.get(i + 1).map_or(secs(total), |l| l.start);
+        let slot = line.end - start;
+        let spare = (next - line.end).max(0.0);
+        let (speedup, seconds) = tempo(secs(natural.len()), slot, spare, fit);
+        let length = samples(seconds);
+        let spoken = if speedup == 1.0 && toward.is_none() {
+            natural
+        } else {
+            let how = Transform {
+                target: toward.map(|t| t.target),
+                source: toward.map(|t| t.source),
+                length: Some(length),
+            };
+            WorldConverter.transform(&natural, &how).samples
+        };
+        let at = samples(start);
+        for (k, s) in spoken.iter().enumerate() {
+            if let Some(slot) = track.get_mut(at + k) {
+                *slot += s;
+            }
+        }
+        let end = start + secs(spoken.len());
+        placed.push(Placed {
+            start: round3(start),
+            end: round3(end),
+            speedup: round3(speedup),
+            overrun: round3((end - line.end).max(0.0)),
+        });
+        cursor = end + MIN_GAP;
+        if !progress((i + 1) as f64 / lines.len() as f64) {
+            return Err(TtsError::Cancelled);
+        }
+    }
+    Ok((track, placed))
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// `original` with the spans of `lines` faded out (20 ms ramps), so new
+/// speech can take their place while everything between them stays.
+pub fn clear_lines(original: &mut [f32], lines: &[Line]) {
+    let ramp = samples(0.02).max(1);
+    for line in lines {
+        let (a, b) = (
+            samples(line.start).min(original.len()),
+            samples(line.end).min(original.len()),
+        );
+        for (k, s) in original[a..b].iter_mut().enumerate() {
+            let edge = k.min(b - a - 1 - k);
+            *s *= if edge < ramp {
+                1.0 - edge as f32 / ramp as f32
+            } else {
+                0.0
+            };
+        }
+    }
+}
+
+/// `speech` added onto `base` (same rate), clipped to full scale.
+pub fn mix_into(base: &mut [f32], speech: &[f32]) {
+    for (b, s) in base.iter_mut().zip(speech) {
+        *b = (*b + s).clamp(-1.0, 1.0);
+    }
+}
+
+/// Mono audio at [`RATE`].
+pub fn at_rate(samples: Vec<f32>) -> Audio {
+    Audio::new(samples, RATE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FIT: Fit = Fit {
+        max_speedup: 1.3,
+        min_speedup: 0.8,
+        borrow_silence: false,
+    };
+
+    fn near(got: (f64, f64), want: (f64, f64)) {
+        assert!(
+            (got.0 - want.0).abs() < 1e-9 && (got.1 - want.1).abs() < 1e-9,
+            "{got:?} vs {want:?}"
+        );
+    }
+
+    #[test]
+    fn lines_are_fitted_within_the_limits() {
+        // Fits exactly when within the tempo limits.
+        near(tempo(2.2, 2.0, 1.0, &FIT), (1.1, 2.0));
+        // Nearly right: left alone.
+        near(tempo(2.01, 2.0, 1.0, &FIT), (1.0, 2.01));
+        // Too long: the fastest tempo, and it runs over.
+        near(tempo(4.0, 2.0, 1.0, &FIT), (1.3, 4.0 / 1.3));
+        // Too short: slowed at most to 0.8.
+        near(tempo(1.0, 3.0, 0.0, &FIT), (0.8, 1.25));
+        // Borrowing the silence after the slot before speeding up.
+        let borrow = Fit {
+            borrow_silence: true,
+            ..FIT
+        };
+        near(tempo(2.5, 2.0, 1.0, &borrow), (1.0, 2.5));
+        near(tempo(3.9, 2.0, 1.0, &borrow), (1.3, 3.0));
+    }
+
+    #[test]
+    fn cleared_spans_are_silent_and_the_rest_is_kept() {
+        let mut x = vec![0.5f32; RATE as usize * 3];
+        clear_lines(
+            &mut x,
+            &[Line {
+                start: 1.0,
+                end: 2.0,
+                text: String::new(),
+            }],
+        );
+        assert_eq!(x[RATE as usize / 2], 0.5);
+        assert_eq!(x[RATE as usize * 3 / 2], 0.0);
+        assert_eq!(x[RATE as usize * 5 / 2], 0.5);
+        // Ramps, not clicks.
+        assert!(x[RATE as usize + 10] > 0.0 && x[RATE as usize + 10] < 0.5);
+    }
+}
