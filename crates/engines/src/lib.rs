@@ -13,6 +13,7 @@ pub mod onnx;
 pub mod process;
 pub mod sound;
 pub mod stt;
+pub mod translate;
 pub mod tts;
 pub mod video;
 pub mod voice;

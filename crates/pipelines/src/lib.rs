@@ -3,7 +3,9 @@
 //! layer, so a job is checked before credits are held and again when it runs.
 
 pub mod avatar;
+pub mod dub;
 pub mod image;
+pub mod output;
 pub mod respeak;
 pub mod sound;
 pub mod stt;

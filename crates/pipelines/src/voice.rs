@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use mediagen_core::ApiError;
 use mediagen_engines::audio::resample_linear;
-use mediagen_engines::media::{decode_mono, encode};
+use mediagen_engines::media::decode_mono;
 use mediagen_engines::stt::{languages as stt_languages, transcribe, SttCatalog, SttOptions};
 use mediagen_engines::tts::{TtsCatalog, TtsError};
-use mediagen_engines::video::{inspect, replace_audio, Container};
+use mediagen_engines::video::inspect;
 use mediagen_engines::voice::{median_pitch, VoiceConverter, WorldConverter, RATE};
 use mediagen_engines::{Audio, AudioFormat};
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::audio_output;
+use crate::output::deliver;
 use crate::respeak::{clear_lines, mix_into, speak_lines, Fit, Line, Toward};
 use crate::tts::ClonedVoice;
 
@@ -315,7 +316,7 @@ impl Pipeline for VoiceChangePipeline {
             stt: self.stt.clone(),
         };
         let job = ctx.clone();
-        let (name, bytes, changed, seconds, video) = tokio::task::spawn_blocking(move || {
+        let (mut delivered, changed, seconds) = tokio::task::spawn_blocking(move || {
             let unreadable =
                 |e: &dyn std::fmt::Display| JobFailure::abort("unreadable_media", e.to_string());
             let video = inspect(&input).map_err(|e| unreadable(&e))?;
@@ -328,54 +329,23 @@ impl Pipeline for VoiceChangePipeline {
                 ChangeMode::Revoice => this.revoice(&r, &samples, &job)?,
             };
             let audio = Audio::new(std::mem::take(&mut changed.samples), RATE);
-            let seconds = audio.duration();
-            let failed =
-                |e: &dyn std::fmt::Display| JobFailure::abort("conversion_failed", e.to_string());
-            match &video {
-                Some(info) => {
-                    // A video keeps its picture (copied) with the new sound.
-                    let container = if Container::Mp4.accepts(&info.video_codec) {
-                        Container::Mp4
-                    } else {
-                        Container::Mkv
-                    };
-                    let wav = scratch.join("voice.wav");
-                    std::fs::write(
-                        &wav,
-                        encode(&audio, AudioFormat::Wav, RATE).map_err(|e| failed(&e))?,
-                    )
-                    .map_err(JobFailure::storage)?;
-                    let out = scratch.join(format!("changed.{}", container.as_str()));
-                    replace_audio(&input, info, &wav, container, &out).map_err(|e| failed(&e))?;
-                    let bytes = std::fs::read(&out).map_err(JobFailure::storage)?;
-                    Ok((
-                        format!("changed.{}", container.as_str()),
-                        bytes,
-                        changed,
-                        seconds,
-                        Some(container),
-                    ))
-                }
-                None => {
-                    let bytes = encode(&audio, r.format, r.sample_rate).map_err(|e| failed(&e))?;
-                    Ok((
-                        format!("changed.{}", r.format.extension()),
-                        bytes,
-                        changed,
-                        seconds,
-                        None,
-                    ))
-                }
-            }
+            let delivered = deliver(
+                &input,
+                video.as_ref(),
+                &audio,
+                (r.format, r.sample_rate),
+                &scratch,
+                "changed",
+            )?;
+            Ok((delivered, changed, audio.duration()))
         })
         .await
         .map_err(|e| JobFailure::abort("internal_error", e.to_string()))??;
-        let key = ctx.output_key(&name);
+        let key = ctx.output_key(&delivered.name);
         ctx.blobs
-            .put(&key, bytes.into())
+            .put(&key, std::mem::take(&mut delivered.bytes).into())
             .await
             .map_err(JobFailure::storage)?;
-        let url = format!("blob:{key}");
         let mut result = json!({
             "duration": round(seconds, 3),
             "voiceId": req.voice_id,
@@ -388,19 +358,7 @@ impl Pipeline for VoiceChangePipeline {
         if let (Some(out), Some(extra)) = (result.as_object_mut(), changed.extra.as_object()) {
             out.extend(extra.clone());
         }
-        match video {
-            Some(container) => {
-                result["videoUrl"] = json!(url);
-                result["format"] = json!(container);
-                result["contentType"] = json!(container.content_type());
-            }
-            None => {
-                result["audioUrl"] = json!(url);
-                result["format"] = json!(req.format.as_str());
-                result["sampleRate"] = json!(req.sample_rate);
-                result["contentType"] = json!(req.format.content_type());
-            }
-        }
+        delivered.describe(&mut result, &key);
         Ok(result)
     }
 }

@@ -17,8 +17,10 @@ use mediagen_core::{ErrorCode, Level};
 use mediagen_engines::avatar;
 use mediagen_engines::image::icons::Icons;
 use mediagen_engines::stt::SttCatalog;
+use mediagen_engines::translate::{Apertium, Translator};
 use mediagen_engines::tts::TtsCatalog;
 use mediagen_pipelines::avatar::ExpandPipeline;
+use mediagen_pipelines::dub::{DubLanguages, DubPipeline};
 use mediagen_pipelines::image::ImagePipeline;
 use mediagen_pipelines::sound::SoundPipeline;
 use mediagen_pipelines::stt::SttPipeline;
@@ -39,8 +41,8 @@ use crate::metrics::Metrics;
 use crate::middleware;
 use crate::ratelimit::RateLimiter;
 use crate::routes::{
-    account, accounts, avatars, blobs, files, image, jobs, keys, models, previews, sound, stt,
-    system, test_jobs, tts, video, voice_changer, voices,
+    account, accounts, avatars, blobs, dubbing, files, image, jobs, keys, models, previews, sound,
+    stt, system, test_jobs, tts, video, voice_changer, voices,
 };
 use crate::state::{AppState, Inner};
 
@@ -92,6 +94,10 @@ pub struct Engines {
     pub stt: Arc<SttCatalog>,
     /// The image engine's icon set (`None` when not installed).
     pub icons: Option<Arc<Icons>>,
+    /// Text translation (Apertium's installed pairs).
+    pub translator: Arc<dyn Translator>,
+    /// The language pairs dubbing can do with these engines.
+    pub dubbing: Arc<DubLanguages>,
 }
 
 /// The engines found under the models directory, loaded once per process
@@ -109,9 +115,21 @@ pub async fn engines(config: &Config) -> anyhow::Result<Engines> {
         return Ok(found.clone());
     }
     let (dir, threads, decodes) = key.clone();
-    let loaded = tokio::task::spawn_blocking(move || Engines {
-        tts: Arc::new(TtsCatalog::discover(&dir, threads)),
-        stt: Arc::new(SttCatalog::discover(&dir, threads, decodes)),
+    let loaded = tokio::task::spawn_blocking(move || {
+        let tts = Arc::new(TtsCatalog::discover(&dir, threads));
+        let stt = Arc::new(SttCatalog::discover(&dir, threads, decodes));
+        let apertium = Apertium::discover();
+        let translator: Arc<dyn Translator> = Arc::new(apertium);
+        let dubbing = Arc::new(DubLanguages::new(&stt, &tts, translator.as_ref()));
+        if translator.pairs().is_empty() {
+            tracing::warn!("dubbing: Apertium is not installed (scripts/setup.sh installs it); only dubbing into English works");
+        }
+        tracing::info!(pairs = dubbing.pairs.len(), "dubbing: language pairs ready");
+        Engines {
+        tts,
+        stt,
+        translator,
+        dubbing,
         icons: match Icons::discover(&dir) {
             Some(icons) => {
                 tracing::info!(icons = icons.len(), "image generation: Twemoji icons found");
@@ -122,6 +140,7 @@ pub async fn engines(config: &Config) -> anyhow::Result<Engines> {
                 None
             }
         },
+    }
     })
     .await?;
     Ok(cache
@@ -201,6 +220,12 @@ pub fn registry(config: &Config, engines: &Engines) -> Registry {
         stt: engines.stt.clone(),
     }));
     registry.register(Arc::new(SoundPipeline));
+    registry.register(Arc::new(DubPipeline {
+        tts: engines.tts.clone(),
+        stt: engines.stt.clone(),
+        translator: engines.translator.clone(),
+        languages: engines.dubbing.clone(),
+    }));
     if let Some(icons) = &engines.icons {
         registry.register(Arc::new(ImagePipeline {
             icons: icons.clone(),
@@ -288,6 +313,7 @@ impl Application {
             tts: engines.tts.clone(),
             stt: engines.stt.clone(),
             icons: engines.icons.clone(),
+            dubbing: engines.dubbing.clone(),
             avatars,
             base_url,
             config,
@@ -363,6 +389,8 @@ fn router(state: AppState) -> Router {
                 .delete(voices::delete),
         )
         .route("/voice-changer", post(voice_changer::change))
+        .route("/dubbing", post(dubbing::create))
+        .route("/dubbing/languages", get(dubbing::languages))
         .route("/models", get(models::list))
         .route("/jobs", get(jobs::list_jobs))
         .route("/jobs/{id}", get(jobs::get_job).delete(jobs::cancel_job))

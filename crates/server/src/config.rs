@@ -135,6 +135,7 @@ impl Default for Config {
                 ("image".to_owned(), 1.0),
                 ("avatar.expand".to_owned(), 1.0),
                 ("voice.change".to_owned(), 1.0),
+                ("dubbing".to_owned(), 2.0),
             ]),
             enable_test_jobs: false,
             warnings: Vec::new(),

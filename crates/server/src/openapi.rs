@@ -4,8 +4,8 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 use crate::routes::{
-    account, accounts, avatars, blobs, files, image, jobs, keys, models, previews, sound, stt, tts,
-    video, voice_changer, voices,
+    account, accounts, avatars, blobs, dubbing, files, image, jobs, keys, models, previews, sound,
+    stt, tts, video, voice_changer, voices,
 };
 
 struct Security;
@@ -48,7 +48,7 @@ impl Modify for Security {
         license(name = "MIT OR Apache-2.0")
     ),
     paths(
-        tts::create, tts::stream, stt::create, video::trim, sound::create, sound::vocabulary, image::create, avatars::list, avatars::get, avatars::create, avatars::update, avatars::delete, avatars::expand, voices::list, voices::get, voices::create, voices::update, voices::delete, voice_changer::change, models::list, previews::get,
+        tts::create, tts::stream, stt::create, video::trim, sound::create, sound::vocabulary, image::create, avatars::list, avatars::get, avatars::create, avatars::update, avatars::delete, avatars::expand, voices::list, voices::get, voices::create, voices::update, voices::delete, voice_changer::change, dubbing::create, dubbing::languages, models::list, previews::get,
         account::get_account,
         jobs::get_job, jobs::list_jobs, jobs::cancel_job,
         keys::create_key, keys::list_keys, keys::revoke_key,

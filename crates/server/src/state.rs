@@ -31,6 +31,8 @@ pub struct Inner {
     pub avatars: Vec<&'static str>,
     /// The image engine's icon set, when installed.
     pub icons: Option<Arc<mediagen_engines::image::icons::Icons>>,
+    /// The language pairs dubbing can do.
+    pub dubbing: Arc<mediagen_pipelines::dub::DubLanguages>,
     pub limiter: RateLimiter,
     pub keys: KeyCache,
     pub metrics: Metrics,

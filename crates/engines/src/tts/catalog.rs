@@ -35,7 +35,14 @@ pub struct TtsCatalog {
     status: Vec<EngineStatus>,
     /// Voice profiles of catalog voices, measured on first use.
     profiles: Mutex<HashMap<String, VoiceProfile>>,
+    /// Where measured profiles are also kept across restarts (derived from
+    /// the models, so beside them: `<models>/.profiles/`); `None` keeps
+    /// them in memory only.
+    profile_dir: Option<std::path::PathBuf>,
 }
+
+/// Bumped when the measurement changes, so older kept profiles are redone.
+const PROFILE_VERSION: u32 = 1;
 
 /// What a catalog voice reads to have its profile measured (a few
 /// sentences with varied vowels; numbers for languages without a text).
@@ -89,7 +96,10 @@ impl TtsCatalog {
     /// Loads the engines whose programs and models are present. A missing
     /// engine is reported (log line and [`TtsCatalog::status`]), never fatal.
     pub fn discover(models_dir: &Path, threads: usize) -> Self {
-        let mut catalog = Self::default();
+        let mut catalog = Self {
+            profile_dir: Some(models_dir.join(".profiles")),
+            ..Self::default()
+        };
         match KokoroEngine::load(models_dir, threads) {
             Ok(engine) => catalog.add(Arc::new(engine), format!("{}/kokoro", models_dir.display())),
             Err(e) => catalog.missing("kokoro", e),
@@ -173,10 +183,43 @@ impl TtsCatalog {
         let voice = self
             .voice(voice_id)
             .ok_or_else(|| TtsError::UnknownVoice(voice_id.into()))?;
-        let audio = self.speak(voice_id, profile_text(&voice.language), 1.0, |_, _, _| true)?;
-        let samples = resample_linear(&audio.samples, audio.sample_rate, VOICE_RATE);
-        let profile = analyse(&[samples])
-            .map_err(|e| TtsError::Failed(format!("the voice cannot be measured: {e}")))?;
+        let kept = self
+            .profile_dir
+            .as_ref()
+            .map(|d| d.join(format!("{voice_id}.v{PROFILE_VERSION}.json")));
+        let stored = kept
+            .as_ref()
+            .and_then(|path| std::fs::read(path).ok())
+            .and_then(|bytes| serde_json::from_slice::<VoiceProfile>(&bytes).ok());
+        let profile = match stored {
+            Some(p) => p,
+            None => {
+                let audio =
+                    self.speak(voice_id, profile_text(&voice.language), 1.0, |_, _, _| true)?;
+                let samples = resample_linear(&audio.samples, audio.sample_rate, VOICE_RATE);
+                let p = analyse(&[samples])
+                    .map_err(|e| TtsError::Failed(format!("the voice cannot be measured: {e}")))?;
+                if let Some(path) = &kept {
+                    // Best effort: a read-only models directory keeps them in memory.
+                    let written = path
+                        .parent()
+                        .map_or(Ok(()), std::fs::create_dir_all)
+                        .and_then(|()| {
+                            let tmp = path.with_extension(format!(
+                                "{}-{:?}.tmp",
+                                std::process::id(),
+                                std::thread::current().id()
+                            ));
+                            std::fs::write(&tmp, serde_json::to_vec(&p).unwrap_or_default())?;
+                            std::fs::rename(&tmp, path)
+                        });
+                    if let Err(e) = written {
+                        tracing::debug!(error = %e, "voice profile not kept on disk");
+                    }
+                }
+                p
+            }
+        };
         self.profiles
             .lock()
             .expect("profiles")

@@ -5,6 +5,7 @@ pub mod account;
 pub mod accounts;
 pub mod avatars;
 pub mod blobs;
+pub mod dubbing;
 pub mod files;
 pub mod image;
 pub mod jobs;

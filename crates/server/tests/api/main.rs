@@ -6,6 +6,7 @@ mod helpers;
 mod auth;
 mod avatars;
 mod credits;
+mod dubbing;
 mod errors;
 mod expansion;
 mod files;

@@ -48,6 +48,8 @@ async fn health_metrics_and_docs(backend: Backend) {
         "/v1/voices",
         "/v1/voices/{id}",
         "/v1/voice-changer",
+        "/v1/dubbing",
+        "/v1/dubbing/languages",
         "/v1/models",
         "/v1/keys/{id}",
         "/v1/accounts",

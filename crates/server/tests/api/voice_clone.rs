@@ -19,7 +19,7 @@ const TARGET_TEXTS: [&str; 2] = [
 const SOURCE_TEXT: &str =
     "The weather will be sunny tomorrow morning, with a light breeze from the west.";
 
-fn espeak(dir: &Path, name: &str, voice: &str, pitch: &str, text: &str) -> std::path::PathBuf {
+pub fn espeak(dir: &Path, name: &str, voice: &str, pitch: &str, text: &str) -> std::path::PathBuf {
     let path = dir.join(name);
     let ok = Command::new("espeak-ng")
         .args(["-v", voice, "-p", pitch, "-s", "150", "-w"])
@@ -32,7 +32,7 @@ fn espeak(dir: &Path, name: &str, voice: &str, pitch: &str, text: &str) -> std::
 }
 
 /// 16 kHz mono samples of any media file.
-fn pcm(bytes: &[u8]) -> Vec<f32> {
+pub fn pcm(bytes: &[u8]) -> Vec<f32> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("in");
     std::fs::write(&path, bytes).unwrap();
@@ -136,12 +136,17 @@ async fn change_voice(
 }
 
 async fn transcribe(app: &TestApp, key: &str, bytes: Vec<u8>) -> String {
+    transcribe_in(app, key, bytes, "en").await
+}
+
+/// What the recognizer hears in `bytes`, told the language.
+pub async fn transcribe_in(app: &TestApp, key: &str, bytes: Vec<u8>, language: &str) -> String {
     let files = vec![("file", bytes, "c.wav")];
     let job: Value = app
         .post_form(
             "/v1/speech-to-text",
             key,
-            form(files, &[("language", "en")]),
+            form(files, &[("language", language)]),
         )
         .await
         .json()
@@ -479,7 +484,7 @@ async fn bad_samples_are_refused_with_the_reason() {
 }
 
 /// Frame count and codec of a video's picture stream.
-fn picture(bytes: &[u8]) -> (String, String) {
+pub fn picture(bytes: &[u8]) -> (String, String) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v");
     std::fs::write(&path, bytes).unwrap();

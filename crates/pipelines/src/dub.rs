@@ -1,0 +1,890 @@
+//! `dubbing`: speech in audio or video re-spoken in another language.
+//!
+//! Stages (the job's `progress` moves through them): transcribe (0–30),
+//! translate (30–40), synthesize and time-fit each line (40–85), mix over
+//! the original with its speech ducked (85–90), mux or encode and store the
+//! subtitles (90–100).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use mediagen_core::{ApiError, ErrorCode};
+use mediagen_engines::media::decode_mono;
+use mediagen_engines::stt::{
+    languages as stt_languages, transcribe, Segment, SttCatalog, SttOptions, Transcript,
+};
+use mediagen_engines::translate::{TranslateError, Translator};
+use mediagen_engines::tts::{TtsCatalog, TtsError};
+use mediagen_engines::video::inspect;
+use mediagen_engines::voice::{analyse, RATE};
+use mediagen_engines::{Audio, AudioFormat};
+use mediagen_worker::{JobContext, JobFailure, Pipeline};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use crate::audio_output;
+use crate::output::deliver;
+use crate::respeak::{duck_lines, mix_into, speak_lines, Fit, Line, Toward};
+use crate::stt::{srt, vtt};
+use crate::tts::ClonedVoice;
+
+/// How a pair is translated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Via {
+    /// Text translation by the translator (possibly through a pivot).
+    Apertium,
+    /// Whisper's translate task, from the audio (any language → English).
+    Whisper,
+}
+
+/// A language pair that works end to end: recognizer × translator × voice.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Pair {
+    pub source: String,
+    pub target: String,
+    pub translator: Via,
+}
+
+/// The pairs this server can dub.
+pub struct DubLanguages {
+    pub pairs: Vec<Pair>,
+}
+
+impl DubLanguages {
+    /// Every pair whose source the recognizer hears, whose translation is
+    /// installed (or is whisper's, into English) and whose target a voice
+    /// speaks.
+    pub fn new(stt: &SttCatalog, tts: &TtsCatalog, translator: &dyn Translator) -> Self {
+        let spoken = |lang: &str| {
+            tts.voices().iter().any(|v| {
+                v.languages
+                    .iter()
+                    .any(|l| l.to_ascii_lowercase().starts_with(lang))
+            })
+        };
+        let multilingual = stt.model(None).is_some_and(|m| m.multilingual());
+        let heard = |lang: &str| stt.model(None).is_some() && (multilingual || lang == "en");
+        // Text translation where a route is installed (whisper base's
+        // translate task drifts from what was said); whisper's otherwise.
+        let mut pairs: Vec<Pair> = translator
+            .pairs()
+            .into_iter()
+            .filter(|(source, target)| heard(source) && spoken(target))
+            .map(|(source, target)| Pair {
+                source,
+                target,
+                translator: Via::Apertium,
+            })
+            .collect();
+        if multilingual && spoken("en") {
+            for source in stt_languages().into_iter().filter(|l| *l != "en") {
+                if !pairs.iter().any(|p| p.source == source && p.target == "en") {
+                    pairs.push(Pair {
+                        source: source.to_owned(),
+                        target: "en".to_owned(),
+                        translator: Via::Whisper,
+                    });
+                }
+            }
+        }
+        pairs.sort_by(|a, b| (&a.source, &a.target).cmp(&(&b.source, &b.target)));
+        Self { pairs }
+    }
+
+    pub fn find(&self, source: &str, target: &str) -> Option<&Pair> {
+        self.pairs
+            .iter()
+            .find(|p| p.source == source && p.target == target)
+    }
+
+    pub fn targets(&self) -> Vec<&str> {
+        let mut t: Vec<&str> = self.pairs.iter().map(|p| p.target.as_str()).collect();
+        t.sort_unstable();
+        t.dedup();
+        t
+    }
+
+    /// 422 naming the pair and listing what works.
+    pub fn unsupported(&self, source: Option<&str>, target: &str) -> ApiError {
+        let sources: Vec<&str> = self
+            .pairs
+            .iter()
+            .filter(|p| p.target == target)
+            .map(|p| p.source.as_str())
+            .collect();
+        let message = match source {
+            Some(s) if s == target => format!("The file is already in `{target}`; use the voice changer's revoice mode to re-speak it."),
+            Some(s) => format!("Dubbing from `{s}` into `{target}` is not supported. Supported pairs: GET /v1/dubbing/languages."),
+            None => format!("Dubbing into `{target}` is not supported. Supported pairs: GET /v1/dubbing/languages."),
+        };
+        ApiError::new(ErrorCode::UnprocessableEntity)
+            .with_message(message)
+            .with_detail("parameter", "targetLanguage")
+            .with_detail("sourceLanguage", source)
+            .with_detail("targetLanguage", target)
+            .with_detail("supportedSources", sources)
+            .with_detail("supportedTargets", self.targets())
+    }
+}
+
+/// Who speaks the dub.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "mode", rename_all = "camelCase")]
+pub enum DubVoice {
+    /// The catalog voice of the target language closest to the speaker.
+    Auto,
+    /// That voice, converted toward the original speaker's voice profile.
+    Clone,
+    /// A given voice (catalog or the account's cloned voice).
+    #[serde(rename_all = "camelCase")]
+    Voice {
+        voice_id: String,
+        cloned: Option<ClonedVoice>,
+    },
+}
+
+/// A validated dubbing request (also the job's payload).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct DubRequest {
+    pub input: String,
+    pub file_id: String,
+    /// ISO 639-1, or `None` to detect.
+    pub source_language: Option<String>,
+    pub target_language: String,
+    pub voice: DubVoice,
+    pub keep_background: bool,
+    pub start_time: Option<f64>,
+    pub end_time: Option<f64>,
+    pub max_speedup: f64,
+    pub format: AudioFormat,
+    pub sample_rate: u32,
+}
+
+/// The options of a dubbing request besides the input.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DubOptions {
+    pub source_language: Option<String>,
+    pub target_language: String,
+    /// `voiceId` when given (resolved by the caller).
+    pub voice_id: Option<String>,
+    /// `clone` asked instead of `auto`.
+    pub clone: bool,
+    pub keep_background: bool,
+    pub start_time: Option<f64>,
+    pub end_time: Option<f64>,
+    pub max_speedup: f64,
+    pub format: AudioFormat,
+    pub sample_rate: u32,
+}
+
+fn number(fields: &HashMap<String, String>, key: &str) -> Result<Option<f64>, ApiError> {
+    fields
+        .get(key)
+        .map(|v| {
+            v.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| ApiError::invalid_parameter(key, "must be a number"))
+        })
+        .transpose()
+}
+
+fn language(fields: &HashMap<String, String>, key: &str) -> Result<Option<String>, ApiError> {
+    match fields.get(key).map(|l| l.trim().to_ascii_lowercase()) {
+        None => Ok(None),
+        Some(l) if l.is_empty() || l == "auto" => Ok(None),
+        Some(l) => {
+            let code = l.split(['-', '_']).next().unwrap_or_default().to_owned();
+            if code.len() == 2 && code.chars().all(|c| c.is_ascii_lowercase()) {
+                Ok(Some(code))
+            } else {
+                Err(ApiError::invalid_parameter(
+                    key,
+                    "must be an ISO 639-1 code such as en or es",
+                ))
+            }
+        }
+    }
+}
+
+impl DubOptions {
+    /// Validates the options (JSON fields or multipart text parts, as
+    /// strings) against the supported pairs. Errors name the parameter.
+    pub fn parse(
+        fields: &HashMap<String, String>,
+        languages: &DubLanguages,
+        duration: f64,
+    ) -> Result<Self, ApiError> {
+        const KNOWN: [&str; 12] = [
+            "targetLanguage",
+            "sourceLanguage",
+            "voiceId",
+            "voiceMode",
+            "keepBackground",
+            "startTime",
+            "endTime",
+            "maxSpeedup",
+            "format",
+            "sampleRate",
+            "fileId",
+            "dryRun",
+        ];
+        if let Some(key) = fields.keys().find(|k| !KNOWN.contains(&k.as_str())) {
+            return Err(ApiError::invalid_parameter(key, "unknown parameter"));
+        }
+        let target_language = language(fields, "targetLanguage")?
+            .ok_or_else(|| ApiError::invalid_parameter("targetLanguage", "required"))?;
+        let source_language = language(fields, "sourceLanguage")?;
+        match &source_language {
+            Some(s) if languages.find(s, &target_language).is_none() => {
+                return Err(languages.unsupported(Some(s), &target_language))
+            }
+            None if !languages.targets().contains(&target_language.as_str()) => {
+                return Err(languages.unsupported(None, &target_language))
+            }
+            _ => {}
+        }
+        let voice_id = fields
+            .get("voiceId")
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty());
+        let clone = match fields.get("voiceMode").map(String::as_str) {
+            None | Some("auto") => false,
+            Some("clone") => true,
+            Some(_) => {
+                return Err(ApiError::invalid_parameter(
+                    "voiceMode",
+                    "must be auto or clone",
+                ))
+            }
+        };
+        if clone && voice_id.is_some() {
+            return Err(ApiError::invalid_parameter(
+                "voiceMode",
+                "give either voiceId or voiceMode, not both",
+            ));
+        }
+        let keep_background = match fields.get("keepBackground").map(String::as_str) {
+            None | Some("true") => true,
+            Some("false") => false,
+            Some(_) => {
+                return Err(ApiError::invalid_parameter(
+                    "keepBackground",
+                    "must be true or false",
+                ))
+            }
+        };
+        let start_time = number(fields, "startTime")?;
+        let end_time = number(fields, "endTime")?;
+        let (from, to) = (start_time.unwrap_or(0.0), end_time.unwrap_or(duration));
+        if from < 0.0 || to <= from || (duration > 0.0 && from >= duration) {
+            return Err(ApiError::unprocessable(
+                "startTime",
+                format!(
+                    "startTime and endTime must give a part of the file (0 ≤ start < end, start before {duration:.3} s)"
+                ),
+            ));
+        }
+        let max_speedup = number(fields, "maxSpeedup")?.unwrap_or(1.3);
+        if !(1.0..=2.0).contains(&max_speedup) {
+            return Err(ApiError::invalid_parameter(
+                "maxSpeedup",
+                "must be from 1.0 to 2.0",
+            ));
+        }
+        let rate = match fields.get("sampleRate") {
+            None => None,
+            Some(r) => Some(
+                r.parse()
+                    .map_err(|_| ApiError::invalid_parameter("sampleRate", "must be an integer"))?,
+            ),
+        };
+        let (format, sample_rate) =
+            audio_output(fields.get("format").map(String::as_str), rate, RATE)?;
+        Ok(Self {
+            source_language,
+            target_language,
+            voice_id,
+            clone,
+            keep_background,
+            start_time,
+            end_time,
+            max_speedup,
+            format,
+            sample_rate,
+        })
+    }
+
+    /// Seconds of the file that are dubbed (billed).
+    pub fn seconds(&self, duration: f64) -> f64 {
+        let end = self.end_time.unwrap_or(duration).min(duration);
+        (end - self.start_time.unwrap_or(0.0)).max(0.0)
+    }
+
+    /// The job's payload; `cloned` is the resolved `voiceId` when it names
+    /// a cloned voice.
+    pub fn with(self, input: String, file_id: String, cloned: Option<ClonedVoice>) -> DubRequest {
+        let voice = match self.voice_id {
+            Some(voice_id) => DubVoice::Voice { voice_id, cloned },
+            None if self.clone => DubVoice::Clone,
+            None => DubVoice::Auto,
+        };
+        DubRequest {
+            input,
+            file_id,
+            source_language: self.source_language,
+            target_language: self.target_language,
+            voice,
+            keep_background: self.keep_background,
+            start_time: self.start_time,
+            end_time: self.end_time,
+            max_speedup: self.max_speedup,
+            format: self.format,
+            sample_rate: self.sample_rate,
+        }
+    }
+}
+
+pub struct DubPipeline {
+    pub tts: Arc<TtsCatalog>,
+    pub stt: Arc<SttCatalog>,
+    pub translator: Arc<dyn Translator>,
+    pub languages: Arc<DubLanguages>,
+}
+
+/// A dubbed line.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DubbedLine {
+    start: f64,
+    end: f64,
+    source_text: String,
+    translated_text: String,
+    spoken_start: f64,
+    spoken_end: f64,
+    speedup: f64,
+    overrun: f64,
+}
+
+/// What the blocking part made.
+struct Dubbed {
+    delivered: crate::output::Delivered,
+    duration: f64,
+    source_language: String,
+    voice_id: String,
+    lines: Vec<DubbedLine>,
+    transcript: String,
+    subtitles_srt: String,
+    subtitles_vtt: String,
+    timings: Value,
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+fn tts_failure(e: TtsError) -> JobFailure {
+    match e {
+        TtsError::Cancelled => JobFailure::abort("cancelled", "The job was cancelled."),
+        e => JobFailure::abort("synthesis_failed", e.to_string()),
+    }
+}
+
+fn cues(lines: &[(f64, f64, &str)]) -> Vec<Segment> {
+    lines
+        .iter()
+        .enumerate()
+        .map(|(id, (start, end, text))| Segment {
+            id,
+            start: *start,
+            end: *end,
+            text: (*text).to_owned(),
+            avg_logprob: 0.0,
+            no_speech_prob: 0.0,
+        })
+        .collect()
+}
+
+/// The segments whose middle lies within `[from, to]`, with text.
+fn within(t: &Transcript, from: f64, to: f64) -> Vec<Segment> {
+    t.segments
+        .iter()
+        .filter(|s| {
+            let mid = (s.start + s.end) / 2.0;
+            mid >= from && mid <= to && s.text.chars().any(char::is_alphanumeric)
+        })
+        .cloned()
+        .collect()
+}
+
+/// Speech line fitting for dubs: the following silence is borrowed before
+/// speeding up; short lines are slowed at most 10 %.
+fn dub_fit(max_speedup: f64) -> Fit {
+    Fit {
+        max_speedup,
+        min_speedup: 0.9,
+        borrow_silence: true,
+    }
+}
+
+impl DubPipeline {
+    fn dub(
+        &self,
+        req: &DubRequest,
+        input: &std::path::Path,
+        scratch: &std::path::Path,
+        ctx: &JobContext,
+    ) -> Result<Dubbed, JobFailure> {
+        let unreadable =
+            |e: &dyn std::fmt::Display| JobFailure::abort("unreadable_media", e.to_string());
+        let video = inspect(input).map_err(|e| unreadable(&e))?;
+        let original = decode_mono(input, RATE).map_err(|e| unreadable(&e))?;
+        let pcm = decode_mono(input, 16_000).map_err(|e| unreadable(&e))?;
+        if original.is_empty() {
+            return Err(JobFailure::abort("no_audio", "the file has no sound"));
+        }
+        let total = original.len() as f64 / f64::from(RATE);
+        let (from, to) = (
+            req.start_time.unwrap_or(0.0),
+            req.end_time.unwrap_or(total).min(total),
+        );
+        let model = self.stt.model(None).ok_or_else(|| {
+            JobFailure::abort("engine_unavailable", "dubbing needs a speech-to-text model")
+        })?;
+        let recognition = |e: mediagen_engines::stt::SttError| {
+            JobFailure::retry("recognition_failed", e.to_string())
+        };
+
+        // Transcribe.
+        let clock = Instant::now();
+        let opts = SttOptions {
+            language: req.source_language.clone(),
+            ..SttOptions::default()
+        };
+        let heard =
+            transcribe(model.as_ref(), self.stt.gate(), &pcm, &opts).map_err(recognition)?;
+        let source = heard.language.clone();
+        let pair = self
+            .languages
+            .find(&source, &req.target_language)
+            .cloned()
+            .ok_or_else(|| {
+                let e = self
+                    .languages
+                    .unsupported(Some(&source), &req.target_language);
+                JobFailure::abort("unsupported_language_pair", e.message)
+            })?;
+        let spoken = within(&heard, from, to);
+        if spoken.is_empty() {
+            return Err(JobFailure::abort(
+                "no_speech",
+                "No speech was heard in the part of the file to dub.",
+            ));
+        }
+        let t_transcribe = clock.elapsed().as_secs_f64();
+        ctx.set_progress(30);
+
+        // Translate.
+        let clock = Instant::now();
+        let (lines, sources): (Vec<Line>, Vec<String>) = match pair.translator {
+            Via::Apertium => {
+                let texts: Vec<String> = spoken.iter().map(|s| s.text.trim().to_owned()).collect();
+                let translated = self
+                    .translator
+                    .translate(&source, &req.target_language, &texts)
+                    .map_err(|e| match e {
+                        TranslateError::Unsupported(..) => {
+                            JobFailure::abort("unsupported_language_pair", e.to_string())
+                        }
+                        TranslateError::Failed(m) => JobFailure::retry("translation_failed", m),
+                    })?;
+                spoken
+                    .iter()
+                    .zip(translated)
+                    .map(|(s, text)| {
+                        (
+                            Line {
+                                start: s.start,
+                                end: s.end,
+                                text,
+                            },
+                            s.text.trim().to_owned(),
+                        )
+                    })
+                    .unzip()
+            }
+            Via::Whisper => {
+                let opts = SttOptions {
+                    language: Some(source.clone()),
+                    translate: true,
+                    ..SttOptions::default()
+                };
+                let english = transcribe(model.as_ref(), self.stt.gate(), &pcm, &opts)
+                    .map_err(recognition)?;
+                within(&english, from, to)
+                    .into_iter()
+                    .map(|e| {
+                        let said: Vec<&str> = spoken
+                            .iter()
+                            .filter(|s| {
+                                let mid = (s.start + s.end) / 2.0;
+                                mid >= e.start && mid <= e.end
+                            })
+                            .map(|s| s.text.trim())
+                            .collect();
+                        (
+                            Line {
+                                start: e.start,
+                                end: e.end,
+                                text: e.text.trim().to_owned(),
+                            },
+                            said.join(" "),
+                        )
+                    })
+                    .unzip()
+            }
+        };
+        let keep: Vec<bool> = lines
+            .iter()
+            .map(|l| l.text.chars().any(char::is_alphanumeric))
+            .collect();
+        let (lines, sources): (Vec<Line>, Vec<String>) = lines
+            .into_iter()
+            .zip(sources)
+            .zip(&keep)
+            .filter(|(_, k)| **k)
+            .map(|(p, _)| p)
+            .unzip();
+        if lines.is_empty() {
+            return Err(JobFailure::abort(
+                "no_speech",
+                "Nothing was left to say after translation.",
+            ));
+        }
+        let t_translate = clock.elapsed().as_secs_f64();
+        ctx.set_progress(40);
+
+        // Synthesize, fitted into the slots.
+        let clock = Instant::now();
+        let speaker_profile = || {
+            // The original speaker, measured on up to a minute of its lines.
+            let mut speech = Vec::new();
+            for l in &lines {
+                let (a, b) = (
+                    ((l.start * f64::from(RATE)) as usize).min(original.len()),
+                    ((l.end * f64::from(RATE)) as usize).min(original.len()),
+                );
+                speech.extend_from_slice(&original[a..b]);
+                if speech.len() > 60 * RATE as usize {
+                    break;
+                }
+            }
+            analyse(&[speech]).ok()
+        };
+        let target = &req.target_language;
+        let closest = |profile: &mediagen_engines::voice::VoiceProfile| {
+            self.tts.closest(profile, target).map(|v| v.id.clone())
+        };
+        let first_voice = || {
+            self.tts
+                .voices()
+                .iter()
+                .find(|v| {
+                    v.languages
+                        .iter()
+                        .any(|l| l.to_ascii_lowercase().starts_with(target.as_str()))
+                })
+                .map(|v| v.id.clone())
+        };
+        let no_voice =
+            || JobFailure::abort("voice_not_found", format!("no voice speaks `{target}`"));
+        let (speaker, convert_to) = match &req.voice {
+            DubVoice::Voice {
+                voice_id,
+                cloned: None,
+            } => (voice_id.clone(), None),
+            DubVoice::Voice {
+                cloned: Some(c), ..
+            } => (
+                closest(&c.profile).ok_or_else(no_voice)?,
+                Some(c.profile.clone()),
+            ),
+            DubVoice::Auto => {
+                let voice = match speaker_profile() {
+                    Some(p) => closest(&p),
+                    None => first_voice(),
+                };
+                (voice.ok_or_else(no_voice)?, None)
+            }
+            DubVoice::Clone => {
+                let p = speaker_profile().ok_or_else(|| {
+                    JobFailure::abort("no_speech", "the speaker's voice could not be measured")
+                })?;
+                (closest(&p).ok_or_else(no_voice)?, Some(p))
+            }
+        };
+        let base_profile = match &convert_to {
+            Some(_) => Some(self.tts.profile(&speaker).map_err(tts_failure)?),
+            None => None,
+        };
+        let toward = match (&convert_to, &base_profile) {
+            (Some(target), Some(source)) => Some(Toward { target, source }),
+            _ => None,
+        };
+        let (track, placed) = speak_lines(
+            &self.tts,
+            &speaker,
+            toward,
+            &lines,
+            original.len(),
+            &dub_fit(req.max_speedup),
+            |done| {
+                ctx.set_progress(40 + (done * 45.0) as i64);
+                !ctx.is_cancelled()
+            },
+        )
+        .map_err(tts_failure)?;
+        let t_synthesize = clock.elapsed().as_secs_f64();
+
+        // Mix over the original, its speech ducked (or dropped).
+        let clock = Instant::now();
+        let mut mixed = if req.keep_background {
+            let mut bed = original.clone();
+            duck_lines(&mut bed, &lines);
+            bed
+        } else {
+            let mut bed = original.clone();
+            let (a, b) = (
+                ((from * f64::from(RATE)) as usize).min(bed.len()),
+                ((to * f64::from(RATE)) as usize).min(bed.len()),
+            );
+            bed[a..b].fill(0.0);
+            bed
+        };
+        mix_into(&mut mixed, &track);
+        let audio = Audio::new(mixed, RATE);
+        let t_mix = clock.elapsed().as_secs_f64();
+        ctx.set_progress(90);
+
+        // Mux (or encode) and subtitles.
+        let clock = Instant::now();
+        let delivered = deliver(
+            input,
+            video.as_ref(),
+            &audio,
+            (req.format, req.sample_rate),
+            scratch,
+            "dubbed",
+        )?;
+        let t_mux = clock.elapsed().as_secs_f64();
+        let transcript = srt(&cues(
+            &spoken
+                .iter()
+                .map(|s| (s.start, s.end, s.text.trim()))
+                .collect::<Vec<_>>(),
+        ));
+        let subtitle_cues = cues(
+            &lines
+                .iter()
+                .zip(&placed)
+                .map(|(l, p)| (p.start, p.end, l.text.as_str()))
+                .collect::<Vec<_>>(),
+        );
+        let lines: Vec<DubbedLine> = lines
+            .into_iter()
+            .zip(sources)
+            .zip(placed)
+            .map(|((l, source_text), p)| DubbedLine {
+                start: round3(l.start),
+                end: round3(l.end),
+                source_text,
+                translated_text: l.text,
+                spoken_start: p.start,
+                spoken_end: p.end,
+                speedup: p.speedup,
+                overrun: p.overrun,
+            })
+            .collect();
+        Ok(Dubbed {
+            delivered,
+            duration: audio.duration(),
+            source_language: source,
+            voice_id: speaker,
+            lines,
+            transcript,
+            subtitles_srt: srt(&subtitle_cues),
+            subtitles_vtt: vtt(&subtitle_cues),
+            timings: json!({
+                "transcribe": round3(t_transcribe),
+                "translate": round3(t_translate),
+                "synthesize": round3(t_synthesize),
+                "mix": round3(t_mix),
+                "mux": round3(t_mux),
+            }),
+        })
+    }
+}
+
+#[async_trait::async_trait]
+impl Pipeline for DubPipeline {
+    fn kind(&self) -> &'static str {
+        "dubbing"
+    }
+
+    async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {
+        let req: DubRequest = ctx.payload()?;
+        let dir = tempfile::tempdir().map_err(JobFailure::storage)?;
+        let input = ctx
+            .blobs
+            .readable_file(&req.input, &dir.path().join("input"))
+            .await
+            .map_err(JobFailure::storage)?;
+        let this = Self {
+            tts: self.tts.clone(),
+            stt: self.stt.clone(),
+            translator: self.translator.clone(),
+            languages: self.languages.clone(),
+        };
+        let (r, job, scratch) = (req.clone(), ctx.clone(), dir.path().to_owned());
+        let mut dubbed = tokio::task::spawn_blocking(move || this.dub(&r, &input, &scratch, &job))
+            .await
+            .map_err(|e| JobFailure::abort("internal_error", e.to_string()))??;
+        let key = ctx.output_key(&dubbed.delivered.name);
+        let files = [
+            (key.clone(), std::mem::take(&mut dubbed.delivered.bytes)),
+            (
+                ctx.output_key("transcript.srt"),
+                std::mem::take(&mut dubbed.transcript).into_bytes(),
+            ),
+            (
+                ctx.output_key(&format!("{}.srt", req.target_language)),
+                std::mem::take(&mut dubbed.subtitles_srt).into_bytes(),
+            ),
+            (
+                ctx.output_key(&format!("{}.vtt", req.target_language)),
+                std::mem::take(&mut dubbed.subtitles_vtt).into_bytes(),
+            ),
+        ];
+        let keys: Vec<String> = files.iter().map(|(k, _)| k.clone()).collect();
+        for (k, bytes) in files {
+            ctx.blobs
+                .put(&k, bytes.into())
+                .await
+                .map_err(JobFailure::storage)?;
+        }
+        let mut result = json!({
+            "duration": round3(dubbed.duration),
+            "fileId": req.file_id,
+            "sourceLanguage": dubbed.source_language,
+            "targetLanguage": req.target_language,
+            "voiceId": dubbed.voice_id,
+            "transcriptUrl": format!("blob:{}", keys[1]),
+            "translatedSubtitlesUrl": format!("blob:{}", keys[2]),
+            "translatedVttUrl": format!("blob:{}", keys[3]),
+            "segments": dubbed.lines,
+            "timings": dubbed.timings,
+        });
+        dubbed.delivered.describe(&mut result, &key);
+        Ok(result)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    fn languages() -> DubLanguages {
+        DubLanguages {
+            pairs: vec![
+                Pair {
+                    source: "en".into(),
+                    target: "es".into(),
+                    translator: Via::Apertium,
+                },
+                Pair {
+                    source: "es".into(),
+                    target: "en".into(),
+                    translator: Via::Whisper,
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn options_are_validated() {
+        let l = languages();
+        let ok = DubOptions::parse(&f(&[("targetLanguage", "es")]), &l, 10.0).unwrap();
+        assert_eq!(ok.max_speedup, 1.3);
+        assert!(ok.keep_background && !ok.clone);
+        assert_eq!(ok.seconds(10.0), 10.0);
+        let part = DubOptions::parse(
+            &f(&[
+                ("targetLanguage", "ES-es"),
+                ("startTime", "2"),
+                ("endTime", "5.5"),
+            ]),
+            &l,
+            10.0,
+        )
+        .unwrap();
+        assert_eq!(
+            (part.target_language.as_str(), part.seconds(10.0)),
+            ("es", 3.5)
+        );
+        for (fields, param) in [
+            (f(&[]), "targetLanguage"),
+            (f(&[("targetLanguage", "spanish")]), "targetLanguage"),
+            (
+                f(&[("targetLanguage", "es"), ("maxSpeedup", "3")]),
+                "maxSpeedup",
+            ),
+            (
+                f(&[("targetLanguage", "es"), ("voiceMode", "x")]),
+                "voiceMode",
+            ),
+            (
+                f(&[("targetLanguage", "es"), ("keepBackground", "1")]),
+                "keepBackground",
+            ),
+            (
+                f(&[("targetLanguage", "es"), ("startTime", "x")]),
+                "startTime",
+            ),
+            (f(&[("targetLanguage", "es"), ("speed", "2")]), "speed"),
+        ] {
+            let e = DubOptions::parse(&fields, &l, 10.0).unwrap_err();
+            assert_eq!(e.details["parameter"], param, "{fields:?}");
+        }
+        // Unsupported pairs are 422 and list what works.
+        let e = DubOptions::parse(&f(&[("targetLanguage", "de")]), &l, 10.0).unwrap_err();
+        assert_eq!(e.code, ErrorCode::UnprocessableEntity);
+        assert_eq!(e.details["supportedTargets"], json!(["en", "es"]));
+        let e = DubOptions::parse(
+            &f(&[("targetLanguage", "en"), ("sourceLanguage", "fr")]),
+            &l,
+            10.0,
+        )
+        .unwrap_err();
+        assert_eq!(e.details["supportedSources"], json!(["es"]));
+        // A part past the end.
+        let e = DubOptions::parse(
+            &f(&[("targetLanguage", "es"), ("startTime", "12")]),
+            &l,
+            10.0,
+        )
+        .unwrap_err();
+        assert_eq!(e.code, ErrorCode::UnprocessableEntity);
+    }
+}

@@ -1,0 +1,126 @@
+use axum::extract::{Request, State};
+use axum::response::Response;
+use axum::Json;
+use mediagen_core::ApiError;
+use mediagen_pipelines::dub::{DubOptions, Pair};
+use serde::Serialize;
+
+use crate::error::ApiResult;
+use crate::extract::{Auth, JobOptions, Read, Write};
+use crate::media_input::media_input;
+use crate::routes::voices::{cloned_voice, voice_not_found};
+use crate::state::AppState;
+
+/// Dub a file into another language
+///
+/// `multipart/form-data` with a `file` part (speech in any audio or video
+/// container ffmpeg reads) and the options as text parts, or a JSON body
+/// with the `fileId` of an uploaded file. Always asynchronous: answers
+/// `202` with the job; poll `GET /v1/jobs/{id}`. Its `progress` moves
+/// through the stages: transcribe (to 30), translate (40), synthesize and
+/// fit each line (85), mix (90), mux and subtitles (100).
+///
+/// Options: `targetLanguage` (required, ISO 639-1), `sourceLanguage`
+/// (omitted or `auto`: detected), `voiceId` (a catalog voice speaking the
+/// target language, or a cloned voice of the account: the closest voice of
+/// the target language converted toward it) or `voiceMode` (`auto`, the
+/// default: the target-language catalog voice closest to the speaker;
+/// `clone`: that voice converted toward the speaker's own voice),
+/// `keepBackground` (default `true`: the original stays under the dub with
+/// its voice band taken out where lines are spoken; `false`: the dubbed
+/// part has the new speech only), `startTime`/`endTime` (seconds: only the
+/// lines in that part are dubbed, the rest of the file is kept as it was),
+/// `maxSpeedup` (1.0–2.0, default 1.3: how much faster than natural a line
+/// may be spoken to fit its slot, after borrowing the silence that follows
+/// it), `format` and `sampleRate` for audio output (mp3 at 24 kHz by
+/// default). An unsupported pair → 422 listing the supported sources and
+/// targets (`GET /v1/dubbing/languages` lists the pairs).
+///
+/// The job's `result`: `{audioUrl or videoUrl (the picture copied, a new
+/// sound track), duration (seconds), sourceLanguage, targetLanguage,
+/// voiceId (the voice that spoke), transcriptUrl (srt of the original),
+/// translatedSubtitlesUrl (srt), translatedVttUrl (WebVTT), segments:
+/// [{start, end, sourceText, translatedText, spokenStart, spokenEnd,
+/// speedup, overrun}], timings (seconds per stage)}`. One speaker: every
+/// line is spoken by one voice. Price: `costs.dubbing` credits per second
+/// of the dubbed part, rounded up; refunded if the job fails.
+#[utoipa::path(post, path = "/v1/dubbing", tag = "voice", security(("bearer" = ["write"])),
+    request_body(content_type = "multipart/form-data", description = "`file` and options as text parts (or JSON with `fileId`)"),
+    responses((status = 202, body = crate::jobs::JobView),
+              (status = 400), (status = 404, description = "`voice_not_found` or no such file"),
+              (status = 415), (status = 422, description = "unsupported language pair, or a part outside the file")))]
+pub async fn create(
+    State(state): State<AppState>,
+    auth: Auth<Write>,
+    mut opts: JobOptions,
+    req: Request,
+) -> ApiResult<Response> {
+    let input = media_input(&state, &auth, req).await?;
+    let duration = input.file.duration.unwrap_or(0.0);
+    let options = DubOptions::parse(&input.fields, &state.dubbing, duration)?;
+    let cloned = match &options.voice_id {
+        None => None,
+        Some(id) => {
+            let cloned = cloned_voice(&state, &auth.account_id, id).await?;
+            if cloned.is_none() {
+                let voice = state.tts.voice(id).ok_or_else(|| voice_not_found(id))?;
+                let target = &options.target_language;
+                if !voice
+                    .languages
+                    .iter()
+                    .any(|l| l.to_ascii_lowercase().starts_with(target.as_str()))
+                {
+                    return Err(ApiError::unprocessable(
+                        "voiceId",
+                        format!("voice {id} does not speak `{target}`, the target language"),
+                    )
+                    .into());
+                }
+            }
+            cloned
+        }
+    };
+    let units = options.seconds(duration).ceil();
+    opts.respond_async = true;
+    input
+        .submit(&state, &auth, opts, "dubbing", units, |file| {
+            options.with(file.blob_key.clone(), file.id.clone(), cloned)
+        })
+        .await
+}
+
+/// The language pairs dubbing supports.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct DubbingLanguages {
+    /// `{source, target, translator}` (`apertium`: text translation, maybe
+    /// through English or Spanish; `whisper`: the recognizer's translation
+    /// into English, from the audio).
+    #[schema(value_type = Vec<Object>)]
+    pairs: Vec<Pair>,
+    sources: Vec<String>,
+    targets: Vec<String>,
+}
+
+/// Dubbing language pairs
+///
+/// Every pair that works end to end here (recognizer × translator × voice),
+/// so clients need not guess.
+#[utoipa::path(get, path = "/v1/dubbing/languages", tag = "voice", security(("bearer" = ["read"])),
+    responses((status = 200, body = DubbingLanguages)))]
+pub async fn languages(State(state): State<AppState>, _auth: Auth<Read>) -> Json<DubbingLanguages> {
+    let pairs = state.dubbing.pairs.clone();
+    let mut sources: Vec<String> = pairs.iter().map(|p| p.source.clone()).collect();
+    sources.sort();
+    sources.dedup();
+    let targets = state
+        .dubbing
+        .targets()
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    Json(DubbingLanguages {
+        pairs,
+        sources,
+        targets,
+    })
+}
