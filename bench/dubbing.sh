@@ -29,8 +29,8 @@ if [ ! -f $work/in.mp4 ]; then
   i=0
   while read -r line; do
     i=$((i + 1))
-    espeak-ng -v en-us -s 150 -w $work/s$i.wav "$line"
-    ffmpeg -v error -y -i $work/s$i.wav -af apad=pad_dur=1.5 $work/p$i.wav
+    espeak-ng -v en-us -s 150 -w $work/s$i.wav "$line" </dev/null
+    ffmpeg -nostdin -v error -y -i $work/s$i.wav -af apad=pad_dur=1.5 $work/p$i.wav
   done < bench/sentences.txt
   inputs=$(for j in $(seq 1 $i); do echo -n "-i $work/p$j.wav "; done)
   ffmpeg -v error -y $inputs -filter_complex "concat=n=$i:v=0:a=1,aloop=loop=-1:size=2e9,atrim=0:120" \

@@ -44,6 +44,7 @@ error_codes! {
     ResourceAlreadyExists => (409, "resource_already_exists", "The resource already exists."),
     IdempotencyKeyInUse => (409, "idempotency_key_in_use", "A request with this Idempotency-Key is still being processed."),
     JobNotCancellable => (409, "job_not_cancellable", "The job has already finished and cannot be cancelled."),
+    JobNotCompleted => (409, "job_not_completed", "The job has not completed yet."),
     PayloadTooLarge => (413, "payload_too_large", "The request body is larger than this endpoint accepts."),
     UnsupportedMediaType => (415, "unsupported_media_type", "The request's content type is not supported here."),
     RangeNotSatisfiable => (416, "range_not_satisfiable", "The requested byte range lies outside the file."),

@@ -16,16 +16,18 @@ use mediagen_engines::stt::{
 };
 use mediagen_engines::translate::{TranslateError, Translator};
 use mediagen_engines::tts::{TtsCatalog, TtsError};
-use mediagen_engines::video::inspect;
-use mediagen_engines::voice::{analyse, RATE};
+use mediagen_engines::video::{inspect, VideoInfo};
+use mediagen_engines::voice::{analyse, VoiceProfile, RATE};
 use mediagen_engines::{Audio, AudioFormat};
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::audio_output;
-use crate::output::deliver;
-use crate::respeak::{duck_lines, mix_into, speak_lines, Fit, Line, Toward};
+use crate::output::{deliver, Delivered};
+use crate::respeak::{
+    duck_lines, lay, mix_into, speak_line, speak_lines, Fit, Line, Spoken, Toward,
+};
 use crate::stt::{srt, vtt};
 use crate::tts::ClonedVoice;
 
@@ -357,31 +359,54 @@ pub struct DubPipeline {
     pub languages: Arc<DubLanguages>,
 }
 
-/// A dubbed line.
-#[derive(Debug, Clone, Serialize)]
+/// A dubbed line as the result lists it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
-struct DubbedLine {
-    start: f64,
-    end: f64,
-    source_text: String,
-    translated_text: String,
-    spoken_start: f64,
-    spoken_end: f64,
-    speedup: f64,
-    overrun: f64,
+pub struct DubbedLine {
+    pub start: f64,
+    pub end: f64,
+    pub source_text: String,
+    pub translated_text: String,
+    pub spoken_start: f64,
+    pub spoken_end: f64,
+    pub speedup: f64,
+    pub overrun: f64,
+}
+
+/// A dub before it is mixed: the bed (the original with its speech ducked)
+/// and every line as spoken. Kept with the job so lines can be edited.
+struct Assembled {
+    bed: Vec<f32>,
+    lines: Vec<Line>,
+    sources: Vec<String>,
+    spoken: Vec<Spoken>,
+    /// The catalog voice that spoke.
+    speaker: String,
+    /// The profile the speaker was converted toward, if any.
+    toward: Option<VoiceProfile>,
+    source_language: String,
+    /// SubRip of the original's lines.
+    transcript: String,
+}
+
+/// What is stored beside a dub for editing (`dub/kept.json`; the samples
+/// in `dub/bed.f32` and `dub/lines.f32`, little-endian f32 at [`RATE`]).
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Kept {
+    lengths: Vec<usize>,
+    toward: Option<VoiceProfile>,
+    transcript: String,
 }
 
 /// What the blocking part made.
 struct Dubbed {
-    delivered: crate::output::Delivered,
+    delivered: Delivered,
     duration: f64,
-    source_language: String,
-    voice_id: String,
+    assembled: Assembled,
     lines: Vec<DubbedLine>,
-    transcript: String,
     subtitles_srt: String,
     subtitles_vtt: String,
-    timings: Value,
 }
 
 fn round3(x: f64) -> f64 {
@@ -439,6 +464,7 @@ impl DubPipeline {
         input: &std::path::Path,
         scratch: &std::path::Path,
         ctx: &JobContext,
+        timings: &mut Value,
     ) -> Result<Dubbed, JobFailure> {
         let unreadable =
             |e: &dyn std::fmt::Display| JobFailure::abort("unreadable_media", e.to_string());
@@ -479,21 +505,24 @@ impl DubPipeline {
                     .unsupported(Some(&source), &req.target_language);
                 JobFailure::abort("unsupported_language_pair", e.message)
             })?;
-        let spoken = within(&heard, from, to);
-        if spoken.is_empty() {
+        let spoken_segments = within(&heard, from, to);
+        if spoken_segments.is_empty() {
             return Err(JobFailure::abort(
                 "no_speech",
                 "No speech was heard in the part of the file to dub.",
             ));
         }
-        let t_transcribe = clock.elapsed().as_secs_f64();
+        timings["transcribe"] = json!(round3(clock.elapsed().as_secs_f64()));
         ctx.set_progress(30);
 
         // Translate.
         let clock = Instant::now();
         let (lines, sources): (Vec<Line>, Vec<String>) = match pair.translator {
             Via::Apertium => {
-                let texts: Vec<String> = spoken.iter().map(|s| s.text.trim().to_owned()).collect();
+                let texts: Vec<String> = spoken_segments
+                    .iter()
+                    .map(|s| s.text.trim().to_owned())
+                    .collect();
                 let translated = self
                     .translator
                     .translate(&source, &req.target_language, &texts)
@@ -503,7 +532,7 @@ impl DubPipeline {
                         }
                         TranslateError::Failed(m) => JobFailure::retry("translation_failed", m),
                     })?;
-                spoken
+                spoken_segments
                     .iter()
                     .zip(translated)
                     .map(|(s, text)| {
@@ -529,7 +558,7 @@ impl DubPipeline {
                 within(&english, from, to)
                     .into_iter()
                     .map(|e| {
-                        let said: Vec<&str> = spoken
+                        let said: Vec<&str> = spoken_segments
                             .iter()
                             .filter(|s| {
                                 let mid = (s.start + s.end) / 2.0;
@@ -566,7 +595,7 @@ impl DubPipeline {
                 "Nothing was left to say after translation.",
             ));
         }
-        let t_translate = clock.elapsed().as_secs_f64();
+        timings["translate"] = json!(round3(clock.elapsed().as_secs_f64()));
         ctx.set_progress(40);
 
         // Synthesize, fitted into the slots.
@@ -636,7 +665,7 @@ impl DubPipeline {
             (Some(target), Some(source)) => Some(Toward { target, source }),
             _ => None,
         };
-        let (track, placed) = speak_lines(
+        let spoken = speak_lines(
             &self.tts,
             &speaker,
             toward,
@@ -649,85 +678,173 @@ impl DubPipeline {
             },
         )
         .map_err(tts_failure)?;
-        let t_synthesize = clock.elapsed().as_secs_f64();
+        timings["synthesize"] = json!(round3(clock.elapsed().as_secs_f64()));
 
-        // Mix over the original, its speech ducked (or dropped).
-        let clock = Instant::now();
-        let mut mixed = if req.keep_background {
-            let mut bed = original.clone();
+        // The bed: the original with its speech ducked (or dropped).
+        let mut bed = original;
+        if req.keep_background {
             duck_lines(&mut bed, &lines);
-            bed
         } else {
-            let mut bed = original.clone();
             let (a, b) = (
                 ((from * f64::from(RATE)) as usize).min(bed.len()),
                 ((to * f64::from(RATE)) as usize).min(bed.len()),
             );
             bed[a..b].fill(0.0);
-            bed
-        };
-        mix_into(&mut mixed, &track);
-        let audio = Audio::new(mixed, RATE);
-        let t_mix = clock.elapsed().as_secs_f64();
-        ctx.set_progress(90);
-
-        // Mux (or encode) and subtitles.
-        let clock = Instant::now();
-        let delivered = deliver(
-            input,
-            video.as_ref(),
-            &audio,
-            (req.format, req.sample_rate),
-            scratch,
-            "dubbed",
-        )?;
-        let t_mux = clock.elapsed().as_secs_f64();
+        }
         let transcript = srt(&cues(
-            &spoken
+            &spoken_segments
                 .iter()
                 .map(|s| (s.start, s.end, s.text.trim()))
                 .collect::<Vec<_>>(),
         ));
-        let subtitle_cues = cues(
-            &lines
-                .iter()
-                .zip(&placed)
-                .map(|(l, p)| (p.start, p.end, l.text.as_str()))
-                .collect::<Vec<_>>(),
-        );
-        let lines: Vec<DubbedLine> = lines
-            .into_iter()
-            .zip(sources)
-            .zip(placed)
-            .map(|((l, source_text), p)| DubbedLine {
-                start: round3(l.start),
-                end: round3(l.end),
-                source_text,
-                translated_text: l.text,
-                spoken_start: p.start,
-                spoken_end: p.end,
-                speedup: p.speedup,
-                overrun: p.overrun,
-            })
-            .collect();
-        Ok(Dubbed {
-            delivered,
-            duration: audio.duration(),
-            source_language: source,
-            voice_id: speaker,
+        let assembled = Assembled {
+            bed,
             lines,
+            sources,
+            spoken,
+            speaker,
+            toward: convert_to,
+            source_language: source,
             transcript,
-            subtitles_srt: srt(&subtitle_cues),
-            subtitles_vtt: vtt(&subtitle_cues),
-            timings: json!({
-                "transcribe": round3(t_transcribe),
-                "translate": round3(t_translate),
-                "synthesize": round3(t_synthesize),
-                "mix": round3(t_mix),
-                "mux": round3(t_mux),
-            }),
-        })
+        };
+        finish(req, input, video.as_ref(), scratch, assembled, ctx, timings)
     }
+}
+
+/// Mixes the lines over the bed, muxes or encodes, and writes subtitles.
+fn finish(
+    req: &DubRequest,
+    input: &std::path::Path,
+    video: Option<&VideoInfo>,
+    scratch: &std::path::Path,
+    assembled: Assembled,
+    ctx: &JobContext,
+    timings: &mut Value,
+) -> Result<Dubbed, JobFailure> {
+    let clock = Instant::now();
+    let mut mixed = assembled.bed.clone();
+    let track = lay(mixed.len(), &assembled.spoken);
+    mix_into(&mut mixed, &track);
+    let audio = Audio::new(mixed, RATE);
+    timings["mix"] = json!(round3(clock.elapsed().as_secs_f64()));
+    ctx.set_progress(90);
+    let clock = Instant::now();
+    let delivered = deliver(
+        input,
+        video,
+        &audio,
+        (req.format, req.sample_rate),
+        scratch,
+        "dubbed",
+    )?;
+    timings["mux"] = json!(round3(clock.elapsed().as_secs_f64()));
+    let subtitle_cues = cues(
+        &assembled
+            .lines
+            .iter()
+            .zip(&assembled.spoken)
+            .map(|(l, s)| (s.placed.start, s.placed.end, l.text.as_str()))
+            .collect::<Vec<_>>(),
+    );
+    let lines = assembled
+        .lines
+        .iter()
+        .zip(&assembled.sources)
+        .zip(&assembled.spoken)
+        .map(|((l, source_text), s)| DubbedLine {
+            start: round3(l.start),
+            end: round3(l.end),
+            source_text: source_text.clone(),
+            translated_text: l.text.clone(),
+            spoken_start: s.placed.start,
+            spoken_end: s.placed.end,
+            speedup: s.placed.speedup,
+            overrun: s.placed.overrun,
+        })
+        .collect();
+    Ok(Dubbed {
+        delivered,
+        duration: audio.duration(),
+        assembled,
+        lines,
+        subtitles_srt: srt(&subtitle_cues),
+        subtitles_vtt: vtt(&subtitle_cues),
+    })
+}
+
+fn f32_bytes(x: &[f32]) -> Vec<u8> {
+    x.iter().flat_map(|s| s.to_le_bytes()).collect()
+}
+
+fn f32_samples(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+/// Stores a dub (its file, subtitles and what editing needs) under the
+/// job and answers its result.
+async fn store(
+    ctx: &JobContext,
+    req: &DubRequest,
+    mut dubbed: Dubbed,
+    timings: Value,
+) -> Result<Value, JobFailure> {
+    let key = ctx.output_key(&dubbed.delivered.name);
+    let a = &dubbed.assembled;
+    let kept = Kept {
+        lengths: a.spoken.iter().map(|s| s.samples.len()).collect(),
+        toward: a.toward.clone(),
+        transcript: a.transcript.clone(),
+    };
+    let lines: Vec<f32> = a
+        .spoken
+        .iter()
+        .flat_map(|s| s.samples.iter().copied())
+        .collect();
+    let target = &req.target_language;
+    let files = [
+        (key.clone(), std::mem::take(&mut dubbed.delivered.bytes)),
+        (
+            ctx.output_key("transcript.srt"),
+            a.transcript.clone().into_bytes(),
+        ),
+        (
+            ctx.output_key(&format!("{target}.srt")),
+            std::mem::take(&mut dubbed.subtitles_srt).into_bytes(),
+        ),
+        (
+            ctx.output_key(&format!("{target}.vtt")),
+            std::mem::take(&mut dubbed.subtitles_vtt).into_bytes(),
+        ),
+        (ctx.output_key("dub/bed.f32"), f32_bytes(&a.bed)),
+        (ctx.output_key("dub/lines.f32"), f32_bytes(&lines)),
+        (
+            ctx.output_key("dub/kept.json"),
+            serde_json::to_vec(&kept).unwrap_or_default(),
+        ),
+    ];
+    let keys: Vec<String> = files.iter().map(|(k, _)| k.clone()).collect();
+    for (k, bytes) in files {
+        ctx.blobs
+            .put(&k, bytes.into())
+            .await
+            .map_err(JobFailure::storage)?;
+    }
+    let mut result = json!({
+        "duration": round3(dubbed.duration),
+        "fileId": req.file_id,
+        "sourceLanguage": a.source_language,
+        "targetLanguage": target,
+        "voiceId": a.speaker,
+        "transcriptUrl": format!("blob:{}", keys[1]),
+        "translatedSubtitlesUrl": format!("blob:{}", keys[2]),
+        "translatedVttUrl": format!("blob:{}", keys[3]),
+        "segments": dubbed.lines,
+        "timings": timings,
+    });
+    dubbed.delivered.describe(&mut result, &key);
+    Ok(result)
 }
 
 #[async_trait::async_trait]
@@ -751,45 +868,285 @@ impl Pipeline for DubPipeline {
             languages: self.languages.clone(),
         };
         let (r, job, scratch) = (req.clone(), ctx.clone(), dir.path().to_owned());
-        let mut dubbed = tokio::task::spawn_blocking(move || this.dub(&r, &input, &scratch, &job))
-            .await
-            .map_err(|e| JobFailure::abort("internal_error", e.to_string()))??;
-        let key = ctx.output_key(&dubbed.delivered.name);
-        let files = [
-            (key.clone(), std::mem::take(&mut dubbed.delivered.bytes)),
-            (
-                ctx.output_key("transcript.srt"),
-                std::mem::take(&mut dubbed.transcript).into_bytes(),
-            ),
-            (
-                ctx.output_key(&format!("{}.srt", req.target_language)),
-                std::mem::take(&mut dubbed.subtitles_srt).into_bytes(),
-            ),
-            (
-                ctx.output_key(&format!("{}.vtt", req.target_language)),
-                std::mem::take(&mut dubbed.subtitles_vtt).into_bytes(),
-            ),
-        ];
-        let keys: Vec<String> = files.iter().map(|(k, _)| k.clone()).collect();
-        for (k, bytes) in files {
-            ctx.blobs
-                .put(&k, bytes.into())
-                .await
-                .map_err(JobFailure::storage)?;
+        let (dubbed, timings) = tokio::task::spawn_blocking(move || {
+            let mut timings = json!({});
+            this.dub(&r, &input, &scratch, &job, &mut timings)
+                .map(|d| (d, timings))
+        })
+        .await
+        .map_err(|e| JobFailure::abort("internal_error", e.to_string()))??;
+        store(&ctx, &req, dubbed, timings).await
+    }
+}
+
+/// A new text for one line of a dub.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LineEdit {
+    pub index: usize,
+    pub translated_text: String,
+}
+
+/// An edit of a finished dub (also the job's payload): only the edited
+/// lines are spoken again; the rest is taken from the dub as stored.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct DubEdit {
+    /// The job whose dub is edited (its stored bed and lines are read).
+    pub source_job: String,
+    pub request: DubRequest,
+    pub source_language: String,
+    /// The catalog voice that spoke the dub.
+    pub voice_id: String,
+    pub segments: Vec<DubbedLine>,
+    pub edits: Vec<LineEdit>,
+}
+
+/// Longest edited line, in characters.
+const MAX_LINE: usize = 1000;
+
+impl DubEdit {
+    /// Validates `edits` against a finished dub's job (`kind`, `payload`
+    /// and `result` as stored). Errors name the parameter.
+    pub fn parse(
+        source_job: &str,
+        kind: &str,
+        payload: &Value,
+        result: &Value,
+        mut edits: Vec<LineEdit>,
+    ) -> Result<Self, ApiError> {
+        let request: DubRequest = match kind {
+            "dubbing" => serde_json::from_value(payload.clone()),
+            _ => serde_json::from_value(payload["request"].clone()),
         }
-        let mut result = json!({
-            "duration": round3(dubbed.duration),
-            "fileId": req.file_id,
-            "sourceLanguage": dubbed.source_language,
-            "targetLanguage": req.target_language,
-            "voiceId": dubbed.voice_id,
-            "transcriptUrl": format!("blob:{}", keys[1]),
-            "translatedSubtitlesUrl": format!("blob:{}", keys[2]),
-            "translatedVttUrl": format!("blob:{}", keys[3]),
-            "segments": dubbed.lines,
-            "timings": dubbed.timings,
-        });
-        dubbed.delivered.describe(&mut result, &key);
+        .map_err(|_| ApiError::unprocessable("jobId", "not a dubbing job"))?;
+        let segments: Vec<DubbedLine> = serde_json::from_value(result["segments"].clone())
+            .map_err(|_| ApiError::unprocessable("jobId", "the dub has no lines"))?;
+        if edits.is_empty() || edits.len() > segments.len() {
+            return Err(ApiError::invalid_parameter(
+                "segments",
+                format!("give 1 to {} lines to change", segments.len()),
+            ));
+        }
+        edits.sort_by_key(|e| e.index);
+        for e in edits.iter_mut() {
+            if e.index >= segments.len() {
+                return Err(ApiError::invalid_parameter(
+                    "segments",
+                    format!(
+                        "index {} is past the last line ({})",
+                        e.index,
+                        segments.len() - 1
+                    ),
+                ));
+            }
+            e.translated_text = e.translated_text.trim().to_owned();
+            let chars = e.translated_text.chars().count();
+            if chars == 0 || chars > MAX_LINE {
+                return Err(ApiError::invalid_parameter(
+                    "segments",
+                    format!(
+                        "line {}: translatedText must be 1 to {MAX_LINE} characters",
+                        e.index
+                    ),
+                ));
+            }
+        }
+        if edits.windows(2).any(|w| w[0].index == w[1].index) {
+            return Err(ApiError::invalid_parameter(
+                "segments",
+                "each line may be changed once per call",
+            ));
+        }
+        Ok(Self {
+            source_job: source_job.to_owned(),
+            request,
+            source_language: result["sourceLanguage"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            voice_id: result["voiceId"].as_str().unwrap_or_default().to_owned(),
+            segments,
+            edits,
+        })
+    }
+
+    /// Seconds of the edited lines' slots (billed).
+    pub fn seconds(&self) -> f64 {
+        self.edits
+            .iter()
+            .map(|e| {
+                let s = &self.segments[e.index];
+                (s.end - s.start).max(0.0)
+            })
+            .sum()
+    }
+}
+
+/// `dubbing.edit`: the edited lines of a dub spoken again and mixed anew.
+pub struct DubEditPipeline {
+    pub tts: Arc<TtsCatalog>,
+}
+
+impl DubEditPipeline {
+    #[allow(clippy::too_many_arguments)]
+    fn edit(
+        &self,
+        e: &DubEdit,
+        input: &std::path::Path,
+        scratch: &std::path::Path,
+        bed: Vec<f32>,
+        lines: Vec<f32>,
+        kept: Kept,
+        ctx: &JobContext,
+        timings: &mut Value,
+    ) -> Result<Dubbed, JobFailure> {
+        let unreadable =
+            |e: &dyn std::fmt::Display| JobFailure::abort("unreadable_media", e.to_string());
+        let video = inspect(input).map_err(|e| unreadable(&e))?;
+        if kept.lengths.len() != e.segments.len()
+            || kept.lengths.iter().sum::<usize>() != lines.len()
+        {
+            return Err(JobFailure::abort(
+                "dub_unavailable",
+                "the stored dub does not match its lines",
+            ));
+        }
+        // The lines as they were spoken.
+        let mut at = 0;
+        let mut spoken: Vec<Spoken> = Vec::with_capacity(e.segments.len());
+        for (s, n) in e.segments.iter().zip(&kept.lengths) {
+            spoken.push(Spoken {
+                placed: crate::respeak::Placed {
+                    start: s.spoken_start,
+                    end: s.spoken_end,
+                    speedup: s.speedup,
+                    overrun: s.overrun,
+                },
+                samples: lines[at..at + n].to_vec(),
+            });
+            at += n;
+        }
+        let mut texts: Vec<Line> = e
+            .segments
+            .iter()
+            .map(|s| Line {
+                start: s.start,
+                end: s.end,
+                text: s.translated_text.clone(),
+            })
+            .collect();
+        let base_profile = match &kept.toward {
+            Some(_) => Some(self.tts.profile(&e.voice_id).map_err(tts_failure)?),
+            None => None,
+        };
+        let toward = match (&kept.toward, &base_profile) {
+            (Some(target), Some(source)) => Some(Toward { target, source }),
+            _ => None,
+        };
+        let clock = Instant::now();
+        let total = bed.len() as f64 / f64::from(RATE);
+        for (done, edit) in e.edits.iter().enumerate() {
+            let i = edit.index;
+            texts[i].text = edit.translated_text.clone();
+            let cursor = if i == 0 {
+                0.0
+            } else {
+                spoken[i - 1].placed.end + crate::respeak::MIN_GAP
+            };
+            let next = e.segments.get(i + 1).map_or(total, |s| s.start);
+            spoken[i] = speak_line(
+                &self.tts,
+                &e.voice_id,
+                toward,
+                &texts[i],
+                cursor,
+                next,
+                &dub_fit(e.request.max_speedup),
+            )
+            .map_err(tts_failure)?;
+            ctx.set_progress(((done + 1) * 80 / e.edits.len()) as i64);
+            if ctx.is_cancelled() {
+                return Err(JobFailure::abort("cancelled", "The job was cancelled."));
+            }
+        }
+        timings["synthesize"] = json!(round3(clock.elapsed().as_secs_f64()));
+        let assembled = Assembled {
+            bed,
+            lines: texts,
+            sources: e.segments.iter().map(|s| s.source_text.clone()).collect(),
+            spoken,
+            speaker: e.voice_id.clone(),
+            toward: kept.toward,
+            source_language: e.source_language.clone(),
+            transcript: kept.transcript,
+        };
+        finish(
+            &e.request,
+            input,
+            video.as_ref(),
+            scratch,
+            assembled,
+            ctx,
+            timings,
+        )
+    }
+}
+
+#[async_trait::async_trait]
+impl Pipeline for DubEditPipeline {
+    fn kind(&self) -> &'static str {
+        "dubbing.edit"
+    }
+
+    async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {
+        let edit: DubEdit = ctx.payload()?;
+        let dir = tempfile::tempdir().map_err(JobFailure::storage)?;
+        let input = ctx
+            .blobs
+            .readable_file(&edit.request.input, &dir.path().join("input"))
+            .await
+            .map_err(JobFailure::storage)?;
+        let stored = |name: &str| format!("jobs/{}/dub/{name}", edit.source_job);
+        let gone = |e: mediagen_store::BlobError| {
+            JobFailure::abort(
+                "dub_unavailable",
+                format!("the dub's stored lines are gone: {e}"),
+            )
+        };
+        let bed = f32_samples(
+            &ctx.blobs
+                .get_bytes(&stored("bed.f32"))
+                .await
+                .map_err(gone)?,
+        );
+        let lines = f32_samples(
+            &ctx.blobs
+                .get_bytes(&stored("lines.f32"))
+                .await
+                .map_err(gone)?,
+        );
+        let kept: Kept = serde_json::from_slice(
+            &ctx.blobs
+                .get_bytes(&stored("kept.json"))
+                .await
+                .map_err(gone)?,
+        )
+        .map_err(|e| JobFailure::abort("dub_unavailable", e.to_string()))?;
+        let this = Self {
+            tts: self.tts.clone(),
+        };
+        let (e, job, scratch) = (edit.clone(), ctx.clone(), dir.path().to_owned());
+        let (dubbed, timings) = tokio::task::spawn_blocking(move || {
+            let mut timings = json!({});
+            this.edit(&e, &input, &scratch, bed, lines, kept, &job, &mut timings)
+                .map(|d| (d, timings))
+        })
+        .await
+        .map_err(|e| JobFailure::abort("internal_error", e.to_string()))??;
+        let mut result = store(&ctx, &edit.request, dubbed, timings).await?;
+        result["sourceJobId"] = json!(edit.source_job);
+        result["editedSegments"] = json!(edit.edits.iter().map(|e| e.index).collect::<Vec<_>>());
         Ok(result)
     }
 }

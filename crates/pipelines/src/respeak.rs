@@ -51,7 +51,7 @@ pub struct Toward<'a> {
 /// Tempos this close to 1 are left alone (no resynthesis).
 const UNCHANGED: f64 = 0.02;
 /// Least pause kept between two lines that had to be pushed later, seconds.
-const MIN_GAP: f64 = 0.05;
+pub const MIN_GAP: f64 = 0.05;
 
 fn secs(n: usize) -> f64 {
     n as f64 / f64::from(RATE)
@@ -82,11 +82,60 @@ fn tempo(natural: f64, slot: f64, spare: f64, fit: &Fit) -> (f64, f64) {
     (speedup, natural / speedup)
 }
 
-/// Speaks every line with catalog voice `speaker` (moved `toward` a cloned
-/// voice when given), each fitted into its slot, on a track of `total`
-/// samples at [`RATE`]. A line that cannot fit even at the fastest tempo
-/// runs on (later lines move after it) and reports its overrun. `progress`
-/// sees the fraction done and returns false to cancel.
+/// A line as spoken: where it went and its samples (mono at [`RATE`]).
+#[derive(Debug, Clone)]
+pub struct Spoken {
+    pub placed: Placed,
+    pub samples: Vec<f32>,
+}
+
+/// Speaks one line with catalog voice `speaker` (moved `toward` a cloned
+/// voice when given), fitted into its slot: it starts at its own start or
+/// at `cursor` if later (the previous line ran on), and may borrow the
+/// silence up to `next` (the following line's start) when `fit` allows.
+#[allow(clippy::too_many_arguments)]
+pub fn speak_line(
+    catalog: &TtsCatalog,
+    speaker: &str,
+    toward: Option<Toward>,
+    line: &Line,
+    cursor: f64,
+    next: f64,
+    fit: &Fit,
+) -> Result<Spoken, TtsError> {
+    let mut audio = catalog.speak(speaker, &line.text, 1.0, |_, _, _| true)?;
+    audio.trim_silence(-45.0, 0.02);
+    let natural = resample_linear(&audio.samples, audio.sample_rate, RATE);
+    let start = line.start.max(cursor);
+    let slot = line.end - start;
+    let spare = (next - line.end).max(0.0);
+    let (speedup, seconds) = tempo(secs(natural.len()), slot, spare, fit);
+    let samples = if speedup == 1.0 && toward.is_none() {
+        natural
+    } else {
+        let how = Transform {
+            target: toward.map(|t| t.target),
+            source: toward.map(|t| t.source),
+            length: Some(samples(seconds)),
+        };
+        WorldConverter.transform(&natural, &how).samples
+    };
+    let end = start + secs(samples.len());
+    Ok(Spoken {
+        placed: Placed {
+            start: round3(start),
+            end: round3(end),
+            speedup: round3(speedup),
+            overrun: round3((end - line.end).max(0.0)),
+        },
+        samples,
+    })
+}
+
+/// Speaks every line (see [`speak_line`]) for a track of `total` samples
+/// at [`RATE`]. A line that cannot fit even at the fastest tempo runs on
+/// (later lines move after it) and reports its overrun. `progress` sees
+/// the fraction done and returns false to cancel.
 pub fn speak_lines(
     catalog: &TtsCatalog,
     speaker: &str,
@@ -95,49 +144,31 @@ pub fn speak_lines(
     total: usize,
     fit: &Fit,
     mut progress: impl FnMut(f64) -> bool,
-) -> Result<(Vec<f32>, Vec<Placed>), TtsError> {
-    let mut track = vec![0.0f32; total];
-    let mut placed = Vec::with_capacity(lines.len());
-    let mut cursor = 0.0f64;
+) -> Result<Vec<Spoken>, TtsError> {
+    let mut out: Vec<Spoken> = Vec::with_capacity(lines.len());
     for (i, line) in lines.iter().enumerate() {
-        let mut audio = catalog.speak(speaker, &line.text, 1.0, |_, _, _| true)?;
-        audio.trim_silence(-45.0, 0.02);
-        let natural = resample_linear(&audio.samples, audio.sample_rate, RATE);
-        let start = line.start.max(cursor);
+        let cursor = out.last().map_or(0.0, |s| s.placed.end + MIN_GAP);
         let next = lines.get(i + 1).map_or(secs(total), |l| l.start);
-        let slot = line.end - start;
-        let spare = (next - line.end).max(0.0);
-        let (speedup, seconds) = tempo(secs(natural.len()), slot, spare, fit);
-        let length = samples(seconds);
-        let spoken = if speedup == 1.0 && toward.is_none() {
-            natural
-        } else {
-            let how = Transform {
-                target: toward.map(|t| t.target),
-                source: toward.map(|t| t.source),
-                length: Some(length),
-            };
-            WorldConverter.transform(&natural, &how).samples
-        };
-        let at = samples(start);
-        for (k, s) in spoken.iter().enumerate() {
-            if let Some(slot) = track.get_mut(at + k) {
-                *slot += s;
-            }
-        }
-        let end = start + secs(spoken.len());
-        placed.push(Placed {
-            start: round3(start),
-            end: round3(end),
-            speedup: round3(speedup),
-            overrun: round3((end - line.end).max(0.0)),
-        });
-        cursor = end + MIN_GAP;
+        out.push(speak_line(
+            catalog, speaker, toward, line, cursor, next, fit,
+        )?);
         if !progress((i + 1) as f64 / lines.len() as f64) {
             return Err(TtsError::Cancelled);
         }
     }
-    Ok((track, placed))
+    Ok(out)
+}
+
+/// The spoken lines laid on a silent track of `total` samples.
+pub fn lay(total: usize, spoken: &[Spoken]) -> Vec<f32> {
+    let mut track = vec![0.0f32; total];
+    for s in spoken {
+        let at = samples(s.placed.start);
+        for (slot, x) in track.iter_mut().skip(at).zip(&s.samples) {
+            *slot += x;
+        }
+    }
+    track
 }
 
 fn round3(x: f64) -> f64 {

@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 
 use crate::audio_output;
 use crate::output::deliver;
-use crate::respeak::{clear_lines, mix_into, speak_lines, Fit, Line, Toward};
+use crate::respeak::{clear_lines, lay, mix_into, speak_lines, Fit, Line, Toward};
 use crate::tts::ClonedVoice;
 
 /// How the voice is changed.
@@ -252,7 +252,7 @@ impl VoiceChangePipeline {
             }
             None => None,
         };
-        let (track, placed) = speak_lines(
+        let spoken = speak_lines(
             &self.tts,
             speaker,
             toward,
@@ -268,10 +268,10 @@ impl VoiceChangePipeline {
         // Speech replaced where it was; silences and other sound kept.
         let mut out = samples.to_vec();
         clear_lines(&mut out, &lines);
-        mix_into(&mut out, &track);
+        mix_into(&mut out, &lay(samples.len(), &spoken));
         let segments: Vec<Value> = lines
             .iter()
-            .zip(&placed)
+            .zip(spoken.iter().map(|s| &s.placed))
             .map(|(l, p)| {
                 json!({
                     "start": round(l.start, 3), "end": round(l.end, 3), "text": l.text,

@@ -20,7 +20,7 @@ use mediagen_engines::stt::SttCatalog;
 use mediagen_engines::translate::{Apertium, Translator};
 use mediagen_engines::tts::TtsCatalog;
 use mediagen_pipelines::avatar::ExpandPipeline;
-use mediagen_pipelines::dub::{DubLanguages, DubPipeline};
+use mediagen_pipelines::dub::{DubEditPipeline, DubLanguages, DubPipeline};
 use mediagen_pipelines::image::ImagePipeline;
 use mediagen_pipelines::sound::SoundPipeline;
 use mediagen_pipelines::stt::SttPipeline;
@@ -226,6 +226,9 @@ pub fn registry(config: &Config, engines: &Engines) -> Registry {
         translator: engines.translator.clone(),
         languages: engines.dubbing.clone(),
     }));
+    registry.register(Arc::new(DubEditPipeline {
+        tts: engines.tts.clone(),
+    }));
     if let Some(icons) = &engines.icons {
         registry.register(Arc::new(ImagePipeline {
             icons: icons.clone(),
@@ -391,6 +394,7 @@ fn router(state: AppState) -> Router {
         .route("/voice-changer", post(voice_changer::change))
         .route("/dubbing", post(dubbing::create))
         .route("/dubbing/languages", get(dubbing::languages))
+        .route("/dubbing/{id}/segments", post(dubbing::edit_segments))
         .route("/models", get(models::list))
         .route("/jobs", get(jobs::list_jobs))
         .route("/jobs/{id}", get(jobs::get_job).delete(jobs::cancel_job))

@@ -136,6 +136,7 @@ impl Default for Config {
                 ("avatar.expand".to_owned(), 1.0),
                 ("voice.change".to_owned(), 1.0),
                 ("dubbing".to_owned(), 2.0),
+                ("dubbing.edit".to_owned(), 2.0),
             ]),
             enable_test_jobs: false,
             warnings: Vec::new(),

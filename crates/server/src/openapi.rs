@@ -48,7 +48,7 @@ impl Modify for Security {
         license(name = "MIT OR Apache-2.0")
     ),
     paths(
-        tts::create, tts::stream, stt::create, video::trim, sound::create, sound::vocabulary, image::create, avatars::list, avatars::get, avatars::create, avatars::update, avatars::delete, avatars::expand, voices::list, voices::get, voices::create, voices::update, voices::delete, voice_changer::change, dubbing::create, dubbing::languages, models::list, previews::get,
+        tts::create, tts::stream, stt::create, video::trim, sound::create, sound::vocabulary, image::create, avatars::list, avatars::get, avatars::create, avatars::update, avatars::delete, avatars::expand, voices::list, voices::get, voices::create, voices::update, voices::delete, voice_changer::change, dubbing::create, dubbing::languages, dubbing::edit_segments, models::list, previews::get,
         account::get_account,
         jobs::get_job, jobs::list_jobs, jobs::cancel_job,
         keys::create_key, keys::list_keys, keys::revoke_key,

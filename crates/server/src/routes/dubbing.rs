@@ -1,12 +1,14 @@
-use axum::extract::{Request, State};
+use axum::extract::{Path, Request, State};
 use axum::response::Response;
 use axum::Json;
-use mediagen_core::ApiError;
-use mediagen_pipelines::dub::{DubOptions, Pair};
-use serde::Serialize;
+use mediagen_core::job::JobStatus;
+use mediagen_core::{ApiError, ErrorCode};
+use mediagen_pipelines::dub::{DubEdit, DubOptions, LineEdit, Pair};
+use serde::{Deserialize, Serialize};
 
-use crate::error::ApiResult;
-use crate::extract::{Auth, JobOptions, Read, Write};
+use crate::error::{ApiResult, Error};
+use crate::extract::{ApiJson, Auth, JobOptions, Read, Write};
+use crate::jobs::{submit, JobSpec};
 use crate::media_input::media_input;
 use crate::routes::voices::{cloned_voice, voice_not_found};
 use crate::state::AppState;
@@ -123,4 +125,70 @@ pub async fn languages(State(state): State<AppState>, _auth: Auth<Read>) -> Json
         sources,
         targets,
     })
+}
+
+/// The body of a line edit.
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SegmentsBody {
+    /// `[{index, translatedText}]`: the lines (by their index in
+    /// `result.segments`) to say differently.
+    #[schema(value_type = Vec<Object>)]
+    segments: Vec<LineEdit>,
+    #[serde(default)]
+    dry_run: bool,
+}
+
+/// Edit lines of a dub
+///
+/// Changes the `translatedText` of some lines of a completed dub (its
+/// `jobId`: a `dubbing` job or an earlier edit) and makes a new dub in
+/// which only those lines are spoken again (fitted into their slots as
+/// before) and mixed over the stored bed; every other line keeps the audio
+/// it had. Asynchronous: `202` with a new job (kind `dubbing.edit`) whose
+/// result has the shape of a dub's, plus `sourceJobId` and
+/// `editedSegments`; it can be edited again. Another account's job → 404;
+/// a dub not completed → 409. Price: `costs."dubbing.edit"` credits per
+/// second of the edited lines' slots, rounded up.
+#[utoipa::path(post, path = "/v1/dubbing/{jobId}/segments", tag = "voice", security(("bearer" = ["write"])),
+    params(("jobId" = String, Path)), request_body = SegmentsBody,
+    responses((status = 202, body = crate::jobs::JobView), (status = 400), (status = 404), (status = 409)))]
+pub async fn edit_segments(
+    State(state): State<AppState>,
+    auth: Auth<Write>,
+    mut opts: JobOptions,
+    Path(job_id): Path<String>,
+    ApiJson(body): ApiJson<SegmentsBody>,
+) -> ApiResult<Response> {
+    let job = state
+        .db
+        .job(&auth.account_id, &job_id)
+        .await?
+        .filter(|j| matches!(j.kind.as_str(), "dubbing" | "dubbing.edit"))
+        .ok_or_else(|| ApiError::not_found("dub", &job_id))?;
+    if job.status != JobStatus::Completed {
+        return Err(ApiError::new(ErrorCode::JobNotCompleted)
+            .with_message(format!(
+                "Dub {job_id} is {}; lines can be edited once it is completed.",
+                job.status.as_str()
+            ))
+            .into());
+    }
+    let result = job.result.clone().unwrap_or_default();
+    let edit = DubEdit::parse(
+        &job_id,
+        job.kind.as_str(),
+        &job.payload,
+        &result,
+        body.segments,
+    )?;
+    let spec = JobSpec {
+        kind: "dubbing.edit",
+        units: edit.seconds().ceil(),
+        payload: serde_json::to_value(&edit).map_err(Error::internal)?,
+        dry_run: body.dry_run,
+        media_seconds: result["duration"].as_f64().unwrap_or(0.0),
+    };
+    opts.respond_async = true;
+    submit(&state, &auth, opts, spec).await
 }

@@ -6,7 +6,7 @@
 use std::process::Command;
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::helpers::{assert_error, form, Backend, TestApp};
 use crate::stt::wer;
@@ -177,7 +177,7 @@ async fn a_spanish_clip_is_dubbed_into_english() {
         .post(
             "/v1/text-to-speech",
             &key,
-            serde_json::json!({"text": SPANISH, "voiceId": voice, "format": "wav"}),
+            json!({"text": SPANISH, "voiceId": voice, "format": "wav"}),
         )
         .await
         .json()
@@ -212,10 +212,75 @@ async fn a_spanish_clip_is_dubbed_into_english() {
     );
     let expected = translated(result);
     assert!(expected.to_lowercase().contains("library"), "{result}");
-    let heard = transcribe_in(&app, &key, output, "en").await;
+    let heard = transcribe_in(&app, &key, output.clone(), "en").await;
     let error = wer(&expected, &heard);
     println!("dubbed en: WER {error:.3}\n  said: {expected}\n  heard: {heard}");
     assert!(error < 0.25, "WER {error}: {heard} vs {expected}");
+
+    // One line said differently: only that line changes.
+    let segments = result["segments"].as_array().unwrap().clone();
+    assert!(segments.len() >= 2, "{result}");
+    let last = segments.len() - 1;
+    let line = "The reading room opens at nine in the morning.";
+    let path = format!("/v1/dubbing/{}/segments", job["id"].as_str().unwrap());
+    let body = json!({"segments": [{"index": last, "translatedText": line}]});
+    let (_, other) = app.account(10_000, "write").await;
+    assert_error(
+        app.post(&path, &other, body.clone()).await,
+        404,
+        "resource_not_found",
+    )
+    .await;
+    let bad = json!({"segments": [{"index": 99, "translatedText": "x"}]});
+    assert_error(app.post(&path, &key, bad).await, 400, "invalid_parameter").await;
+    let r = app.post(&path, &key, body).await;
+    assert_eq!(r.status(), 202);
+    let id = r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let edit = app
+        .wait_job(&key, &id, Duration::from_secs(300), |j| {
+            j["status"] == "completed" || j["status"] == "failed"
+        })
+        .await;
+    assert_eq!(edit["status"], "completed", "{edit}");
+    let edited = &edit["result"];
+    assert_eq!(edited["editedSegments"], json!([last]));
+    assert_eq!(edited["segments"][last]["translatedText"], line);
+    for (i, s) in segments.iter().enumerate().take(last) {
+        assert_eq!(&edited["segments"][i], s, "line {i} unchanged");
+    }
+    let again = pcm(&app.download(edited["audioUrl"].as_str().unwrap()).await);
+    assert_eq!(again.len(), b.len());
+    let span = |s: &Value| {
+        let at = |k: &str| (s[k].as_f64().unwrap() * 16_000.0) as usize;
+        (at("spokenStart"), at("spokenEnd").min(b.len()))
+    };
+    for s in segments.iter().take(last) {
+        let (from, to) = span(s);
+        let most = (from..to)
+            .map(|k| (again[k] - b[k]).abs())
+            .fold(0.0, f32::max);
+        assert!(most < 1e-3, "an unedited line changed by {most}: {s}");
+    }
+    let (from, to) = span(&edited["segments"][last]);
+    let changed = (from..to)
+        .filter(|&k| (again[k] - b[k]).abs() > 0.01)
+        .count();
+    assert!(
+        changed > (to - from) / 4,
+        "the edited line changed little: {changed}"
+    );
+    let heard = transcribe_in(
+        &app,
+        &key,
+        app.download(edited["audioUrl"].as_str().unwrap()).await,
+        "en",
+    )
+    .await;
+    let heard = heard.to_lowercase();
+    assert!(heard.contains("nine") || heard.contains(" 9 "), "{heard}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -50,6 +50,7 @@ async fn health_metrics_and_docs(backend: Backend) {
         "/v1/voice-changer",
         "/v1/dubbing",
         "/v1/dubbing/languages",
+        "/v1/dubbing/{jobId}/segments",
         "/v1/models",
         "/v1/keys/{id}",
         "/v1/accounts",
