@@ -110,12 +110,18 @@ fn pitch(x: &[f64]) -> (Vec<f64>, Vec<f64>) {
     (times, f0)
 }
 
-fn analyse_piece(x: &[f64]) -> Analysis {
+/// Pitch and spectral envelope of one piece (what a profile needs).
+fn envelope(x: &[f64]) -> (Vec<f64>, Vec<f64>, Vec<Vec<f64>>) {
     let (times, f0) = pitch(x);
     let xs = x.to_vec();
     let mut ct = CheapTrickOption::new(RATE as i32);
     let sp = cheaptrick(&xs, RATE as i32, &times, &f0, &mut ct);
-    let mut ap = d4c(&xs, RATE as i32, &times, &f0, &D4COption::new());
+    (times, f0, sp)
+}
+
+fn analyse_piece(x: &[f64]) -> Analysis {
+    let (times, f0, sp) = envelope(x);
+    let mut ap = d4c(&x.to_vec(), RATE as i32, &times, &f0, &D4COption::new());
     // D4C gives NaN where a frame is perfectly periodic (synthetic sound):
     // that is a fully periodic frame.
     for v in ap.iter_mut().flatten() {
@@ -223,9 +229,9 @@ pub fn analyse(samples: &[Vec<f32>]) -> Result<VoiceProfile, SampleProblem> {
     let mut seconds = 0.0;
     for s in samples {
         let x = to_f64(s);
-        for a in par_map(&pieces(&x), |p| analyse_piece(p)) {
-            f0.extend(a.f0);
-            sp.extend(a.sp);
+        for (_, piece_f0, piece_sp) in par_map(&pieces(&x), |p| envelope(p)) {
+            f0.extend(piece_f0);
+            sp.extend(piece_sp);
         }
         let secs = s.len() as f64 / f64::from(RATE);
         rate += speaking_rate(&x) * secs;

@@ -89,23 +89,25 @@ pub struct Spoken {
     pub samples: Vec<f32>,
 }
 
-/// Speaks one line with catalog voice `speaker` (moved `toward` a cloned
-/// voice when given), fitted into its slot: it starts at its own start or
-/// at `cursor` if later (the previous line ran on), and may borrow the
-/// silence up to `next` (the following line's start) when `fit` allows.
-#[allow(clippy::too_many_arguments)]
-pub fn speak_line(
-    catalog: &TtsCatalog,
-    speaker: &str,
+/// A line as the voice says it naturally: silence trimmed, at [`RATE`].
+fn natural_speech(catalog: &TtsCatalog, speaker: &str, text: &str) -> Result<Vec<f32>, TtsError> {
+    let mut audio = catalog.speak(speaker, text, 1.0, |_, _, _| true)?;
+    audio.trim_silence(-45.0, 0.02);
+    Ok(resample_linear(&audio.samples, audio.sample_rate, RATE))
+}
+
+/// Fits naturally spoken `natural` into the slot of `line`: it starts at
+/// the line's start or at `cursor` if later (the previous line ran on),
+/// and may borrow the silence up to `next` (the following line's start)
+/// when `fit` allows; moved `toward` a cloned voice when given.
+fn fit_line(
+    natural: Vec<f32>,
     toward: Option<Toward>,
     line: &Line,
     cursor: f64,
     next: f64,
     fit: &Fit,
-) -> Result<Spoken, TtsError> {
-    let mut audio = catalog.speak(speaker, &line.text, 1.0, |_, _, _| true)?;
-    audio.trim_silence(-45.0, 0.02);
-    let natural = resample_linear(&audio.samples, audio.sample_rate, RATE);
+) -> Spoken {
     let start = line.start.max(cursor);
     let slot = line.end - start;
     let spare = (next - line.end).max(0.0);
@@ -121,7 +123,7 @@ pub fn speak_line(
         WorldConverter.transform(&natural, &how).samples
     };
     let end = start + secs(samples.len());
-    Ok(Spoken {
+    Spoken {
         placed: Placed {
             start: round3(start),
             end: round3(end),
@@ -129,13 +131,29 @@ pub fn speak_line(
             overrun: round3((end - line.end).max(0.0)),
         },
         samples,
-    })
+    }
+}
+
+/// Speaks one line with catalog voice `speaker` and fits it into its slot
+/// (see [`fit_line`]).
+pub fn speak_line(
+    catalog: &TtsCatalog,
+    speaker: &str,
+    toward: Option<Toward>,
+    line: &Line,
+    cursor: f64,
+    next: f64,
+    fit: &Fit,
+) -> Result<Spoken, TtsError> {
+    let natural = natural_speech(catalog, speaker, &line.text)?;
+    Ok(fit_line(natural, toward, line, cursor, next, fit))
 }
 
 /// Speaks every line (see [`speak_line`]) for a track of `total` samples
 /// at [`RATE`]. A line that cannot fit even at the fastest tempo runs on
-/// (later lines move after it) and reports its overrun. `progress` sees
-/// the fraction done and returns false to cancel.
+/// (later lines move after it) and reports its overrun. The voice speaks
+/// the next lines on one thread while the last ones are fitted on another.
+/// `progress` sees the fraction done and returns false to cancel.
 pub fn speak_lines(
     catalog: &TtsCatalog,
     speaker: &str,
@@ -145,18 +163,33 @@ pub fn speak_lines(
     fit: &Fit,
     mut progress: impl FnMut(f64) -> bool,
 ) -> Result<Vec<Spoken>, TtsError> {
-    let mut out: Vec<Spoken> = Vec::with_capacity(lines.len());
-    for (i, line) in lines.iter().enumerate() {
-        let cursor = out.last().map_or(0.0, |s| s.placed.end + MIN_GAP);
-        let next = lines.get(i + 1).map_or(secs(total), |l| l.start);
-        out.push(speak_line(
-            catalog, speaker, toward, line, cursor, next, fit,
-        )?);
-        if !progress((i + 1) as f64 / lines.len() as f64) {
-            return Err(TtsError::Cancelled);
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel(2);
+        scope.spawn(move || {
+            for line in lines {
+                // A closed channel: the fitting side stopped (cancelled).
+                if tx
+                    .send(natural_speech(catalog, speaker, &line.text))
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        });
+        let mut out: Vec<Spoken> = Vec::with_capacity(lines.len());
+        for (i, line) in lines.iter().enumerate() {
+            let natural = rx
+                .recv()
+                .map_err(|_| TtsError::Failed("the speaking thread stopped".into()))??;
+            let cursor = out.last().map_or(0.0, |s| s.placed.end + MIN_GAP);
+            let next = lines.get(i + 1).map_or(secs(total), |l| l.start);
+            out.push(fit_line(natural, toward, line, cursor, next, fit));
+            if !progress((i + 1) as f64 / lines.len() as f64) {
+                return Err(TtsError::Cancelled);
+            }
         }
-    }
-    Ok(out)
+        Ok(out)
+    })
 }
 
 /// The spoken lines laid on a silent track of `total` samples.

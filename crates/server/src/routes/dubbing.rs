@@ -43,7 +43,8 @@ use crate::state::AppState;
 /// voiceId (the voice that spoke), transcriptUrl (srt of the original),
 /// translatedSubtitlesUrl (srt), translatedVttUrl (WebVTT), segments:
 /// [{start, end, sourceText, translatedText, spokenStart, spokenEnd,
-/// speedup, overrun}], timings (seconds per stage)}`. One speaker: every
+/// speedup, overrun}], timings (seconds per stage: transcribe, translate,
+/// voice (choosing and measuring it), synthesize, mix, mux)}`. One speaker: every
 /// line is spoken by one voice. Price: `costs.dubbing` credits per second
 /// of the dubbed part, rounded up; refunded if the job fails.
 #[utoipa::path(post, path = "/v1/dubbing", tag = "voice", security(("bearer" = ["write"])),
