@@ -1,15 +1,20 @@
-//! `image`: a text prompt → a composed scene → PNG, JPEG or WebP images in
-//! the blob store (the embedded engine of `mediagen_engines::image`).
+//! `image`: a text prompt → a composed scene (the embedded engine of
+//! `mediagen_engines::image`) or a neural model's picture
+//! (`mediagen_engines::diffusion`) → PNG, JPEG or WebP images in the blob
+//! store.
 
 use std::sync::Arc;
 
 use mediagen_core::{ApiError, ErrorCode};
+use mediagen_engines::diffusion::{DiffusionModels, Medium};
 use mediagen_engines::image::icons::Icons;
 use mediagen_engines::image::scene::{self, Scene, Style};
-use mediagen_engines::image::{render, ImageFormat};
+use mediagen_engines::image::{render, ImageFormat, Picture};
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+
+use crate::neural::{self, Neural};
 
 /// Longest prompt, characters.
 pub const MAX_PROMPT: usize = 1000;
@@ -37,6 +42,12 @@ pub struct ImageBody {
     #[serde(default)]
     pub format: Option<String>,
     #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub steps: Option<u32>,
+    #[serde(default)]
+    pub guidance_scale: Option<f32>,
+    #[serde(default)]
     pub dry_run: bool,
 }
 
@@ -52,6 +63,9 @@ pub struct ImageRequest {
     pub style: Option<String>,
     pub negative_prompt: Option<String>,
     pub format: ImageFormat,
+    /// A neural model; `None`: the embedded engine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub neural: Option<Neural>,
 }
 
 fn side(name: &str, v: Option<u32>) -> Result<u32, ApiError> {
@@ -67,9 +81,15 @@ fn side(name: &str, v: Option<u32>) -> Result<u32, ApiError> {
 }
 
 impl ImageRequest {
-    /// Validates a body and reads its scene; errors name the parameter, or
-    /// (422 `unsupported_prompt`) say the prompt names nothing drawable.
-    pub fn parse(body: ImageBody, icons: &Icons) -> Result<(Self, Scene), ApiError> {
+    /// Validates a body; errors name the parameter. The embedded engine
+    /// (no `model`) needs the icon set (503 otherwise) and a prompt naming
+    /// something it can draw (422 `unsupported_prompt`); a neural model must
+    /// be in the models directory.
+    pub fn parse(
+        body: ImageBody,
+        icons: Option<&Icons>,
+        models: &DiffusionModels,
+    ) -> Result<Self, ApiError> {
         let prompt = crate::prompt(&body.prompt, MAX_PROMPT)?;
         let (width, height) = (side("width", body.width)?, side("height", body.height)?);
         let n = body.n.unwrap_or(1);
@@ -91,6 +111,13 @@ impl ImageRequest {
                 ApiError::invalid_parameter("format", "must be one of png, jpeg, webp")
             })?,
         };
+        let neural = Neural::parse(
+            body.model,
+            body.steps,
+            body.guidance_scale,
+            Medium::Image,
+            models,
+        )?;
         let req = Self {
             prompt,
             width,
@@ -100,7 +127,16 @@ impl ImageRequest {
             style: body.style,
             negative_prompt: body.negative_prompt,
             format,
+            neural,
         };
+        if req.neural.is_some() {
+            return Ok(req);
+        }
+        let icons = icons.ok_or_else(|| {
+            ApiError::new(ErrorCode::EngineUnavailable).with_message(
+                "The image engine's icon set is not installed: run scripts/models.sh.",
+            )
+        })?;
         let scene = req.scene(icons, style);
         if scene.objects.is_empty() && !scene.described {
             return Err(ApiError::new(ErrorCode::UnsupportedPrompt)
@@ -113,7 +149,14 @@ impl ImageRequest {
                 .with_detail("parameter", "prompt")
                 .with_detail("ignoredTerms", scene.ignored));
         }
-        Ok((req, scene))
+        Ok(req)
+    }
+
+    /// Billable units: images, each counted per started megapixel
+    /// (1024×1024 or less is one).
+    pub fn units(&self) -> f64 {
+        let pixels = u64::from(self.width) * u64::from(self.height);
+        f64::from(self.n) * pixels.div_ceil(1 << 20) as f64
     }
 
     /// The prompt's scene without what the negative prompt names.
@@ -155,8 +198,99 @@ impl ImageRequest {
     }
 }
 
+#[derive(Clone)]
 pub struct ImagePipeline {
-    pub icons: Arc<Icons>,
+    /// The embedded engine's icons (`None` when not installed).
+    pub icons: Option<Arc<Icons>>,
+    pub models: Arc<DiffusionModels>,
+}
+
+/// One made image: its seed, encoded bytes and per-engine details.
+struct Made {
+    seed: u64,
+    bytes: Vec<u8>,
+    details: Value,
+}
+
+impl ImagePipeline {
+    /// The embedded engine: the scene drawn once per seed.
+    fn compose(&self, r: &ImageRequest) -> Result<(Vec<Made>, Value), JobFailure> {
+        let icons = self.icons.as_ref().ok_or_else(|| {
+            JobFailure::abort("engine_unavailable", "the icon set is not installed")
+        })?;
+        let scene = r.scene(icons, r.style.as_deref().and_then(Style::parse));
+        let made = (0..u64::from(r.n))
+            .map(|i| {
+                let seed = r.seed.wrapping_add(i);
+                let picture = render(&scene, r.width, r.height, seed)
+                    .map_err(|e| JobFailure::abort("render_failed", e.to_string()))?;
+                Ok(Made {
+                    seed,
+                    bytes: encode(&picture, r.format)?,
+                    details: json!({"objects": picture.placed}),
+                })
+            })
+            .collect::<Result<Vec<_>, JobFailure>>()?;
+        let about = json!({
+            "model": neural::EMBEDDED,
+            "setting": scene.setting,
+            "timeOfDay": scene.time,
+            "style": scene.style,
+            "ignoredTerms": scene.ignored,
+            "attribution": "Objects drawn from Twemoji (https://github.com/jdecked/twemoji), \
+                            graphics licensed under CC-BY 4.0.",
+        });
+        Ok((made, about))
+    }
+
+    /// A neural model: one denoising run per seed. A `style` is added to
+    /// the prompt in words.
+    fn diffuse(
+        &self,
+        r: &ImageRequest,
+        n: &Neural,
+        ctx: &JobContext,
+    ) -> Result<(Vec<Made>, Value), JobFailure> {
+        let model = n.load(Medium::Image, &self.models)?;
+        let prompt = match &r.style {
+            Some(style) => format!("{}, {style} style", r.prompt),
+            None => r.prompt.clone(),
+        };
+        let parts = r.n as usize;
+        let made = (0..parts)
+            .map(|i| {
+                let seed = r.seed.wrapping_add(i as u64);
+                let req = n.request(&prompt, r.negative_prompt.as_deref(), seed);
+                let (image, timings) = model
+                    .image(
+                        &req,
+                        r.width,
+                        r.height,
+                        &mut neural::progress(ctx, i, parts),
+                    )
+                    .map_err(neural::failure)?;
+                let picture = Picture::from_rgb(image.width, image.height, &image.rgb)
+                    .map_err(|e| JobFailure::abort("encoding_failed", e.to_string()))?;
+                Ok(Made {
+                    seed,
+                    bytes: encode(&picture, r.format)?,
+                    details: json!({"timings": timings}),
+                })
+            })
+            .collect::<Result<Vec<_>, JobFailure>>()?;
+        let about = json!({
+            "model": n.model,
+            "steps": n.steps.map_or(model.defaults.steps, |s| s as usize),
+            "guidanceScale": n.guidance_scale.unwrap_or(model.defaults.guidance_scale),
+        });
+        Ok((made, about))
+    }
+}
+
+fn encode(picture: &Picture, format: ImageFormat) -> Result<Vec<u8>, JobFailure> {
+    picture
+        .encode(format)
+        .map_err(|e| JobFailure::abort("encoding_failed", e.to_string()))
 }
 
 #[async_trait::async_trait]
@@ -167,52 +301,37 @@ impl Pipeline for ImagePipeline {
 
     async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {
         let req: ImageRequest = ctx.payload()?;
-        let icons = self.icons.clone();
-        let r = req.clone();
-        let (scene, images) = tokio::task::spawn_blocking(move || {
-            let style = r.style.as_deref().and_then(Style::parse);
-            let scene = r.scene(&icons, style);
-            let images = (0..u64::from(r.n))
-                .map(|i| {
-                    let seed = r.seed.wrapping_add(i);
-                    let picture = render(&scene, r.width, r.height, seed)
-                        .map_err(|e| JobFailure::abort("render_failed", e.to_string()))?;
-                    let bytes = picture
-                        .encode(r.format)
-                        .map_err(|e| JobFailure::abort("encoding_failed", e.to_string()))?;
-                    Ok((seed, bytes, picture.placed))
-                })
-                .collect::<Result<Vec<_>, JobFailure>>()?;
-            Ok::<_, JobFailure>((scene, images))
+        let this = self.clone();
+        let (r, job) = (req.clone(), ctx.clone());
+        let (made, about) = tokio::task::spawn_blocking(move || match &r.neural {
+            Some(n) => this.diffuse(&r, n, &job),
+            None => this.compose(&r),
         })
         .await
         .map_err(|e| JobFailure::abort("internal_error", e.to_string()))??;
         let mut out = Vec::new();
-        for (i, (seed, bytes, placed)) in images.into_iter().enumerate() {
+        for (i, m) in made.into_iter().enumerate() {
             let key = ctx.output_key(&format!("image-{i}.{}", req.format.extension()));
             ctx.blobs
-                .put(&key, bytes.into())
+                .put(&key, m.bytes.into())
                 .await
                 .map_err(|e| JobFailure::retry("storage_error", e.to_string()))?;
-            out.push(json!({
+            let mut image = json!({
                 "imageUrl": format!("blob:{key}"),
                 "width": req.width,
                 "height": req.height,
-                "seed": seed,
-                "objects": placed,
-            }));
+                "seed": m.seed,
+            });
+            crate::merge(&mut image, m.details);
+            out.push(image);
         }
-        Ok(json!({
+        let mut result = json!({
             "imageUrl": out.first().map(|i| i["imageUrl"].clone()),
             "images": out,
             "format": req.format,
             "contentType": req.format.content_type(),
-            "setting": scene.setting,
-            "timeOfDay": scene.time,
-            "style": scene.style,
-            "ignoredTerms": scene.ignored,
-            "attribution": "Objects drawn from Twemoji (https://github.com/jdecked/twemoji), \
-                            graphics licensed under CC-BY 4.0.",
-        }))
+        });
+        crate::merge(&mut result, about);
+        Ok(result)
     }
 }

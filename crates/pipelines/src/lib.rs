@@ -5,6 +5,7 @@
 pub mod avatar;
 pub mod dub;
 pub mod image;
+pub mod neural;
 pub mod output;
 pub mod respeak;
 pub mod sound;
@@ -55,4 +56,12 @@ pub fn prompt(text: &str, max: usize) -> Result<String, ApiError> {
         ));
     }
     Ok(prompt.to_owned())
+}
+
+/// Adds `extra`'s fields to the JSON object `into` (a result's
+/// engine-specific part).
+pub fn merge(into: &mut serde_json::Value, extra: serde_json::Value) {
+    if let (Some(into), serde_json::Value::Object(extra)) = (into.as_object_mut(), extra) {
+        into.extend(extra);
+    }
 }

@@ -15,6 +15,7 @@ use axum::Router;
 use mediagen_core::ids::random_base62;
 use mediagen_core::{ErrorCode, Level};
 use mediagen_engines::avatar;
+use mediagen_engines::diffusion::{DiffusionModels, Medium};
 use mediagen_engines::image::icons::Icons;
 use mediagen_engines::stt::SttCatalog;
 use mediagen_engines::translate::{Apertium, Translator};
@@ -94,6 +95,9 @@ pub struct Engines {
     pub stt: Arc<SttCatalog>,
     /// The image engine's icon set (`None` when not installed).
     pub icons: Option<Arc<Icons>>,
+    /// Neural image and sound models (folders under the models directory,
+    /// loaded on first use).
+    pub diffusion: Arc<DiffusionModels>,
     /// Text translation (Apertium's installed pairs).
     pub translator: Arc<dyn Translator>,
     /// The language pairs dubbing can do with these engines.
@@ -125,11 +129,17 @@ pub async fn engines(config: &Config) -> anyhow::Result<Engines> {
             tracing::warn!("dubbing: Apertium is not installed (scripts/setup.sh installs it); only dubbing into English works");
         }
         tracing::info!(pairs = dubbing.pairs.len(), "dubbing: language pairs ready");
+        let diffusion = Arc::new(DiffusionModels::new(&dir, threads));
+        for medium in [Medium::Image, Medium::Sound] {
+            let found: Vec<String> = diffusion.found(medium).into_iter().map(|f| f.name).collect();
+            tracing::info!(medium = medium.folder(), models = ?found, "neural generation models found (loaded on first use)");
+        }
         Engines {
         tts,
         stt,
         translator,
         dubbing,
+        diffusion,
         icons: match Icons::discover(&dir) {
             Some(icons) => {
                 tracing::info!(icons = icons.len(), "image generation: Twemoji icons found");
@@ -219,7 +229,9 @@ pub fn registry(config: &Config, engines: &Engines) -> Registry {
         tts: engines.tts.clone(),
         stt: engines.stt.clone(),
     }));
-    registry.register(Arc::new(SoundPipeline));
+    registry.register(Arc::new(SoundPipeline {
+        models: engines.diffusion.clone(),
+    }));
     registry.register(Arc::new(DubPipeline {
         tts: engines.tts.clone(),
         stt: engines.stt.clone(),
@@ -229,11 +241,10 @@ pub fn registry(config: &Config, engines: &Engines) -> Registry {
     registry.register(Arc::new(DubEditPipeline {
         tts: engines.tts.clone(),
     }));
-    if let Some(icons) = &engines.icons {
-        registry.register(Arc::new(ImagePipeline {
-            icons: icons.clone(),
-        }));
-    }
+    registry.register(Arc::new(ImagePipeline {
+        icons: engines.icons.clone(),
+        models: engines.diffusion.clone(),
+    }));
     if config.enable_test_jobs {
         registry.register(Arc::new(SleepPipeline));
     }
@@ -316,6 +327,7 @@ impl Application {
             tts: engines.tts.clone(),
             stt: engines.stt.clone(),
             icons: engines.icons.clone(),
+            diffusion: engines.diffusion.clone(),
             dubbing: engines.dubbing.clone(),
             avatars,
             base_url,

@@ -47,6 +47,20 @@ enum Command {
     /// Create accounts, grant credits, show balances.
     #[command(subcommand)]
     Accounts(AccountsCommand),
+    /// Work with the models directory.
+    #[command(subcommand)]
+    Models(ModelsCommand),
+}
+
+#[derive(Subcommand)]
+enum ModelsCommand {
+    /// Write two tiny random-weight neural models (image/tiny-sd,
+    /// sound/tiny-audioldm) to try the neural path without weights
+    /// (docs/models.md). Their output is noise-like.
+    Tiny {
+        /// Models directory to write into [default: the configured one].
+        dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -127,6 +141,15 @@ async fn main() -> anyhow::Result<()> {
         Command::Worker => run_worker(config, shutdown_signal()).await,
         Command::Keys(cmd) => keys(config, cmd).await,
         Command::Accounts(cmd) => accounts(config, cmd).await,
+        Command::Models(ModelsCommand::Tiny { dir }) => {
+            let dir = dir.unwrap_or(config.models_dir);
+            mediagen_engines::diffusion::tiny::write_all(&dir)?;
+            println!(
+                "wrote {0}/image/tiny-sd and {0}/sound/tiny-audioldm",
+                dir.display()
+            );
+            Ok(())
+        }
     }
 }
 

@@ -31,6 +31,8 @@ pub struct Inner {
     pub avatars: Vec<&'static str>,
     /// The image engine's icon set, when installed.
     pub icons: Option<Arc<mediagen_engines::image::icons::Icons>>,
+    /// Neural image and sound models under the models directory.
+    pub diffusion: Arc<mediagen_engines::diffusion::DiffusionModels>,
     /// The language pairs dubbing can do.
     pub dubbing: Arc<mediagen_pipelines::dub::DubLanguages>,
     pub limiter: RateLimiter,

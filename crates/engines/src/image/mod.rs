@@ -639,6 +639,27 @@ impl Picture {
         out
     }
 
+    /// A picture of RGB pixels (8 bits a channel, row-major), such as a
+    /// neural model's.
+    pub fn from_rgb(width: u32, height: u32, rgb: &[u8]) -> Result<Self, ImageError> {
+        let mut pixmap = Pixmap::new(width, height).ok_or(ImageError::Size)?;
+        if rgb.len() != pixmap.data().len() / 4 * 3 {
+            return Err(ImageError::Size);
+        }
+        for (px, c) in pixmap
+            .data_mut()
+            .chunks_exact_mut(4)
+            .zip(rgb.chunks_exact(3))
+        {
+            px[..3].copy_from_slice(c);
+            px[3] = 255;
+        }
+        Ok(Self {
+            pixmap,
+            placed: Vec::new(),
+        })
+    }
+
     pub fn encode(&self, format: ImageFormat) -> Result<Vec<u8>, ImageError> {
         let enc = |e: &dyn std::fmt::Display| ImageError::Encode(e.to_string());
         match format {

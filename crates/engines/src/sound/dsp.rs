@@ -37,6 +37,13 @@ impl Rng {
         lo + (hi - lo) * self.unit()
     }
 
+    /// Standard normal (Box–Muller).
+    pub fn gauss(&mut self) -> f32 {
+        let u = 1.0 - self.unit(); // (0, 1]
+        let v = self.unit();
+        (-2.0 * u.ln()).sqrt() * (std::f32::consts::TAU * v).cos()
+    }
+
     /// An independent stream for a sub-part (a layer, a voice).
     pub fn fork(&mut self) -> Rng {
         Rng::new(self.next_u64())

@@ -455,17 +455,31 @@ impl Plan {
     }
 }
 
+/// Extra samples to make for a seamless loop of `n` samples: half a
+/// second, at most a quarter of the loop.
+pub fn loop_tail(n: usize, sample_rate: f32) -> usize {
+    ((0.5 * sample_rate) as usize).min(n / 4)
+}
+
+/// Makes `buf` (`n` samples plus a tail) a seamless loop of `n` samples:
+/// the tail, which continues the end, is crossfaded (equal power) over the
+/// head, so the last sample flows into the first.
+pub fn close_loop(buf: &mut Vec<f32>, n: usize) {
+    let tail = buf.len().saturating_sub(n);
+    for i in 0..tail {
+        let x = i as f32 / tail as f32 * 0.5 * std::f32::consts::PI;
+        buf[i] = buf[i] * x.sin() + buf[n + i] * x.cos();
+    }
+    buf.truncate(n);
+}
+
 /// Renders a plan: exactly `seconds` long at `sample_rate`, the same samples
 /// for the same plan and seed. A loop's end flows into its start.
 pub fn render(plan: &Plan, seconds: f32, seed: u64, looped: bool, sample_rate: u32) -> Audio {
     let sr = sample_rate as f32;
     let n = (seconds * sr).round() as usize;
     // A loop is rendered longer and its tail crossfaded over its head.
-    let tail = if looped {
-        ((0.5 * sr) as usize).min(n / 4)
-    } else {
-        0
-    };
+    let tail = if looped { loop_tail(n, sr) } else { 0 };
     let mut rng = Rng::new(seed);
     let mut mix = vec![0.0f32; n + tail];
     for layer in &plan.layers {
@@ -494,17 +508,7 @@ pub fn render(plan: &Plan, seconds: f32, seed: u64, looped: bool, sample_rate: u
     if plan.room > 0.0 {
         reverb(&mut mix, sr, plan.room, 0.25 + 0.2 * plan.room);
     }
-    if tail > 0 {
-        for i in 0..tail {
-            let x = i as f32 / tail as f32;
-            let (fade_in, fade_out) = (
-                (x * 0.5 * std::f32::consts::PI).sin(),
-                (x * 0.5 * std::f32::consts::PI).cos(),
-            );
-            mix[i] = mix[i] * fade_in + mix[n + i] * fade_out;
-        }
-    }
-    mix.truncate(n);
+    close_loop(&mut mix, n);
     // Loudness: the loudest layer's intensity sets the level under a
     // -1 dBFS peak.
     let loudest = plan

@@ -1,6 +1,5 @@
 use axum::extract::State;
 use axum::response::Response;
-use mediagen_core::{ApiError, ErrorCode};
 use mediagen_pipelines::image::{ImageBody, ImageRequest};
 
 use crate::error::ApiResult;
@@ -34,6 +33,19 @@ pub struct ImageBodyDoc {
     negative_prompt: Option<String>,
     /// `png` (default), `jpeg`, `webp` (lossless).
     format: Option<String>,
+    /// `embedded` (default: the scene composer) or the name of a neural
+    /// model under `models/image/` (Stable Diffusion / SD-Turbo ONNX;
+    /// listed by `GET /v1/models`, layout in docs/models.md). With a neural
+    /// model `style` is added to the prompt in words and `negativePrompt`
+    /// guides away from what it names.
+    model: Option<String>,
+    /// Neural models only: denoising steps, 1–150 (default: the model's
+    /// `mediagen.json`, else 25).
+    steps: Option<u32>,
+    /// Neural models only: classifier-free guidance, 0–30; 1 or less runs
+    /// without guidance (default: the model's `mediagen.json`, else 7.5).
+    #[schema(rename = "guidanceScale")]
+    guidance_scale: Option<f32>,
     /// Validate and price only.
     #[schema(rename = "dryRun")]
     dry_run: Option<bool>,
@@ -47,13 +59,19 @@ pub struct ImageBodyDoc {
 /// job's `result`: `{imageUrl (the first), images: [{imageUrl, width,
 /// height, seed, objects: [{object, emoji, icon, bbox: {x, y, width,
 /// height}, color, relation}]}], format, contentType, setting, timeOfDay,
-/// style, ignoredTerms, attribution}`. A prompt naming nothing drawable →
-/// 422 `unsupported_prompt`. Price: `costs.image` credits per image.
+/// style, ignoredTerms, attribution, model: "embedded"}`. A prompt naming
+/// nothing drawable → 422 `unsupported_prompt`. With a neural `model`:
+/// `{imageUrl, images: [{imageUrl, width, height, seed, timings:
+/// {textEncoder, denoise, steps, evaluationsPerStep, perStep, decode}
+/// (ms)}], format, contentType, model, steps, guidanceScale}`; a model that
+/// cannot load fails the job with `model_unavailable` (refunded). Price:
+/// `costs.image` credits per image per started megapixel (1024×1024 or
+/// less is one, 2048×2048 four).
 #[utoipa::path(post, path = "/v1/image-generation", tag = "content", security(("bearer" = ["write"])),
     request_body = ImageBodyDoc,
     responses((status = 200, body = crate::jobs::JobView, description = "Completed"),
               (status = 202, body = crate::jobs::JobView, description = "Still running: poll Location"),
-              (status = 400, description = "`invalid_parameter` naming prompt, width, height, n, style or format"),
+              (status = 400, description = "`invalid_parameter` naming prompt, width, height, n, style, format, model, steps or guidanceScale"),
               (status = 402), (status = 422, description = "`unsupported_prompt`"),
               (status = 503, description = "`engine_unavailable`: the icon set is not installed")))]
 pub async fn create(
@@ -62,15 +80,11 @@ pub async fn create(
     opts: JobOptions,
     ApiJson(body): ApiJson<ImageBody>,
 ) -> ApiResult<Response> {
-    let icons = state.icons.clone().ok_or_else(|| {
-        ApiError::new(ErrorCode::EngineUnavailable)
-            .with_message("The image engine's icon set is not installed: run scripts/models.sh.")
-    })?;
     let dry_run = body.dry_run;
-    let (req, _) = ImageRequest::parse(body, &icons)?;
+    let req = ImageRequest::parse(body, state.icons.as_deref(), &state.diffusion)?;
     let spec = JobSpec {
         kind: "image",
-        units: f64::from(req.n),
+        units: req.units(),
         payload: serde_json::to_value(&req).map_err(crate::error::Error::internal)?,
         dry_run,
         media_seconds: 0.0,

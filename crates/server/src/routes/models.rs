@@ -2,6 +2,8 @@ use axum::extract::State;
 use axum::Json;
 use mediagen_core::page::PageParams;
 use mediagen_core::Page;
+use mediagen_engines::diffusion::Medium;
+use mediagen_pipelines::neural::EMBEDDED;
 use serde::Serialize;
 
 use crate::extract::{Auth, Read};
@@ -12,8 +14,13 @@ use crate::state::AppState;
 #[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelView {
-    /// Engine name, e.g. `piper`.
+    /// Engine name, e.g. `piper`, or `diffusion` for a neural image or
+    /// sound model.
     pub engine: String,
+    /// The model's name, for engines chosen by name (`model` of image and
+    /// sound generation).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// Capability, e.g. `text-to-speech`.
     pub kind: String,
     pub available: bool,
@@ -25,7 +32,9 @@ pub struct ModelView {
 /// Engines and models
 ///
 /// What this server found at start-up: every engine, whether it is
-/// available, and why not when it is missing.
+/// available, and why not when it is missing; and the neural image and
+/// sound models in the models directory now (`engine: diffusion`, picked
+/// with `model`; docs/models.md).
 #[utoipa::path(get, path = "/v1/models", tag = "voice", security(("bearer" = ["read"])),
     responses((status = 200, body = ListEnvelope<ModelView>)))]
 pub async fn list(State(state): State<AppState>, _auth: Auth<Read>) -> Json<Page<ModelView>> {
@@ -36,6 +45,7 @@ pub async fn list(State(state): State<AppState>, _auth: Auth<Read>) -> Json<Page
         .chain(state.stt.status())
         .map(|s| ModelView {
             engine: s.engine.to_owned(),
+            name: None,
             kind: s.kind.to_owned(),
             available: s.available,
             voices: s.voices,
@@ -44,6 +54,7 @@ pub async fn list(State(state): State<AppState>, _auth: Auth<Read>) -> Json<Page
         .chain([
             ModelView {
                 engine: "embedded-sound".into(),
+                name: Some(EMBEDDED.into()),
                 kind: "sound-generation".into(),
                 available: true,
                 voices: 0,
@@ -54,6 +65,7 @@ pub async fn list(State(state): State<AppState>, _auth: Auth<Read>) -> Json<Page
             },
             ModelView {
                 engine: "embedded-image".into(),
+                name: Some(EMBEDDED.into()),
                 kind: "image-generation".into(),
                 available: state.icons.is_some(),
                 voices: 0,
@@ -63,6 +75,19 @@ pub async fn list(State(state): State<AppState>, _auth: Auth<Read>) -> Json<Page
                 },
             },
         ])
+        .chain(
+            [Medium::Image, Medium::Sound]
+                .into_iter()
+                .flat_map(|m| state.diffusion.found(m))
+                .map(|f| ModelView {
+                    engine: "diffusion".into(),
+                    name: Some(f.name),
+                    kind: format!("{}-generation", f.medium.folder()),
+                    available: true,
+                    voices: 0,
+                    detail: format!("{} (loaded on first use)", f.dir.display()),
+                }),
+        )
         .collect();
     let n = data.len() as u64;
     let params = PageParams {

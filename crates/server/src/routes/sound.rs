@@ -29,9 +29,23 @@ pub struct SoundBodyDoc {
     seed: Option<u64>,
     /// `mp3` (default), `wav`, `ogg` (Opus), `flac`, `pcm` (s16le mono).
     format: Option<String>,
-    /// Hz; default 44100 (48000 for ogg).
+    /// Hz; default 44100 (48000 for ogg); with a neural model, its own rate
+    /// (or the format's nearest above it).
     #[schema(rename = "sampleRate")]
     sample_rate: Option<u32>,
+    /// `embedded` (default) or the name of a neural text-to-audio model
+    /// under `models/sound/` (AudioLDM-shaped ONNX; listed by `GET
+    /// /v1/models`, layout in docs/models.md). A neural model's default
+    /// duration is 10 s.
+    model: Option<String>,
+    /// Neural models only: denoising steps, 1–150.
+    steps: Option<u32>,
+    /// Neural models only: classifier-free guidance, 0–30.
+    #[schema(rename = "guidanceScale")]
+    guidance_scale: Option<f32>,
+    /// Neural models only: what to guide away from.
+    #[schema(rename = "negativePrompt")]
+    negative_prompt: Option<String>,
     /// Validate and price only.
     #[schema(rename = "dryRun")]
     dry_run: Option<bool>,
@@ -44,14 +58,17 @@ pub struct SoundBodyDoc {
 /// model download, the same audio for the same seed. The job's `result`:
 /// `{audioUrl, duration (seconds), format, sampleRate, seed, loop, layers:
 /// [{concept, kind, matched, intensity, rate, pitch, distant}], room, bpm,
-/// ignoredTerms}` (`ignoredTerms`: the prompt's words it did not use). A
-/// prompt naming nothing it can make → 422 `unsupported_prompt` with
-/// `details.understood`. Price: `costs.sound` credits per second, rounded up.
+/// ignoredTerms, model: "embedded"}` (`ignoredTerms`: the prompt's words it
+/// did not use). A prompt naming nothing it can make → 422
+/// `unsupported_prompt` with `details.understood`. With a neural `model`:
+/// `{audioUrl, duration, format, sampleRate, seed, loop, model, steps,
+/// guidanceScale, modelSampleRate, timings}`. Price: `costs.sound` credits
+/// per second, rounded up.
 #[utoipa::path(post, path = "/v1/sound-generation", tag = "content", security(("bearer" = ["write"])),
     request_body = SoundBodyDoc,
     responses((status = 200, body = crate::jobs::JobView, description = "Completed"),
               (status = 202, body = crate::jobs::JobView, description = "Still running: poll Location"),
-              (status = 400, description = "`invalid_parameter` naming prompt, duration, format or sampleRate"),
+              (status = 400, description = "`invalid_parameter` naming prompt, duration, format, sampleRate, model, steps, guidanceScale or negativePrompt"),
               (status = 402), (status = 422, description = "`unsupported_prompt`")))]
 pub async fn create(
     State(state): State<AppState>,
@@ -60,7 +77,7 @@ pub async fn create(
     ApiJson(body): ApiJson<SoundBody>,
 ) -> ApiResult<Response> {
     let dry_run = body.dry_run;
-    let (req, _) = SoundRequest::parse(body)?;
+    let req = SoundRequest::parse(body, &state.diffusion)?;
     let spec = JobSpec {
         kind: "sound",
         units: req.seconds(),

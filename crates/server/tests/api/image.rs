@@ -7,11 +7,11 @@ use serde_json::{json, Value};
 
 use crate::helpers::{assert_error, Backend, TestApp};
 
-struct Image {
-    width: usize,
-    height: usize,
-    rgb: Vec<u8>,
-    bytes: Vec<u8>,
+pub struct Image {
+    pub width: usize,
+    pub height: usize,
+    pub rgb: Vec<u8>,
+    pub bytes: Vec<u8>,
 }
 
 impl Image {
@@ -22,7 +22,7 @@ impl Image {
 }
 
 /// Decodes an image of any format with ffmpeg, reading its size with ffprobe.
-fn decode(bytes: &[u8]) -> Image {
+pub fn decode(bytes: &[u8]) -> Image {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("image");
     std::fs::write(&path, bytes).unwrap();

@@ -15,6 +15,7 @@ mod image;
 mod isolation;
 mod jobs;
 mod limits;
+mod neural;
 mod pagination;
 mod process;
 mod sound;
