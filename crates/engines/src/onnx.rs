@@ -45,3 +45,20 @@ pub fn environment(models_dir: &Path) -> Result<&'static ort::environment::Envir
     .as_ref()
     .map_err(Clone::clone)
 }
+
+/// A session for the model file `model`: every graph optimisation,
+/// `threads` intra-op threads.
+pub fn session(
+    env: &ort::environment::Environment,
+    model: &Path,
+    threads: usize,
+) -> Result<ort::session::Session, String> {
+    ort::session::Session::builder(env)
+        .and_then(|b| {
+            b.with_optimization_level(ort::session::builder::GraphOptimizationLevel::All)
+                .map_err(Into::into)
+        })
+        .and_then(|b| b.with_intra_threads(threads.max(1)).map_err(Into::into))
+        .and_then(|mut b| b.commit_from_file(model))
+        .map_err(|e| format!("{}: {e}", model.display()))
+}

@@ -28,7 +28,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use ort::session::builder::GraphOptimizationLevel;
 use ort::session::{Session, SessionInputValue};
 use ort::value::{Tensor, TensorElementType};
 use serde::Serialize;
@@ -136,14 +135,7 @@ type Output = (String, Vec<i64>, Vec<f32>);
 impl Net {
     fn load(path: &Path, models_dir: &Path, threads: usize) -> Result<Self, String> {
         let env = crate::onnx::environment(models_dir)?;
-        let session = Session::builder(env)
-            .and_then(|b| {
-                b.with_optimization_level(GraphOptimizationLevel::All)
-                    .map_err(Into::into)
-            })
-            .and_then(|b| b.with_intra_threads(threads.max(1)).map_err(Into::into))
-            .and_then(|mut b| b.commit_from_file(path))
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let session = crate::onnx::session(env, path, threads)?;
         let inputs = session
             .inputs()
             .iter()

@@ -9,7 +9,6 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Mutex;
 
-use ort::session::builder::GraphOptimizationLevel;
 use ort::session::{Session, SessionInputValue};
 use ort::value::Tensor;
 
@@ -131,14 +130,7 @@ impl KokoroEngine {
             return Err(format!("no Kokoro voices in {}/voices", dir.display()));
         }
         let env = crate::onnx::environment(models_dir)?;
-        let session = Session::builder(env)
-            .and_then(|b| {
-                b.with_optimization_level(GraphOptimizationLevel::All)
-                    .map_err(Into::into)
-            })
-            .and_then(|b| b.with_intra_threads(threads.max(1)).map_err(Into::into))
-            .and_then(|mut b| b.commit_from_file(&model))
-            .map_err(|e| e.to_string())?;
+        let session = crate::onnx::session(env, &model, threads)?;
         Ok(Self {
             session: Mutex::new(session),
             vocab,

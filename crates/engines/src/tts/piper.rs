@@ -7,7 +7,6 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use ort::session::builder::GraphOptimizationLevel;
 use ort::session::{Session, SessionInputValue};
 use ort::value::Tensor;
 use serde::Deserialize;
@@ -142,14 +141,7 @@ fn load_voice(
     let text = std::fs::read_to_string(config_path(model)).map_err(|e| e.to_string())?;
     let config: PiperConfig =
         serde_json::from_str(&text).map_err(|e| format!("bad config: {e}"))?;
-    let session = Session::builder(env)
-        .and_then(|b| {
-            b.with_optimization_level(GraphOptimizationLevel::All)
-                .map_err(Into::into)
-        })
-        .and_then(|b| b.with_intra_threads(threads.max(1)).map_err(Into::into))
-        .and_then(|mut b| b.commit_from_file(model))
-        .map_err(|e| e.to_string())?;
+    let session = crate::onnx::session(env, model, threads)?;
     let key = model
         .file_stem()
         .and_then(|s| s.to_str())
