@@ -328,6 +328,7 @@ impl Application {
             stt: engines.stt.clone(),
             icons: engines.icons.clone(),
             diffusion: engines.diffusion.clone(),
+            translator: engines.translator.clone(),
             dubbing: engines.dubbing.clone(),
             avatars,
             base_url,

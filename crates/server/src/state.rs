@@ -35,6 +35,8 @@ pub struct Inner {
     pub diffusion: Arc<mediagen_engines::diffusion::DiffusionModels>,
     /// The language pairs dubbing can do.
     pub dubbing: Arc<mediagen_pipelines::dub::DubLanguages>,
+    /// Text translation (reported by `GET /v1/models`).
+    pub translator: Arc<dyn mediagen_engines::translate::Translator>,
     pub limiter: RateLimiter,
     pub keys: KeyCache,
     pub metrics: Metrics,

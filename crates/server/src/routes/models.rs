@@ -75,6 +75,29 @@ pub async fn list(State(state): State<AppState>, _auth: Auth<Read>) -> Json<Page
                 },
             },
         ])
+        .chain(std::iter::once({
+            let pairs = state.translator.pairs();
+            ModelView {
+                engine: state.translator.name().to_owned(),
+                name: None,
+                kind: "translation".into(),
+                available: !pairs.is_empty(),
+                voices: 0,
+                detail: if pairs.is_empty() {
+                    "no language pairs installed (scripts/setup.sh installs Apertium's); \
+                     dubbing can only translate into English"
+                        .into()
+                } else {
+                    let listed: Vec<String> =
+                        pairs.iter().map(|(a, b)| format!("{a}-{b}")).collect();
+                    format!(
+                        "{} pairs, pivots included: {}",
+                        pairs.len(),
+                        listed.join(", ")
+                    )
+                },
+            }
+        }))
         .chain(
             [Medium::Image, Medium::Sound]
                 .into_iter()

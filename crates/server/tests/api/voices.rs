@@ -178,7 +178,7 @@ async fn voice_catalog_filters_sorting_and_paging(backend: Backend) {
     .await;
 
     let models: Value = app.get("/v1/models", &key).await.json().await.unwrap();
-    for engine in ["kokoro", "piper", "espeak"] {
+    for engine in ["kokoro", "piper", "espeak", "apertium"] {
         let m = models["data"]
             .as_array()
             .unwrap()
