@@ -169,7 +169,9 @@ impl TestApp {
             .await
     }
 
-    /// POSTs a multipart form.
+    /// POSTs a multipart form. Its connection is not reused: a request
+    /// refused before its body is read (401, 403, 413) leaves the server
+    /// closing the connection, and a pooled reuse would race that close.
     pub async fn post_form(
         &self,
         path: &str,
@@ -179,6 +181,7 @@ impl TestApp {
         self.client
             .post(format!("{}{path}", self.addr))
             .bearer_auth(key)
+            .header(reqwest::header::CONNECTION, "close")
             .multipart(form)
             .send()
             .await
