@@ -117,7 +117,8 @@ impl ImageRequest {
             body.guidance_scale,
             Medium::Image,
             models,
-        )?;
+        )?
+        .map(|(n, _)| n);
         let req = Self {
             prompt,
             width,

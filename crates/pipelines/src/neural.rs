@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use mediagen_core::ApiError;
 use mediagen_engines::diffusion::{
-    DiffusionError, DiffusionModel, DiffusionModels, Generate, Medium,
+    DiffusionError, DiffusionModel, DiffusionModels, Found, Generate, Medium,
 };
 use mediagen_worker::{JobContext, JobFailure};
 use serde::{Deserialize, Serialize};
@@ -26,15 +26,16 @@ pub struct Neural {
 }
 
 impl Neural {
-    /// `None` for the embedded engine. Errors name the parameter: an
-    /// unknown model lists what the models directory holds.
+    /// `None` for the embedded engine, else the choice and the model as
+    /// found on disk. Errors name the parameter: an unknown model lists
+    /// what the models directory holds.
     pub fn parse(
         model: Option<String>,
         steps: Option<u32>,
         guidance_scale: Option<f32>,
         medium: Medium,
         models: &DiffusionModels,
-    ) -> Result<Option<Self>, ApiError> {
+    ) -> Result<Option<(Self, Found)>, ApiError> {
         let model = model.filter(|m| m != EMBEDDED);
         let Some(model) = model else {
             for (name, given) in [
@@ -50,19 +51,23 @@ impl Neural {
             }
             return Ok(None);
         };
-        let found = models.found(medium);
-        if !found.iter().any(|f| f.name == model) {
-            let mut names = vec![EMBEDDED.to_owned()];
-            names.extend(found.into_iter().map(|f| f.name));
-            return Err(ApiError::invalid_parameter(
-                "model",
-                format!(
-                    "must be one of: {} (neural models are folders under models/{}/, see docs/models.md)",
-                    names.join(", "),
-                    medium.folder()
-                ),
-            ));
-        }
+        let on_disk = match models.find(medium, &model) {
+            Ok(f) => f,
+            Err(e) => {
+                let mut names = vec![EMBEDDED.to_owned()];
+                if let DiffusionError::NotFound { found, .. } = e {
+                    names.extend(found);
+                }
+                return Err(ApiError::invalid_parameter(
+                    "model",
+                    format!(
+                        "must be one of: {} (neural models are folders under models/{}/, see docs/models.md)",
+                        names.join(", "),
+                        medium.folder()
+                    ),
+                ));
+            }
+        };
         if steps.is_some_and(|s| !(1..=MAX_STEPS).contains(&s)) {
             return Err(ApiError::invalid_parameter(
                 "steps",
@@ -75,11 +80,14 @@ impl Neural {
                 format!("must be 0 to {MAX_GUIDANCE}"),
             ));
         }
-        Ok(Some(Self {
-            model,
-            steps,
-            guidance_scale,
-        }))
+        Ok(Some((
+            Self {
+                model,
+                steps,
+                guidance_scale,
+            },
+            on_disk,
+        )))
     }
 
     pub fn request<'a>(

@@ -94,20 +94,16 @@ impl SoundRequest {
     /// `unsupported_prompt`, embedded engine) list what it understands.
     pub fn parse(body: SoundBody, models: &DiffusionModels) -> Result<Self, ApiError> {
         let prompt = crate::prompt(&body.prompt, MAX_PROMPT)?;
-        let neural = Neural::parse(
+        let (neural, on_disk) = Neural::parse(
             body.model,
             body.steps,
             body.guidance_scale,
             Medium::Sound,
             models,
-        )?;
-        let (natural, native) = match &neural {
-            Some(n) => (
-                NEURAL_SECONDS,
-                models
-                    .sample_rate(Medium::Sound, &n.model)
-                    .unwrap_or(DEFAULT_RATE),
-            ),
+        )?
+        .unzip();
+        let (natural, native) = match &on_disk {
+            Some(found) => (NEURAL_SECONDS, found.sample_rate().unwrap_or(DEFAULT_RATE)),
             None => (plan(&prompt)?.natural_seconds(), DEFAULT_RATE),
         };
         let duration = match body.duration {

@@ -30,7 +30,7 @@ pub struct Bpe {
 }
 
 /// GPT-2's reversible map from bytes to printable characters.
-fn byte_chars() -> [char; 256] {
+pub(super) fn byte_chars() -> [char; 256] {
     let mut out = ['\0'; 256];
     let printable =
         |b: u32| (33..=126).contains(&b) || (161..=172).contains(&b) || (174..=255).contains(&b);
@@ -46,7 +46,7 @@ fn byte_chars() -> [char; 256] {
     out
 }
 
-fn read_json(path: &Path) -> Result<serde_json::Value, String> {
+pub(super) fn read_json(path: &Path) -> Result<serde_json::Value, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }

@@ -117,7 +117,7 @@ pub struct Generate<'a> {
 }
 
 fn read_json(path: &Path) -> Option<serde_json::Value> {
-    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+    bpe::read_json(path).ok()
 }
 
 /// An ONNX session and the names and element types of its inputs.
@@ -151,6 +151,14 @@ impl Net {
             inputs,
             outputs,
         })
+    }
+
+    /// The name of the first input (`default` for a model without inputs,
+    /// which its run then reports).
+    fn first_input(&self, default: &str) -> String {
+        self.inputs
+            .first()
+            .map_or_else(|| default.to_owned(), |(n, _)| n.clone())
     }
 
     fn takes(&self, name: &str) -> bool {
@@ -346,12 +354,7 @@ impl DiffusionModel {
         let (ids, mask) = self.tokenizer.encode(text);
         let shape = vec![1, ids.len() as i64];
         let mut inputs: Inputs = Vec::new();
-        let id_input = self
-            .text_encoder
-            .inputs
-            .first()
-            .map(|(n, _)| n.clone())
-            .unwrap_or_else(|| "input_ids".into());
+        let id_input = self.text_encoder.first_input("input_ids");
         inputs.push((
             id_input.clone().into(),
             self.text_encoder.ids(&id_input, shape.clone(), &ids)?,
@@ -471,12 +474,7 @@ impl DiffusionModel {
         latents: Vec<f32>,
         shape: [i64; 4],
     ) -> Result<(Vec<i64>, Vec<f32>), DiffusionError> {
-        let name = self
-            .decoder
-            .inputs
-            .first()
-            .map(|(n, _)| n.clone())
-            .unwrap_or_else(|| "latent_sample".into());
+        let name = self.decoder.first_input("latent_sample");
         let mut out = self
             .decoder
             .run(vec![(name.into(), floats(shape.to_vec(), latents)?)])?;
@@ -554,12 +552,7 @@ impl DiffusionModel {
                 "the VAE decoder returned {mel_shape:?}, not a spectrogram"
             )));
         };
-        let name = vocoder
-            .net
-            .inputs
-            .first()
-            .map(|(n, _)| n.clone())
-            .unwrap_or_else(|| "spectrogram".into());
+        let name = vocoder.net.first_input("spectrogram");
         let mut out = vocoder
             .net
             .run(vec![(name.into(), floats(vec![1, f, b], mel)?)])?;
@@ -594,6 +587,14 @@ pub struct Found {
     pub name: String,
     pub medium: Medium,
     pub dir: PathBuf,
+}
+
+impl Found {
+    /// The output rate a sound model's vocoder declares, without loading it.
+    pub fn sample_rate(&self) -> Option<u32> {
+        let config = read_json(&self.dir.join("vocoder/config.json"))?;
+        config["sampling_rate"].as_u64().map(|r| r as u32)
+    }
 }
 
 fn valid_name(name: &str) -> bool {
@@ -633,11 +634,17 @@ impl DiffusionModels {
         out
     }
 
-    /// The output rate a sound model's vocoder declares, without loading it.
-    pub fn sample_rate(&self, medium: Medium, name: &str) -> Option<u32> {
-        let found = self.found(medium).into_iter().find(|f| f.name == name)?;
-        let config = read_json(&found.dir.join("vocoder/config.json"))?;
-        config["sampling_rate"].as_u64().map(|r| r as u32)
+    /// The model `name` of `medium` on disk, or `NotFound` listing what is.
+    pub fn find(&self, medium: Medium, name: &str) -> Result<Found, DiffusionError> {
+        let mut found = self.found(medium);
+        match found.iter().position(|f| f.name == name) {
+            Some(i) => Ok(found.swap_remove(i)),
+            None => Err(DiffusionError::NotFound {
+                medium: medium.folder(),
+                name: name.to_owned(),
+                found: found.into_iter().map(|f| f.name).collect(),
+            }),
+        }
     }
 
     /// The model `name` of `medium`, loaded once (a blocking call).
@@ -651,14 +658,7 @@ impl DiffusionModels {
         {
             return Ok(m.clone());
         }
-        let found = self.found(medium);
-        let Some(f) = found.iter().find(|f| f.name == name) else {
-            return Err(DiffusionError::NotFound {
-                medium: medium.folder(),
-                name: name.to_owned(),
-                found: found.into_iter().map(|f| f.name).collect(),
-            });
-        };
+        let f = self.find(medium, name)?;
         let model = Arc::new(DiffusionModel::load(
             name,
             medium,

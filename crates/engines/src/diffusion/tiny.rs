@@ -63,7 +63,7 @@ fn tokenizer(dir: &Path, flavour: Flavour) -> std::io::Result<i64> {
             tokens.push(t);
         }
     };
-    let chars: Vec<char> = byte_alphabet();
+    let chars = super::bpe::byte_chars();
     for &c in &chars {
         add(c.to_string(), &mut tokens);
         if flavour == Flavour::Clip {
@@ -116,22 +116,6 @@ fn tokenizer(dir: &Path, flavour: Flavour) -> std::io::Result<i64> {
     };
     write_json(&dir.join("tokenizer/tokenizer_config.json"), &config)?;
     Ok(tokens.len() as i64)
-}
-
-fn byte_alphabet() -> Vec<char> {
-    let printable =
-        |b: u32| (33..=126).contains(&b) || (161..=172).contains(&b) || (174..=255).contains(&b);
-    let mut extra = 0;
-    (0..256u32)
-        .map(|b| {
-            if printable(b) {
-                char::from_u32(b).unwrap_or('?')
-            } else {
-                extra += 1;
-                char::from_u32(255 + extra).unwrap_or('?')
-            }
-        })
-        .collect()
 }
 
 const BATCH: Dim = Dim::Named("batch");
