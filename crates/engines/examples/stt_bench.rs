@@ -1,6 +1,7 @@
 //! Times our recogniser on one file the way the endpoint runs it (streamed
 //! decode, voice-activity chunks): `stt_bench MODELS_DIR MODEL FILE`.
-//! Prints the seconds taken, the audio's seconds, the RTF and the text.
+//! Prints the seconds taken, the audio's seconds, the RTF and the text
+//! (each segment with its times when SEGMENTS is set).
 
 use std::time::Instant;
 
@@ -40,7 +41,13 @@ fn main() {
     .expect("transcribed");
     let secs = start.elapsed().as_secs_f64();
     let _ = std::fs::remove_file(&scratch);
-    eprintln!("{}", t.text);
+    if std::env::var_os("SEGMENTS").is_some() {
+        for s in &t.segments {
+            eprintln!("[{:7.2} {:7.2}] {}", s.start, s.end, s.text);
+        }
+    } else {
+        eprintln!("{}", t.text);
+    }
     println!(
         "seconds={secs:.2} audio={:.1} rtf={:.4} segments={}",
         t.duration,

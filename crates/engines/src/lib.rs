@@ -5,6 +5,7 @@
 
 pub mod audio;
 pub mod avatar;
+pub mod bpe;
 pub mod diffusion;
 mod draw;
 pub mod expand;

@@ -17,7 +17,6 @@
 //! No weights ship with the project; [`tiny`] writes small random-weight
 //! models of both kinds for tests and benchmarks.
 
-pub mod bpe;
 pub mod graph;
 pub mod scheduler;
 pub mod tiny;
@@ -33,8 +32,8 @@ use ort::value::{Tensor, TensorElementType};
 use serde::Serialize;
 
 use crate::audio::Audio;
+use crate::bpe::{self, Bpe};
 use crate::sound::dsp::Rng;
-use bpe::Bpe;
 use scheduler::{Euler, SchedulerConfig};
 
 /// What a model makes.

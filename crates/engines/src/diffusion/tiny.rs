@@ -12,8 +12,8 @@ use std::path::Path;
 
 use serde_json::json;
 
-use super::bpe::Flavour;
 use super::graph::{Attr, Dim, Elem, Graph};
+use crate::bpe::Flavour;
 
 /// Text encoder width, UNet channels, tokens per prompt.
 const HIDDEN: i64 = 32;
@@ -63,7 +63,7 @@ fn tokenizer(dir: &Path, flavour: Flavour) -> std::io::Result<i64> {
             tokens.push(t);
         }
     };
-    let chars = super::bpe::byte_chars();
+    let chars = crate::bpe::byte_chars();
     for &c in &chars {
         add(c.to_string(), &mut tokens);
         if flavour == Flavour::Clip {
@@ -409,7 +409,7 @@ pub fn write_all(models_dir: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diffusion::bpe::Bpe;
+    use crate::bpe::Bpe;
 
     #[test]
     fn tiny_vocabularies_spell_their_words_whole() {

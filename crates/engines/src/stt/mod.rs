@@ -1,12 +1,17 @@
-//! Speech-to-text: the `SpeechToText` trait and the whisper.cpp engine.
+//! Speech-to-text: the `SpeechToText` trait and two whisper engines:
+//! CTranslate2 (int8, the default where its runtime is installed) and
+//! whisper.cpp (any ggml file).
 
 pub mod chunk;
+mod ct2;
 mod gate;
+mod mel;
 mod whisper;
 
 use std::path::Path;
 use std::sync::Arc;
 
+pub use ct2::Ct2Engine;
 pub use gate::DecodeGate;
 pub use whisper::WhisperEngine;
 
@@ -83,7 +88,7 @@ pub trait SpeechToText: Send + Sync {
     /// True when the model knows other languages than English.
     fn multilingual(&self) -> bool;
     /// A decoder for one request (its buffers are reused chunk after chunk).
-    fn session(&self, opts: &SttOptions) -> Result<Box<dyn SttSession>, SttError>;
+    fn session(&self, opts: &SttOptions) -> Result<Box<dyn SttSession + '_>, SttError>;
 }
 
 /// One request's decoder. Times are seconds from the start of `audio`.
@@ -234,36 +239,43 @@ impl Default for SttCatalog {
 }
 
 impl SttCatalog {
-    /// Loads every `ggml-*.bin` under `<models>/whisper/` (the default model
-    /// is `base` when present); at most `concurrency` chunks are decoded
-    /// at once across all requests.
+    /// Loads the models under `<models>/whisper/`: CTranslate2 folders
+    /// (`<name>/model.bin`, run by the CTranslate2 runtime the setup step
+    /// installs in `<models>/.ct2/lib/`) and ggml files (`ggml-<name>.bin`,
+    /// run by whisper.cpp). A model is called by its folder's or file's
+    /// name; when both formats of one name are present, the CTranslate2
+    /// folder answers to it and the ggml file to its whole stem
+    /// (`ggml-base`). The default is `base`. At most `concurrency` chunks
+    /// are decoded at once across all requests.
     pub fn discover(models_dir: &Path, threads: usize, concurrency: usize) -> Self {
         let mut catalog = Self {
             gate: Arc::new(DecodeGate::new(concurrency)),
             ..Self::default()
         };
         let dir = models_dir.join("whisper");
-        let mut files: Vec<_> = std::fs::read_dir(&dir)
+        let mut entries: Vec<_> = std::fs::read_dir(&dir)
             .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
             .unwrap_or_default();
-        files.retain(|p: &std::path::PathBuf| {
+        entries.sort();
+        let folders: Vec<_> = entries
+            .iter()
+            .filter(|p| p.join("model.bin").is_file())
+            .collect();
+        if !folders.is_empty() {
+            catalog.load_ct2(models_dir, &folders, threads);
+        }
+        let files = entries.iter().filter(|p| {
             p.file_name()
                 .and_then(|n| n.to_str())
                 .is_some_and(|n| n.starts_with("ggml-") && n.ends_with(".bin"))
         });
-        files.sort();
         for file in files {
-            match WhisperEngine::load(&file, threads) {
-                Ok(engine) => {
-                    tracing::info!(model = engine.name(), "speech-to-text model ready");
-                    catalog.status.push(EngineStatus {
-                        engine: "whisper",
-                        kind: "speech-to-text",
-                        available: true,
-                        voices: 0,
-                        detail: format!("{} ({})", engine.name(), file.display()),
-                    });
-                    catalog.models.push(Arc::new(engine));
+            match WhisperEngine::load(file, threads) {
+                Ok(mut engine) => {
+                    if catalog.model(Some(engine.name())).is_some() {
+                        engine.rename_to_stem(file);
+                    }
+                    catalog.add("whisper.cpp", Arc::new(engine), file);
                 }
                 Err(e) => {
                     tracing::warn!(file = %file.display(), "speech-to-text model skipped: {e}")
@@ -272,12 +284,13 @@ impl SttCatalog {
         }
         if catalog.models.is_empty() {
             let detail = format!(
-                "no ggml whisper models in {} (run scripts/models.sh)",
+                "no whisper models in {} (run scripts/models.sh)",
                 dir.display()
             );
             tracing::warn!("speech-to-text unavailable: {detail}");
             catalog.status.push(EngineStatus {
                 engine: "whisper",
+                name: None,
                 kind: "speech-to-text",
                 available: false,
                 voices: 0,
@@ -289,6 +302,52 @@ impl SttCatalog {
             .models
             .sort_by_key(|m| (m.name() != "base", m.name().to_owned()));
         catalog
+    }
+
+    fn add(&mut self, engine: &'static str, model: Arc<dyn SpeechToText>, from: &Path) {
+        tracing::info!(model = model.name(), engine, "speech-to-text model ready");
+        self.status.push(EngineStatus {
+            engine,
+            name: Some(model.name().to_owned()),
+            kind: "speech-to-text",
+            available: true,
+            voices: 0,
+            detail: format!("{} ({})", model.name(), from.display()),
+        });
+        self.models.push(model);
+    }
+
+    /// CTranslate2 folders, when its runtime is installed.
+    fn load_ct2(&mut self, models_dir: &Path, folders: &[&std::path::PathBuf], threads: usize) {
+        let lib_path = ct2::library_path(models_dir);
+        let lib = match mediagen_ct2::Library::open(&lib_path) {
+            Ok(lib) => lib,
+            Err(e) => {
+                let detail = format!("CTranslate2 runtime not loaded ({e}); run scripts/models.sh");
+                tracing::warn!("speech-to-text: {detail}");
+                self.status.push(EngineStatus {
+                    engine: "ctranslate2",
+                    name: None,
+                    kind: "speech-to-text",
+                    available: false,
+                    voices: 0,
+                    detail,
+                });
+                return;
+            }
+        };
+        for dir in folders {
+            let name = dir
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or("whisper");
+            match Ct2Engine::load(&lib, dir, name, threads) {
+                Ok(engine) => self.add("ctranslate2", Arc::new(engine), dir),
+                Err(e) => {
+                    tracing::warn!(dir = %dir.display(), "speech-to-text model skipped: {e}")
+                }
+            }
+        }
     }
 
     /// The limit on concurrent decodes.

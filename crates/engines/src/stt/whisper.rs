@@ -41,6 +41,16 @@ impl WhisperEngine {
     }
 }
 
+impl WhisperEngine {
+    /// Takes the file's whole stem as the name (`ggml-base`), for when the
+    /// short name belongs to another model.
+    pub fn rename_to_stem(&mut self, path: &Path) {
+        if let Some(stem) = path.file_stem().and_then(|s| s.to_str()) {
+            self.name = stem.to_owned();
+        }
+    }
+}
+
 impl SpeechToText for WhisperEngine {
     fn name(&self) -> &str {
         &self.name
@@ -50,7 +60,7 @@ impl SpeechToText for WhisperEngine {
         self.ctx.is_multilingual()
     }
 
-    fn session(&self, opts: &SttOptions) -> Result<Box<dyn SttSession>, SttError> {
+    fn session(&self, opts: &SttOptions) -> Result<Box<dyn SttSession + '_>, SttError> {
         Ok(Box::new(WhisperSession {
             state: self.ctx.create_state().map_err(fail)?,
             threads: self.threads as i32,

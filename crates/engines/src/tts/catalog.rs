@@ -19,6 +19,8 @@ const SENTENCE_GAP: f64 = 0.12;
 #[serde(rename_all = "camelCase")]
 pub struct EngineStatus {
     pub engine: &'static str,
+    /// The model's name, where requests pick models by name (speech-to-text).
+    pub name: Option<String>,
     pub kind: &'static str,
     pub available: bool,
     pub voices: usize,
@@ -138,6 +140,7 @@ impl TtsCatalog {
             "text-to-speech engine ready"
         );
         self.status.push(EngineStatus {
+            name: None,
             engine: engine.engine(),
             kind: "text-to-speech",
             available: true,
@@ -154,6 +157,7 @@ impl TtsCatalog {
     fn missing(&mut self, engine: &'static str, reason: String) {
         tracing::warn!(engine, "text-to-speech engine unavailable: {reason}");
         self.status.push(EngineStatus {
+            name: None,
             engine,
             kind: "text-to-speech",
             available: false,

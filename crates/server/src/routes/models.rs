@@ -14,11 +14,11 @@ use crate::state::AppState;
 #[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelView {
-    /// Engine name, e.g. `piper`, or `diffusion` for a neural image or
-    /// sound model.
+    /// Engine name, e.g. `piper`; `ctranslate2` or `whisper.cpp` for a
+    /// speech-to-text model; `diffusion` for a neural image or sound model.
     pub engine: String,
-    /// The model's name, for engines chosen by name (`model` of image and
-    /// sound generation).
+    /// The model's name, for engines chosen by name (`model` of
+    /// speech-to-text, image and sound generation).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Capability, e.g. `text-to-speech`.
@@ -45,7 +45,7 @@ pub async fn list(State(state): State<AppState>, _auth: Auth<Read>) -> Json<Page
         .chain(state.stt.status())
         .map(|s| ModelView {
             engine: s.engine.to_owned(),
-            name: None,
+            name: s.name.clone(),
             kind: s.kind.to_owned(),
             available: s.available,
             voices: s.voices,

@@ -100,6 +100,21 @@ async fn speech_round_trips_through_tts_and_stt(backend: Backend) {
         .unwrap();
     let kokoro = voices["data"][0]["id"].as_str().unwrap().to_owned();
     let mp3 = synthesize(&app, &key, &kokoro, ENGLISH, "mp3").await;
+    // The same speech on the other engine: whisper.cpp with the ggml file
+    // (`base` is the CTranslate2 folder, so the file answers to its stem).
+    let job: Value = transcribe(
+        &app,
+        &key,
+        mp3.clone(),
+        "speech.mp3",
+        &[("model", "ggml-base"), ("language", "en")],
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    let w = wer(ENGLISH, job["result"]["text"].as_str().unwrap());
+    assert!(w < 0.10, "WER {w} on whisper.cpp: {job}");
     let job: Value = transcribe(&app, &key, mp3, "speech.mp3", &[])
         .await
         .json()
@@ -239,6 +254,22 @@ async fn speech_round_trips_through_tts_and_stt(backend: Backend) {
     assert!(words
         .windows(2)
         .all(|w| w[0]["start"].as_f64() <= w[1]["start"].as_f64()));
+    // Word times come from the audio: inside it, spread over it, each word
+    // ending after it starts.
+    let length = job["result"]["duration"].as_f64().unwrap();
+    let time = |w: &Value, k: &str| w[k].as_f64().unwrap();
+    assert!(words
+        .iter()
+        .all(|w| time(w, "start") <= time(w, "end") && time(w, "end") <= length + 0.05));
+    let last = words.last().unwrap();
+    assert!(time(last, "end") > 0.6 * length, "{last} of {length} s");
+    let madrid = words
+        .iter()
+        .find(|w| w["word"].as_str().unwrap().contains("Madrid"));
+    assert!(
+        madrid.is_some_and(|w| time(w, "start") > 0.3 * length),
+        "{words:?}"
+    );
 
     // Translation to English.
     let body = json!({"fileId": file["id"], "task": "translate"});

@@ -187,6 +187,28 @@ async fn voice_catalog_filters_sorting_and_paging(backend: Backend) {
             .unwrap();
         assert_eq!(m["available"], true, "{m}");
     }
+    // Speech-to-text models by name and engine: the CTranslate2 folders
+    // take the plain names, the ggml files their stems.
+    let stt: Vec<(String, String)> = models["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["kind"] == "speech-to-text" && m["available"] == true)
+        .map(|m| {
+            (
+                m["name"].as_str().unwrap().into(),
+                m["engine"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    for (name, engine) in [
+        ("base", "ctranslate2"),
+        ("tiny.en", "ctranslate2"),
+        ("ggml-base", "whisper.cpp"),
+        ("ggml-tiny.en", "whisper.cpp"),
+    ] {
+        assert!(stt.contains(&(name.into(), engine.into())), "{stt:?}");
+    }
 }
 
 crate::on_both_backends!(voice_catalog_filters_sorting_and_paging);

@@ -1,8 +1,8 @@
-//! Byte-level BPE tokenizers read from a model's `tokenizer/vocab.json` and
-//! `tokenizer/merges.txt`, in the two flavours diffusion models use: CLIP's
-//! (Stable Diffusion; lower-cased words, `</w>` marking a word's end) and
-//! GPT-2/RoBERTa's (CLAP text encoders of audio models; a leading space
-//! carried as `Ġ`). Which one is read from the vocabulary itself.
+//! Byte-level BPE tokenizers read from a vocabulary and its merges, in the
+//! two flavours our models use: CLIP's (Stable Diffusion; lower-cased
+//! words, `</w>` marking a word's end) and GPT-2's (CLAP text encoders of
+//! audio models, whisper prompts; a leading space carried as `Ġ`). Which
+//! one is read from the vocabulary itself.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -30,7 +30,7 @@ pub struct Bpe {
 }
 
 /// GPT-2's reversible map from bytes to printable characters.
-pub(super) fn byte_chars() -> [char; 256] {
+pub(crate) fn byte_chars() -> [char; 256] {
     let mut out = ['\0'; 256];
     let printable =
         |b: u32| (33..=126).contains(&b) || (161..=172).contains(&b) || (174..=255).contains(&b);
@@ -46,7 +46,7 @@ pub(super) fn byte_chars() -> [char; 256] {
     out
 }
 
-pub(super) fn read_json(path: &Path) -> Result<serde_json::Value, String> {
+pub(crate) fn read_json(path: &Path) -> Result<serde_json::Value, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
@@ -168,6 +168,16 @@ impl Bpe {
         symbols
     }
 
+    /// The ids of the text's pieces alone, exactly as written (no start or
+    /// end token, nothing trimmed or cut).
+    pub fn pieces_of(&self, text: &str) -> Vec<i64> {
+        self.split
+            .find_iter(text)
+            .flat_map(|m| self.pieces(m.as_str()))
+            .map(|piece| self.vocab.get(&piece).copied().unwrap_or(self.unk))
+            .collect()
+    }
+
     /// Token ids: start, the text's pieces, end, then padding, exactly
     /// `max_len` long (the text is cut to fit). Also returns the attention
     /// mask (1 for real tokens).
@@ -181,11 +191,7 @@ impl Bpe {
             Flavour::Gpt2 => text.trim().to_owned(),
         };
         let mut ids = vec![self.bos];
-        for m in self.split.find_iter(&text) {
-            for piece in self.pieces(m.as_str()) {
-                ids.push(self.vocab.get(&piece).copied().unwrap_or(self.unk));
-            }
-        }
+        ids.extend(self.pieces_of(&text));
         ids.truncate(self.max_len - 1);
         ids.push(self.eos);
         let real = ids.len();
