@@ -404,6 +404,13 @@ impl SttSession for Ct2Session<'_> {
             }
             prompt.extend_from_slice(&start);
             let (d, temperature) = self.decode(&enc, &prompt)?;
+            tracing::debug!(
+                at,
+                length,
+                temperature,
+                tokens = d.ids.len(),
+                "window decoded"
+            );
             let silent = d.no_speech > 0.6 && d.avg_logprob < -1.0;
             let (pieces, resume) = self.pieces(&d.ids, length);
             if !silent {
@@ -435,6 +442,20 @@ impl SttSession for Ct2Session<'_> {
                     });
                 }
             }
+            // The decoder may also stop early claiming silence; if speech
+            // follows its last timestamp, resume from there (as whisper's
+            // next window would).
+            let last_end = pieces.last().map_or(0.0, |p| p.1);
+            let resume = if resume >= length && last_end > 0.0 && last_end < length - 0.5 {
+                let rest = &window[((last_end * rate) as usize).min(window.len())..];
+                if super::chunk::has_speech(rest, window) {
+                    last_end
+                } else {
+                    resume
+                }
+            } else {
+                resume
+            };
             if resume <= 0.0 || resume >= length {
                 break;
             }
