@@ -148,7 +148,7 @@ pub fn plan(buf: &[f32], ended: bool) -> Plan {
 }
 
 /// Whether `audio` holds speech (judged against the level of `context`,
-/// the audio around it): at least a quarter second of it.
+/// the audio around it): at least 0.3 s of it.
 pub fn has_speech(audio: &[f32], context: &[f32]) -> bool {
     let (ours, all) = (levels(audio), levels(context));
     let mut sorted = all.clone();
@@ -158,7 +158,7 @@ pub fn has_speech(audio: &[f32], context: &[f32]) -> bool {
     };
     let floor = sorted[sorted.len() / 10];
     let threshold = (floor + 15.0).min(peak - 25.0).max(-50.0);
-    ours.iter().filter(|&&l| l > threshold).count() * FRAME >= RATE / 4
+    ours.iter().filter(|&&l| l > threshold).count() * FRAME >= RATE * 3 / 10
 }
 
 impl Plan {

@@ -442,11 +442,13 @@ impl SttSession for Ct2Session<'_> {
                     });
                 }
             }
-            // The decoder may also stop early claiming silence; if speech
-            // follows its last timestamp, resume from there (as whisper's
-            // next window would).
+            // The decoder may also stop early claiming silence; if 0.8 s or
+            // more follows its last timestamp and 0.3 s of it is speech,
+            // resume from there (as whisper's next window would). A shorter
+            // tail is left alone: decoding a fragment invites the model to
+            // invent a sentence.
             let last_end = pieces.last().map_or(0.0, |p| p.1);
-            let resume = if resume >= length && last_end > 0.0 && last_end < length - 0.5 {
+            let resume = if resume >= length && last_end > 0.0 && last_end < length - 0.8 {
                 let rest = &window[((last_end * rate) as usize).min(window.len())..];
                 if super::chunk::has_speech(rest, window) {
                     last_end

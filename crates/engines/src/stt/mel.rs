@@ -87,26 +87,39 @@ impl Mel {
     }
 
     /// Features of one window, `[n_mels][WINDOW]` row-major, for up to 30 s
-    /// of 16 kHz audio (the rest of the window is silence); also returns how
-    /// many frames hold audio.
+    /// of 16 kHz audio; also returns how many frames hold audio. As
+    /// faster-whisper computes them: the audio and one hop of silence framed
+    /// with reflection at both ends, normalised over those frames, and the
+    /// rest of the window left at zero.
     pub fn window(&self, audio: &[f32]) -> (Vec<f32>, usize) {
-        let audio = &audio[..audio.len().min(WINDOW * HOP)];
-        // Centred frames: the signal reflected by half a frame at the start;
-        // the end is the window's silence.
+        let audio = &audio[..audio.len().min(WINDOW * HOP - HOP)];
         let half = N_FFT / 2;
-        let total = WINDOW * HOP + N_FFT;
-        let mut padded = vec![0f32; total];
-        for i in 0..half {
-            padded[half - 1 - i] = audio.get(i + 1).copied().unwrap_or(0.0);
-        }
-        padded[half..half + audio.len()].copy_from_slice(audio);
-        let mut power = vec![0f32; WINDOW * BINS];
+        let mut signal = audio.to_vec();
+        signal.resize(audio.len() + HOP, 0.0);
+        let n = signal.len();
+        let reflect = |i: isize| -> f32 {
+            // numpy's "reflect" padding (the edge sample not repeated).
+            let last = n as isize - 1;
+            let j = if i < 0 {
+                -i
+            } else if i > last {
+                2 * last - i
+            } else {
+                i
+            };
+            signal
+                .get(j.clamp(0, last.max(0)) as usize)
+                .copied()
+                .unwrap_or(0.0)
+        };
+        let frames = (n / HOP).min(WINDOW);
+        let mut power = vec![0f32; frames * BINS];
         let mut buf = vec![Complex32::default(); N_FFT];
         let mut scratch = vec![Complex32::default(); self.fft.get_inplace_scratch_len()];
         for (f, row) in power.chunks_exact_mut(BINS).enumerate() {
-            let frame = &padded[f * HOP..f * HOP + N_FFT];
-            for ((c, &x), &w) in buf.iter_mut().zip(frame).zip(&self.hann) {
-                *c = Complex32::new(x * w, 0.0);
+            let start = (f * HOP) as isize - half as isize;
+            for (k, (c, &w)) in buf.iter_mut().zip(&self.hann).enumerate() {
+                *c = Complex32::new(reflect(start + k as isize) * w, 0.0);
             }
             self.fft.process_with_scratch(&mut buf, &mut scratch);
             for (p, c) in row.iter_mut().zip(&buf) {
@@ -126,9 +139,13 @@ impl Mel {
                 out[m * WINDOW + f] = energy.max(1e-10).log10();
             }
         }
-        let peak = out.iter().copied().fold(f32::MIN, f32::max);
-        for v in &mut out {
-            *v = (v.max(peak - 8.0) + 4.0) / 4.0;
+        let peak = (0..self.n_mels)
+            .flat_map(|m| out[m * WINDOW..m * WINDOW + frames].iter().copied())
+            .fold(f32::MIN, f32::max);
+        for m in 0..self.n_mels {
+            for v in &mut out[m * WINDOW..m * WINDOW + frames] {
+                *v = (v.max(peak - 8.0) + 4.0) / 4.0;
+            }
         }
         (out, audio.len() / HOP)
     }
@@ -153,6 +170,14 @@ mod tests {
         assert!((peak.1 - 0.0246).abs() < 5e-4, "{}", peak.1);
         // The last filter reaches the top bins.
         assert!(f[79 * BINS + BINS - 2] > 0.0);
+        // Values of whisper's own mel_filters.npz (mel_80): row 0 bin 1,
+        // row 26's peak (bin 25), row 79's last bins, and the total.
+        assert!((f[1] - 0.024_862_59).abs() < 1e-6, "{}", f[1]);
+        assert!((f[26 * BINS + 25] - 0.022_114_217).abs() < 1e-6);
+        assert!((f[79 * BINS + 198] - 0.000_897_52).abs() < 1e-7);
+        assert!((f[79 * BINS + 199] - 0.000_448_76).abs() < 1e-7);
+        let total: f32 = f.iter().sum();
+        assert!((total - 1.999_024_2).abs() < 1e-4, "{total}");
     }
 
     #[test]
@@ -169,8 +194,13 @@ mod tests {
             .unwrap();
         // 1 kHz is mel 15, so filter 15 × 80 / 45.2 ≈ 26.
         assert!((25..=27).contains(&band), "{band}");
-        // After the audio the window is silence: the floor.
-        let floor = x[band * WINDOW + 2000];
-        assert!(x[band * WINDOW + frame] - floor > 1.9, "{floor}");
+        // After the audio the window is zero (as faster-whisper pads it),
+        // the tone well above it.
+        assert_eq!(x[band * WINDOW + 2000], 0.0);
+        assert!(
+            x[band * WINDOW + frame] > 1.0,
+            "{}",
+            x[band * WINDOW + frame]
+        );
     }
 }

@@ -17,7 +17,9 @@ use crate::state::AppState;
 /// (`transcribe` or `translate` into English), `prompt` (biases the
 /// vocabulary), `responseFormat` (`json` default, `text`, `srt`, `vtt`,
 /// `verbose_json`), `timestampGranularities` (`segment`, `word`: words need
-/// `verbose_json`), `model` (see `GET /v1/models`; default `base`).
+/// `verbose_json`), `model` (a speech-to-text name from `GET /v1/models`;
+/// default `base`, whisper base on CTranslate2 int8; `ggml-base` is the same
+/// model on whisper.cpp).
 ///
 /// The job's `result`: `{text, language, languageProbability, duration
 /// (seconds), segments: [{id, start, end, text, avgLogprob, noSpeechProb}],

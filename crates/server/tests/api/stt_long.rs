@@ -95,7 +95,7 @@ async fn twenty_minutes_transcribe_with_progress_in_bounded_memory() {
     let app = TestApp::spawn_with(Backend::Sqlite, |c| c.workers = 0).await;
     let (_, key) = app.account(100_000, "write").await;
     let dir = tempfile::tempdir().unwrap();
-    let short = looped_speech(dir.path(), 5.0, "mp3");
+    let warmup = looped_speech(dir.path(), 75.0, "mp3");
     let long = looped_speech(dir.path(), 1200.0, "mp3");
 
     let mut worker = tokio::process::Command::new(env!("CARGO_BIN_EXE_mediagen"))
@@ -115,8 +115,10 @@ async fn twenty_minutes_transcribe_with_progress_in_bounded_memory() {
     let pid = worker.id().unwrap();
     let fields = [("model", "tiny.en"), ("responseFormat", "srt")];
 
-    // A short job first, so the models and buffers are in memory.
-    let job = submit(&app, &key, &short, &fields, false).await;
+    // A job of a few windows first, so the models and their working buffers
+    // (which grow with a window's context, up to whisper's limits) are in
+    // memory.
+    let job = submit(&app, &key, &warmup, &fields, false).await;
     let warm = app
         .wait_job(
             &key,
