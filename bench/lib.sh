@@ -8,7 +8,8 @@ start_server() {
   MEDIAGEN_LOG=${MEDIAGEN_LOG:-warn} ./target/release/mediagen serve --bind "127.0.0.1:$port" \
     --data-dir "$dir" "$@" >"$dir/out" 2>&1 &
   pid=$!
-  trap 'kill $pid 2>/dev/null; rm -rf "$dir"' EXIT
+  # SIGKILL: a graceful stop would wait for a long request still running.
+  trap 'kill -9 $pid 2>/dev/null; rm -rf "$dir"' EXIT
   for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
   key=$(grep -o 'mg_live_[A-Za-z0-9]*' "$dir/out" | head -1)
 }
