@@ -18,9 +18,33 @@ fn main() {
         .ok()
         .and_then(|t| t.parse().ok())
         .unwrap_or(2);
+    let _tts = std::env::var_os("TTS_FIRST").map(|_| {
+        mediagen_engines::tts::TtsCatalog::discover(std::path::Path::new(models), threads)
+    });
     let catalog = SttCatalog::discover(std::path::Path::new(models), threads, 1);
     let engine = catalog.model(Some(model)).expect("model installed");
     let path = std::path::Path::new(file);
+    // RUNS=n transcribes n times in this process (the first run pays for
+    // warming up); each run's time is printed.
+    let runs: usize = std::env::var("RUNS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(1);
+    for run in 1..=runs {
+        let (secs, t) = once(engine.as_ref(), catalog.gate(), path);
+        if run < runs {
+            println!("run {run}: seconds={secs:.2}");
+            continue;
+        }
+        report(secs, &t);
+    }
+}
+
+fn once(
+    engine: &dyn mediagen_engines::stt::SpeechToText,
+    gate: &mediagen_engines::stt::DecodeGate,
+    path: &std::path::Path,
+) -> (f64, mediagen_engines::stt::Transcript) {
     let start = Instant::now();
     let duration = probe(path).expect("media").duration;
     let scratch = std::env::temp_dir().join(format!("stt_bench_{}.pcm", std::process::id()));
@@ -30,17 +54,14 @@ fn main() {
         language: std::env::var("LANGUAGE").ok(),
         ..SttOptions::default()
     };
-    let t = transcribe_stream(
-        engine.as_ref(),
-        catalog.gate(),
-        &opts,
-        duration,
-        &mut read,
-        &mut |_| true,
-    )
-    .expect("transcribed");
+    let t = transcribe_stream(engine, gate, &opts, duration, &mut read, &mut |_| true)
+        .expect("transcribed");
     let secs = start.elapsed().as_secs_f64();
     let _ = std::fs::remove_file(&scratch);
+    (secs, t)
+}
+
+fn report(secs: f64, t: &mediagen_engines::stt::Transcript) {
     if std::env::var_os("SEGMENTS").is_some() {
         for s in &t.segments {
             eprintln!("[{:7.2} {:7.2}] {}", s.start, s.end, s.text);

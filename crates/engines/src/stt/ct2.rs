@@ -12,7 +12,7 @@ use std::sync::Arc;
 use mediagen_ct2::{Encoded, Library, Options, Whisper};
 
 use super::mel::{Mel, WINDOW};
-use super::{Segment, SpeechToText, SttError, SttOptions, SttSession, Word};
+use super::{Segment, SpeechToText, SttError, SttOptions, SttSession, Window, Word};
 use crate::bpe::Bpe;
 
 pub use mediagen_ct2::library_path;
@@ -379,91 +379,80 @@ impl SttSession for Ct2Session<'_> {
         detect(&self.engine.encode(audio)?)
     }
 
-    fn transcribe(
-        &mut self,
-        audio: &[f32],
-        language: &str,
-    ) -> Result<(Vec<Segment>, Vec<Word>), SttError> {
+    fn transcribe(&mut self, audio: &[f32], language: &str) -> Result<Window, SttError> {
         let rate = super::chunk::RATE as f64;
-        let total = audio.len() as f64 / rate;
+        let window = &audio[..audio.len().min(WINDOW * HOP)];
+        let length = window.len() as f64 / rate;
         let start = self.start(language);
-        let (mut segments, mut words) = (Vec::new(), Vec::new());
-        let mut at = 0.0;
-        // A window is decoded again from where the decoder stopped when it
-        // stopped early (at most a few times: each pass moves forward).
-        while total - at > 0.3 {
-            let from = ((at * rate) as usize / HOP * HOP).min(audio.len());
-            let window = &audio[from..];
-            let length = window.len() as f64 / rate;
-            let enc = self.engine.encode(window)?;
-            let mut prompt = Vec::new();
-            if !self.history.is_empty() {
-                let from = self.history.len().saturating_sub(PROMPT_TOKENS);
-                prompt.push(self.engine.specials.start_of_prev);
-                prompt.extend_from_slice(&self.history[from..]);
+        let enc = self.engine.encode(window)?;
+        let mut prompt = Vec::new();
+        if !self.history.is_empty() {
+            let from = self.history.len().saturating_sub(PROMPT_TOKENS);
+            prompt.push(self.engine.specials.start_of_prev);
+            prompt.extend_from_slice(&self.history[from..]);
+        }
+        prompt.extend_from_slice(&start);
+        let (d, temperature) = self.decode(&enc, &prompt)?;
+        tracing::debug!(length, temperature, tokens = d.ids.len(), "window decoded");
+        let mut out = Window {
+            consumed: window.len(),
+            ..Window::default()
+        };
+        let silent = d.no_speech > 0.6 && d.avg_logprob < -1.0;
+        if silent {
+            return Ok(out);
+        }
+        let (pieces, resume) = self.pieces(&d.ids, length);
+        if self.opts.words {
+            out.words = self.words(&enc, &start, &pieces, 0.0)?;
+        }
+        // Text decoded by sampling at a high temperature is not trusted as
+        // context.
+        if temperature > 0.5 {
+            self.history.clear();
+        }
+        for (s, e, ids) in &pieces {
+            // Context keeps the timestamps too (as whisper's does), or the
+            // decoder learns from it to stop giving them.
+            self.history.push(self.engine.timestamp(*s));
+            self.history.extend_from_slice(ids);
+            self.history.push(self.engine.timestamp(*e));
+            let text = self.engine.text(ids).trim().to_owned();
+            if text.is_empty() {
+                continue;
             }
-            prompt.extend_from_slice(&start);
-            let (d, temperature) = self.decode(&enc, &prompt)?;
-            tracing::debug!(
-                at,
-                length,
-                temperature,
-                tokens = d.ids.len(),
-                "window decoded"
-            );
-            let silent = d.no_speech > 0.6 && d.avg_logprob < -1.0;
-            let (pieces, resume) = self.pieces(&d.ids, length);
-            if !silent {
-                if self.opts.words {
-                    words.extend(self.words(&enc, &start, &pieces, at)?);
-                }
-                // Text decoded by sampling at a high temperature is not
-                // trusted as context.
-                if temperature > 0.5 {
-                    self.history.clear();
-                }
-                for (s, e, ids) in &pieces {
-                    // Context keeps the timestamps too (as whisper's does),
-                    // or the decoder learns from it to stop giving them.
-                    self.history.push(self.engine.timestamp(*s));
-                    self.history.extend_from_slice(ids);
-                    self.history.push(self.engine.timestamp(*e));
-                    let text = self.engine.text(ids).trim().to_owned();
-                    if text.is_empty() {
-                        continue;
-                    }
-                    segments.push(Segment {
-                        id: segments.len(),
-                        start: at + s,
-                        end: at + e.max(*s),
-                        text,
-                        avg_logprob: d.avg_logprob,
-                        no_speech_prob: d.no_speech,
-                    });
-                }
-            }
-            // The decoder may also stop early claiming silence; if 0.8 s or
-            // more follows its last timestamp and 0.3 s of it is speech,
-            // resume from there (as whisper's next window would). A shorter
-            // tail is left alone: decoding a fragment invites the model to
-            // invent a sentence.
-            let last_end = pieces.last().map_or(0.0, |p| p.1);
-            let resume = if resume >= length && last_end > 0.0 && last_end < length - 0.8 {
-                let rest = &window[((last_end * rate) as usize).min(window.len())..];
-                if super::chunk::has_speech(rest, window) {
-                    last_end
-                } else {
-                    resume
-                }
+            out.segments.push(Segment {
+                id: out.segments.len(),
+                start: *s,
+                end: e.max(*s),
+                text,
+                avg_logprob: d.avg_logprob,
+                no_speech_prob: d.no_speech,
+            });
+        }
+        // The decoder may also stop early claiming silence; if 0.8 s or more
+        // follows its last timestamp and 0.3 s of it is speech, the rest is
+        // left for the next window (as whisper's loop seeks there). A
+        // shorter tail is left alone: decoding a fragment invites the model
+        // to invent a sentence.
+        let last_end = pieces.last().map_or(0.0, |p| p.1);
+        let resume = if resume >= length && last_end > 0.0 && last_end < length - 0.8 {
+            let rest = &window[((last_end * rate) as usize).min(window.len())..];
+            if super::chunk::has_speech(rest, window) {
+                last_end
             } else {
                 resume
-            };
-            if resume <= 0.0 || resume >= length {
-                break;
             }
-            at += resume;
+        } else {
+            resume
+        };
+        if resume > 0.0 && resume < length {
+            out.consumed = ((resume * rate) as usize / HOP * HOP).min(window.len());
+            // The words after the resumption point are decoded again.
+            out.segments.retain(|s| s.start < resume);
+            out.words.retain(|w| w.start < resume);
         }
-        Ok((segments, words))
+        Ok(out)
     }
 }
 

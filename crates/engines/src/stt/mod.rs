@@ -96,11 +96,19 @@ pub trait SttSession {
     /// The spoken language of `audio` (ISO 639-1) and its probability.
     fn detect_language(&mut self, audio: &[f32]) -> Result<(String, f64), SttError>;
     /// Transcribes at most one window (30 s) of audio.
-    fn transcribe(
-        &mut self,
-        audio: &[f32],
-        language: &str,
-    ) -> Result<(Vec<Segment>, Vec<Word>), SttError>;
+    fn transcribe(&mut self, audio: &[f32], language: &str) -> Result<Window, SttError>;
+}
+
+/// What one window's decoding gave.
+#[derive(Debug, Default)]
+pub struct Window {
+    pub segments: Vec<Segment>,
+    pub words: Vec<Word>,
+    /// Samples of the audio this covers: all of it, or less when the
+    /// decoder stopped early while speech followed; the rest is decoded
+    /// again at the start of the next window (as whisper's own loop seeks
+    /// to the last timestamp), without a window of its own.
+    pub consumed: usize,
 }
 
 /// Transcribes audio of any length read piece by piece from `read` (which
@@ -141,7 +149,11 @@ pub fn transcribe_stream(
             }
             Plan::Chunk { end } => {
                 let at = offset as f64 / RATE as f64;
-                let (mut segs, mut ws) = {
+                let Window {
+                    segments: mut segs,
+                    words: mut ws,
+                    consumed,
+                } = {
                     let _permit = gate.acquire();
                     if language.is_none() {
                         language = Some(session.detect_language(&buf[..end])?);
@@ -149,6 +161,8 @@ pub fn transcribe_stream(
                     let code = language.as_ref().map(|l| l.0.clone()).unwrap_or_default();
                     session.transcribe(&buf[..end], &code)?
                 };
+                // At least a second forward, whatever the decoder says.
+                let end = consumed.clamp(end.min(RATE), end);
                 let limit = at + end as f64 / RATE as f64;
                 let floor = segments.last().map_or(0.0, |s| s.start);
                 for s in &mut segs {

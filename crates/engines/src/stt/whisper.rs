@@ -7,7 +7,7 @@ use whisper_rs::{
     FullParams, SamplingStrategy, WhisperContext, WhisperContextParameters, WhisperState,
 };
 
-use super::{Segment, SpeechToText, SttError, SttOptions, SttSession, Word};
+use super::{Segment, SpeechToText, SttError, SttOptions, SttSession, Window, Word};
 
 pub struct WhisperEngine {
     name: String,
@@ -91,11 +91,8 @@ impl SttSession for WhisperSession {
         ))
     }
 
-    fn transcribe(
-        &mut self,
-        audio: &[f32],
-        language: &str,
-    ) -> Result<(Vec<Segment>, Vec<Word>), SttError> {
+    fn transcribe(&mut self, audio: &[f32], language: &str) -> Result<Window, SttError> {
+        let consumed = audio.len();
         let duration = audio.len() as f64 / 16_000.0;
         let padded;
         let audio = if audio.len() < MIN_SAMPLES {
@@ -170,6 +167,10 @@ impl SttSession for WhisperSession {
             });
         }
         words.retain(|w| !w.word.is_empty());
-        Ok((segments, words))
+        Ok(Window {
+            segments,
+            words,
+            consumed,
+        })
     }
 }
