@@ -168,6 +168,10 @@ impl ErrBuf {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default()
     }
+    /// A count returned by the C side: negative means the message here.
+    fn count(&self, n: c_long) -> Result<usize, String> {
+        usize::try_from(n).map_err(|_| self.text())
+    }
 }
 
 /// A loaded Whisper model: a CTranslate2 replica pool with one replica on
@@ -322,10 +326,8 @@ impl Encoded<'_> {
                 ERR_LEN,
             )
         };
-        if n < 0 {
-            return Err(err.text());
-        }
-        Ok((0..n as usize)
+        let n = err.count(n)?;
+        Ok((0..n)
             .map(|i| {
                 let slot = &tokens[16 * i..16 * (i + 1)];
                 let token = CStr::from_bytes_until_nul(slot)
@@ -359,10 +361,8 @@ impl Encoded<'_> {
                 ERR_LEN,
             )
         };
-        if n < 0 {
-            return Err(err.text());
-        }
-        ids.truncate(n as usize);
+        let n = err.count(n)?;
+        ids.truncate(n);
         Ok(Generated {
             ids,
             score,
@@ -403,10 +403,8 @@ impl Encoded<'_> {
                 ERR_LEN,
             )
         };
-        if n < 0 {
-            return Err(err.text());
-        }
-        let path = pairs[..2 * n as usize]
+        let n = err.count(n)?;
+        let path = pairs[..2 * n]
             .chunks_exact(2)
             .map(|p| (p[0].max(0) as usize, p[1].max(0) as usize))
             .collect();

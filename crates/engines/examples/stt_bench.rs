@@ -18,9 +18,6 @@ fn main() {
         .ok()
         .and_then(|t| t.parse().ok())
         .unwrap_or(2);
-    let _tts = std::env::var_os("TTS_FIRST").map(|_| {
-        mediagen_engines::tts::TtsCatalog::discover(std::path::Path::new(models), threads)
-    });
     let catalog = SttCatalog::discover(std::path::Path::new(models), threads, 1);
     let engine = catalog.model(Some(model)).expect("model installed");
     let path = std::path::Path::new(file);

@@ -446,11 +446,9 @@ impl SttSession for Ct2Session<'_> {
         } else {
             resume
         };
+        // Every piece ends by `resume`: what follows is decoded next time.
         if resume > 0.0 && resume < length {
             out.consumed = ((resume * rate) as usize / HOP * HOP).min(window.len());
-            // The words after the resumption point are decoded again.
-            out.segments.retain(|s| s.start < resume);
-            out.words.retain(|w| w.start < resume);
         }
         Ok(out)
     }

@@ -301,15 +301,7 @@ impl SttCatalog {
                 "no whisper models in {} (run scripts/models.sh)",
                 dir.display()
             );
-            tracing::warn!("speech-to-text unavailable: {detail}");
-            catalog.status.push(EngineStatus {
-                engine: "whisper",
-                name: None,
-                kind: "speech-to-text",
-                available: false,
-                voices: 0,
-                detail,
-            });
+            catalog.unavailable("whisper", detail);
         }
         // The default first: base, then the rest by name.
         catalog
@@ -331,6 +323,19 @@ impl SttCatalog {
         self.models.push(model);
     }
 
+    /// An engine that could not be used, logged and reported.
+    fn unavailable(&mut self, engine: &'static str, detail: String) {
+        tracing::warn!("speech-to-text ({engine}) unavailable: {detail}");
+        self.status.push(EngineStatus {
+            engine,
+            name: None,
+            kind: "speech-to-text",
+            available: false,
+            voices: 0,
+            detail,
+        });
+    }
+
     /// CTranslate2 folders, when its runtime is installed.
     fn load_ct2(&mut self, models_dir: &Path, folders: &[&std::path::PathBuf], threads: usize) {
         let lib_path = ct2::library_path(models_dir);
@@ -338,15 +343,7 @@ impl SttCatalog {
             Ok(lib) => lib,
             Err(e) => {
                 let detail = format!("CTranslate2 runtime not loaded ({e}); run scripts/models.sh");
-                tracing::warn!("speech-to-text: {detail}");
-                self.status.push(EngineStatus {
-                    engine: "ctranslate2",
-                    name: None,
-                    kind: "speech-to-text",
-                    available: false,
-                    voices: 0,
-                    detail,
-                });
+                self.unavailable("ctranslate2", detail);
                 return;
             }
         };

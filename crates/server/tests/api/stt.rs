@@ -85,6 +85,21 @@ async fn transcribe(
     .await
 }
 
+/// The job a transcription answers with.
+async fn transcribed(
+    app: &TestApp,
+    key: &str,
+    bytes: Vec<u8>,
+    name: &str,
+    fields: &[(&str, &str)],
+) -> Value {
+    transcribe(app, key, bytes, name, fields)
+        .await
+        .json()
+        .await
+        .unwrap()
+}
+
 const ENGLISH: &str = "The old lighthouse keeper climbed the stairs every evening. He lit the lamp and watched the ships pass in the dark.";
 
 async fn speech_round_trips_through_tts_and_stt(backend: Backend) {
@@ -102,24 +117,17 @@ async fn speech_round_trips_through_tts_and_stt(backend: Backend) {
     let mp3 = synthesize(&app, &key, &kokoro, ENGLISH, "mp3").await;
     // The same speech on the other engine: whisper.cpp with the ggml file
     // (`base` is the CTranslate2 folder, so the file answers to its stem).
-    let job: Value = transcribe(
+    let job = transcribed(
         &app,
         &key,
         mp3.clone(),
         "speech.mp3",
         &[("model", "ggml-base"), ("language", "en")],
     )
-    .await
-    .json()
-    .await
-    .unwrap();
+    .await;
     let w = wer(ENGLISH, job["result"]["text"].as_str().unwrap());
     assert!(w < 0.10, "WER {w} on whisper.cpp: {job}");
-    let job: Value = transcribe(&app, &key, mp3, "speech.mp3", &[])
-        .await
-        .json()
-        .await
-        .unwrap();
+    let job = transcribed(&app, &key, mp3, "speech.mp3", &[]).await;
     assert_eq!(job["status"], "completed", "{job}");
     let r = &job["result"];
     assert_eq!(r["language"], "en");
@@ -133,17 +141,14 @@ async fn speech_round_trips_through_tts_and_stt(backend: Backend) {
     // Piper as ogg/opus, with srt; cues are monotonic and inside the audio.
     let voice = joe(&app, &key).await;
     let ogg = synthesize(&app, &key, &voice, ENGLISH, "ogg").await;
-    let job: Value = transcribe(
+    let job = transcribed(
         &app,
         &key,
         ogg,
         "speech.ogg",
         &[("language", "en"), ("responseFormat", "srt")],
     )
-    .await
-    .json()
-    .await
-    .unwrap();
+    .await;
     let r = &job["result"];
     assert!(
         wer(ENGLISH, r["text"].as_str().unwrap()) < 0.10,
@@ -189,17 +194,14 @@ async fn speech_round_trips_through_tts_and_stt(backend: Backend) {
         .output()
         .unwrap()
         .stdout;
-    let job: Value = transcribe(
+    let job = transcribed(
         &app,
         &key,
         es.clone(),
         "es.wav",
         &[("responseFormat", "vtt")],
     )
-    .await
-    .json()
-    .await
-    .unwrap();
+    .await;
     let r = &job["result"];
     assert_eq!(r["language"], "es", "{r}");
     assert!(r["subtitles"].as_str().unwrap().starts_with("WEBVTT\n\n"));
