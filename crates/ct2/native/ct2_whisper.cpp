@@ -13,13 +13,17 @@
 #include <vector>
 
 #include "ctranslate2/models/whisper.h"
+#include "ctranslate2/utils.h"
 
 using ctranslate2::StorageView;
 using ctranslate2::models::Whisper;
 using ctranslate2::models::WhisperOptions;
 
+// Two pools over the same weights: the encoder's large matrix products gain
+// from more threads, the decoder's small steps lose to their synchronisation.
 struct mg_ct2 {
-  std::unique_ptr<Whisper> pool;
+  std::unique_ptr<Whisper> encoder;
+  std::unique_ptr<Whisper> pool;  // decoding: detection, generation, alignment
 };
 
 struct mg_ct2_enc {
@@ -65,15 +69,24 @@ R guard(char* err, size_t len, R fallback, F f) {
 
 extern "C" {
 
-mg_ct2* mg_ct2_load(const char* path, size_t threads, const char* compute_type, char* err,
+// Loads the model once; the encoder runs on `encoder_threads` threads, and
+// `decoders` decodings (detection, generation, alignment) run at once, on
+// `decoder_threads` threads each.
+mg_ct2* mg_ct2_load(const char* path, size_t encoder_threads, size_t decoders,
+                    size_t decoder_threads, const char* compute_type, char* err,
                     size_t err_len) {
   return guard(err, err_len, static_cast<mg_ct2*>(nullptr), [&]() -> mg_ct2* {
-    ctranslate2::ReplicaPoolConfig config;
-    config.num_threads_per_replica = threads;
-    auto pool = std::make_unique<Whisper>(std::string(path), ctranslate2::Device::CPU,
-                                          ctranslate2::str_to_compute_type(compute_type),
-                                          std::vector<int>{0}, false, config);
-    return new mg_ct2{std::move(pool)};
+    ctranslate2::models::ModelLoader loader{std::string(path)};
+    loader.device = ctranslate2::Device::CPU;
+    loader.compute_type = ctranslate2::str_to_compute_type(compute_type);
+    ctranslate2::set_num_threads(encoder_threads);
+    auto model = loader.load().at(0);
+    ctranslate2::ReplicaPoolConfig enc;
+    enc.num_threads_per_replica = encoder_threads;
+    ctranslate2::ReplicaPoolConfig dec;
+    dec.num_threads_per_replica = decoder_threads;
+    std::vector<std::shared_ptr<const ctranslate2::models::Model>> replicas(decoders, model);
+    return new mg_ct2{std::make_unique<Whisper>(model, enc), std::make_unique<Whisper>(replicas, dec)};
   });
 }
 
@@ -92,7 +105,7 @@ mg_ct2_enc* mg_ct2_encode(mg_ct2* m, const float* features, size_t n_mels, size_
     StorageView input({1, static_cast<ctranslate2::dim_t>(n_mels),
                        static_cast<ctranslate2::dim_t>(window)},
                       data);
-    StorageView out = m->pool->encode(input, true).get();
+    StorageView out = m->encoder->encode(input, true).get();
     return new mg_ct2_enc{std::move(out), frames};
   });
 }

@@ -46,8 +46,15 @@ impl Default for Options {
     }
 }
 
-type LoadFn =
-    unsafe extern "C" fn(*const c_char, usize, *const c_char, *mut c_char, usize) -> *mut c_void;
+type LoadFn = unsafe extern "C" fn(
+    *const c_char,
+    usize,
+    usize,
+    usize,
+    *const c_char,
+    *mut c_char,
+    usize,
+) -> *mut c_void;
 type FreeFn = unsafe extern "C" fn(*mut c_void);
 type FlagFn = unsafe extern "C" fn(*const c_void) -> c_int;
 type SizeFn = unsafe extern "C" fn(*const c_void) -> usize;
@@ -174,8 +181,9 @@ impl ErrBuf {
     }
 }
 
-/// A loaded Whisper model: a CTranslate2 replica pool with one replica on
-/// the CPU, which runs calls from any thread on its own worker.
+/// A loaded Whisper model on the CPU: two CTranslate2 replica pools over
+/// the same weights, one running the encoder and one the decoder, on their
+/// own worker threads (calls from any thread are queued to them).
 pub struct Whisper {
     lib: Arc<Library>,
     ptr: *mut c_void,
@@ -219,11 +227,15 @@ pub struct Alignment {
 impl Whisper {
     /// Loads a CTranslate2 Whisper folder (`model.bin`, `config.json`,
     /// `vocabulary.txt`) with weights converted to `compute_type` (`int8`,
-    /// `float32`, …), using `threads` threads.
+    /// `float32`, …), the encoder running on `encoder_threads` threads and
+    /// `decoders` decodings (language detection, generation, alignment) at
+    /// once on `decoder_threads` threads each.
     pub fn load(
         lib: &Arc<Library>,
         dir: &Path,
-        threads: usize,
+        encoder_threads: usize,
+        decoders: usize,
+        decoder_threads: usize,
         compute_type: &str,
     ) -> Result<Self, String> {
         let path = CString::new(dir.to_string_lossy().as_bytes()).map_err(|e| e.to_string())?;
@@ -233,7 +245,9 @@ impl Whisper {
         let ptr = unsafe {
             (lib.load)(
                 path.as_ptr(),
-                threads.max(1),
+                encoder_threads.max(1),
+                decoders.max(1),
+                decoder_threads.max(1),
                 compute.as_ptr(),
                 err.ptr(),
                 ERR_LEN,

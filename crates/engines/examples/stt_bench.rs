@@ -18,7 +18,11 @@ fn main() {
         .ok()
         .and_then(|t| t.parse().ok())
         .unwrap_or(2);
-    let catalog = SttCatalog::discover(std::path::Path::new(models), threads, 1);
+    let decodes = std::env::var("DECODES")
+        .ok()
+        .and_then(|d| d.parse().ok())
+        .unwrap_or(threads);
+    let catalog = SttCatalog::discover(std::path::Path::new(models), threads, decodes);
     let engine = catalog.model(Some(model)).expect("model installed");
     let path = std::path::Path::new(file);
     // RUNS=n transcribes n times in this process (the first run pays for

@@ -70,8 +70,10 @@ pub struct Config {
     pub engine_threads: usize,
     /// Most ranges one video trim may have.
     pub max_trim_ranges: usize,
-    /// Speech-to-text chunks decoded at once across all requests; waiting
-    /// requests take turns chunk by chunk, first come first served.
+    /// Speech-to-text chunks decoded at once across all requests (each
+    /// decoding takes one thread on the CTranslate2 engine); waiting
+    /// requests take turns chunk by chunk, first come first served. A long
+    /// file is decoded in this many parts side by side.
     pub stt_concurrency: usize,
     /// Requests per minute per API key.
     pub rate_limit_per_minute: u32,
@@ -118,7 +120,7 @@ impl Default for Config {
             timeout_per_media_second: 2.0,
             auth_cache_seconds: 2.0,
             engine_threads: 2,
-            stt_concurrency: 1,
+            stt_concurrency: 2,
             max_trim_ranges: 50,
             rate_limit_per_minute: 600,
             rate_limit_per_hour: 20_000,

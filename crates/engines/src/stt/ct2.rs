@@ -31,6 +31,8 @@ struct Specials {
 pub struct Ct2Engine {
     name: String,
     model: Whisper,
+    /// Windows decoded at once.
+    decoders: usize,
     multilingual: bool,
     mel: Mel,
     tokens: Vec<String>,
@@ -48,6 +50,8 @@ fn fail(e: String) -> SttError {
 const TIME_STEP: f64 = 0.02;
 /// Samples per mel frame.
 const HOP: usize = 160;
+/// Threads of the decoder (the encoder takes the configured number).
+const DECODER_THREADS: usize = 1;
 /// Whisper's fallback temperatures.
 const TEMPERATURES: [f32; 6] = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0];
 
@@ -78,11 +82,14 @@ fn bpe_from_tokenizer_json(path: &Path) -> Result<Bpe, String> {
 
 impl Ct2Engine {
     /// Loads a CTranslate2 whisper folder; `name` is what requests call it.
+    /// The encoder runs on `threads` threads; `decoders` windows decode at
+    /// once, each on one thread.
     pub fn load(
         lib: &Arc<Library>,
         dir: &Path,
         name: &str,
         threads: usize,
+        decoders: usize,
     ) -> Result<Self, String> {
         let vocab_path = dir.join("vocabulary.txt");
         let tokens: Vec<String> = std::fs::read_to_string(&vocab_path)
@@ -107,7 +114,10 @@ impl Ct2Engine {
         let bpe = bpe_from_tokenizer_json(&dir.join("tokenizer.json"))
             .map_err(|e| tracing::warn!(model = name, "prompts are ignored: {e}"))
             .ok();
-        let model = Whisper::load(lib, dir, threads, "int8")?;
+        // The encoder's large products gain from every thread; the
+        // decoder's small steps lose to a second thread's synchronisation
+        // (beam 5 on base: 1.26 s a window on one thread, 1.84 s on two).
+        let model = Whisper::load(lib, dir, threads, decoders, DECODER_THREADS, "int8")?;
         let (multilingual, n_mels) = (model.multilingual(), model.n_mels());
         let byte_of = crate::bpe::byte_chars()
             .iter()
@@ -117,6 +127,7 @@ impl Ct2Engine {
         Ok(Self {
             name: name.to_owned(),
             model,
+            decoders: decoders.max(1),
             multilingual,
             mel: Mel::new(n_mels),
             tokens,
@@ -252,6 +263,10 @@ impl SpeechToText for Ct2Engine {
         self.multilingual
     }
 
+    fn lanes(&self) -> usize {
+        self.decoders
+    }
+
     fn session(&self, opts: &SttOptions) -> Result<Box<dyn SttSession + '_>, SttError> {
         let mut history = Vec::new();
         if let (Some(text), Some(bpe)) = (&opts.prompt, &self.bpe) {
@@ -262,6 +277,7 @@ impl SpeechToText for Ct2Engine {
             engine: self,
             history,
             opts: opts.clone(),
+            ready: None,
         }))
     }
 }
@@ -273,6 +289,9 @@ struct Ct2Session<'a> {
     /// previous text.
     history: Vec<usize>,
     opts: SttOptions,
+    /// The window the language was detected on, encoded: the first window
+    /// to transcribe is the same audio.
+    ready: Option<(Vec<f32>, Encoded<'a>)>,
 }
 
 /// Tokens of previous text a prompt keeps (half the decoder's context).
@@ -374,17 +393,45 @@ impl Ct2Session<'_> {
     }
 }
 
-impl SttSession for Ct2Session<'_> {
+/// The part of `audio` one window holds.
+fn window_of(audio: &[f32]) -> &[f32] {
+    &audio[..audio.len().min(WINDOW * HOP)]
+}
+
+impl<'a> SttSession for Ct2Session<'a> {
     fn detect_language(&mut self, audio: &[f32]) -> Result<(String, f64), SttError> {
-        detect(&self.engine.encode(audio)?)
+        let window = window_of(audio);
+        let enc = self.encoded(window)?;
+        let language = detect(&enc);
+        self.ready = Some((window.to_vec(), enc));
+        language
     }
 
     fn transcribe(&mut self, audio: &[f32], language: &str) -> Result<Window, SttError> {
+        let window = window_of(audio);
+        let enc = self.encoded(window)?;
+        self.decode_window(window, &enc, language)
+    }
+}
+
+impl<'a> Ct2Session<'a> {
+    /// The window's encoding: the language detection's, or a new one.
+    fn encoded(&mut self, window: &[f32]) -> Result<Encoded<'a>, SttError> {
+        match self.ready.take() {
+            Some((audio, enc)) if audio == window => Ok(enc),
+            _ => self.engine.encode(window),
+        }
+    }
+
+    fn decode_window(
+        &mut self,
+        window: &[f32],
+        enc: &Encoded<'_>,
+        language: &str,
+    ) -> Result<Window, SttError> {
         let rate = super::chunk::RATE as f64;
-        let window = &audio[..audio.len().min(WINDOW * HOP)];
         let length = window.len() as f64 / rate;
         let start = self.start(language);
-        let enc = self.engine.encode(window)?;
         let mut prompt = Vec::new();
         if !self.history.is_empty() {
             let from = self.history.len().saturating_sub(PROMPT_TOKENS);
@@ -392,7 +439,7 @@ impl SttSession for Ct2Session<'_> {
             prompt.extend_from_slice(&self.history[from..]);
         }
         prompt.extend_from_slice(&start);
-        let (d, temperature) = self.decode(&enc, &prompt)?;
+        let (d, temperature) = self.decode(enc, &prompt)?;
         tracing::debug!(length, temperature, tokens = d.ids.len(), "window decoded");
         let mut out = Window {
             consumed: window.len(),
@@ -404,7 +451,7 @@ impl SttSession for Ct2Session<'_> {
         }
         let (pieces, resume) = self.pieces(&d.ids, length);
         if self.opts.words {
-            out.words = self.words(&enc, &start, &pieces, 0.0)?;
+            out.words = self.words(enc, &start, &pieces, 0.0)?;
         }
         // Text decoded by sampling at a high temperature is not trusted as
         // context.

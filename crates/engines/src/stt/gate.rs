@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 use std::sync::{Condvar, Mutex};
 
 pub struct DecodeGate {
+    permits: usize,
     state: Mutex<GateState>,
     wake: Condvar,
 }
@@ -25,6 +26,7 @@ impl DecodeGate {
     /// At most `permits` decodes at once (at least one).
     pub fn new(permits: usize) -> Self {
         Self {
+            permits: permits.max(1),
             state: Mutex::new(GateState {
                 free: permits.max(1),
                 queue: VecDeque::new(),
@@ -32,6 +34,11 @@ impl DecodeGate {
             }),
             wake: Condvar::new(),
         }
+    }
+
+    /// How many decodes may run at once.
+    pub fn permits(&self) -> usize {
+        self.permits
     }
 
     /// Waits for a permit, first come first served.

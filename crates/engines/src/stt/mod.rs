@@ -9,6 +9,7 @@ mod mel;
 mod whisper;
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 pub use ct2::Ct2Engine;
@@ -41,7 +42,7 @@ pub struct Word {
 }
 
 /// What the recogniser heard.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Transcript {
     pub text: String,
@@ -89,6 +90,11 @@ pub trait SpeechToText: Send + Sync {
     fn multilingual(&self) -> bool;
     /// A decoder for one request (its buffers are reused chunk after chunk).
     fn session(&self, opts: &SttOptions) -> Result<Box<dyn SttSession + '_>, SttError>;
+    /// How many sessions can decode at once without slowing each other
+    /// (long files are split into that many parts decoded side by side).
+    fn lanes(&self) -> usize {
+        1
+    }
 }
 
 /// One request's decoder. Times are seconds from the start of `audio`.
@@ -111,14 +117,183 @@ pub struct Window {
     pub consumed: usize,
 }
 
+/// Audio at least this long (seconds) is split into parts decoded side by
+/// side, where the model and the gate allow more than one decoding at once.
+const SPLIT_MIN: f64 = 60.0;
+/// The longest part, seconds (the parts of one round are held in memory).
+const PART_MAX: f64 = 150.0;
+
 /// Transcribes audio of any length read piece by piece from `read` (which
 /// returns up to the number of samples asked for, fewer only at the end):
 /// silence is skipped, speech is decoded in chunks of one window cut at
 /// pauses, each chunk under a permit of `gate`, and times are shifted onto
 /// the whole file's clock. `progress` gets the fraction done (0–1) after
-/// each chunk and returns false to cancel. Memory stays at two windows
-/// of audio whatever the length.
+/// each chunk and returns false to cancel.
+///
+/// Where the model decodes several windows at once ([`SpeechToText::lanes`])
+/// and the gate lets them, audio of a minute or more is read in rounds of
+/// that many parts (at most 150 s each, split at pauses) decoded side by
+/// side: whisper decodes one window after another, each given the text
+/// before it, so a single decoding cannot use a second core. A part's first
+/// window gets the text of the part before it as its prompt when that part
+/// was decoded in an earlier round; the others start afresh (as the first
+/// window of a file does). Memory stays at a round's parts whatever the
+/// length.
 pub fn transcribe_stream(
+    model: &dyn SpeechToText,
+    gate: &DecodeGate,
+    opts: &SttOptions,
+    duration: f64,
+    read: &mut dyn FnMut(usize) -> Result<Vec<f32>, SttError>,
+    progress: &mut dyn FnMut(f64) -> bool,
+) -> Result<Transcript, SttError> {
+    let lanes = model.lanes().min(gate.permits());
+    if lanes < 2 || duration < SPLIT_MIN {
+        return transcribe_lane(model, gate, opts, duration, read, progress);
+    }
+    let part = (duration / lanes as f64).clamp(SPLIT_MIN / 2.0, PART_MAX);
+    let (part, slack) = ((part * RATE as f64) as usize, 5 * RATE);
+    let total = (duration * RATE as f64).max(1.0);
+    let mut opts = opts.clone();
+    let mut detected = None;
+    let mut context = opts.prompt.clone();
+    let (mut pending, mut ended, mut offset) = (Vec::<f32>::new(), false, 0usize);
+    let mut out = Transcript::default();
+    let cancel = AtomicBool::new(false);
+    loop {
+        let mut parts: Vec<Vec<f32>> = Vec::new();
+        while parts.len() < lanes && !(ended && pending.is_empty()) {
+            if !ended && pending.len() < part + slack {
+                let want = part + slack - pending.len();
+                let more = read(want)?;
+                ended = more.len() < want;
+                pending.extend_from_slice(&more);
+            }
+            let cut = if ended && pending.len() <= part + slack {
+                pending.len()
+            } else {
+                chunk::split_near(&pending, part)
+            };
+            parts.push(pending.drain(..cut.max(1).min(pending.len())).collect());
+        }
+        if parts.is_empty() {
+            break;
+        }
+        if opts.language.is_none() {
+            let first = first_chunk(&parts[0]);
+            let found = if model.multilingual() {
+                detect_language(model, gate, first)?
+            } else {
+                ("en".to_owned(), 1.0)
+            };
+            opts.language = Some(found.0.clone());
+            detected = Some(found);
+        }
+        let done: Vec<AtomicUsize> = parts.iter().map(|_| AtomicUsize::new(0)).collect();
+        let results: Vec<Result<Transcript, SttError>> = std::thread::scope(|s| {
+            let others: Vec<_> = (1..parts.len())
+                .map(|k| {
+                    let (audio, done, cancel) = (&parts[k], &done[k], &cancel);
+                    let opts = opts.clone();
+                    s.spawn(move || {
+                        let seconds = audio.len() as f64 / RATE as f64;
+                        transcribe_lane(model, gate, &opts, seconds, &mut reader(audio), &mut |f| {
+                            done.store((f * audio.len() as f64) as usize, Ordering::Relaxed);
+                            !cancel.load(Ordering::Relaxed)
+                        })
+                    })
+                })
+                .collect();
+            let first_opts = SttOptions {
+                prompt: context.clone(),
+                ..opts.clone()
+            };
+            let audio = &parts[0];
+            let seconds = audio.len() as f64 / RATE as f64;
+            let mut report = |f: f64| {
+                done[0].store((f * audio.len() as f64) as usize, Ordering::Relaxed);
+                let sum: usize = done.iter().map(|d| d.load(Ordering::Relaxed)).sum();
+                let go = progress(((offset + sum) as f64 / total).min(1.0));
+                if !go {
+                    cancel.store(true, Ordering::Relaxed);
+                }
+                go
+            };
+            let first = transcribe_lane(
+                model,
+                gate,
+                &first_opts,
+                seconds,
+                &mut reader(audio),
+                &mut report,
+            );
+            let mut all = vec![first];
+            all.extend(others.into_iter().map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(SttError::Failed("a decoding thread panicked".into())))
+            }));
+            all
+        });
+        for (audio, result) in parts.iter().zip(results) {
+            let t = result?;
+            let at = offset as f64 / RATE as f64;
+            for mut seg in t.segments {
+                seg.id = out.segments.len();
+                seg.start += at;
+                seg.end += at;
+                out.segments.push(seg);
+            }
+            out.words.extend(t.words.into_iter().map(|mut w| {
+                w.start += at;
+                w.end += at;
+                w
+            }));
+            context = Some(t.text).filter(|t| !t.is_empty());
+            offset += audio.len();
+        }
+        if !progress((offset as f64 / total).min(1.0)) {
+            return Err(SttError::Cancelled);
+        }
+    }
+    out.text = out
+        .segments
+        .iter()
+        .map(|s| s.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    (out.language, out.language_probability) =
+        detected.unwrap_or_else(|| (opts.language.unwrap_or_default(), 1.0));
+    out.duration = offset as f64 / RATE as f64;
+    Ok(out)
+}
+
+/// Reads `audio` piece by piece, as [`transcribe_stream`] asks.
+fn reader(audio: &[f32]) -> impl FnMut(usize) -> Result<Vec<f32>, SttError> + '_ {
+    let mut pos = 0;
+    move |n| {
+        let end = (pos + n).min(audio.len());
+        let piece = audio[pos..end].to_vec();
+        pos = end;
+        Ok(piece)
+    }
+}
+
+/// The first chunk [`plan`] gives for the whole of `audio` (its start, when
+/// all of it is silence).
+fn first_chunk(mut audio: &[f32]) -> &[f32] {
+    let whole = audio;
+    loop {
+        match plan(audio, true) {
+            Plan::Skip(n) => audio = &audio[n..],
+            Plan::Chunk { end } => return &audio[..end],
+            Plan::NeedMore | Plan::Done => return &whole[..whole.len().min(MAX_CHUNK)],
+        }
+    }
+}
+
+/// One decoding after another over the whole stream ([`transcribe_stream`]
+/// without the parts side by side). Memory stays at two windows of audio.
+fn transcribe_lane(
     model: &dyn SpeechToText,
     gate: &DecodeGate,
     opts: &SttOptions,
@@ -223,15 +398,10 @@ pub fn transcribe(
     audio: &[f32],
     opts: &SttOptions,
 ) -> Result<Transcript, SttError> {
-    let mut pos = 0;
-    let mut read = |n: usize| {
-        let end = (pos + n).min(audio.len());
-        let piece = audio[pos..end].to_vec();
-        pos = end;
-        Ok(piece)
-    };
     let duration = audio.len() as f64 / RATE as f64;
-    transcribe_stream(model, gate, opts, duration, &mut read, &mut |_| true)
+    transcribe_stream(model, gate, opts, duration, &mut reader(audio), &mut |_| {
+        true
+    })
 }
 
 /// The recognisers found in `<models>/whisper/`, sharing one limit on
@@ -276,7 +446,7 @@ impl SttCatalog {
             .filter(|p| p.join("model.bin").is_file())
             .collect();
         if !folders.is_empty() {
-            catalog.load_ct2(models_dir, &folders, threads);
+            catalog.load_ct2(models_dir, &folders, threads, concurrency);
         }
         let files = entries.iter().filter(|p| {
             p.file_name()
@@ -337,7 +507,13 @@ impl SttCatalog {
     }
 
     /// CTranslate2 folders, when its runtime is installed.
-    fn load_ct2(&mut self, models_dir: &Path, folders: &[&std::path::PathBuf], threads: usize) {
+    fn load_ct2(
+        &mut self,
+        models_dir: &Path,
+        folders: &[&std::path::PathBuf],
+        threads: usize,
+        decoders: usize,
+    ) {
         let lib_path = ct2::library_path(models_dir);
         let lib = match mediagen_ct2::Library::open(&lib_path) {
             Ok(lib) => lib,
@@ -352,7 +528,7 @@ impl SttCatalog {
                 .file_name()
                 .and_then(|n| n.to_str())
                 .unwrap_or("whisper");
-            match Ct2Engine::load(&lib, dir, name, threads) {
+            match Ct2Engine::load(&lib, dir, name, threads, decoders) {
                 Ok(engine) => self.add("ctranslate2", Arc::new(engine), dir),
                 Err(e) => {
                     tracing::warn!(dir = %dir.display(), "speech-to-text model skipped: {e}")
