@@ -58,14 +58,17 @@ echo "## Speech-to-text, base, $(ffprobe -v error -show_entries format=duration 
 rtf() { sed -E 's/.*rtf=([0-9.]+).*/\1/' <<<"$1"; }
 median() { python3 -c "import statistics,sys; print(statistics.median(map(float, sys.argv[1:])))" "$@"; }
 # This machine's speed drifts by ±20 % within minutes: the default engine
-# and faster-whisper run three times each, alternating; medians compared.
-r_ours=(); r_peer=()
+# and faster-whisper (on 2 threads, and on 1, which decodes faster here) run
+# three times each, alternating; medians compared.
+r_ours=(); r_peer=(); r_peer1=()
 for run in 1 2 3; do
   ours=$(python3 bench/stt/client.py stt $port "$key" $clip $work/ours.txt base)
   echo "mediagen endpoint, base (CTranslate2 int8), run $run: $ours wer=$(python3 bench/stt/wer.py $work/reference.txt $work/ours.txt)"
-  peer=$("$venv/bin/python" bench/stt/faster_whisper_peer.py "$fw" $clip $work/fw.txt 2>/dev/null)
-  echo "faster-whisper int8, run $run:                 $peer wer=$(python3 bench/stt/wer.py $work/reference.txt $work/fw.txt)"
-  r_ours+=("$(rtf "$ours")"); r_peer+=("$(rtf "$peer")")
+  peer=$("$venv/bin/python" bench/stt/faster_whisper_peer.py "$fw" $clip $work/fw.txt 2 2>/dev/null)
+  echo "faster-whisper int8, 2 threads, run $run:      $peer wer=$(python3 bench/stt/wer.py $work/reference.txt $work/fw.txt)"
+  peer1=$("$venv/bin/python" bench/stt/faster_whisper_peer.py "$fw" $clip $work/fw1.txt 1 2>/dev/null)
+  echo "faster-whisper int8, 1 thread, run $run:       $peer1 wer=$(python3 bench/stt/wer.py $work/reference.txt $work/fw1.txt)"
+  r_ours+=("$(rtf "$ours")"); r_peer+=("$(rtf "$peer")"); r_peer1+=("$(rtf "$peer1")")
 done
 ggml=$(python3 bench/stt/client.py stt $port "$key" $clip $work/ours-ggml.txt ggml-base)
 echo "mediagen endpoint, ggml-base (whisper.cpp): $ggml wer=$(python3 bench/stt/wer.py $work/reference.txt $work/ours-ggml.txt)"
@@ -74,10 +77,11 @@ $cli -m "$models/whisper/ggml-base.bin" -f $clip -t 2 -bs 5 -l en -nt -np -otxt 
 cli_s=$(python3 -c "import sys; print(round($(date +%s.%N) - $start, 2))")
 audio=$(ffprobe -v error -show_entries format=duration -of csv=p=0 $clip)
 echo "whisper-cli:         seconds=$cli_s rtf=$(python3 -c "print(round($cli_s / $audio, 4))") wer=$(python3 bench/stt/wer.py $work/reference.txt $work/cli.txt)"
-m_ours=$(median "${r_ours[@]}"); m_peer=$(median "${r_peer[@]}")
-echo "median RTF: ours $m_ours, faster-whisper $m_peer"
-echo "ratio ours / faster-whisper (medians): $(python3 -c "print(round($m_ours / $m_peer, 2))")"
+m_ours=$(median "${r_ours[@]}"); m_peer=$(median "${r_peer[@]}"); m_peer1=$(median "${r_peer1[@]}")
+echo "median RTF: ours $m_ours, faster-whisper $m_peer (2 threads), $m_peer1 (1 thread)"
+echo "ratio ours / faster-whisper 2 threads (medians): $(python3 -c "print(round($m_ours / $m_peer, 2))")"
+echo "ratio ours / faster-whisper 1 thread (medians): $(python3 -c "print(round($m_ours / $m_peer1, 2))")"
 echo "ratio ours (base) / whisper-cli: $(python3 -c "print(round($m_ours / ($cli_s / $audio), 2))")"
 echo "ratio ours (ggml-base) / whisper-cli: $(python3 -c "print(round($(rtf "$ggml") / ($cli_s / $audio), 2))")"
-echo "## A 5-second request while a 10-minute file is transcribed (same server, stt_concurrency 1)"
+echo "## A 5-second request while a 10-minute file is transcribed (same server, stt_concurrency 2)"
 python3 bench/stt/client.py fair $port "$key" $work/five.wav $work/ten.wav 3 base

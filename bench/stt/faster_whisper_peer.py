@@ -1,12 +1,14 @@
 """faster-whisper (CTranslate2, int8) on one file, as bench/stt.sh's peer.
-Usage: faster_whisper_peer.py MODEL_DIR AUDIO OUT_TEXT. Prints key=value."""
+Usage: faster_whisper_peer.py MODEL_DIR AUDIO OUT_TEXT [THREADS, default 2].
+Prints key=value."""
 import sys
 import time
 
 from faster_whisper import WhisperModel
 
 model_dir, audio, out = sys.argv[1:4]
-model = WhisperModel(model_dir, device="cpu", compute_type="int8", cpu_threads=2)
+threads = int(sys.argv[4]) if len(sys.argv) > 4 else 2
+model = WhisperModel(model_dir, device="cpu", compute_type="int8", cpu_threads=threads)
 t0 = time.perf_counter()
 segments, info = model.transcribe(audio, language="en", beam_size=5)
 text = " ".join(s.text.strip() for s in segments)

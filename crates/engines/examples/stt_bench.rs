@@ -6,7 +6,7 @@
 use std::time::Instant;
 
 use mediagen_engines::media::{decode_16k, probe};
-use mediagen_engines::stt::{transcribe_stream, SttCatalog, SttError, SttOptions};
+use mediagen_engines::stt::{transcribe_stream, SttCatalog, SttOptions};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -49,14 +49,12 @@ fn once(
     let start = Instant::now();
     let duration = probe(path).expect("media").duration;
     let scratch = std::env::temp_dir().join(format!("stt_bench_{}.pcm", std::process::id()));
-    let mut pcm = decode_16k(path, &scratch, duration).expect("decodes");
-    let mut read = |n: usize| pcm.read(n).map_err(|e| SttError::Input(e.to_string()));
+    let pcm = decode_16k(path, &scratch, duration).expect("decodes");
     let opts = SttOptions {
         language: std::env::var("LANGUAGE").ok(),
         ..SttOptions::default()
     };
-    let t = transcribe_stream(engine, gate, &opts, duration, &mut read, &mut |_| true)
-        .expect("transcribed");
+    let t = transcribe_stream(engine, gate, &opts, &pcm, &mut |_| true).expect("transcribed");
     let secs = start.elapsed().as_secs_f64();
     let _ = std::fs::remove_file(&scratch);
     (secs, t)

@@ -314,9 +314,10 @@ pub fn decode_mono(path: &std::path::Path, rate: u32) -> Result<Vec<f32>, MediaE
 }
 
 /// Audio decoded to 16 kHz mono f32 in a file beside the input, read piece
-/// by piece so long files are never held whole in memory.
+/// by piece (from any point) so long files are never held whole in memory.
 pub struct Pcm16k {
-    file: std::io::BufReader<std::fs::File>,
+    file: std::fs::File,
+    samples: usize,
 }
 
 /// Decodes the first audio stream of `path` (any container ffmpeg reads) to
@@ -337,19 +338,26 @@ pub fn decode_16k(
         .arg(scratch);
     run(cmd, b"", Duration::from_secs_f64(60.0 + duration / 2.0))?;
     let file = std::fs::File::open(scratch)?;
-    Ok(Pcm16k {
-        file: std::io::BufReader::with_capacity(1 << 20, file),
-    })
+    let samples = (file.metadata()?.len() / 4) as usize;
+    Ok(Pcm16k { file, samples })
 }
 
 impl Pcm16k {
-    /// Up to `max` samples; fewer only at the end (empty once it is over).
-    pub fn read(&mut self, max: usize) -> Result<Vec<f32>, MediaError> {
-        use std::io::Read;
-        let mut bytes = Vec::with_capacity(max * 4);
-        (&mut self.file)
-            .take(max as u64 * 4)
-            .read_to_end(&mut bytes)?;
+    /// Samples in all.
+    pub fn len(&self) -> usize {
+        self.samples
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.samples == 0
+    }
+
+    /// Up to `max` samples from sample `at`; fewer only at the end.
+    pub fn read_at(&self, at: usize, max: usize) -> Result<Vec<f32>, MediaError> {
+        use std::os::unix::fs::FileExt;
+        let n = max.min(self.samples.saturating_sub(at));
+        let mut bytes = vec![0u8; n * 4];
+        self.file.read_exact_at(&mut bytes, at as u64 * 4)?;
         Ok(bytes
             .chunks_exact(4)
             .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))

@@ -198,10 +198,10 @@ fn talking(
         .ok_or_else(|| JobFailure::abort("invalid_payload", "unknown presenter"))?;
     let fps = f64::from(FPS);
     let frames = ((seconds * fps).round() as usize).max(1);
-    let mut pcm = decode_16k(audio, &scratch.join("voice.f32"), seconds)
+    let pcm = decode_16k(audio, &scratch.join("voice.f32"), seconds)
         .map_err(|e| JobFailure::abort("unreadable_media", e.to_string()))?;
     let samples = pcm
-        .read(((seconds + 1.0) * 16_000.0) as usize)
+        .read_at(0, ((seconds + 1.0) * 16_000.0) as usize)
         .map_err(failed)?;
     let mouth = mouth_track(&samples, fps, frames);
     let tick = ticker(ctx, frames);

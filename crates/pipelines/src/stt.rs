@@ -260,20 +260,12 @@ impl Pipeline for SttPipeline {
         let catalog = self.catalog.clone();
         let transcript: Transcript = tokio::task::spawn_blocking(move || {
             let scratch = input.with_extension("pcm");
-            let mut pcm = decode_16k(&input, &scratch, duration)
+            let pcm = decode_16k(&input, &scratch, duration)
                 .map_err(|e| JobFailure::abort("unreadable_media", e.to_string()))?;
-            let mut read = |n: usize| pcm.read(n).map_err(|e| SttError::Input(e.to_string()));
-            transcribe_stream(
-                model.as_ref(),
-                catalog.gate(),
-                &opts,
-                duration,
-                &mut read,
-                &mut |done| {
-                    progress.set_progress((done * 100.0) as i64);
-                    !progress.is_cancelled()
-                },
-            )
+            transcribe_stream(model.as_ref(), catalog.gate(), &opts, &pcm, &mut |done| {
+                progress.set_progress((done * 100.0) as i64);
+                !progress.is_cancelled()
+            })
             .map_err(|e| match e {
                 SttError::Cancelled => JobFailure::abort("cancelled", "The job was cancelled."),
                 SttError::Input(m) => JobFailure::abort("unreadable_media", m),

@@ -117,143 +117,136 @@ pub struct Window {
     pub consumed: usize,
 }
 
-/// Audio at least this long (seconds) is split into parts decoded side by
-/// side, where the model and the gate allow more than one decoding at once.
+/// Audio at least this long (seconds) is split into sections decoded side
+/// by side, where the model and the gate allow more than one decoding at
+/// once.
 const SPLIT_MIN: f64 = 60.0;
-/// The longest part, seconds (the parts of one round are held in memory).
-const PART_MAX: f64 = 150.0;
 
-/// Transcribes audio of any length read piece by piece from `read` (which
-/// returns up to the number of samples asked for, fewer only at the end):
+/// 16 kHz mono audio that can be read from any point.
+pub trait AudioSource: Sync {
+    /// Samples in all.
+    fn samples(&self) -> usize;
+    /// Up to `max` samples from sample `at`; fewer only at the end.
+    fn read_at(&self, at: usize, max: usize) -> Result<Vec<f32>, SttError>;
+}
+
+impl AudioSource for &[f32] {
+    fn samples(&self) -> usize {
+        self.len()
+    }
+
+    fn read_at(&self, at: usize, max: usize) -> Result<Vec<f32>, SttError> {
+        let at = at.min(self.len());
+        Ok(self[at..(at + max).min(self.len())].to_vec())
+    }
+}
+
+impl AudioSource for crate::media::Pcm16k {
+    fn samples(&self) -> usize {
+        self.len()
+    }
+
+    fn read_at(&self, at: usize, max: usize) -> Result<Vec<f32>, SttError> {
+        crate::media::Pcm16k::read_at(self, at, max).map_err(|e| SttError::Input(e.to_string()))
+    }
+}
+
+/// Transcribes audio of any length, read piece by piece from `audio`:
 /// silence is skipped, speech is decoded in chunks of one window cut at
 /// pauses, each chunk under a permit of `gate`, and times are shifted onto
 /// the whole file's clock. `progress` gets the fraction done (0–1) after
-/// each chunk and returns false to cancel.
+/// each chunk and returns false to cancel. Memory stays at two windows of
+/// audio a decoding, whatever the length.
 ///
-/// Where the model decodes several windows at once ([`SpeechToText::lanes`])
-/// and the gate lets them, audio of a minute or more is read in rounds of
-/// that many parts (at most 150 s each, split at pauses) decoded side by
-/// side: whisper decodes one window after another, each given the text
-/// before it, so a single decoding cannot use a second core. A part's first
-/// window gets the text of the part before it as its prompt when that part
-/// was decoded in an earlier round; the others start afresh (as the first
-/// window of a file does). Memory stays at a round's parts whatever the
-/// length.
+/// Whisper decodes one window after another, each given the text before
+/// it, and a decoding step is too small to gain from more threads; so where
+/// the model decodes several windows at once ([`SpeechToText::lanes`]) and
+/// the gate lets them, audio of a minute or more is cut (at a pause) into
+/// that many sections of equal length, decoded side by side. Each section
+/// but the first starts without the text before it, as a file does.
 pub fn transcribe_stream(
     model: &dyn SpeechToText,
     gate: &DecodeGate,
     opts: &SttOptions,
-    duration: f64,
-    read: &mut dyn FnMut(usize) -> Result<Vec<f32>, SttError>,
+    audio: &dyn AudioSource,
     progress: &mut dyn FnMut(f64) -> bool,
 ) -> Result<Transcript, SttError> {
+    let total = audio.samples();
     let lanes = model.lanes().min(gate.permits());
-    if lanes < 2 || duration < SPLIT_MIN {
-        return transcribe_lane(model, gate, opts, duration, read, progress);
+    if lanes < 2 || (total as f64) < SPLIT_MIN * RATE as f64 {
+        return transcribe_lane(model, gate, opts, audio, 0..total, progress);
     }
-    let part = (duration / lanes as f64).clamp(SPLIT_MIN / 2.0, PART_MAX);
-    let (part, slack) = ((part * RATE as f64) as usize, 5 * RATE);
-    let total = (duration * RATE as f64).max(1.0);
+    // Where the sections meet: in a pause within 5 s of each equal share.
+    let mut bounds = vec![0];
+    for k in 1..lanes {
+        let at = total * k / lanes;
+        let from = at.saturating_sub(5 * RATE);
+        let around = audio.read_at(from, 10 * RATE)?;
+        bounds.push(from + chunk::split_near(&around, at - from));
+    }
+    bounds.push(total);
     let mut opts = opts.clone();
     let mut detected = None;
-    let mut context = opts.prompt.clone();
-    let (mut pending, mut ended, mut offset) = (Vec::<f32>::new(), false, 0usize);
-    let mut out = Transcript::default();
+    if opts.language.is_none() {
+        let first = audio.read_at(0, 2 * MAX_CHUNK)?;
+        let found = detect_language(model, gate, first_chunk(&first))?;
+        opts.language = Some(found.0.clone());
+        detected = Some(found);
+    }
+    let done: Vec<AtomicUsize> = (0..lanes).map(|_| AtomicUsize::new(0)).collect();
     let cancel = AtomicBool::new(false);
-    loop {
-        let mut parts: Vec<Vec<f32>> = Vec::new();
-        while parts.len() < lanes && !(ended && pending.is_empty()) {
-            if !ended && pending.len() < part + slack {
-                let want = part + slack - pending.len();
-                let more = read(want)?;
-                ended = more.len() < want;
-                pending.extend_from_slice(&more);
-            }
-            let cut = if ended && pending.len() <= part + slack {
-                pending.len()
-            } else {
-                chunk::split_near(&pending, part)
-            };
-            parts.push(pending.drain(..cut.max(1).min(pending.len())).collect());
-        }
-        if parts.is_empty() {
-            break;
-        }
-        if opts.language.is_none() {
-            let first = first_chunk(&parts[0]);
-            let found = if model.multilingual() {
-                detect_language(model, gate, first)?
-            } else {
-                ("en".to_owned(), 1.0)
-            };
-            opts.language = Some(found.0.clone());
-            detected = Some(found);
-        }
-        let done: Vec<AtomicUsize> = parts.iter().map(|_| AtomicUsize::new(0)).collect();
-        let results: Vec<Result<Transcript, SttError>> = std::thread::scope(|s| {
-            let others: Vec<_> = (1..parts.len())
-                .map(|k| {
-                    let (audio, done, cancel) = (&parts[k], &done[k], &cancel);
-                    let opts = opts.clone();
-                    s.spawn(move || {
-                        let seconds = audio.len() as f64 / RATE as f64;
-                        transcribe_lane(model, gate, &opts, seconds, &mut reader(audio), &mut |f| {
-                            done.store((f * audio.len() as f64) as usize, Ordering::Relaxed);
-                            !cancel.load(Ordering::Relaxed)
-                        })
+    let results: Vec<Result<Transcript, SttError>> = std::thread::scope(|s| {
+        let others: Vec<_> = (1..lanes)
+            .map(|k| {
+                let (range, done, cancel) = (bounds[k]..bounds[k + 1], &done[k], &cancel);
+                let opts = SttOptions {
+                    prompt: None,
+                    ..opts.clone()
+                };
+                s.spawn(move || {
+                    let len = range.len() as f64;
+                    transcribe_lane(model, gate, &opts, audio, range, &mut |f| {
+                        done.store((f * len) as usize, Ordering::Relaxed);
+                        !cancel.load(Ordering::Relaxed)
                     })
                 })
-                .collect();
-            let first_opts = SttOptions {
-                prompt: context.clone(),
-                ..opts.clone()
-            };
-            let audio = &parts[0];
-            let seconds = audio.len() as f64 / RATE as f64;
-            let mut report = |f: f64| {
-                done[0].store((f * audio.len() as f64) as usize, Ordering::Relaxed);
-                let sum: usize = done.iter().map(|d| d.load(Ordering::Relaxed)).sum();
-                let go = progress(((offset + sum) as f64 / total).min(1.0));
-                if !go {
-                    cancel.store(true, Ordering::Relaxed);
-                }
-                go
-            };
-            let first = transcribe_lane(
-                model,
-                gate,
-                &first_opts,
-                seconds,
-                &mut reader(audio),
-                &mut report,
-            );
-            let mut all = vec![first];
-            all.extend(others.into_iter().map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(SttError::Failed("a decoding thread panicked".into())))
-            }));
-            all
-        });
-        for (audio, result) in parts.iter().zip(results) {
-            let t = result?;
-            let at = offset as f64 / RATE as f64;
-            for mut seg in t.segments {
-                seg.id = out.segments.len();
-                seg.start += at;
-                seg.end += at;
-                out.segments.push(seg);
+            })
+            .collect();
+        let len = (bounds[1] - bounds[0]) as f64;
+        let first = transcribe_lane(model, gate, &opts, audio, bounds[0]..bounds[1], &mut |f| {
+            done[0].store((f * len) as usize, Ordering::Relaxed);
+            let sum: usize = done.iter().map(|d| d.load(Ordering::Relaxed)).sum();
+            let go = progress(sum as f64 / total as f64);
+            if !go {
+                cancel.store(true, Ordering::Relaxed);
             }
-            out.words.extend(t.words.into_iter().map(|mut w| {
-                w.start += at;
-                w.end += at;
-                w
-            }));
-            context = Some(t.text).filter(|t| !t.is_empty());
-            offset += audio.len();
+            go
+        });
+        let mut all = vec![first];
+        all.extend(others.into_iter().map(|h| {
+            h.join()
+                .unwrap_or_else(|_| Err(SttError::Failed("a decoding thread panicked".into())))
+        }));
+        all
+    });
+    let mut out = Transcript::default();
+    for (k, result) in results.into_iter().enumerate() {
+        let t = result?;
+        let at = bounds[k] as f64 / RATE as f64;
+        for mut seg in t.segments {
+            seg.id = out.segments.len();
+            seg.start += at;
+            seg.end += at;
+            out.segments.push(seg);
         }
-        if !progress((offset as f64 / total).min(1.0)) {
-            return Err(SttError::Cancelled);
-        }
+        out.words.extend(t.words.into_iter().map(|mut w| {
+            w.start += at;
+            w.end += at;
+            w
+        }));
+    }
+    if !progress(1.0) {
+        return Err(SttError::Cancelled);
     }
     out.text = out
         .segments
@@ -263,19 +256,8 @@ pub fn transcribe_stream(
         .join(" ");
     (out.language, out.language_probability) =
         detected.unwrap_or_else(|| (opts.language.unwrap_or_default(), 1.0));
-    out.duration = offset as f64 / RATE as f64;
+    out.duration = total as f64 / RATE as f64;
     Ok(out)
-}
-
-/// Reads `audio` piece by piece, as [`transcribe_stream`] asks.
-fn reader(audio: &[f32]) -> impl FnMut(usize) -> Result<Vec<f32>, SttError> + '_ {
-    let mut pos = 0;
-    move |n| {
-        let end = (pos + n).min(audio.len());
-        let piece = audio[pos..end].to_vec();
-        pos = end;
-        Ok(piece)
-    }
 }
 
 /// The first chunk [`plan`] gives for the whole of `audio` (its start, when
@@ -291,16 +273,23 @@ fn first_chunk(mut audio: &[f32]) -> &[f32] {
     }
 }
 
-/// One decoding after another over the whole stream ([`transcribe_stream`]
-/// without the parts side by side). Memory stays at two windows of audio.
+/// One decoding after another over `range` of `audio` (samples), times
+/// from the range's start ([`transcribe_stream`] for one section).
 fn transcribe_lane(
     model: &dyn SpeechToText,
     gate: &DecodeGate,
     opts: &SttOptions,
-    duration: f64,
-    read: &mut dyn FnMut(usize) -> Result<Vec<f32>, SttError>,
+    audio: &dyn AudioSource,
+    range: std::ops::Range<usize>,
     progress: &mut dyn FnMut(f64) -> bool,
 ) -> Result<Transcript, SttError> {
+    let duration = range.len() as f64 / RATE as f64;
+    let mut pos = range.start;
+    let mut read = |n: usize| {
+        let piece = audio.read_at(pos, n.min(range.end - pos))?;
+        pos += piece.len();
+        Ok::<_, SttError>(piece)
+    };
     let mut session = model.session(opts)?;
     let mut language = opts.language.clone().map(|l| (l, 1.0));
     if language.is_none() && !model.multilingual() {
@@ -398,10 +387,7 @@ pub fn transcribe(
     audio: &[f32],
     opts: &SttOptions,
 ) -> Result<Transcript, SttError> {
-    let duration = audio.len() as f64 / RATE as f64;
-    transcribe_stream(model, gate, opts, duration, &mut reader(audio), &mut |_| {
-        true
-    })
+    transcribe_stream(model, gate, opts, &audio, &mut |_| true)
 }
 
 /// The recognisers found in `<models>/whisper/`, sharing one limit on
