@@ -95,7 +95,7 @@ async fn twenty_minutes_transcribe_with_progress_in_bounded_memory() {
     let app = TestApp::spawn_with(Backend::Sqlite, |c| c.workers = 0).await;
     let (_, key) = app.account(100_000, "write").await;
     let dir = tempfile::tempdir().unwrap();
-    let warmup = looped_speech(dir.path(), 75.0, "mp3");
+    let warmup = looped_speech(dir.path(), 150.0, "mp3");
     let long = looped_speech(dir.path(), 1200.0, "mp3");
 
     let mut worker = tokio::process::Command::new(env!("CARGO_BIN_EXE_mediagen"))
@@ -115,9 +115,10 @@ async fn twenty_minutes_transcribe_with_progress_in_bounded_memory() {
     let pid = worker.id().unwrap();
     let fields = [("model", "tiny.en"), ("responseFormat", "srt")];
 
-    // A job of a few windows first, so the models and their working buffers
-    // (which grow with a window's context, up to whisper's limits) are in
-    // memory.
+    // A job of a few windows for each of the decodings side by side first
+    // (150 s: two sections of 75 s), so the models and their working
+    // buffers (which grow with a window's context, up to whisper's limits)
+    // are in memory.
     let job = submit(&app, &key, &warmup, &fields, false).await;
     let warm = app
         .wait_job(
