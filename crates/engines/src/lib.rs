@@ -12,6 +12,7 @@ pub mod expand;
 pub mod image;
 pub mod media;
 pub mod onnx;
+pub mod onnx_stft;
 pub mod process;
 pub mod sound;
 pub mod stt;
