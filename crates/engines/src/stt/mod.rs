@@ -172,8 +172,12 @@ pub fn transcribe_stream(
     progress: &mut dyn FnMut(f64) -> bool,
 ) -> Result<Transcript, SttError> {
     let total = audio.samples();
-    let lanes = model.lanes().min(gate.permits());
-    if lanes < 2 || (total as f64) < SPLIT_MIN * RATE as f64 {
+    // Sections of at least half a minute each.
+    let lanes = model
+        .lanes()
+        .min(gate.permits())
+        .min(total / (SPLIT_MIN as usize * RATE / 2));
+    if lanes < 2 {
         return transcribe_lane(model, gate, opts, audio, 0..total, progress);
     }
     // Where the sections meet: in a pause within 5 s of each equal share.
@@ -182,7 +186,8 @@ pub fn transcribe_stream(
         let at = total * k / lanes;
         let from = at.saturating_sub(5 * RATE);
         let around = audio.read_at(from, 10 * RATE)?;
-        bounds.push(from + chunk::split_near(&around, at - from));
+        let cut = from + chunk::split_near(&around, at - from);
+        bounds.push(cut.clamp(bounds[k - 1], total));
     }
     bounds.push(total);
     let mut opts = opts.clone();
@@ -551,4 +556,120 @@ pub fn languages() -> Vec<&'static str> {
     (0..=whisper_rs::get_lang_max_id())
         .filter_map(whisper_rs::get_lang_str)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+    use std::sync::Mutex;
+
+    /// A recogniser that hears one segment per window, spanning it, and
+    /// notes which threads decoded.
+    struct Echo {
+        threads: Mutex<HashSet<std::thread::ThreadId>>,
+    }
+
+    struct EchoSession<'a>(&'a Echo);
+
+    impl SpeechToText for Echo {
+        fn name(&self) -> &str {
+            "echo"
+        }
+        fn multilingual(&self) -> bool {
+            true
+        }
+        fn session(&self, _: &SttOptions) -> Result<Box<dyn SttSession + '_>, SttError> {
+            Ok(Box::new(EchoSession(self)))
+        }
+        fn lanes(&self) -> usize {
+            2
+        }
+    }
+
+    impl SttSession for EchoSession<'_> {
+        fn detect_language(&mut self, _: &[f32]) -> Result<(String, f64), SttError> {
+            Ok(("de".into(), 0.9))
+        }
+        fn transcribe(&mut self, audio: &[f32], _: &str) -> Result<Window, SttError> {
+            self.0
+                .threads
+                .lock()
+                .unwrap()
+                .insert(std::thread::current().id());
+            Ok(Window {
+                segments: vec![Segment {
+                    id: 0,
+                    start: 0.0,
+                    end: audio.len() as f64 / RATE as f64,
+                    text: "x".into(),
+                    avg_logprob: 0.0,
+                    no_speech_prob: 0.0,
+                }],
+                words: Vec::new(),
+                consumed: audio.len(),
+            })
+        }
+    }
+
+    #[test]
+    fn long_audio_is_decoded_in_sections_side_by_side_on_one_clock() {
+        // 100 s of sound with a second of silence every 10 s.
+        let audio: Vec<f32> = (0..100 * RATE)
+            .map(|i| {
+                let t = i as f32 / RATE as f32;
+                if t % 10.0 > 9.0 {
+                    0.0
+                } else {
+                    0.3 * (i as f32 * 0.05).sin()
+                }
+            })
+            .collect();
+        let echo = Echo {
+            threads: Mutex::new(HashSet::new()),
+        };
+        let mut seen = Vec::new();
+        let t = transcribe_stream(
+            &echo,
+            &DecodeGate::new(2),
+            &SttOptions::default(),
+            &audio.as_slice(),
+            &mut |f| {
+                seen.push(f);
+                true
+            },
+        )
+        .unwrap();
+        assert_eq!(echo.threads.lock().unwrap().len(), 2, "two decodings");
+        assert_eq!((t.language.as_str(), t.duration), ("de", 100.0));
+        // Segments in order, ids renumbered, the whole file heard once (the
+        // chunks are cut inside the pauses, so they cover them too).
+        assert!(t.segments.iter().enumerate().all(|(i, s)| s.id == i));
+        assert!(t.segments.windows(2).all(|w| w[0].end <= w[1].start + 1e-6));
+        let heard: f64 = t.segments.iter().map(|s| s.end - s.start).sum();
+        assert!((95.0..=100.0).contains(&heard), "{heard} s heard");
+        for k in 0..10 {
+            let mid = k as f64 * 10.0 + 4.5;
+            assert!(
+                t.segments.iter().any(|s| s.start <= mid && mid <= s.end),
+                "{mid} s not heard: {:?}",
+                t.segments
+            );
+        }
+        assert!(seen.windows(2).all(|w| w[0] <= w[1]), "{seen:?}");
+        assert_eq!(seen.last(), Some(&1.0));
+    }
+
+    #[test]
+    fn short_audio_or_one_decoding_stays_in_one_section() {
+        let audio = vec![0.1f32; 40 * RATE];
+        let echo = Echo {
+            threads: Mutex::new(HashSet::new()),
+        };
+        transcribe(&echo, &DecodeGate::new(2), &audio, &SttOptions::default()).unwrap();
+        assert_eq!(echo.threads.lock().unwrap().len(), 1);
+        let audio = vec![0.1f32; 90 * RATE];
+        transcribe(&echo, &DecodeGate::new(1), &audio, &SttOptions::default()).unwrap();
+        assert_eq!(echo.threads.lock().unwrap().len(), 1);
+    }
 }
