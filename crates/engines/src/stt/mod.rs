@@ -204,10 +204,8 @@ pub fn transcribe_stream(
         let others: Vec<_> = (1..lanes)
             .map(|k| {
                 let (range, done, cancel) = (bounds[k]..bounds[k + 1], &done[k], &cancel);
-                let opts = SttOptions {
-                    prompt: None,
-                    ..opts.clone()
-                };
+                // The user's prompt, not the text before: as a file starts.
+                let opts = opts.clone();
                 s.spawn(move || {
                     let len = range.len() as f64;
                     transcribe_lane(model, gate, &opts, audio, range, &mut |f| {
