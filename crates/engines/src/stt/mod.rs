@@ -121,6 +121,8 @@ pub struct Window {
 /// by side, where the model and the gate allow more than one decoding at
 /// once.
 const SPLIT_MIN: f64 = 60.0;
+/// Seconds before a section decoded for context (its text only).
+const CONTEXT: usize = 20;
 
 /// 16 kHz mono audio that can be read from any point.
 pub trait AudioSource: Sync {
@@ -178,7 +180,7 @@ pub fn transcribe_stream(
         .min(gate.permits())
         .min(total / (SPLIT_MIN as usize * RATE / 2));
     if lanes < 2 {
-        return transcribe_lane(model, gate, opts, audio, 0..total, progress);
+        return transcribe_lane(model, gate, opts, audio, 0..total, 0..0, progress);
     }
     // Where the sections meet: in a pause within 5 s of each equal share.
     let mut bounds = vec![0];
@@ -204,11 +206,13 @@ pub fn transcribe_stream(
         let others: Vec<_> = (1..lanes)
             .map(|k| {
                 let (range, done, cancel) = (bounds[k]..bounds[k + 1], &done[k], &cancel);
+                let context =
+                    bounds[k].saturating_sub(CONTEXT * RATE).max(bounds[k - 1])..bounds[k];
                 // The user's prompt, not the text before: as a file starts.
                 let opts = opts.clone();
                 s.spawn(move || {
                     let len = range.len() as f64;
-                    transcribe_lane(model, gate, &opts, audio, range, &mut |f| {
+                    transcribe_lane(model, gate, &opts, audio, range, context, &mut |f| {
                         done.store((f * len) as usize, Ordering::Relaxed);
                         !cancel.load(Ordering::Relaxed)
                     })
@@ -216,15 +220,23 @@ pub fn transcribe_stream(
             })
             .collect();
         let len = (bounds[1] - bounds[0]) as f64;
-        let first = transcribe_lane(model, gate, &opts, audio, bounds[0]..bounds[1], &mut |f| {
-            done[0].store((f * len) as usize, Ordering::Relaxed);
-            let sum: usize = done.iter().map(|d| d.load(Ordering::Relaxed)).sum();
-            let go = progress(sum as f64 / total as f64);
-            if !go {
-                cancel.store(true, Ordering::Relaxed);
-            }
-            go
-        });
+        let first = transcribe_lane(
+            model,
+            gate,
+            &opts,
+            audio,
+            bounds[0]..bounds[1],
+            0..0,
+            &mut |f| {
+                done[0].store((f * len) as usize, Ordering::Relaxed);
+                let sum: usize = done.iter().map(|d| d.load(Ordering::Relaxed)).sum();
+                let go = progress(sum as f64 / total as f64);
+                if !go {
+                    cancel.store(true, Ordering::Relaxed);
+                }
+                go
+            },
+        );
         let mut all = vec![first];
         all.extend(others.into_iter().map(|h| {
             h.join()
@@ -284,6 +296,7 @@ fn transcribe_lane(
     opts: &SttOptions,
     audio: &dyn AudioSource,
     range: std::ops::Range<usize>,
+    context: std::ops::Range<usize>,
     progress: &mut dyn FnMut(f64) -> bool,
 ) -> Result<Transcript, SttError> {
     let duration = range.len() as f64 / RATE as f64;
@@ -297,6 +310,12 @@ fn transcribe_lane(
     let mut language = opts.language.clone().map(|l| (l, 1.0));
     if language.is_none() && !model.multilingual() {
         language = Some(("en".to_owned(), 1.0));
+    }
+    if let (false, Some((code, _))) = (context.is_empty(), &language) {
+        // Decoded for its text only, which the next window is given.
+        let before = audio.read_at(context.start, context.len())?;
+        let _permit = gate.acquire();
+        session.transcribe(&before, code)?;
     }
     let (mut buf, mut offset, mut ended) = (Vec::<f32>::new(), 0usize, false);
     let (mut segments, mut words) = (Vec::<Segment>::new(), Vec::<Word>::new());
@@ -566,9 +585,20 @@ mod tests {
     /// notes which threads decoded.
     struct Echo {
         threads: Mutex<HashSet<std::thread::ThreadId>>,
+        /// Samples of each session's first window.
+        firsts: Mutex<Vec<usize>>,
     }
 
-    struct EchoSession<'a>(&'a Echo);
+    impl Echo {
+        fn new() -> Self {
+            Self {
+                threads: Mutex::new(HashSet::new()),
+                firsts: Mutex::new(Vec::new()),
+            }
+        }
+    }
+
+    struct EchoSession<'a>(&'a Echo, bool);
 
     impl SpeechToText for Echo {
         fn name(&self) -> &str {
@@ -578,7 +608,7 @@ mod tests {
             true
         }
         fn session(&self, _: &SttOptions) -> Result<Box<dyn SttSession + '_>, SttError> {
-            Ok(Box::new(EchoSession(self)))
+            Ok(Box::new(EchoSession(self, false)))
         }
         fn lanes(&self) -> usize {
             2
@@ -590,6 +620,9 @@ mod tests {
             Ok(("de".into(), 0.9))
         }
         fn transcribe(&mut self, audio: &[f32], _: &str) -> Result<Window, SttError> {
+            if !std::mem::replace(&mut self.1, true) {
+                self.0.firsts.lock().unwrap().push(audio.len());
+            }
             self.0
                 .threads
                 .lock()
@@ -623,9 +656,7 @@ mod tests {
                 }
             })
             .collect();
-        let echo = Echo {
-            threads: Mutex::new(HashSet::new()),
-        };
+        let echo = Echo::new();
         let mut seen = Vec::new();
         let t = transcribe_stream(
             &echo,
@@ -639,6 +670,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(echo.threads.lock().unwrap().len(), 2, "two decodings");
+        // The second section's decoder first heard the 20 s before it, for
+        // context only (its text is not in the transcript: no overlap below).
+        let firsts = echo.firsts.lock().unwrap().clone();
+        assert!(firsts.contains(&(CONTEXT * RATE)), "{firsts:?}");
         assert_eq!((t.language.as_str(), t.duration), ("de", 100.0));
         // Segments in order, ids renumbered, the whole file heard once (the
         // chunks are cut inside the pauses, so they cover them too).
@@ -661,9 +696,7 @@ mod tests {
     #[test]
     fn short_audio_or_one_decoding_stays_in_one_section() {
         let audio = vec![0.1f32; 40 * RATE];
-        let echo = Echo {
-            threads: Mutex::new(HashSet::new()),
-        };
+        let echo = Echo::new();
         transcribe(&echo, &DecodeGate::new(2), &audio, &SttOptions::default()).unwrap();
         assert_eq!(echo.threads.lock().unwrap().len(), 1);
         let audio = vec![0.1f32; 90 * RATE];
