@@ -164,8 +164,10 @@ impl AudioSource for crate::media::Pcm16k {
 /// it, and a decoding step is too small to gain from more threads; so where
 /// the model decodes several windows at once ([`SpeechToText::lanes`]) and
 /// the gate lets them, audio of a minute or more is cut (at a pause) into
-/// that many sections of equal length, decoded side by side. Each section
-/// but the first starts without the text before it, as a file does.
+/// that many sections of equal length, decoded side by side. A section
+/// after the first first decodes the 20 s before it for their text only,
+/// which its first window is given as context, as every window is given
+/// the text before it.
 pub fn transcribe_stream(
     model: &dyn SpeechToText,
     gate: &DecodeGate,
@@ -208,7 +210,8 @@ pub fn transcribe_stream(
                 let (range, done, cancel) = (bounds[k]..bounds[k + 1], &done[k], &cancel);
                 let context =
                     bounds[k].saturating_sub(CONTEXT * RATE).max(bounds[k - 1])..bounds[k];
-                // The user's prompt, not the text before: as a file starts.
+                // The request's prompt comes first, as at a file's start;
+                // the text of `context` follows it.
                 let opts = opts.clone();
                 s.spawn(move || {
                     let len = range.len() as f64;
