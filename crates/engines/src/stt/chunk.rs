@@ -112,17 +112,7 @@ pub fn plan(buf: &[f32], ended: bool) -> Plan {
         Option<usize>,
         Option<(usize, usize)>,
     ) = (None, None, None);
-    let mut i = lo;
-    while i < hi {
-        if voiced[i] {
-            i += 1;
-            continue;
-        }
-        let run_start = i;
-        while i < hi && !voiced[i] {
-            i += 1;
-        }
-        let (run, middle) = (i - run_start, run_start + (i - run_start) / 2);
+    for (run, middle) in pauses(&voiced, lo, hi) {
         if run >= CLEAR_PAUSE && middle <= aim {
             latest = Some(middle);
         } else if run >= CLEAR_PAUSE && later.is_none() {
@@ -135,18 +125,36 @@ pub fn plan(buf: &[f32], ended: bool) -> Plan {
     let best = latest.or(later).or(longest
         .filter(|&(len, _)| len >= 3)
         .map(|(_, middle)| middle));
-    let cut = match best {
-        Some(middle) => middle,
-        None => {
-            let from = hi.saturating_sub(5 * RATE / FRAME);
-            (from..hi)
-                .min_by(|&a, &b| levels[a].total_cmp(&levels[b]))
-                .unwrap_or(hi)
-        }
-    };
+    let cut = best.unwrap_or_else(|| {
+        quietest(&levels, hi.saturating_sub(5 * RATE / FRAME)..hi).unwrap_or(hi)
+    });
     Plan::Chunk {
         end: (cut * FRAME).clamp(FRAME, buf.len()),
     }
+}
+
+/// The pauses (runs of unvoiced frames) between frames `lo` and `hi`: their
+/// length and middle frame, in order.
+fn pauses(voiced: &[bool], lo: usize, hi: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let mut i = lo;
+    std::iter::from_fn(move || {
+        while i < hi && voiced[i] {
+            i += 1;
+        }
+        if i >= hi {
+            return None;
+        }
+        let start = i;
+        while i < hi && !voiced[i] {
+            i += 1;
+        }
+        Some((i - start, start + (i - start) / 2))
+    })
+}
+
+/// The quietest frame of `frames`.
+fn quietest(levels: &[f32], frames: std::ops::Range<usize>) -> Option<usize> {
+    frames.min_by(|&a, &b| levels[a].total_cmp(&levels[b]))
 }
 
 /// Where to split `audio` near sample `at` into parts decoded apart: in the
@@ -160,29 +168,13 @@ pub fn split_near(audio: &[f32], at: usize) -> usize {
     if lo >= hi {
         return at.min(audio.len());
     }
-    let mut longest: Option<(usize, usize)> = None;
-    let mut i = lo;
-    while i < hi {
-        if voiced[i] {
-            i += 1;
-            continue;
-        }
-        let start = i;
-        while i < hi && !voiced[i] {
-            i += 1;
-        }
-        if longest.is_none_or(|(len, _)| i - start > len) {
-            longest = Some((i - start, start + (i - start) / 2));
-        }
-    }
-    let frame = longest.map_or_else(
-        || {
-            (lo..hi)
-                .min_by(|&a, &b| levels[a].total_cmp(&levels[b]))
-                .unwrap_or(lo)
-        },
-        |(_, middle)| middle,
-    );
+    let longest = pauses(&voiced, lo, hi).fold(None, |best: Option<(usize, usize)>, p| {
+        best.filter(|b| b.0 >= p.0).or(Some(p))
+    });
+    let frame = longest
+        .map(|(_, middle)| middle)
+        .or_else(|| quietest(&levels, lo..hi))
+        .unwrap_or(lo);
     (frame * FRAME).min(audio.len())
 }
 

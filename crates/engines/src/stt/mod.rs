@@ -250,6 +250,12 @@ pub fn transcribe_stream(
     let mut out = Transcript::default();
     for (k, result) in results.into_iter().enumerate() {
         let t = result?;
+        if !t.text.is_empty() {
+            if !out.text.is_empty() {
+                out.text.push(' ');
+            }
+            out.text.push_str(&t.text);
+        }
         let at = bounds[k] as f64 / RATE as f64;
         for mut seg in t.segments {
             seg.id = out.segments.len();
@@ -266,12 +272,6 @@ pub fn transcribe_stream(
     if !progress(1.0) {
         return Err(SttError::Cancelled);
     }
-    out.text = out
-        .segments
-        .iter()
-        .map(|s| s.text.as_str())
-        .collect::<Vec<_>>()
-        .join(" ");
     (out.language, out.language_probability) =
         detected.unwrap_or_else(|| (opts.language.unwrap_or_default(), 1.0));
     out.duration = total as f64 / RATE as f64;
