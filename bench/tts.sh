@@ -10,7 +10,7 @@ models=${MEDIAGEN_MODELS_DIR:-./models}
 venv=target/bench/piper-venv
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet piper-tts==1.8.0 kokoro-onnx==0.6.1
+  "$venv/bin/pip" install --quiet piper-tts==1.8.0 kokoro-onnx==0.6.1 onnxruntime==1.31.1
 fi
 cargo build --release --locked --quiet --example tts_bench -p mediagen-engines
 cargo build --release --locked --quiet --bin mediagen

@@ -58,21 +58,27 @@ pub fn session(
         .map_err(|e| format!("{}: {e}", model.display()))
 }
 
-/// [`session`], with the model's STFT nodes computed by convolution
-/// ([`crate::onnx_stft`]): the same numbers, faster.
-pub fn session_stft_as_conv(
+/// [`session`], with the model's graph rewritten as it loads
+/// ([`crate::onnx_graph`]: Snake activations and sines by our own operators,
+/// on every intra-op thread): the same numbers to within a float rounding,
+/// faster.
+pub fn session_rewritten(
     env: &ort::environment::Environment,
     model: &Path,
     threads: usize,
 ) -> Result<ort::session::Session, String> {
     let bytes = std::fs::read(model).map_err(|e| format!("{}: {e}", model.display()))?;
-    match crate::onnx_stft::stft_as_conv(&bytes) {
+    match crate::onnx_graph::rewrite(&bytes) {
         Ok(Some(rewritten)) => builder(env, threads)
+            .and_then(|b| {
+                b.with_operators(crate::onnx_ops::domain()?)
+                    .map_err(Into::into)
+            })
             .and_then(|mut b| b.commit_from_memory(&rewritten))
             .map_err(|e| format!("{}: {e}", model.display())),
         Ok(None) => session(env, model, threads),
         Err(e) => {
-            tracing::warn!(model = %model.display(), "STFT not rewritten: {e}");
+            tracing::warn!(model = %model.display(), "graph not rewritten: {e}");
             session(env, model, threads)
         }
     }

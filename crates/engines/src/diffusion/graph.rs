@@ -4,49 +4,8 @@
 //! random-weight diffusion models the tests and benchmarks run
 //! ([`super::tiny`]). Opset 17, IR version 8.
 
+use crate::protobuf::Pb;
 use crate::sound::dsp::Rng;
-
-/// Protobuf wire encoding of one message.
-#[derive(Default)]
-struct Pb(Vec<u8>);
-
-impl Pb {
-    fn varint(&mut self, mut v: u64) {
-        while v >= 0x80 {
-            self.0.push((v as u8) | 0x80);
-            v >>= 7;
-        }
-        self.0.push(v as u8);
-    }
-
-    fn key(&mut self, field: u32, wire: u8) {
-        self.varint((u64::from(field) << 3) | u64::from(wire));
-    }
-
-    fn int(&mut self, field: u32, v: i64) {
-        self.key(field, 0);
-        self.varint(v as u64);
-    }
-
-    fn float(&mut self, field: u32, v: f32) {
-        self.key(field, 5);
-        self.0.extend_from_slice(&v.to_le_bytes());
-    }
-
-    fn bytes(&mut self, field: u32, b: &[u8]) {
-        self.key(field, 2);
-        self.varint(b.len() as u64);
-        self.0.extend_from_slice(b);
-    }
-
-    fn str(&mut self, field: u32, s: &str) {
-        self.bytes(field, s.as_bytes());
-    }
-
-    fn msg(&mut self, field: u32, m: &Pb) {
-        self.bytes(field, &m.0);
-    }
-}
 
 /// Tensor element types (TensorProto.DataType).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -299,21 +258,5 @@ impl Graph {
         let scaled = self.op("Mul", &[&scores, &scale], &[]);
         let weights = self.op("Softmax", &[&scaled], &[Attr::Int("axis", -1)]);
         self.op("MatMul", &[&weights, v], &[])
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn varints_are_little_endian_base_128() {
-        let mut pb = Pb::default();
-        pb.varint(1);
-        pb.varint(300);
-        pb.int(1, -1);
-        assert_eq!(&pb.0[..3], &[0x01, 0xAC, 0x02]);
-        // A negative int64 takes ten bytes after its key.
-        assert_eq!(pb.0.len(), 3 + 1 + 10);
     }
 }

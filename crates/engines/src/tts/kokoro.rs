@@ -130,7 +130,7 @@ impl KokoroEngine {
             return Err(format!("no Kokoro voices in {}/voices", dir.display()));
         }
         let env = crate::onnx::environment(models_dir)?;
-        let session = crate::onnx::session_stft_as_conv(env, &model, threads)?;
+        let session = crate::onnx::session_rewritten(env, &model, threads)?;
         Ok(Self {
             session: Mutex::new(session),
             vocab,

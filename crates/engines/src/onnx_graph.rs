@@ -1,0 +1,415 @@
+//! A graph rewrite applied to ONNX models as they load: the Snake
+//! activation of neural vocoders, `x + 1/α · sin²(αx)` with per-channel α
+//! (five nodes: Mul, Sin, Pow, Mul, Add), becomes one `Snake` node of our
+//! own operator domain ([`crate::onnx_ops`]), and every other `Sin` our
+//! `Sin`. onnxruntime runs `Sin` on one thread, and the Snake's five passes
+//! over the vocoder's largest tensors took 13 % of Kokoro's synthesis; ours
+//! are one pass on every intra-op thread, with the same arithmetic to
+//! within a float rounding.
+//!
+//! The model file is left as it is; the rewrite is made on the bytes before
+//! the session is built. ONNX files are protocol buffers; this reads and
+//! writes only the fields it needs (nodes and initializers of the main
+//! graph, opset imports) and copies every other byte as it is.
+
+use std::collections::HashMap;
+
+use crate::protobuf::{fields, ints, Field, Pb};
+
+/// A node of our operator domain, with one output and no attributes.
+fn custom_node(op: &str, name: &str, inputs: &[&str], output: &str) -> Pb {
+    let mut n = Pb::default();
+    for i in inputs {
+        n.str(1, i);
+    }
+    n.str(2, output);
+    n.str(3, name);
+    n.str(4, op);
+    n.str(7, crate::onnx_ops::DOMAIN);
+    n
+}
+
+/// A float tensor's values (raw or in `float_data`).
+fn floats(tensor: &[u8]) -> Result<Vec<f32>, String> {
+    let fs = fields(tensor)?;
+    if fs.iter().find(|f| f.number == 2).map_or(0, |f| f.value) != 1 {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for f in &fs {
+        match (f.number, f.wire) {
+            (9, 2) | (4, 2) => out.extend(
+                f.payload
+                    .chunks_exact(4)
+                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+            ),
+            (4, 5) => out.push(f32::from_le_bytes(
+                f.payload.try_into().map_err(|_| "bad float")?,
+            )),
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
+/// What a pattern needs to know of a node of the main graph.
+struct Node {
+    /// Its index among the graph's fields.
+    at: usize,
+    op: String,
+    domain: String,
+    name: String,
+    inputs: Vec<String>,
+    outputs: Vec<String>,
+}
+
+/// Who reads a value that is one of the graph's outputs.
+const GRAPH_OUTPUT: usize = usize::MAX;
+
+/// The main graph's nodes and initializers, and who reads and writes each
+/// value.
+struct Graph<'a> {
+    nodes: Vec<Node>,
+    inits: HashMap<String, &'a [u8]>,
+    /// Value → indices (into `nodes`) of the nodes that read it, and
+    /// [`GRAPH_OUTPUT`] for a graph output.
+    readers: HashMap<String, Vec<usize>>,
+    /// Value → index (into `nodes`) of the node that writes it.
+    writer: HashMap<String, usize>,
+}
+
+impl<'a> Graph<'a> {
+    fn parse(parts: &[Field<'a>]) -> Result<Self, String> {
+        let mut g = Graph {
+            nodes: Vec::new(),
+            inits: HashMap::new(),
+            readers: HashMap::new(),
+            writer: HashMap::new(),
+        };
+        let name_of = |f: &Field<'_>, number: u64| -> Result<String, String> {
+            Ok(fields(f.payload)?
+                .iter()
+                .find(|t| t.number == number)
+                .map(Field::text)
+                .unwrap_or_default())
+        };
+        for (at, f) in parts.iter().enumerate() {
+            match (f.number, f.wire) {
+                (1, 2) => {
+                    let fs = fields(f.payload)?;
+                    let all = |n: u64| {
+                        fs.iter()
+                            .filter(|g| g.number == n)
+                            .map(Field::text)
+                            .collect()
+                    };
+                    let one = |n: u64| {
+                        fs.iter()
+                            .find(|g| g.number == n)
+                            .map(Field::text)
+                            .unwrap_or_default()
+                    };
+                    let node = Node {
+                        at,
+                        op: one(4),
+                        domain: one(7),
+                        name: one(3),
+                        inputs: all(1),
+                        outputs: all(2),
+                    };
+                    let index = g.nodes.len();
+                    for i in node.inputs.iter().filter(|i| !i.is_empty()) {
+                        g.readers.entry(i.clone()).or_default().push(index);
+                    }
+                    for o in &node.outputs {
+                        g.writer.insert(o.clone(), index);
+                    }
+                    g.nodes.push(node);
+                }
+                (5, 2) => {
+                    g.inits.insert(name_of(f, 8)?, f.payload);
+                }
+                (12, 2) => {
+                    g.readers
+                        .entry(name_of(f, 1)?)
+                        .or_default()
+                        .push(GRAPH_OUTPUT);
+                }
+                _ => {}
+            }
+        }
+        Ok(g)
+    }
+
+    /// The one node that reads `value`, when exactly one node (and not the
+    /// graph's output) does.
+    fn only_reader(&self, value: &str) -> Option<&Node> {
+        match self.readers.get(value).map(Vec::as_slice) {
+            Some(&[i]) if i != GRAPH_OUTPUT => Some(&self.nodes[i]),
+            _ => None,
+        }
+    }
+
+    /// A per-channel constant of shape `[1, C, 1]`: its `C`.
+    fn channel_constant(&self, name: &str) -> Result<Option<i64>, String> {
+        let Some(t) = self.inits.get(name) else {
+            return Ok(None);
+        };
+        Ok(match ints(&fields(t)?, 1)?.as_slice() {
+            &[1, c, 1] => Some(c),
+            _ => None,
+        })
+    }
+
+    fn is_scalar(&self, name: &str, value: f32) -> Result<bool, String> {
+        Ok(match self.inits.get(name) {
+            Some(t) => floats(t)? == [value],
+            None => false,
+        })
+    }
+}
+
+/// A plain ONNX node `op` with two inputs and one output.
+fn binary(node: &Node, op: &str) -> bool {
+    node.op == op && node.domain.is_empty() && node.inputs.len() == 2 && node.outputs.len() == 1
+}
+
+/// The Snake activation around the `Sin` node `sin`: the field indices of
+/// its five nodes (the final `Add` last) and the fused node, or `None` when
+/// the nodes around this `Sin` are something else.
+fn match_snake(g: &Graph<'_>, sin: &Node) -> Result<Option<(Vec<usize>, Pb)>, String> {
+    let Some(&scale) = g.writer.get(&sin.inputs[0]) else {
+        return Ok(None);
+    };
+    let scale = &g.nodes[scale];
+    if !binary(scale, "Mul") || g.only_reader(&scale.outputs[0]).map(|n| n.at) != Some(sin.at) {
+        return Ok(None);
+    }
+    // Mul(α, x), in either order.
+    let (alpha, x, channels) = match (
+        g.channel_constant(&scale.inputs[0])?,
+        g.channel_constant(&scale.inputs[1])?,
+    ) {
+        (Some(c), None) => (&scale.inputs[0], &scale.inputs[1], c),
+        (None, Some(c)) => (&scale.inputs[1], &scale.inputs[0], c),
+        _ => return Ok(None),
+    };
+    let Some(pow) = g.only_reader(&sin.outputs[0]) else {
+        return Ok(None);
+    };
+    if !binary(pow, "Pow")
+        || pow.inputs[0] != sin.outputs[0]
+        || !g.is_scalar(&pow.inputs[1], 2.0)?
+    {
+        return Ok(None);
+    }
+    let Some(times) = g.only_reader(&pow.outputs[0]) else {
+        return Ok(None);
+    };
+    let Some(inv) = times.inputs.iter().find(|i| **i != pow.outputs[0]) else {
+        return Ok(None);
+    };
+    if !binary(times, "Mul") || g.channel_constant(inv)? != Some(channels) {
+        return Ok(None);
+    }
+    let Some(add) = g.only_reader(&times.outputs[0]) else {
+        return Ok(None);
+    };
+    if !binary(add, "Add") || !add.inputs.contains(x) {
+        return Ok(None);
+    }
+    let fused = custom_node(
+        "Snake",
+        &format!("{}_snake", add.name),
+        &[x, alpha, inv],
+        &add.outputs[0],
+    );
+    Ok(Some((
+        vec![scale.at, sin.at, pow.at, times.at, add.at],
+        fused,
+    )))
+}
+
+/// The model with its Snake activations and sines computed by our
+/// operators, or `None` when it has none.
+pub fn rewrite(model: &[u8]) -> Result<Option<Vec<u8>>, String> {
+    let top = fields(model)?;
+    let Some(graph) = top.iter().find(|f| f.number == 7 && f.wire == 2) else {
+        return Ok(None);
+    };
+    let parts = fields(graph.payload)?;
+    let g = Graph::parse(&parts)?;
+    // Field index → the node that takes its place (`None`: removed).
+    let mut plan: HashMap<usize, Option<Pb>> = HashMap::new();
+    for n in &g.nodes {
+        let is_sin =
+            n.op == "Sin" && n.domain.is_empty() && n.inputs.len() == 1 && n.outputs.len() == 1;
+        if !is_sin || plan.contains_key(&n.at) {
+            continue;
+        }
+        match match_snake(&g, n)? {
+            Some((mut gone, fused)) => {
+                let last = gone.pop().expect("five nodes");
+                plan.insert(last, Some(fused));
+                for at in gone {
+                    plan.insert(at, None);
+                }
+            }
+            None => {
+                plan.insert(
+                    n.at,
+                    Some(custom_node("Sin", &n.name, &[&n.inputs[0]], &n.outputs[0])),
+                );
+            }
+        }
+    }
+    if plan.is_empty() {
+        return Ok(None);
+    }
+    let mut body = Pb(Vec::with_capacity(graph.payload.len()));
+    for (at, f) in parts.iter().enumerate() {
+        match plan.get(&at) {
+            Some(Some(node)) => body.msg(1, node),
+            Some(None) => {}
+            None => body.0.extend_from_slice(f.raw),
+        }
+    }
+    let mut out = Pb(Vec::with_capacity(model.len()));
+    for f in &top {
+        if std::ptr::eq(f, graph) {
+            out.msg(7, &body);
+        } else {
+            out.0.extend_from_slice(f.raw);
+        }
+    }
+    let mut opset = Pb::default();
+    opset.str(1, crate::onnx_ops::DOMAIN);
+    opset.int(2, 1);
+    out.msg(8, &opset);
+    Ok(Some(out.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diffusion::graph::{Dim, Elem, Graph as Writer};
+
+    fn ops(model: &[u8]) -> Vec<(String, String)> {
+        let top = fields(model).unwrap();
+        let graph = top.iter().find(|f| f.number == 7).unwrap();
+        let parts = fields(graph.payload).unwrap();
+        Graph::parse(&parts)
+            .unwrap()
+            .nodes
+            .into_iter()
+            .map(|n| (n.op, n.domain))
+            .collect()
+    }
+
+    /// A Snake activation and a plain sine, as a PyTorch export writes them.
+    pub(crate) fn snake_model(channels: i64) -> Vec<u8> {
+        let mut w = Writer::new("snake", 1);
+        let x = w.input(
+            "x",
+            Elem::F32,
+            &[Dim::Fixed(1), Dim::Fixed(channels), Dim::Named("t")],
+        );
+        let alpha = w.weight(&[1, channels, 1], 1.0);
+        let inv = w.weight(&[1, channels, 1], 1.0);
+        let two = w.floats(&[], &[2.0]);
+        let scaled = w.op("Mul", &[&alpha, &x], &[]);
+        let sin = w.op("Sin", &[&scaled], &[]);
+        let squared = w.op("Pow", &[&sin, &two], &[]);
+        let times = w.op("Mul", &[&inv, &squared], &[]);
+        let y = w.op("Add", &[&x, &times], &[]);
+        let z = w.op("Sin", &[&y], &[]);
+        w.output(
+            &z,
+            Elem::F32,
+            &[Dim::Fixed(1), Dim::Fixed(channels), Dim::Named("t")],
+        );
+        w.model()
+    }
+
+    #[test]
+    fn a_snake_becomes_one_node_and_a_sine_ours() {
+        let model = snake_model(4);
+        let out = rewrite(&model).unwrap().expect("rewritten");
+        let ours = crate::onnx_ops::DOMAIN.to_owned();
+        assert_eq!(
+            ops(&out),
+            [
+                ("Snake".to_owned(), ours.clone()),
+                ("Sin".to_owned(), ours.clone())
+            ]
+        );
+        // The domain is imported; the rest of the model is kept.
+        let top = fields(&out).unwrap();
+        assert!(top
+            .iter()
+            .filter(|f| f.number == 8)
+            .any(|f| fields(f.payload)
+                .unwrap()
+                .iter()
+                .any(|g| g.number == 1 && g.text() == ours)));
+        assert_eq!(top.iter().filter(|f| f.number == 8).count(), 2);
+        // Nothing left to rewrite.
+        assert!(rewrite(&out).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_sine_whose_square_is_read_elsewhere_is_not_fused() {
+        let mut w = Writer::new("not-snake", 1);
+        let x = w.input(
+            "x",
+            Elem::F32,
+            &[Dim::Fixed(1), Dim::Fixed(2), Dim::Fixed(3)],
+        );
+        let alpha = w.weight(&[1, 2, 1], 1.0);
+        let inv = w.weight(&[1, 2, 1], 1.0);
+        let two = w.floats(&[], &[2.0]);
+        let scaled = w.op("Mul", &[&alpha, &x], &[]);
+        let sin = w.op("Sin", &[&scaled], &[]);
+        let squared = w.op("Pow", &[&sin, &two], &[]);
+        let times = w.op("Mul", &[&inv, &squared], &[]);
+        let y = w.op("Add", &[&x, &times], &[]);
+        w.output(&y, Elem::F32, &[]);
+        w.output(&squared, Elem::F32, &[]);
+        let out = rewrite(&w.model())
+            .unwrap()
+            .expect("the sine is still ours");
+        let ops: Vec<String> = ops(&out).into_iter().map(|(op, _)| op).collect();
+        assert_eq!(ops, ["Mul", "Sin", "Pow", "Mul", "Add"]);
+    }
+
+    /// onnxruntime runs the rewritten graph with our operators and gets
+    /// what it gets from the original.
+    #[test]
+    fn onnxruntime_computes_the_same_with_our_operators() {
+        let models = std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../models"));
+        let env = crate::onnx::environment(&models).expect("onnxruntime (run scripts/models.sh)");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("snake.onnx");
+        let channels = 8;
+        std::fs::write(&path, snake_model(channels)).unwrap();
+        let t = 5000;
+        let x: Vec<f32> = (0..channels as usize * t)
+            .map(|i| ((i * 7919 % 1000) as f32 - 500.0) * 0.013)
+            .collect();
+        let run = |session: &mut ort::session::Session| -> Vec<f32> {
+            let input = ort::value::Tensor::from_array((vec![1i64, channels, t as i64], x.clone()))
+                .unwrap();
+            let out = session.run(ort::inputs!["x" => input]).unwrap();
+            out[0].try_extract_tensor::<f32>().unwrap().1.to_vec()
+        };
+        let want = run(&mut crate::onnx::session(env, &path, 2).unwrap());
+        let got = run(&mut crate::onnx::session_rewritten(env, &path, 2).unwrap());
+        assert_eq!(want.len(), got.len());
+        let worst = want
+            .iter()
+            .zip(&got)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max);
+        assert!(worst < 2e-6, "largest difference {worst}");
+    }
+}

@@ -1,0 +1,239 @@
+//! Our own ONNX operators, registered with every session built from a
+//! rewritten graph ([`crate::onnx_graph`]): `Snake` (the vocoder activation
+//! `x + inv · sin²(αx)` with per-channel α and inv, in one pass) and `Sin`.
+//! onnxruntime runs `Sin` on one thread; these split their work over the
+//! session's intra-op threads (`par_for`), row by row or in blocks.
+
+use std::sync::Mutex;
+
+use ort::operator::{
+    BoxedKernel, ComputeContext, KernelContext, Operator, OperatorDomain, OperatorInput,
+    OperatorOutput,
+};
+use ort::value::TensorElementType;
+
+/// The operator domain the rewritten graphs name.
+pub const DOMAIN: &str = "ai.mediagen";
+
+/// Elements a `Sin` task takes at a time.
+const BLOCK: usize = 16 * 1024;
+
+/// The domain with our operators, for a session builder.
+pub fn domain() -> ort::Result<OperatorDomain> {
+    OperatorDomain::new(DOMAIN)?.add(Snake)?.add(Sin)
+}
+
+/// `sin(x)` in straight-line arithmetic the compiler vectorises: x = kπ + r
+/// with |r| ≤ π/2 (π split in three parts, the first two exact in kπ for
+/// |k| < 2¹³), sin r by its Taylor series to r¹¹ (the next term is below
+/// 6e-8 at π/2), and the sign flipped for odd k, read off the rounding's low
+/// bit. Within 2e-7 of the true value for |x| < 2¹³π; larger arguments are
+/// left to the exact (scalar) `sin` ([`REDUCED_LIMIT`]).
+#[inline(always)]
+fn sin_reduced(x: f32) -> f32 {
+    const ROUND: f32 = 12_582_912.0; // 1.5 · 2²³: adding it rounds to an integer
+    const PI_A: f32 = 3.140_625;
+    const PI_B: f32 = 9.675_026e-4;
+    const PI_C: f32 = 1.509_958e-7;
+    let t = x * std::f32::consts::FRAC_1_PI + ROUND;
+    let k = t - ROUND;
+    let r = ((x - k * PI_A) - k * PI_B) - k * PI_C;
+    let r2 = r * r;
+    let p = r + r
+        * r2
+        * (-1.0 / 6.0
+            + r2 * (1.0 / 120.0
+                + r2 * (-1.0 / 5040.0 + r2 * (1.0 / 362_880.0 + r2 * (-1.0 / 39_916_800.0)))));
+    f32::from_bits(p.to_bits() ^ (t.to_bits() << 31))
+}
+
+/// Arguments beyond which [`sin_reduced`] is not used (below 2¹³π).
+const REDUCED_LIMIT: f32 = 25_000.0;
+
+/// Whether [`sin_reduced`] is exact enough for `v` (false for NaN).
+fn reducible(v: f32) -> bool {
+    v.abs() < REDUCED_LIMIT
+}
+
+/// `out[i] = sin(x[i])`.
+pub fn sin_into(x: &[f32], out: &mut [f32]) {
+    for (o, &v) in out.iter_mut().zip(x) {
+        *o = sin_reduced(v);
+    }
+    // Rare: huge or non-finite arguments, done exactly.
+    if !x.iter().all(|&v| reducible(v)) {
+        for (o, &v) in out.iter_mut().zip(x) {
+            if !reducible(v) {
+                *o = v.sin();
+            }
+        }
+    }
+}
+
+/// `out[i] = x[i] + inv · sin²(alpha · x[i])`.
+pub fn snake_into(x: &[f32], alpha: f32, inv: f32, out: &mut [f32]) {
+    for (o, &v) in out.iter_mut().zip(x) {
+        let s = sin_reduced(alpha * v);
+        *o = v + inv * s * s;
+    }
+    if !x.iter().all(|&v| reducible(alpha * v)) {
+        for (o, &v) in out.iter_mut().zip(x) {
+            if !reducible(alpha * v) {
+                let s = (alpha * v).sin();
+                *o = v + inv * s * s;
+            }
+        }
+    }
+}
+
+fn float_input(ctx: &ComputeContext, i: usize) -> ort::Result<ort::value::ValueRef<'_>> {
+    ctx.input(i)?
+        .ok_or_else(|| ort::Error::new(format!("input {i} missing")))
+}
+
+/// Splits `out` into pieces of `len` and hands piece `i` with its index to
+/// `f` on the session's threads.
+fn par_chunks(
+    ctx: &ComputeContext,
+    out: &mut [f32],
+    len: usize,
+    f: impl Fn(usize, &mut [f32]) + Sync + Send,
+) -> ort::Result<()> {
+    let pieces: Vec<Mutex<&mut [f32]>> = out.chunks_mut(len.max(1)).map(Mutex::new).collect();
+    ctx.par_for(pieces.len(), 0, |i| {
+        let mut piece = pieces[i].lock().unwrap_or_else(|e| e.into_inner());
+        f(i, &mut piece);
+    })
+}
+
+struct Snake;
+
+impl Operator for Snake {
+    type Kernel<'attr> = BoxedKernel<'attr>;
+
+    fn name(&self) -> &str {
+        "Snake"
+    }
+
+    fn inputs(&self) -> impl IntoIterator<Item = OperatorInput> {
+        [const { OperatorInput::required(TensorElementType::Float32) }; 3]
+    }
+
+    fn outputs(&self) -> impl IntoIterator<Item = OperatorOutput> {
+        [OperatorOutput::required(TensorElementType::Float32)]
+    }
+
+    fn create_kernel<'attr>(&self, _: &KernelContext<'attr>) -> ort::Result<Self::Kernel<'attr>> {
+        Ok(Box::new(|ctx: &ComputeContext| {
+            let (x, alpha, inv) = (
+                float_input(ctx, 0)?,
+                float_input(ctx, 1)?,
+                float_input(ctx, 2)?,
+            );
+            let (shape, x) = x.try_extract_tensor::<f32>()?;
+            let (_, alpha) = alpha.try_extract_tensor::<f32>()?;
+            let (_, inv) = inv.try_extract_tensor::<f32>()?;
+            let channels = alpha.len();
+            let &[_, c, t] = &shape[..] else {
+                return Err(ort::Error::new(format!("Snake: input of shape {shape:?}")));
+            };
+            if c as usize != channels || inv.len() != channels {
+                return Err(ort::Error::new(
+                    "Snake: α or 1/α does not match the channels",
+                ));
+            }
+            let t = t as usize;
+            let mut y = ctx
+                .output(0, shape.to_vec())?
+                .ok_or_else(|| ort::Error::new("Snake: no output"))?;
+            let (_, out) = y.try_extract_tensor_mut::<f32>()?;
+            par_chunks(ctx, out, t, |row, out| {
+                let c = row % channels;
+                snake_into(&x[row * t..row * t + out.len()], alpha[c], inv[c], out);
+            })
+        }))
+    }
+}
+
+struct Sin;
+
+impl Operator for Sin {
+    type Kernel<'attr> = BoxedKernel<'attr>;
+
+    fn name(&self) -> &str {
+        "Sin"
+    }
+
+    fn inputs(&self) -> impl IntoIterator<Item = OperatorInput> {
+        [OperatorInput::required(TensorElementType::Float32)]
+    }
+
+    fn outputs(&self) -> impl IntoIterator<Item = OperatorOutput> {
+        [OperatorOutput::required(TensorElementType::Float32)]
+    }
+
+    fn create_kernel<'attr>(&self, _: &KernelContext<'attr>) -> ort::Result<Self::Kernel<'attr>> {
+        Ok(Box::new(|ctx: &ComputeContext| {
+            let x = float_input(ctx, 0)?;
+            let (shape, x) = x.try_extract_tensor::<f32>()?;
+            let mut y = ctx
+                .output(0, shape.to_vec())?
+                .ok_or_else(|| ort::Error::new("Sin: no output"))?;
+            let (_, out) = y.try_extract_tensor_mut::<f32>()?;
+            par_chunks(ctx, out, BLOCK, |i, out| {
+                sin_into(&x[i * BLOCK..i * BLOCK + out.len()], out);
+            })
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sine_is_within_a_float_step() {
+        let xs: Vec<f32> = (-200_000..200_000)
+            .map(|i| i as f32 * 0.000_37)
+            .chain([
+                0.0,
+                -0.0,
+                24_999.9,
+                -25_000.0,
+                1e5,
+                -3.3e6,
+                1e30,
+                f32::INFINITY,
+                f32::NAN,
+            ])
+            .collect();
+        let mut out = vec![0.0; xs.len()];
+        sin_into(&xs, &mut out);
+        for (&x, &y) in xs.iter().zip(&out) {
+            let want = f64::from(x).sin();
+            if want.is_nan() {
+                assert!(y.is_nan(), "sin({x}) = {y}");
+                continue;
+            }
+            assert!(
+                (f64::from(y) - want).abs() < 2e-7,
+                "sin({x}) = {y}, want {want}"
+            );
+        }
+    }
+
+    #[test]
+    fn snake_adds_the_scaled_square_of_the_sine() {
+        let xs: Vec<f32> = (-1000..1000).map(|i| i as f32 * 0.013).collect();
+        let mut out = vec![0.0; xs.len()];
+        snake_into(&xs, 1.7, 0.4, &mut out);
+        for (&x, &y) in xs.iter().zip(&out) {
+            let s = (1.7 * f64::from(x)).sin();
+            let want = f64::from(x) + 0.4 * s * s;
+            assert!(
+                (f64::from(y) - want).abs() < 1e-6,
+                "snake({x}) = {y}, want {want}"
+            );
+        }
+    }
+}
