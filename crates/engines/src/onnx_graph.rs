@@ -1,11 +1,16 @@
-//! A graph rewrite applied to ONNX models as they load: the Snake
-//! activation of neural vocoders, `x + 1/α · sin²(αx)` with per-channel α
-//! (five nodes: Mul, Sin, Pow, Mul, Add), becomes one `Snake` node of our
-//! own operator domain ([`crate::onnx_ops`]), and every other `Sin` our
-//! `Sin`. onnxruntime runs `Sin` on one thread, and the Snake's five passes
-//! over the vocoder's largest tensors took 13 % of Kokoro's synthesis; ours
-//! are one pass on every intra-op thread, with the same arithmetic to
-//! within a float rounding.
+//! Graph rewrites applied to ONNX models as they load, each computing the
+//! same numbers (to within a float rounding) faster than onnxruntime's own
+//! operators do:
+//!
+//! - The Snake activation of neural vocoders, `x + 1/α · sin²(αx)` with
+//!   per-channel α (five nodes: Mul, Sin, Pow, Mul, Add), becomes one `Snake`
+//!   node of our own operator domain ([`crate::onnx_ops`]), and every other
+//!   `Sin` our `Sin`. onnxruntime runs `Sin` on one thread, and the Snake's
+//!   five passes over the vocoder's largest tensors took 13 % of Kokoro's
+//!   synthesis; ours are one pass on every intra-op thread.
+//! - A 1-D `ConvTranspose` whose stride divides its kernel becomes a plain
+//!   `Conv` over its phases and our `Interleave` (see
+//!   [`replace_conv_transpose`]): 2–3 % of Piper's synthesis.
 //!
 //! The model file is left as it is; the rewrite is made on the bytes before
 //! the session is built. ONNX files are protocol buffers; this reads and
@@ -16,8 +21,16 @@ use std::collections::HashMap;
 
 use crate::protobuf::{fields, ints, Field, Pb};
 
-/// A node of our operator domain, with one output and no attributes.
-fn custom_node(op: &str, name: &str, inputs: &[&str], output: &str) -> Pb {
+/// A node with one output and integer attributes, of our operator domain
+/// or (`plain`) of ONNX's.
+fn new_node(
+    op: &str,
+    plain: bool,
+    name: &str,
+    inputs: &[&str],
+    output: &str,
+    attrs: &[(&str, &[i64])],
+) -> Pb {
     let mut n = Pb::default();
     for i in inputs {
         n.str(1, i);
@@ -25,8 +38,50 @@ fn custom_node(op: &str, name: &str, inputs: &[&str], output: &str) -> Pb {
     n.str(2, output);
     n.str(3, name);
     n.str(4, op);
-    n.str(7, crate::onnx_ops::DOMAIN);
+    for (attr, values) in attrs {
+        let mut a = Pb::default();
+        a.str(1, attr);
+        match values {
+            [v] if !plain => {
+                a.int(3, *v);
+                a.int(20, 2); // INT
+            }
+            _ => {
+                for v in *values {
+                    a.int(8, *v);
+                }
+                a.int(20, 7); // INTS
+            }
+        }
+        n.msg(5, &a);
+    }
+    if !plain {
+        n.str(7, crate::onnx_ops::DOMAIN);
+    }
     n
+}
+
+/// A node of our operator domain, with one output and no attributes.
+fn custom_node(op: &str, name: &str, inputs: &[&str], output: &str) -> Pb {
+    new_node(op, false, name, inputs, output, &[])
+}
+
+/// A float initializer.
+fn float_tensor(name: &str, dims: &[i64], data: &[f32]) -> Pb {
+    let mut t = Pb::default();
+    for &d in dims {
+        t.int(1, d);
+    }
+    t.int(2, 1);
+    t.str(8, name);
+    t.bytes(
+        9,
+        &data
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect::<Vec<u8>>(),
+    );
+    t
 }
 
 /// A float tensor's values (raw or in `float_data`).
@@ -52,6 +107,9 @@ fn floats(tensor: &[u8]) -> Result<Vec<f32>, String> {
     Ok(out)
 }
 
+/// Nodes and initializers that take a node's place.
+type Replacement = (Vec<Pb>, Vec<Pb>);
+
 /// What a pattern needs to know of a node of the main graph.
 struct Node {
     /// Its index among the graph's fields.
@@ -61,6 +119,9 @@ struct Node {
     name: String,
     inputs: Vec<String>,
     outputs: Vec<String>,
+    /// Integer-list attributes (ints, or a single int), by name; any other
+    /// attribute is named with no values.
+    attrs: HashMap<String, Vec<i64>>,
 }
 
 /// Who reads a value that is one of the graph's outputs.
@@ -109,6 +170,23 @@ impl<'a> Graph<'a> {
                             .map(Field::text)
                             .unwrap_or_default()
                     };
+                    let mut attrs = HashMap::new();
+                    for a in fs.iter().filter(|g| g.number == 5) {
+                        let af = fields(a.payload)?;
+                        let name = af
+                            .iter()
+                            .find(|g| g.number == 1)
+                            .map(Field::text)
+                            .unwrap_or_default();
+                        let mut values = ints(&af, 8)?;
+                        values.extend(
+                            af.iter()
+                                .filter(|g| g.number == 3 && g.wire == 0)
+                                .map(|g| g.value as i64),
+                        );
+                        let other = af.iter().any(|g| matches!(g.number, 2 | 4 | 5 | 6 | 7 | 9));
+                        attrs.insert(name, if other { Vec::new() } else { values });
+                    }
                     let node = Node {
                         at,
                         op: one(4),
@@ -116,6 +194,7 @@ impl<'a> Graph<'a> {
                         name: one(3),
                         inputs: all(1),
                         outputs: all(2),
+                        attrs,
                     };
                     let index = g.nodes.len();
                     for i in node.inputs.iter().filter(|i| !i.is_empty()) {
@@ -230,8 +309,116 @@ fn match_snake(g: &Graph<'_>, sin: &Node) -> Result<Option<(Vec<usize>, Pb)>, St
     )))
 }
 
-/// The model with its Snake activations and sines computed by our
-/// operators, or `None` when it has none.
+/// A 1-D transposed convolution with a stride that divides its kernel, as
+/// the same number of plain convolutions (one per output phase, kernel
+/// `K / stride`, stacked as one `Conv` of `C_out · stride` channels) and our
+/// `Interleave`, which puts the phases in time order and trims the padding.
+/// onnxruntime computes a transposed convolution as a matrix product and a
+/// single-threaded scatter-add (col2im) of `K / stride` times the output; the
+/// plain convolution is the same matrix product without it. The nodes and
+/// initializers that replace `node`, or `None` when it is another kind.
+fn replace_conv_transpose(g: &Graph<'_>, node: &Node) -> Result<Option<Replacement>, String> {
+    let one = |name: &str, default: i64| match node.attrs.get(name).map(Vec::as_slice) {
+        None => Some(default),
+        Some(&[v]) => Some(v),
+        _ => None,
+    };
+    let plain = node.attrs.keys().all(|k| {
+        matches!(
+            k.as_str(),
+            "strides" | "pads" | "kernel_shape" | "dilations" | "group" | "output_padding"
+        )
+    });
+    let (Some(stride), Some(1), Some(1), Some(0)) = (
+        one("strides", 1),
+        one("dilations", 1),
+        one("group", 1),
+        one("output_padding", 0),
+    ) else {
+        return Ok(None);
+    };
+    let (pad_start, pad_end) = match node.attrs.get("pads").map(Vec::as_slice) {
+        None => (0, 0),
+        Some(&[a, b]) => (a, b),
+        _ => return Ok(None),
+    };
+    if !plain || node.outputs.len() != 1 || !(2..=3).contains(&node.inputs.len()) {
+        return Ok(None);
+    }
+    let Some(w) = g.inits.get(&node.inputs[1]) else {
+        return Ok(None);
+    };
+    let &[c_in, c_out, k] = ints(&fields(w)?, 1)?.as_slice() else {
+        return Ok(None);
+    };
+    let weights = floats(w)?;
+    if stride < 1
+        || k % stride != 0
+        || weights.len() as i64 != c_in * c_out * k
+        || one("kernel_shape", k) != Some(k)
+    {
+        return Ok(None);
+    }
+    let bias = match node.inputs.get(2).filter(|b| !b.is_empty()) {
+        Some(b) => match g.inits.get(b).map(|t| floats(t)).transpose()? {
+            Some(v) if v.len() as i64 == c_out => v,
+            _ => return Ok(None),
+        },
+        None => vec![0.0; c_out as usize],
+    };
+    // Output phase r of channel o at input step m:
+    //   Σ_i Σ_j x[i, m − j] · W[i, o, r + j·stride], j < taps;
+    // as a convolution over x padded by taps − 1 on the left, tap t reads
+    // x[m + t − (taps − 1)], so j = taps − 1 − t.
+    let (s, taps) = (stride as usize, (k / stride) as usize);
+    let (c_in_u, c_out_u, k_u) = (c_in as usize, c_out as usize, k as usize);
+    let mut basis = vec![0.0f32; c_out_u * s * c_in_u * taps];
+    for o in 0..c_out_u {
+        for r in 0..s {
+            for i in 0..c_in_u {
+                for t in 0..taps {
+                    let j = taps - 1 - t;
+                    basis[((o * s + r) * c_in_u + i) * taps + t] =
+                        weights[(i * c_out_u + o) * k_u + r + j * s];
+                }
+            }
+        }
+    }
+    let phase_bias: Vec<f32> = bias
+        .iter()
+        .flat_map(|&b| std::iter::repeat_n(b, s))
+        .collect();
+    let p = |x: &str| format!("{}_phases/{x}", node.name);
+    let taps = taps as i64;
+    let conv = new_node(
+        "Conv",
+        true,
+        &p("conv"),
+        &[&node.inputs[0], &p("w"), &p("b")],
+        &p("y"),
+        &[("kernel_shape", &[taps]), ("pads", &[taps - 1, taps - 1])],
+    );
+    let interleave = new_node(
+        "Interleave",
+        false,
+        &p("interleave"),
+        &[&p("y")],
+        &node.outputs[0],
+        &[
+            ("stride", &[stride]),
+            ("trim_start", &[pad_start]),
+            ("trim_end", &[pad_end]),
+        ],
+    );
+    let tensors = vec![
+        float_tensor(&p("w"), &[c_out * stride, c_in, taps], &basis),
+        float_tensor(&p("b"), &[c_out * stride], &phase_bias),
+    ];
+    Ok(Some((vec![conv, interleave], tensors)))
+}
+
+/// The model with the rewrites above applied, or `None` when it has
+/// nothing they handle.
 pub fn rewrite(model: &[u8]) -> Result<Option<Vec<u8>>, String> {
     let top = fields(model)?;
     let Some(graph) = top.iter().find(|f| f.number == 7 && f.wire == 2) else {
@@ -239,28 +426,34 @@ pub fn rewrite(model: &[u8]) -> Result<Option<Vec<u8>>, String> {
     };
     let parts = fields(graph.payload)?;
     let g = Graph::parse(&parts)?;
-    // Field index → the node that takes its place (`None`: removed).
-    let mut plan: HashMap<usize, Option<Pb>> = HashMap::new();
+    // Field index → the nodes that take its place (none: removed).
+    let mut plan: HashMap<usize, Vec<Pb>> = HashMap::new();
+    let mut added = Vec::new();
     for n in &g.nodes {
-        let is_sin =
-            n.op == "Sin" && n.domain.is_empty() && n.inputs.len() == 1 && n.outputs.len() == 1;
-        if !is_sin || plan.contains_key(&n.at) {
+        if !n.domain.is_empty() || plan.contains_key(&n.at) {
             continue;
         }
-        match match_snake(&g, n)? {
-            Some((mut gone, fused)) => {
-                let last = gone.pop().expect("five nodes");
-                plan.insert(last, Some(fused));
-                for at in gone {
-                    plan.insert(at, None);
+        match n.op.as_str() {
+            "Sin" if n.inputs.len() == 1 && n.outputs.len() == 1 => match match_snake(&g, n)? {
+                Some((mut gone, fused)) => {
+                    let last = gone.pop().expect("five nodes");
+                    plan.insert(last, vec![fused]);
+                    for at in gone {
+                        plan.insert(at, Vec::new());
+                    }
+                }
+                None => {
+                    let own = custom_node("Sin", &n.name, &[&n.inputs[0]], &n.outputs[0]);
+                    plan.insert(n.at, vec![own]);
+                }
+            },
+            "ConvTranspose" => {
+                if let Some((nodes, tensors)) = replace_conv_transpose(&g, n)? {
+                    plan.insert(n.at, nodes);
+                    added.extend(tensors);
                 }
             }
-            None => {
-                plan.insert(
-                    n.at,
-                    Some(custom_node("Sin", &n.name, &[&n.inputs[0]], &n.outputs[0])),
-                );
-            }
+            _ => {}
         }
     }
     if plan.is_empty() {
@@ -269,10 +462,12 @@ pub fn rewrite(model: &[u8]) -> Result<Option<Vec<u8>>, String> {
     let mut body = Pb(Vec::with_capacity(graph.payload.len()));
     for (at, f) in parts.iter().enumerate() {
         match plan.get(&at) {
-            Some(Some(node)) => body.msg(1, node),
-            Some(None) => {}
+            Some(nodes) => nodes.iter().for_each(|n| body.msg(1, n)),
             None => body.0.extend_from_slice(f.raw),
         }
+    }
+    for t in &added {
+        body.msg(5, t);
     }
     let mut out = Pb(Vec::with_capacity(model.len()));
     for f in &top {
@@ -292,7 +487,7 @@ pub fn rewrite(model: &[u8]) -> Result<Option<Vec<u8>>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diffusion::graph::{Dim, Elem, Graph as Writer};
+    use crate::diffusion::graph::{Attr, Dim, Elem, Graph as Writer};
 
     fn ops(model: &[u8]) -> Vec<(String, String)> {
         let top = fields(model).unwrap();
@@ -382,34 +577,89 @@ mod tests {
         assert_eq!(ops, ["Mul", "Sin", "Pow", "Mul", "Add"]);
     }
 
-    /// onnxruntime runs the rewritten graph with our operators and gets
+    /// Two transposed convolutions as vocoders upsample: stride 4 with
+    /// kernel 8 (padding 2 a side) and stride 3 with kernel 6 and uneven
+    /// padding, the first with a bias.
+    fn upsampling_model(channels: i64) -> Vec<u8> {
+        let mut w = Writer::new("ups", 2);
+        let x = w.input(
+            "x",
+            Elem::F32,
+            &[Dim::Fixed(1), Dim::Fixed(channels), Dim::Named("t")],
+        );
+        let w1 = w.weight(&[channels, 5, 8], 0.3);
+        let b1 = w.weight(&[5], 0.3);
+        let up = w.op(
+            "ConvTranspose",
+            &[&x, &w1, &b1],
+            &[
+                Attr::Ints("strides", vec![4]),
+                Attr::Ints("pads", vec![2, 2]),
+                Attr::Ints("kernel_shape", vec![8]),
+            ],
+        );
+        let w2 = w.weight(&[5, 3, 6], 0.3);
+        let y = w.op(
+            "ConvTranspose",
+            &[&up, &w2],
+            &[
+                Attr::Ints("strides", vec![3]),
+                Attr::Ints("pads", vec![1, 2]),
+            ],
+        );
+        w.output(
+            &y,
+            Elem::F32,
+            &[Dim::Fixed(1), Dim::Fixed(3), Dim::Named("u")],
+        );
+        w.model()
+    }
+
+    #[test]
+    fn a_transposed_convolution_becomes_phases_and_an_interleave() {
+        let out = rewrite(&upsampling_model(4)).unwrap().expect("rewritten");
+        let ops: Vec<String> = ops(&out).into_iter().map(|(op, _)| op).collect();
+        assert_eq!(ops, ["Conv", "Interleave", "Conv", "Interleave"]);
+    }
+
+    /// onnxruntime runs each rewritten graph with our operators and gets
     /// what it gets from the original.
     #[test]
     fn onnxruntime_computes_the_same_with_our_operators() {
         let models = std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../models"));
         let env = crate::onnx::environment(&models).expect("onnxruntime (run scripts/models.sh)");
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("snake.onnx");
         let channels = 8;
-        std::fs::write(&path, snake_model(channels)).unwrap();
-        let t = 5000;
-        let x: Vec<f32> = (0..channels as usize * t)
-            .map(|i| ((i * 7919 % 1000) as f32 - 500.0) * 0.013)
-            .collect();
-        let run = |session: &mut ort::session::Session| -> Vec<f32> {
-            let input = ort::value::Tensor::from_array((vec![1i64, channels, t as i64], x.clone()))
-                .unwrap();
-            let out = session.run(ort::inputs!["x" => input]).unwrap();
-            out[0].try_extract_tensor::<f32>().unwrap().1.to_vec()
-        };
-        let want = run(&mut crate::onnx::session(env, &path, 2).unwrap());
-        let got = run(&mut crate::onnx::session_rewritten(env, &path, 2).unwrap());
-        assert_eq!(want.len(), got.len());
-        let worst = want
-            .iter()
-            .zip(&got)
-            .map(|(a, b)| (a - b).abs())
-            .fold(0.0f32, f32::max);
-        assert!(worst < 2e-6, "largest difference {worst}");
+        for (name, model, t) in [
+            ("snake", snake_model(channels), 5000),
+            ("ups", upsampling_model(channels), 700),
+        ] {
+            let path = dir.path().join(format!("{name}.onnx"));
+            std::fs::write(&path, model).unwrap();
+            let x: Vec<f32> = (0..channels as usize * t)
+                .map(|i| ((i * 7919 % 1000) as f32 - 500.0) * 0.013)
+                .collect();
+            let run = |session: &mut ort::session::Session| -> (Vec<i64>, Vec<f32>) {
+                let input =
+                    ort::value::Tensor::from_array((vec![1i64, channels, t as i64], x.clone()))
+                        .unwrap();
+                let out = session.run(ort::inputs!["x" => input]).unwrap();
+                let (shape, v) = out[0].try_extract_tensor::<f32>().unwrap();
+                (shape.to_vec(), v.to_vec())
+            };
+            let (want_shape, want) = run(&mut crate::onnx::session(env, &path, 2).unwrap());
+            let (shape, got) = run(&mut crate::onnx::session_rewritten(env, &path, 2).unwrap());
+            assert_eq!(want_shape, shape, "{name}");
+            let worst = want
+                .iter()
+                .zip(&got)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0f32, f32::max);
+            let scale = want.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+            assert!(
+                worst <= 2e-6 * scale.max(1.0),
+                "{name}: largest difference {worst} (values up to {scale})"
+            );
+        }
     }
 }

@@ -1,8 +1,9 @@
 //! Our own ONNX operators, registered with every session built from a
 //! rewritten graph ([`crate::onnx_graph`]): `Snake` (the vocoder activation
-//! `x + inv · sin²(αx)` with per-channel α and inv, in one pass) and `Sin`.
-//! onnxruntime runs `Sin` on one thread; these split their work over the
-//! session's intra-op threads (`par_for`), row by row or in blocks.
+//! `x + inv · sin²(αx)` with per-channel α and inv, in one pass), `Sin`,
+//! and `Interleave` (the phases of a transposed convolution put in time
+//! order). onnxruntime runs `Sin` on one thread; these split their work
+//! over the session's intra-op threads (`par_for`), row by row or in blocks.
 
 use std::sync::Mutex;
 
@@ -20,7 +21,10 @@ const BLOCK: usize = 16 * 1024;
 
 /// The domain with our operators, for a session builder.
 pub fn domain() -> ort::Result<OperatorDomain> {
-    OperatorDomain::new(DOMAIN)?.add(Snake)?.add(Sin)
+    OperatorDomain::new(DOMAIN)?
+        .add(Snake)?
+        .add(Sin)?
+        .add(Interleave)
 }
 
 /// `sin(x)` in straight-line arithmetic the compiler vectorises: x = kπ + r
@@ -182,6 +186,80 @@ impl Operator for Sin {
             let (_, out) = y.try_extract_tensor_mut::<f32>()?;
             par_chunks(ctx, out, BLOCK, |i, out| {
                 sin_into(&x[i * BLOCK..i * BLOCK + out.len()], out);
+            })
+        }))
+    }
+}
+
+/// `out[c, i] = phases[c · stride + r, m]` where `i + trim_start = m ·
+/// stride + r`: one channel of `Interleave`, its phases given as rows of
+/// `len` steps.
+pub fn interleave_into(
+    phases: &[f32],
+    len: usize,
+    stride: usize,
+    trim_start: usize,
+    out: &mut [f32],
+) {
+    for (i, o) in out.iter_mut().enumerate() {
+        let at = i + trim_start;
+        *o = phases[(at % stride) * len + at / stride];
+    }
+}
+
+struct Interleave;
+
+impl Operator for Interleave {
+    type Kernel<'attr> = BoxedKernel<'attr>;
+
+    fn name(&self) -> &str {
+        "Interleave"
+    }
+
+    fn inputs(&self) -> impl IntoIterator<Item = OperatorInput> {
+        [OperatorInput::required(TensorElementType::Float32)]
+    }
+
+    fn outputs(&self) -> impl IntoIterator<Item = OperatorOutput> {
+        [OperatorOutput::required(TensorElementType::Float32)]
+    }
+
+    fn create_kernel<'attr>(
+        &self,
+        kctx: &KernelContext<'attr>,
+    ) -> ort::Result<Self::Kernel<'attr>> {
+        let attr = |name: &str| -> ort::Result<usize> {
+            let v: i64 = kctx
+                .get(name)
+                .ok_or_else(|| ort::Error::new(format!("Interleave: no {name}")))?;
+            usize::try_from(v).map_err(|_| ort::Error::new(format!("Interleave: {name} {v}")))
+        };
+        let (stride, trim_start, trim_end) = (
+            attr("stride")?.max(1),
+            attr("trim_start")?,
+            attr("trim_end")?,
+        );
+        Ok(Box::new(move |ctx: &ComputeContext| {
+            let x = float_input(ctx, 0)?;
+            let (shape, x) = x.try_extract_tensor::<f32>()?;
+            let &[n, rows, len] = &shape[..] else {
+                return Err(ort::Error::new(format!(
+                    "Interleave: input of shape {shape:?}"
+                )));
+            };
+            let (rows, len) = (rows as usize, len as usize);
+            let out_len = (len * stride)
+                .checked_sub(trim_start + trim_end)
+                .filter(|_| rows % stride == 0)
+                .ok_or_else(|| ort::Error::new(format!("Interleave: input of shape {shape:?}")))?;
+            let channels = rows / stride;
+            let mut y = ctx
+                .output(0, vec![n, channels as i64, out_len as i64])?
+                .ok_or_else(|| ort::Error::new("Interleave: no output"))?;
+            let (_, out) = y.try_extract_tensor_mut::<f32>()?;
+            par_chunks(ctx, out, out_len, |c, out| {
+                let phases = &x[c * stride * len..(c + 1) * stride * len];
+                interleave_into(phases, len, stride, trim_start, out);
             })
         }))
     }

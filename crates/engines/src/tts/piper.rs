@@ -141,7 +141,7 @@ fn load_voice(
     let text = std::fs::read_to_string(config_path(model)).map_err(|e| e.to_string())?;
     let config: PiperConfig =
         serde_json::from_str(&text).map_err(|e| format!("bad config: {e}"))?;
-    let session = crate::onnx::session(env, model, threads)?;
+    let session = crate::onnx::session_rewritten(env, model, threads)?;
     let key = model
         .file_stem()
         .and_then(|s| s.to_str())
