@@ -70,11 +70,18 @@ async fn submit(
 }
 
 /// Peak resident memory of a process, in bytes.
-fn peak_rss(pid: u32) -> u64 {
+/// A `/proc/<pid>/status` figure in bytes (`VmHWM`: peak, `VmRSS`: now).
+fn memory(pid: u32, field: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    let line = status.lines().find(|l| l.starts_with(field)).unwrap();
     let kb: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
     kb * 1024
+}
+
+fn median(mut v: Vec<u64>) -> u64 {
+    assert!(!v.is_empty(), "no samples");
+    v.sort_unstable();
+    v[v.len() / 2]
 }
 
 fn segment_times(result: &Value) -> Vec<(f64, f64)> {
@@ -90,10 +97,15 @@ fn segment_times(result: &Value) -> Vec<(f64, f64)> {
 /// timestamps run on across chunks to the end, every repetition is heard,
 /// and memory does not grow with the length: with two decodings side by
 /// side the working set swings by some 75 MB from window to window, so the
-/// peak after a quarter of the file is compared with the peak at its end.
-/// A worker holding the audio would grow by the 58 MB that the last 15
-/// minutes take (16 kHz f32); the bound is 40 MB, and 120 MB over the whole
-/// job after the warm-up (the decoded 20 minutes alone are 77 MB).
+/// median resident memory of the third quarter of the job is compared with
+/// that of the last (the peak alone moved by 9 to 62 MB from run to run).
+/// Memory rises in the first half (the two decoding threads' allocator
+/// arenas reaching their size: medians 808 MB at 0–10 %, 856 MB at 60–70 %,
+/// 857 MB at 90–100 % in one run) and then stays flat. A worker holding
+/// the audio would grow by the 19 MB that 5 minutes take (16 kHz f32)
+/// between those quarters; the bound is 12 MB, and 160 MB for the peak over
+/// the whole job after the warm-up (116–120 MB measured; the decoded 20
+/// minutes alone are 77 MB).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn twenty_minutes_transcribe_with_progress_in_bounded_memory() {
     let app = TestApp::spawn_with(Backend::Sqlite, |c| c.workers = 0).await;
@@ -136,12 +148,13 @@ async fn twenty_minutes_transcribe_with_progress_in_bounded_memory() {
         warm["result"]["text"].as_str().unwrap().contains("lamp"),
         "{warm}"
     );
-    let before = peak_rss(pid);
+    let before = memory(pid, "VmHWM:");
 
     let job = submit(&app, &key, &long, &fields, false).await;
     let id = job["id"].as_str().unwrap().to_owned();
     let mut seen = Vec::new();
-    let mut quarter = None;
+    // (progress, resident memory) every 250 ms.
+    let mut samples: Vec<(i64, u64)> = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(900);
     let done = loop {
         let job: Value = app
@@ -156,16 +169,33 @@ async fn twenty_minutes_transcribe_with_progress_in_bounded_memory() {
         assert!(job["status"] != "failed", "{job}");
         if let Some(p) = job["progress"].as_i64() {
             seen.push(p);
-            if p >= 25 && quarter.is_none() {
-                quarter = Some(peak_rss(pid));
-            }
+            samples.push((p, memory(pid, "VmRSS:")));
         }
         assert!(Instant::now() < deadline, "still running: {job}");
         tokio::time::sleep(Duration::from_millis(250)).await;
     };
-    let peak = peak_rss(pid);
-    let grown = peak.saturating_sub(before);
-    let late = peak.saturating_sub(quarter.expect("a quarter done was reported"));
+    let grown = memory(pid, "VmHWM:").saturating_sub(before);
+    // Two decodings side by side swing the working set by tens of MB from
+    // window to window, so the peak moves by chance; a leak or audio kept
+    // in memory moves the middle of the swing: the median resident memory
+    // of the third quarter against that of the last.
+    let quarter = |from: i64, to: i64| {
+        median(
+            samples
+                .iter()
+                .filter(|s| (from..to).contains(&s.0))
+                .map(|s| s.1)
+                .collect(),
+        )
+    };
+    let (third, last) = (quarter(50, 75), quarter(75, 100));
+    let late = last.saturating_sub(third);
+    eprintln!(
+        "worker memory: median {} MB in the third quarter, {} MB in the last, peak {} MB above the warm-up's",
+        third / 1024 / 1024,
+        last / 1024 / 1024,
+        grown / 1024 / 1024
+    );
     worker.start_kill().unwrap();
 
     assert!(
@@ -200,8 +230,8 @@ async fn twenty_minutes_transcribe_with_progress_in_bounded_memory() {
     assert_eq!(period, times.len());
     assert!(heard >= once * 0.8, "{heard} of ~{once} repetitions heard");
     assert!(
-        late < 40 * 1024 * 1024 && grown < 120 * 1024 * 1024,
-        "worker peak memory grew by {} MB over the last three quarters, {} MB in all",
+        late < 12 * 1024 * 1024 && grown < 160 * 1024 * 1024,
+        "worker memory grew by {} MB (median) from the third quarter to the last, peak by {} MB",
         late / 1024 / 1024,
         grown / 1024 / 1024
     );
