@@ -184,6 +184,12 @@ impl<'a> Graph<'a> {
                                 .filter(|g| g.number == 3 && g.wire == 0)
                                 .map(|g| g.value as i64),
                         );
+                        // `auto_pad` NOTSET is the default: as if not given.
+                        let default_pad = name == "auto_pad"
+                            && af.iter().any(|g| g.number == 4 && g.payload == b"NOTSET");
+                        if default_pad {
+                            continue;
+                        }
                         let other = af.iter().any(|g| matches!(g.number, 2 | 4 | 5 | 6 | 7 | 9));
                         attrs.insert(name, if other { Vec::new() } else { values });
                     }
@@ -593,6 +599,7 @@ mod tests {
             "ConvTranspose",
             &[&x, &w1, &b1],
             &[
+                Attr::Str("auto_pad", "NOTSET"),
                 Attr::Ints("strides", vec![4]),
                 Attr::Ints("pads", vec![2, 2]),
                 Attr::Ints("kernel_shape", vec![8]),
