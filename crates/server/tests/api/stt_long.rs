@@ -99,13 +99,13 @@ fn segment_times(result: &Value) -> Vec<(f64, f64)> {
 /// side the working set swings by some 75 MB from window to window, so the
 /// median resident memory of the third quarter of the job is compared with
 /// that of the last (the peak alone moved by 9 to 62 MB from run to run).
-/// Memory rises in the first half (the two decoding threads' allocator
-/// arenas reaching their size: medians 808 MB at 0–10 %, 856 MB at 60–70 %,
-/// 857 MB at 90–100 % in one run) and then stays flat. A worker holding
-/// the audio would grow by the 19 MB that 5 minutes take (16 kHz f32)
-/// between those quarters; the bound is 12 MB, and 160 MB for the peak over
-/// the whole job after the warm-up (116–120 MB measured; the decoded 20
-/// minutes alone are 77 MB).
+/// With glibc's mmap threshold pinned (below) the anonymous memory's
+/// median per tenth of the job stayed within 644–689 MB in nine tenths of
+/// one run (745 MB in the other), with no trend. A worker
+/// holding the audio would grow by the 19 MB that 5 minutes take (16 kHz
+/// f32) between those quarters; the bound is 12 MB, and 160 MB for the
+/// peak over the whole job after the warm-up (76 MB measured; the decoded
+/// 20 minutes alone are 77 MB).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn twenty_minutes_transcribe_with_progress_in_bounded_memory() {
     let app = TestApp::spawn_with(Backend::Sqlite, |c| c.workers = 0).await;
@@ -120,6 +120,12 @@ async fn twenty_minutes_transcribe_with_progress_in_bounded_memory() {
         .env("MEDIAGEN_DATA_DIR", app.data_dir.path())
         .env("MEDIAGEN_MODELS_DIR", models_dir())
         .env("MEDIAGEN_LOG", "warn")
+        // glibc's default raises its mmap threshold to each large block
+        // freed, after which such blocks come from the heap, which then
+        // fragments: resident memory crept up by some 50 MB over the 20
+        // minutes, slowing, with the default; with the threshold pinned it
+        // stays flat, so what is measured is the program's own memory.
+        .env("MALLOC_MMAP_THRESHOLD_", "131072")
         .env("MEDIAGEN_HEARTBEAT_SECONDS", "0.2")
         .env("MEDIAGEN_POLL_SECONDS", "0.05")
         .env("MEDIAGEN_WORKER_CONCURRENCY", "1")
