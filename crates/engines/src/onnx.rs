@@ -68,20 +68,19 @@ pub fn session_rewritten(
     threads: usize,
 ) -> Result<ort::session::Session, String> {
     let bytes = std::fs::read(model).map_err(|e| format!("{}: {e}", model.display()))?;
-    match crate::onnx_graph::rewrite(&bytes) {
-        Ok(Some(rewritten)) => builder(env, threads)
-            .and_then(|b| {
-                b.with_operators(crate::onnx_ops::domain()?)
-                    .map_err(Into::into)
-            })
-            .and_then(|mut b| b.commit_from_memory(&rewritten))
-            .map_err(|e| format!("{}: {e}", model.display())),
-        Ok(None) => session(env, model, threads),
-        Err(e) => {
-            tracing::warn!(model = %model.display(), "graph not rewritten: {e}");
-            session(env, model, threads)
-        }
-    }
+    let rewritten = crate::onnx_graph::rewrite(&bytes).unwrap_or_else(|e| {
+        tracing::warn!(model = %model.display(), "graph not rewritten: {e}");
+        None
+    });
+    builder(env, threads)
+        .and_then(|b| match &rewritten {
+            Some(_) => b
+                .with_operators(crate::onnx_ops::domain()?)
+                .map_err(Into::into),
+            None => Ok(b),
+        })
+        .and_then(|mut b| b.commit_from_memory(rewritten.as_deref().unwrap_or(&bytes)))
+        .map_err(|e| format!("{}: {e}", model.display()))
 }
 
 fn builder(

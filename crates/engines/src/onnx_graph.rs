@@ -507,28 +507,27 @@ mod tests {
             .collect()
     }
 
-    /// A Snake activation and a plain sine, as a PyTorch export writes them.
-    pub(crate) fn snake_model(channels: i64) -> Vec<u8> {
-        let mut w = Writer::new("snake", 1);
-        let x = w.input(
-            "x",
-            Elem::F32,
-            &[Dim::Fixed(1), Dim::Fixed(channels), Dim::Named("t")],
-        );
+    /// A Snake activation of `x` (`channels` channels), as a PyTorch export
+    /// writes it: its output and the value of `sin²`.
+    fn snake(w: &mut Writer, x: &str, channels: i64) -> (String, String) {
         let alpha = w.weight(&[1, channels, 1], 1.0);
         let inv = w.weight(&[1, channels, 1], 1.0);
         let two = w.floats(&[], &[2.0]);
-        let scaled = w.op("Mul", &[&alpha, &x], &[]);
+        let scaled = w.op("Mul", &[&alpha, x], &[]);
         let sin = w.op("Sin", &[&scaled], &[]);
         let squared = w.op("Pow", &[&sin, &two], &[]);
         let times = w.op("Mul", &[&inv, &squared], &[]);
-        let y = w.op("Add", &[&x, &times], &[]);
+        (w.op("Add", &[x, &times], &[]), squared)
+    }
+
+    /// A Snake activation and a plain sine.
+    pub(crate) fn snake_model(channels: i64) -> Vec<u8> {
+        let mut w = Writer::new("snake", 1);
+        let dims = [Dim::Fixed(1), Dim::Fixed(channels), Dim::Named("t")];
+        let x = w.input("x", Elem::F32, &dims);
+        let (y, _) = snake(&mut w, &x, channels);
         let z = w.op("Sin", &[&y], &[]);
-        w.output(
-            &z,
-            Elem::F32,
-            &[Dim::Fixed(1), Dim::Fixed(channels), Dim::Named("t")],
-        );
+        w.output(&z, Elem::F32, &dims);
         w.model()
     }
 
@@ -561,19 +560,9 @@ mod tests {
     #[test]
     fn a_sine_whose_square_is_read_elsewhere_is_not_fused() {
         let mut w = Writer::new("not-snake", 1);
-        let x = w.input(
-            "x",
-            Elem::F32,
-            &[Dim::Fixed(1), Dim::Fixed(2), Dim::Fixed(3)],
-        );
-        let alpha = w.weight(&[1, 2, 1], 1.0);
-        let inv = w.weight(&[1, 2, 1], 1.0);
-        let two = w.floats(&[], &[2.0]);
-        let scaled = w.op("Mul", &[&alpha, &x], &[]);
-        let sin = w.op("Sin", &[&scaled], &[]);
-        let squared = w.op("Pow", &[&sin, &two], &[]);
-        let times = w.op("Mul", &[&inv, &squared], &[]);
-        let y = w.op("Add", &[&x, &times], &[]);
+        let dims = [Dim::Fixed(1), Dim::Fixed(2), Dim::Fixed(3)];
+        let x = w.input("x", Elem::F32, &dims);
+        let (y, squared) = snake(&mut w, &x, 2);
         w.output(&y, Elem::F32, &[]);
         w.output(&squared, Elem::F32, &[]);
         let out = rewrite(&w.model())

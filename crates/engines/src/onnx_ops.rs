@@ -90,6 +90,16 @@ pub fn snake_into(x: &[f32], alpha: f32, inv: f32, out: &mut [f32]) {
     }
 }
 
+/// Output `i`, allocated with `shape`.
+fn float_output<'a>(
+    ctx: &'a ComputeContext,
+    i: usize,
+    shape: Vec<i64>,
+) -> ort::Result<ort::value::ValueRefMut<'a>> {
+    ctx.output(i, shape)?
+        .ok_or_else(|| ort::Error::new(format!("output {i} missing")))
+}
+
 fn float_input(ctx: &ComputeContext, i: usize) -> ort::Result<ort::value::ValueRef<'_>> {
     ctx.input(i)?
         .ok_or_else(|| ort::Error::new(format!("input {i} missing")))
@@ -147,9 +157,7 @@ impl Operator for Snake {
                 ));
             }
             let t = t as usize;
-            let mut y = ctx
-                .output(0, shape.to_vec())?
-                .ok_or_else(|| ort::Error::new("Snake: no output"))?;
+            let mut y = float_output(ctx, 0, shape.to_vec())?;
             let (_, out) = y.try_extract_tensor_mut::<f32>()?;
             par_chunks(ctx, out, t, |row, out| {
                 let c = row % channels;
@@ -180,9 +188,7 @@ impl Operator for Sin {
         Ok(Box::new(|ctx: &ComputeContext| {
             let x = float_input(ctx, 0)?;
             let (shape, x) = x.try_extract_tensor::<f32>()?;
-            let mut y = ctx
-                .output(0, shape.to_vec())?
-                .ok_or_else(|| ort::Error::new("Sin: no output"))?;
+            let mut y = float_output(ctx, 0, shape.to_vec())?;
             let (_, out) = y.try_extract_tensor_mut::<f32>()?;
             par_chunks(ctx, out, BLOCK, |i, out| {
                 sin_into(&x[i * BLOCK..i * BLOCK + out.len()], out);
@@ -269,9 +275,7 @@ impl Operator for Interleave {
                 .filter(|_| rows % stride == 0)
                 .ok_or_else(|| ort::Error::new(format!("Interleave: input of shape {shape:?}")))?;
             let channels = rows / stride;
-            let mut y = ctx
-                .output(0, vec![n, channels as i64, out_len as i64])?
-                .ok_or_else(|| ort::Error::new("Interleave: no output"))?;
+            let mut y = float_output(ctx, 0, vec![n, channels as i64, out_len as i64])?;
             let (_, out) = y.try_extract_tensor_mut::<f32>()?;
             par_chunks(ctx, out, out_len, |c, out| {
                 let phases = &x[c * stride * len..(c + 1) * stride * len];
