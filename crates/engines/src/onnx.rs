@@ -59,9 +59,10 @@ pub fn session(
 }
 
 /// [`session`], with the model's graph rewritten as it loads
-/// ([`crate::onnx_graph`]: Snake activations, sines and transposed
-/// convolutions by our own operators, on every intra-op thread): the same
-/// numbers to within a float rounding, faster.
+/// ([`crate::onnx_graph`]: Snake activations, sines, transposed
+/// convolutions and vocoder residual convolutions by our own operators, on
+/// every intra-op thread): the same numbers to within a float rounding,
+/// faster.
 pub fn session_rewritten(
     env: &ort::environment::Environment,
     model: &Path,

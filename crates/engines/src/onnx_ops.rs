@@ -1,11 +1,15 @@
 //! Our own ONNX operators, registered with every session built from a
 //! rewritten graph ([`crate::onnx_graph`]): `Snake` (the vocoder activation
 //! `x + inv · sin²(αx)` with per-channel α and inv, in one pass), `Sin`,
-//! and `Interleave` (the phases of a transposed convolution put in time
-//! order). onnxruntime runs `Sin` on one thread; these split their work
-//! over the session's intra-op threads (`par_for`), row by row or in blocks.
+//! `Interleave` (the phases of a transposed convolution put in time
+//! order) and `LeakyConv` (a vocoder's `x + conv(leaky_relu(x))`, by
+//! [`crate::conv1d`]). onnxruntime runs `Sin` on one thread; these split
+//! their work over the session's intra-op threads (`par_for`), row by row
+//! or in blocks.
 
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
+
+use crate::conv1d::Conv1d;
 
 use ort::operator::{
     BoxedKernel, ComputeContext, KernelContext, Operator, OperatorDomain, OperatorInput,
@@ -24,7 +28,8 @@ pub fn domain() -> ort::Result<OperatorDomain> {
     OperatorDomain::new(DOMAIN)?
         .add(Snake)?
         .add(Sin)?
-        .add(Interleave)
+        .add(Interleave)?
+        .add(LeakyConv)
 }
 
 /// `sin(x)` in straight-line arithmetic the compiler vectorises: x = kπ + r
@@ -280,6 +285,99 @@ impl Operator for Interleave {
             par_chunks(ctx, out, out_len, |c, out| {
                 let phases = &x[c * stride * len..(c + 1) * stride * len];
                 interleave_into(phases, len, stride, trim_start, out);
+            })
+        }))
+    }
+}
+
+/// `y = conv(leaky_relu(x), w, b)`, plus `x` when `residual` is 1: a 1-D
+/// convolution (stride 1, one group) with `dilation` and `pad_left` /
+/// `pad_right` zeros, its weights (constant) packed on the first run.
+/// Inputs x `[1, C_in, T]`, w `[C_out, C_in, K]`, b `[C_out]`; attributes
+/// `slope` (of the leaky ReLU, 1 for none), `dilation`, `pad_left`,
+/// `pad_right`, `residual`.
+struct LeakyConv;
+
+impl Operator for LeakyConv {
+    type Kernel<'attr> = BoxedKernel<'attr>;
+
+    fn name(&self) -> &str {
+        "LeakyConv"
+    }
+
+    fn inputs(&self) -> impl IntoIterator<Item = OperatorInput> {
+        [const { OperatorInput::required(TensorElementType::Float32) }; 3]
+    }
+
+    fn outputs(&self) -> impl IntoIterator<Item = OperatorOutput> {
+        [OperatorOutput::required(TensorElementType::Float32)]
+    }
+
+    fn create_kernel<'attr>(
+        &self,
+        kctx: &KernelContext<'attr>,
+    ) -> ort::Result<Self::Kernel<'attr>> {
+        let attr = |name: &str| -> ort::Result<usize> {
+            let v: i64 = kctx
+                .get(name)
+                .ok_or_else(|| ort::Error::new(format!("LeakyConv: no {name}")))?;
+            usize::try_from(v).map_err(|_| ort::Error::new(format!("LeakyConv: {name} {v}")))
+        };
+        let slope: f32 = kctx
+            .get("slope")
+            .ok_or_else(|| ort::Error::new("LeakyConv: no slope"))?;
+        let (dilation, pads, residual) = (
+            attr("dilation")?,
+            [attr("pad_left")?, attr("pad_right")?],
+            attr("residual")? == 1,
+        );
+        let conv: OnceLock<Result<Conv1d, String>> = OnceLock::new();
+        Ok(Box::new(move |ctx: &ComputeContext| {
+            let (x, w, b) = (
+                float_input(ctx, 0)?,
+                float_input(ctx, 1)?,
+                float_input(ctx, 2)?,
+            );
+            let (shape, x) = x.try_extract_tensor::<f32>()?;
+            let conv = conv
+                .get_or_init(|| {
+                    let (wshape, w) = w.try_extract_tensor::<f32>().map_err(|e| e.to_string())?;
+                    let (_, b) = b.try_extract_tensor::<f32>().map_err(|e| e.to_string())?;
+                    let dims = <[usize; 3]>::try_from(
+                        wshape.iter().map(|&d| d as usize).collect::<Vec<_>>(),
+                    )
+                    .map_err(|d| format!("weights of shape {d:?}"))?;
+                    Conv1d::new(w, Some(b), dims, dilation, pads, slope, residual)
+                        .ok_or_else(|| format!("weights of shape {wshape:?} not supported"))
+                })
+                .as_ref()
+                .map_err(|e| ort::Error::new(format!("LeakyConv: {e}")))?;
+            let &[1, c, len] = &shape[..] else {
+                return Err(ort::Error::new(format!(
+                    "LeakyConv: input of shape {shape:?}"
+                )));
+            };
+            let len = len as usize;
+            let out_len = conv
+                .out_len(len)
+                .filter(|_| c as usize == conv.c_in())
+                .ok_or_else(|| ort::Error::new(format!("LeakyConv: input of shape {shape:?}")))?;
+            let mut y = float_output(ctx, 0, vec![1, conv.c_out() as i64, out_len as i64])?;
+            let (_, out) = y.try_extract_tensor_mut::<f32>()?;
+            let chunk = conv.chunk();
+            // Task i writes columns i·chunk.. of every output channel.
+            let mut pieces: Vec<Vec<&mut [f32]>> = (0..out_len.div_ceil(chunk))
+                .map(|_| Vec::with_capacity(conv.c_out()))
+                .collect();
+            for row in out.chunks_mut(out_len.max(1)) {
+                for (piece, task) in row.chunks_mut(chunk).zip(&mut pieces) {
+                    task.push(piece);
+                }
+            }
+            let pieces: Vec<Mutex<Vec<&mut [f32]>>> = pieces.into_iter().map(Mutex::new).collect();
+            ctx.par_for(pieces.len(), 0, |i| {
+                let mut rows = pieces[i].lock().unwrap_or_else(|e| e.into_inner());
+                conv.run_chunk(x, len, i * chunk, &mut rows);
             })
         }))
     }

@@ -31,7 +31,7 @@ pub enum Attr {
 }
 
 impl Attr {
-    fn encode(&self) -> Pb {
+    pub(crate) fn encode(&self) -> Pb {
         let mut a = Pb::default();
         match self {
             Attr::Int(name, v) => {
