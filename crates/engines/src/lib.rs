@@ -6,7 +6,6 @@
 pub mod audio;
 pub mod avatar;
 pub mod bpe;
-pub mod conv1d;
 pub mod diffusion;
 mod draw;
 pub mod expand;

@@ -437,10 +437,10 @@ struct LeakyConvFusion {
 
 /// A 1-D convolution of a leaky ReLU's output, with the residual `x +`
 /// after it where the graph has one (HiFi-GAN's residual blocks), as our
-/// `LeakyConv` ([`crate::conv1d`]): one pass where onnxruntime makes three
+/// `LeakyConv` ([`mediagen_kernels::conv1d`]): one pass where onnxruntime makes three
 /// (the activation, an im2col copy and matrix product, the sum), and a
 /// direct convolution in registers. `None` when `conv` is another kind or
-/// a shape [`Conv1d`](crate::conv1d::Conv1d) does not compute.
+/// a shape [`Conv1d`](mediagen_kernels::conv1d::Conv1d) does not compute.
 fn fuse_leaky_conv(g: &Graph<'_>, conv: &Node) -> Result<Option<LeakyConvFusion>, String> {
     let known = conv.attrs.keys().all(|k| {
         matches!(
@@ -497,7 +497,7 @@ fn fuse_leaky_conv(g: &Graph<'_>, conv: &Node) -> Result<Option<LeakyConvFusion>
     let dims_u = dims.map(|d| d as usize);
     let pads_u = pads.map(|p| p as usize);
     let supported = |residual| {
-        crate::conv1d::Conv1d::new(
+        mediagen_kernels::conv1d::Conv1d::new(
             &weights,
             bias.as_deref(),
             dims_u,

@@ -3,13 +3,13 @@
 //! `x + inv · sin²(αx)` with per-channel α and inv, in one pass), `Sin`,
 //! `Interleave` (the phases of a transposed convolution put in time
 //! order) and `LeakyConv` (a vocoder's `x + conv(leaky_relu(x))`, by
-//! [`crate::conv1d`]). onnxruntime runs `Sin` on one thread; these split
+//! [`mediagen_kernels::conv1d`]). onnxruntime runs `Sin` on one thread; these split
 //! their work over the session's intra-op threads (`par_for`), row by row
 //! or in blocks.
 
 use std::sync::{Mutex, OnceLock};
 
-use crate::conv1d::Conv1d;
+use mediagen_kernels::conv1d::Conv1d;
 
 use ort::operator::{
     BoxedKernel, ComputeContext, KernelContext, Operator, OperatorDomain, OperatorInput,
