@@ -486,7 +486,8 @@ fn fuse_leaky_conv(g: &Graph<'_>, conv: &Node) -> Result<Option<LeakyConvFusion>
     {
         return Ok(None);
     }
-    let bias = match conv.inputs.get(2).filter(|b| !b.is_empty()) {
+    let bias_input = conv.inputs.get(2).filter(|b| !b.is_empty());
+    let bias = match bias_input {
         Some(b) => match g.inits.get(b) {
             Some(t) => Some(floats(t)?),
             None => return Ok(None),
@@ -517,7 +518,7 @@ fn fuse_leaky_conv(g: &Graph<'_>, conv: &Node) -> Result<Option<LeakyConvFusion>
         return Ok(None);
     }
     let mut tensors = Vec::new();
-    let bias_name = match conv.inputs.get(2).filter(|b| !b.is_empty()) {
+    let bias_name = match bias_input {
         Some(b) => b.clone(),
         None => {
             let name = format!("{}_zero_bias", conv.name);
