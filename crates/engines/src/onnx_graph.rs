@@ -117,6 +117,18 @@ struct Node {
     floats: HashMap<String, f32>,
 }
 
+impl Node {
+    /// A one-value integer attribute, `default` when absent; `None` when it
+    /// holds several values (or is not an integer).
+    fn single(&self, name: &str, default: i64) -> Option<i64> {
+        match self.attrs.get(name).map(Vec::as_slice) {
+            None => Some(default),
+            Some(&[v]) => Some(v),
+            _ => None,
+        }
+    }
+}
+
 /// Who reads a value that is one of the graph's outputs.
 const GRAPH_OUTPUT: usize = usize::MAX;
 
@@ -323,11 +335,7 @@ fn match_snake(g: &Graph<'_>, sin: &Node) -> Result<Option<(Vec<usize>, Pb)>, St
 /// plain convolution is the same matrix product without it. The nodes and
 /// initializers that replace `node`, or `None` when it is another kind.
 fn replace_conv_transpose(g: &Graph<'_>, node: &Node) -> Result<Option<Replacement>, String> {
-    let one = |name: &str, default: i64| match node.attrs.get(name).map(Vec::as_slice) {
-        None => Some(default),
-        Some(&[v]) => Some(v),
-        _ => None,
-    };
+    let one = |name: &str, default: i64| node.single(name, default);
     let plain = node.attrs.keys().all(|k| {
         matches!(
             k.as_str(),
@@ -448,11 +456,7 @@ fn fuse_leaky_conv(g: &Graph<'_>, conv: &Node) -> Result<Option<LeakyConvFusion>
             "strides" | "pads" | "kernel_shape" | "dilations" | "group"
         )
     });
-    let one = |name: &str, default: i64| match conv.attrs.get(name).map(Vec::as_slice) {
-        None => Some(default),
-        Some(&[v]) => Some(v),
-        _ => None,
-    };
+    let one = |name: &str, default: i64| conv.single(name, default);
     let (Some(1), Some(1), Some(dilation)) =
         (one("strides", 1), one("group", 1), one("dilations", 1))
     else {
@@ -644,6 +648,10 @@ mod tests {
     use super::*;
     use crate::diffusion::graph::{Attr, Dim, Elem, Graph as Writer};
 
+    fn op_names(model: &[u8]) -> Vec<String> {
+        ops(model).into_iter().map(|(op, _)| op).collect()
+    }
+
     fn ops(model: &[u8]) -> Vec<(String, String)> {
         let top = fields(model).unwrap();
         let graph = top.iter().find(|f| f.number == 7).unwrap();
@@ -717,7 +725,7 @@ mod tests {
         let out = rewrite(&w.model())
             .unwrap()
             .expect("the sine is still ours");
-        let ops: Vec<String> = ops(&out).into_iter().map(|(op, _)| op).collect();
+        let ops = op_names(&out);
         assert_eq!(ops, ["Mul", "Sin", "Pow", "Mul", "Add"]);
     }
 
@@ -763,7 +771,7 @@ mod tests {
     #[test]
     fn a_transposed_convolution_becomes_phases_and_an_interleave() {
         let out = rewrite(&upsampling_model(4)).unwrap().expect("rewritten");
-        let ops: Vec<String> = ops(&out).into_iter().map(|(op, _)| op).collect();
+        let ops = op_names(&out);
         assert_eq!(ops, ["Conv", "Interleave", "Conv", "Interleave"]);
     }
 
@@ -811,7 +819,7 @@ mod tests {
     #[test]
     fn leaky_relus_and_residuals_go_into_the_convolutions() {
         let out = rewrite(&resblock_model(4)).unwrap().expect("rewritten");
-        let ops: Vec<String> = ops(&out).into_iter().map(|(op, _)| op).collect();
+        let ops = op_names(&out);
         assert_eq!(
             ops,
             [
@@ -838,7 +846,7 @@ mod tests {
         let y = w.op("Add", &[&conv, &act], &[]);
         w.output(&y, Elem::F32, &dims);
         let out = rewrite(&w.model()).unwrap().expect("rewritten");
-        let ops: Vec<String> = ops(&out).into_iter().map(|(op, _)| op).collect();
+        let ops = op_names(&out);
         // The Add reads the activation, not the block's input: no residual.
         assert_eq!(ops, ["LeakyRelu", "LeakyConv", "Add"]);
     }

@@ -110,6 +110,20 @@ fn float_input(ctx: &ComputeContext, i: usize) -> ort::Result<ort::value::ValueR
         .ok_or_else(|| ort::Error::new(format!("input {i} missing")))
 }
 
+/// Hands task `i` (what it writes) with its index to `f` on the session's
+/// threads.
+fn par_tasks<T: Send>(
+    ctx: &ComputeContext,
+    tasks: Vec<T>,
+    f: impl Fn(usize, &mut T) + Sync + Send,
+) -> ort::Result<()> {
+    let tasks: Vec<Mutex<T>> = tasks.into_iter().map(Mutex::new).collect();
+    ctx.par_for(tasks.len(), 0, |i| {
+        let mut task = tasks[i].lock().unwrap_or_else(|e| e.into_inner());
+        f(i, &mut task);
+    })
+}
+
 /// Splits `out` into pieces of `len` and hands piece `i` with its index to
 /// `f` on the session's threads.
 fn par_chunks(
@@ -118,11 +132,17 @@ fn par_chunks(
     len: usize,
     f: impl Fn(usize, &mut [f32]) + Sync + Send,
 ) -> ort::Result<()> {
-    let pieces: Vec<Mutex<&mut [f32]>> = out.chunks_mut(len.max(1)).map(Mutex::new).collect();
-    ctx.par_for(pieces.len(), 0, |i| {
-        let mut piece = pieces[i].lock().unwrap_or_else(|e| e.into_inner());
-        f(i, &mut piece);
+    par_tasks(ctx, out.chunks_mut(len.max(1)).collect(), |i, piece| {
+        f(i, piece)
     })
+}
+
+/// Integer attribute `name` of operator `op`, as a count.
+fn count_attr(kctx: &KernelContext<'_>, op: &str, name: &str) -> ort::Result<usize> {
+    let v: i64 = kctx
+        .get(name)
+        .ok_or_else(|| ort::Error::new(format!("{op}: no {name}")))?;
+    usize::try_from(v).map_err(|_| ort::Error::new(format!("{op}: {name} {v}")))
 }
 
 struct Snake;
@@ -255,12 +275,7 @@ impl Operator for Interleave {
         &self,
         kctx: &KernelContext<'attr>,
     ) -> ort::Result<Self::Kernel<'attr>> {
-        let attr = |name: &str| -> ort::Result<usize> {
-            let v: i64 = kctx
-                .get(name)
-                .ok_or_else(|| ort::Error::new(format!("Interleave: no {name}")))?;
-            usize::try_from(v).map_err(|_| ort::Error::new(format!("Interleave: {name} {v}")))
-        };
+        let attr = |name: &str| count_attr(kctx, "Interleave", name);
         let (stride, trim_start, trim_end) = (
             attr("stride")?.max(1),
             attr("trim_start")?,
@@ -317,12 +332,7 @@ impl Operator for LeakyConv {
         &self,
         kctx: &KernelContext<'attr>,
     ) -> ort::Result<Self::Kernel<'attr>> {
-        let attr = |name: &str| -> ort::Result<usize> {
-            let v: i64 = kctx
-                .get(name)
-                .ok_or_else(|| ort::Error::new(format!("LeakyConv: no {name}")))?;
-            usize::try_from(v).map_err(|_| ort::Error::new(format!("LeakyConv: {name} {v}")))
-        };
+        let attr = |name: &str| count_attr(kctx, "LeakyConv", name);
         let slope: f32 = kctx
             .get("slope")
             .ok_or_else(|| ort::Error::new("LeakyConv: no slope"))?;
@@ -374,10 +384,8 @@ impl Operator for LeakyConv {
                     task.push(piece);
                 }
             }
-            let pieces: Vec<Mutex<Vec<&mut [f32]>>> = pieces.into_iter().map(Mutex::new).collect();
-            ctx.par_for(pieces.len(), 0, |i| {
-                let mut rows = pieces[i].lock().unwrap_or_else(|e| e.into_inner());
-                conv.run_chunk(x, len, i * chunk, &mut rows);
+            par_tasks(ctx, pieces, |i, rows| {
+                conv.run_chunk(x, len, i * chunk, rows)
             })
         }))
     }
