@@ -41,6 +41,7 @@ error_codes! {
     VoiceNotFound => (404, "voice_not_found", "The requested voice does not exist."),
     RouteNotFound => (404, "route_not_found", "No endpoint matches this path."),
     MethodNotAllowed => (405, "method_not_allowed", "This endpoint does not accept this HTTP method."),
+    RequestTimeout => (408, "request_timeout", "The request body did not arrive in time; send it again."),
     ResourceAlreadyExists => (409, "resource_already_exists", "The resource already exists."),
     IdempotencyKeyInUse => (409, "idempotency_key_in_use", "A request with this Idempotency-Key is still being processed."),
     JobNotCancellable => (409, "job_not_cancellable", "The job has already finished and cannot be cancelled."),

@@ -94,6 +94,21 @@ pub struct JobError {
     pub message: String,
 }
 
+/// A file a job produced, registered by the pipeline that wrote it. A job's
+/// result holds no storage keys: its URLs are made from this list only, for
+/// the job's own account, so no text a user sent can name a file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobOutput {
+    /// Where the file's URL goes in the job's `result`: a JSON pointer such
+    /// as `/audioUrl` or `/images/0/imageUrl`.
+    pub field: String,
+    /// The blob key, under `jobs/<job id>/`.
+    pub key: String,
+    pub content_type: String,
+    /// Bytes.
+    pub size: u64,
+}
+
 /// A job as stored: the row of the jobs table.
 #[derive(Debug, Clone)]
 pub struct Job {
@@ -103,6 +118,8 @@ pub struct Job {
     pub status: JobStatus,
     pub payload: Value,
     pub result: Option<Value>,
+    /// The files of a completed job.
+    pub outputs: Vec<JobOutput>,
     pub error: Option<JobError>,
     pub progress: i64,
     pub cost: i64,

@@ -515,10 +515,7 @@ fn decoder(
     if first > 0 {
         cmd.args(["-ss", &secs((first as f64 - 0.5) / info.fps)]);
     }
-    if let Some(demuxer) = info.demuxer {
-        cmd.args(["-f", demuxer]);
-    }
-    cmd.arg("-i").arg(input);
+    cmd.args(info.demuxer_args()).arg("-i").arg(input);
     let output = |cmd: &mut Command, filter: &str| {
         cmd.args(["-map", "0:v:0", "-an", "-sn", "-dn"])
             .args(["-fps_mode", "cfr", "-r", &secs(info.fps)])

@@ -5,7 +5,9 @@ use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-/// Why a subprocess failed.
+/// Why a subprocess failed. The messages never hold the tool's output or
+/// its arguments (paths of the server's files): `stderr` is kept for the
+/// caller to classify and is logged where the failure happens.
 #[derive(Debug, thiserror::Error)]
 pub enum ProcessError {
     #[error("{program} is not installed or cannot start: {source}")]
@@ -15,7 +17,7 @@ pub enum ProcessError {
     },
     #[error("{program} did not finish within {seconds} s")]
     Timeout { program: String, seconds: u64 },
-    #[error("{program} failed ({status}): {stderr}")]
+    #[error("{program} failed ({status})")]
     Failed {
         program: String,
         status: String,
@@ -26,6 +28,54 @@ pub enum ProcessError {
         program: String,
         source: std::io::Error,
     },
+}
+
+/// Limits of every tool we run, set by `prlimit` (util-linux) before the
+/// tool starts: address space, CPU seconds (the wall-clock limit times the
+/// cores a tool may use, so the watchdog usually acts first) and the size
+/// of any file it writes. A tool fed hostile input dies at these instead of
+/// taking the machine.
+const MAX_ADDRESS_SPACE: u64 = 6 << 30;
+const MAX_FILE_SIZE: u64 = 16 << 30;
+const CORES: u64 = 4;
+
+/// `cmd` run under `prlimit` with the limits above (unchanged where
+/// `prlimit` is missing).
+fn limited(cmd: Command, timeout: Duration) -> Command {
+    static PRLIMIT: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| {
+        Command::new("prlimit")
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    });
+    if !*PRLIMIT {
+        return cmd;
+    }
+    let cpu = timeout
+        .as_secs()
+        .max(1)
+        .saturating_mul(CORES)
+        .saturating_add(5);
+    let mut wrapped = Command::new("prlimit");
+    wrapped
+        .arg(format!("--as={MAX_ADDRESS_SPACE}"))
+        .arg(format!("--cpu={cpu}"))
+        .arg(format!("--fsize={MAX_FILE_SIZE}"))
+        .arg("--")
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    if let Some(dir) = cmd.get_current_dir() {
+        wrapped.current_dir(dir);
+    }
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => wrapped.env(k, v),
+            None => wrapped.env_remove(k),
+        };
+    }
+    wrapped
 }
 
 /// Runs `cmd` with `input` on stdin and returns stdout.
@@ -67,10 +117,10 @@ pub struct Piped {
 }
 
 impl Piped {
-    /// Starts `cmd` with stdin and stdout piped.
-    pub fn spawn(mut cmd: Command, timeout: Duration) -> Result<Self, ProcessError> {
+    /// Starts `cmd` with stdin and stdout piped, under resource limits.
+    pub fn spawn(cmd: Command, timeout: Duration) -> Result<Self, ProcessError> {
         let program = cmd.get_program().to_string_lossy().into_owned();
-        let mut child = cmd
+        let mut child = limited(cmd, timeout)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -163,6 +213,7 @@ impl Piped {
         if !status.success() {
             let stderr = String::from_utf8_lossy(&err);
             let stderr: String = stderr.lines().rev().take(3).collect::<Vec<_>>().join(" / ");
+            tracing::warn!(program = %self.program, %status, stderr = %stderr, "tool failed");
             return Err(ProcessError::Failed {
                 program: self.program.clone(),
                 status: status.to_string(),
@@ -180,6 +231,45 @@ impl Drop for Piped {
                 let _ = c.kill();
                 let _ = c.wait();
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Tools start under the limits: the shell reports them from inside.
+    #[test]
+    fn tools_run_under_resource_limits() {
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "ulimit -v; ulimit -t; ulimit -f"]);
+        let out = run(cmd, b"", Duration::from_secs(10)).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = out.lines().collect();
+        // Address space and file size in KiB (dash) or 1024-byte blocks.
+        assert_eq!(lines[0], (MAX_ADDRESS_SPACE / 1024).to_string(), "{out}");
+        assert_eq!(lines[1], (10 * CORES + 5).to_string(), "{out}");
+        let fsize: u64 = lines[2].parse().unwrap();
+        assert!(
+            fsize == MAX_FILE_SIZE / 1024 || fsize == MAX_FILE_SIZE / 512,
+            "{out}"
+        );
+    }
+
+    /// A failed tool's message says which tool and how it ended, never what
+    /// it printed (which names the server's files).
+    #[test]
+    fn failures_never_carry_tool_output() {
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "echo /srv/secret/path >&2; exit 3"]);
+        let e = run(cmd, b"", Duration::from_secs(10)).unwrap_err();
+        let message = e.to_string();
+        assert!(!message.contains("/srv"), "{message}");
+        assert!(message.starts_with("sh failed"), "{message}");
+        match e {
+            ProcessError::Failed { stderr, .. } => assert!(stderr.contains("/srv/secret")),
+            other => panic!("{other:?}"),
         }
     }
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use crate::media::{ffmpeg, MediaError};
+use crate::media::{demuxer_of, ffmpeg, open_input, MediaError, DEMUXERS};
 use crate::process::run;
 
 /// What ffprobe says about a video file.
@@ -30,25 +30,21 @@ pub struct VideoInfo {
     pub audio_channels: u32,
     /// The picture stream's index in the file.
     pub video_index: u64,
-    /// The demuxer ffprobe read the file with, when it is one of the
-    /// container formats we pass to ffmpeg explicitly (`mov`, `matroska`…).
-    pub demuxer: Option<&'static str>,
+    /// The demuxer ffprobe read the file with, one of
+    /// [`crate::media::DEMUXERS`]; every decode names it.
+    pub demuxer: &'static str,
 }
 
-/// Demuxers named to ffmpeg explicitly (`-f`), so it reads an input the way
-/// ffprobe did and never guesses another (playlist and list formats are
-/// refused before probing, and never named).
-const DEMUXERS: [&str; 8] = [
-    "mov", "matroska", "mpegts", "avi", "flv", "mpeg", "asf", "ogg",
-];
-
 impl VideoInfo {
-    /// `-f <demuxer> -i <path>` for this file.
+    /// `-format_whitelist <d> -f <d> -i <path>` for this file.
     fn open<'a>(&self, cmd: &'a mut Command, path: &Path) -> &'a mut Command {
-        if let Some(demuxer) = self.demuxer {
-            cmd.args(["-f", demuxer]);
-        }
-        cmd.arg("-i").arg(path)
+        open_input(cmd, path, self.demuxer)
+    }
+
+    /// `-format_whitelist <d> -f <d>` (the caller adds `-i`, after
+    /// seeking options).
+    pub fn demuxer_args(&self) -> [&'static str; 4] {
+        ["-format_whitelist", self.demuxer, "-f", self.demuxer]
     }
 }
 
@@ -61,6 +57,7 @@ fn rate(r: &str) -> Option<f64> {
 fn ffprobe(args: &[&str], path: &Path, timeout: f64) -> Result<String, MediaError> {
     let mut cmd = Command::new("ffprobe");
     cmd.args(["-v", "error", "-protocol_whitelist", "file"])
+        .args(["-format_whitelist", &DEMUXERS.join(",")])
         .args(args)
         .arg(path);
     let out = run(cmd, b"", Duration::from_secs_f64(timeout))?;
@@ -88,10 +85,7 @@ pub fn parse_info(json: &str) -> Option<VideoInfo> {
         audio_codec: audio.and_then(|a| a["codec_name"].as_str().map(str::to_owned)),
         audio_channels: audio.and_then(|a| a["channels"].as_u64()).unwrap_or(0) as u32,
         video_index: video["index"].as_u64().unwrap_or(0),
-        demuxer: v["format"]["format_name"]
-            .as_str()
-            .and_then(|f| f.split(',').next())
-            .and_then(|f| DEMUXERS.into_iter().find(|&d| d == f)),
+        demuxer: demuxer_of(v["format"]["format_name"].as_str()?)?,
     })
 }
 
@@ -818,25 +812,19 @@ mod tests {
     fn probe_json_is_read() {
         let json = r#"{"streams":[{"codec_type":"video","codec_name":"h264","width":640,"height":360,
             "r_frame_rate":"25/1","avg_frame_rate":"25/1"},{"codec_type":"audio","codec_name":"aac",
-            "channels":2}],"format":{"duration":"10.000000"}}"#;
+            "channels":2}],"format":{"duration":"10.000000","format_name":"mov,mp4,m4a,3gp,3g2,mj2"}}"#;
         let info = parse_info(json).unwrap();
         assert_eq!((info.width, info.height, info.fps), (640, 360, 25.0));
         assert!(info.constant_rate);
         assert_eq!(info.audio_codec.as_deref(), Some("aac"));
         assert_eq!(info.audio_channels, 2);
-        assert_eq!(info.demuxer, None, "no format name, no -f");
-        let named = json.replace(
-            r#""duration":"10.000000""#,
-            r#""duration":"10","format_name":"mov,mp4,m4a,3gp,3g2,mj2""#,
-        );
-        assert_eq!(parse_info(&named).unwrap().demuxer, Some("mov"));
-        let playlist = json.replace(
-            r#""duration":"10.000000""#,
-            r#""duration":"10","format_name":"hls""#,
-        );
-        assert_eq!(parse_info(&playlist).unwrap().demuxer, None);
-        let audio_only =
-            r#"{"streams":[{"codec_type":"audio","codec_name":"mp3"}],"format":{"duration":"3"}}"#;
+        assert_eq!(info.demuxer, "mov");
+        // Formats that open other files are never read.
+        for other in ["hls", "concat", "image2", ""] {
+            let named = json.replace("mov,mp4,m4a,3gp,3g2,mj2", other);
+            assert_eq!(parse_info(&named), None, "{other}");
+        }
+        let audio_only = r#"{"streams":[{"codec_type":"audio","codec_name":"mp3"}],"format":{"duration":"3","format_name":"mp3"}}"#;
         assert_eq!(parse_info(audio_only), None);
     }
 

@@ -303,13 +303,13 @@ impl Pipeline for ExpandPipeline {
             .await
             .map_err(|e| JobFailure::abort("internal_error", e.to_string()))??
         };
-        let key = ctx.output_key(&format!("expanded.{}", req.format.as_str()));
-        ctx.blobs
-            .put_file(&key, &out)
-            .await
-            .map_err(JobFailure::storage)?;
+        ctx.put_output_file(
+            "/videoUrl",
+            &format!("expanded.{}", req.format.as_str()),
+            &out,
+        )
+        .await?;
         Ok(json!({
-            "videoUrl": format!("blob:{key}"),
             "duration": round3(made.frames as f64 / made.fps),
             "frames": made.frames,
             "fps": round3(made.fps),

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::limits::DUBBING;
 use mediagen_core::{ApiError, ErrorCode};
 use mediagen_engines::media::decode_mono;
 use mediagen_engines::stt::{
@@ -470,8 +471,9 @@ impl DubPipeline {
         let unreadable =
             |e: &dyn std::fmt::Display| JobFailure::abort("unreadable_media", e.to_string());
         let video = inspect(input).map_err(|e| unreadable(&e))?;
-        let original = decode_mono(input, RATE).map_err(|e| unreadable(&e))?;
-        let pcm = decode_mono(input, 16_000).map_err(|e| unreadable(&e))?;
+        let max = DUBBING.max_seconds + 1.0;
+        let original = decode_mono(input, RATE, max).map_err(|e| unreadable(&e))?;
+        let pcm = decode_mono(input, 16_000, max).map_err(|e| unreadable(&e))?;
         if original.is_empty() {
             return Err(JobFailure::abort("no_audio", "the file has no sound"));
         }
@@ -827,12 +829,26 @@ async fn store(
             serde_json::to_vec(&kept).unwrap_or_default(),
         ),
     ];
-    let keys: Vec<String> = files.iter().map(|(k, _)| k.clone()).collect();
-    for (k, bytes) in files {
+    // The dubbed file and the subtitles are the dub's outputs; the rest is
+    // its working state, kept for edits and never given a URL.
+    let fields = [
+        Some(dubbed.delivered.url_field()),
+        Some("/transcriptUrl"),
+        Some("/translatedSubtitlesUrl"),
+        Some("/translatedVttUrl"),
+        None,
+        None,
+        None,
+    ];
+    for ((k, bytes), field) in files.into_iter().zip(fields) {
+        let size = bytes.len() as u64;
         ctx.blobs
             .put(&k, bytes.into())
             .await
             .map_err(JobFailure::storage)?;
+        if let Some(field) = field {
+            ctx.register_output(field, &k, size);
+        }
     }
     let mut result = json!({
         "duration": round3(dubbed.duration),
@@ -840,13 +856,10 @@ async fn store(
         "sourceLanguage": a.source_language,
         "targetLanguage": target,
         "voiceId": a.speaker,
-        "transcriptUrl": format!("blob:{}", keys[1]),
-        "translatedSubtitlesUrl": format!("blob:{}", keys[2]),
-        "translatedVttUrl": format!("blob:{}", keys[3]),
         "segments": dubbed.lines,
         "timings": timings,
     });
-    dubbed.delivered.describe(&mut result, &key);
+    dubbed.delivered.describe(&mut result);
     Ok(result)
 }
 

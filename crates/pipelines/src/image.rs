@@ -312,13 +312,19 @@ impl Pipeline for ImagePipeline {
         .map_err(|e| JobFailure::abort("internal_error", e.to_string()))??;
         let mut out = Vec::new();
         for (i, m) in made.into_iter().enumerate() {
-            let key = ctx.output_key(&format!("image-{i}.{}", req.format.extension()));
-            ctx.blobs
-                .put(&key, m.bytes.into())
-                .await
-                .map_err(|e| JobFailure::retry("storage_error", e.to_string()))?;
+            let size = m.bytes.len() as u64;
+            let key = ctx
+                .put_output(
+                    &format!("/images/{i}/imageUrl"),
+                    &format!("image-{i}.{}", req.format.extension()),
+                    m.bytes.into(),
+                )
+                .await?;
+            if i == 0 {
+                // The first image's URL is also the result's own `imageUrl`.
+                ctx.register_output("/imageUrl", &key, size);
+            }
             let mut image = json!({
-                "imageUrl": format!("blob:{key}"),
                 "width": req.width,
                 "height": req.height,
                 "seed": m.seed,
@@ -327,7 +333,6 @@ impl Pipeline for ImagePipeline {
             out.push(image);
         }
         let mut result = json!({
-            "imageUrl": out.first().map(|i| i["imageUrl"].clone()),
             "images": out,
             "format": req.format,
             "contentType": req.format.content_type(),

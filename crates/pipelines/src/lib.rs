@@ -5,6 +5,7 @@
 pub mod avatar;
 pub mod dub;
 pub mod image;
+pub mod limits;
 pub mod neural;
 pub mod output;
 pub mod respeak;

@@ -64,18 +64,22 @@ pub fn deliver(
 }
 
 impl Delivered {
-    /// Adds `videoUrl` (with `format`, `contentType`) or `audioUrl` (with
-    /// `format`, `sampleRate`, `contentType`) for the stored copy at `key`.
-    pub fn describe(&self, result: &mut Value, key: &str) {
-        let url = json!(format!("blob:{key}"));
+    /// Where the file's URL goes in the result: `/videoUrl` or `/audioUrl`.
+    pub fn url_field(&self) -> &'static str {
+        match self.container {
+            Some(_) => "/videoUrl",
+            None => "/audioUrl",
+        }
+    }
+
+    /// Adds `format` and `contentType` (and `sampleRate` for audio).
+    pub fn describe(&self, result: &mut Value) {
         match self.container {
             Some(container) => {
-                result["videoUrl"] = url;
                 result["format"] = json!(container);
                 result["contentType"] = json!(container.content_type());
             }
             None => {
-                result["audioUrl"] = url;
                 result["format"] = json!(self.format.as_str());
                 result["sampleRate"] = json!(self.sample_rate);
                 result["contentType"] = json!(self.format.content_type());

@@ -216,13 +216,13 @@ impl Pipeline for SoundPipeline {
         })
         .await
         .map_err(|e| JobFailure::abort("internal_error", e.to_string()))??;
-        let key = ctx.output_key(&format!("sound.{}", req.format.extension()));
-        ctx.blobs
-            .put(&key, bytes.into())
-            .await
-            .map_err(|e| JobFailure::retry("storage_error", e.to_string()))?;
+        ctx.put_output(
+            "/audioUrl",
+            &format!("sound.{}", req.format.extension()),
+            bytes.into(),
+        )
+        .await?;
         let mut result = json!({
-            "audioUrl": format!("blob:{key}"),
             "duration": (f64::from(req.duration) * 1000.0).round() / 1000.0,
             "format": req.format.as_str(),
             "sampleRate": req.sample_rate,

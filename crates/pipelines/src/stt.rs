@@ -290,15 +290,11 @@ impl Pipeline for SttPipeline {
             _ => None,
         };
         if let Some((name, field, body)) = rendered {
-            let key = ctx.output_key(name);
-            ctx.blobs
-                .put(&key, body.clone().into())
-                .await
-                .map_err(|e| JobFailure::retry("storage_error", e.to_string()))?;
+            ctx.put_output(&format!("/{field}Url"), name, body.clone().into())
+                .await?;
             if field == "subtitles" {
                 result["subtitles"] = json!(body);
             }
-            result[format!("{field}Url")] = json!(format!("blob:{key}"));
         }
         Ok(result)
     }

@@ -264,12 +264,9 @@ impl Pipeline for TtsPipeline {
         })
         .await
         .map_err(|e| JobFailure::abort("internal_error", e.to_string()))??;
-        let key = req.output_key(&ctx.job.id);
-        ctx.blobs
-            .put(&key, bytes.into())
-            .await
-            .map_err(|e| JobFailure::retry("storage_error", e.to_string()))?;
-        let mut result = req.result(&key, duration);
+        ctx.put_output("/audioUrl", &req.output_name(), bytes.into())
+            .await?;
+        let mut result = req.result(duration);
         if let Some(words) = words {
             result["words"] = serde_json::to_value(words).unwrap_or_default();
         }
@@ -430,15 +427,14 @@ pub fn align(text: &str, heard: &[(String, f64, f64)], duration: f64) -> Vec<Tim
 }
 
 impl TtsRequest {
-    /// Where a job's audio is stored.
-    pub fn output_key(&self, job_id: &str) -> String {
-        format!("jobs/{job_id}/speech.{}", self.format.extension())
+    /// The file name of a job's audio (its URL goes at `/audioUrl`).
+    pub fn output_name(&self) -> String {
+        format!("speech.{}", self.format.extension())
     }
 
-    /// The job's `result` for audio stored under `key`.
-    pub fn result(&self, key: &str, duration: f64) -> Value {
+    /// The job's `result` for `duration` seconds of audio.
+    pub fn result(&self, duration: f64) -> Value {
         let mut result = json!({
-            "audioUrl": format!("blob:{key}"),
             "duration": (duration * 1000.0).round() / 1000.0,
             "format": self.format.as_str(),
             "sampleRate": self.sample_rate,

@@ -261,14 +261,14 @@ impl Pipeline for TrimPipeline {
             .await
             .map_err(|e| JobFailure::abort("internal_error", e.to_string()))??
         };
-        let key = ctx.output_key(&format!("trimmed.{}", req.format.as_str()));
-        ctx.blobs
-            .put_file(&key, &out)
-            .await
-            .map_err(JobFailure::storage)?;
+        ctx.put_output_file(
+            "/videoUrl",
+            &format!("trimmed.{}", req.format.as_str()),
+            &out,
+        )
+        .await?;
         let output_seconds: f64 = trimmed.ranges.iter().map(|r| r.end - r.start).sum();
         Ok(json!({
-            "videoUrl": format!("blob:{key}"),
             "reencodedSeconds": (reencoded.unwrap_or(match req.mode {
                 Mode::Fast => 0.0,
                 Mode::Accurate => output_seconds,

@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use crate::limits::VOICE_CHANGER;
 use mediagen_core::ApiError;
 use mediagen_engines::audio::resample_linear;
 use mediagen_engines::media::decode_mono;
@@ -320,7 +321,8 @@ impl Pipeline for VoiceChangePipeline {
             let unreadable =
                 |e: &dyn std::fmt::Display| JobFailure::abort("unreadable_media", e.to_string());
             let video = inspect(&input).map_err(|e| unreadable(&e))?;
-            let samples = decode_mono(&input, RATE).map_err(|e| unreadable(&e))?;
+            let samples = decode_mono(&input, RATE, VOICE_CHANGER.max_seconds + 1.0)
+                .map_err(|e| unreadable(&e))?;
             if samples.is_empty() {
                 return Err(JobFailure::abort("no_audio", "the file has no sound"));
             }
@@ -341,11 +343,12 @@ impl Pipeline for VoiceChangePipeline {
         })
         .await
         .map_err(|e| JobFailure::abort("internal_error", e.to_string()))??;
-        let key = ctx.output_key(&delivered.name);
-        ctx.blobs
-            .put(&key, std::mem::take(&mut delivered.bytes).into())
-            .await
-            .map_err(JobFailure::storage)?;
+        ctx.put_output(
+            delivered.url_field(),
+            &delivered.name,
+            std::mem::take(&mut delivered.bytes).into(),
+        )
+        .await?;
         let mut result = json!({
             "duration": round(seconds, 3),
             "voiceId": req.voice_id,
@@ -358,7 +361,7 @@ impl Pipeline for VoiceChangePipeline {
         if let (Some(out), Some(extra)) = (result.as_object_mut(), changed.extra.as_object()) {
             out.extend(extra.clone());
         }
-        delivered.describe(&mut result, &key);
+        delivered.describe(&mut result);
         Ok(result)
     }
 }

@@ -85,6 +85,10 @@ pub struct Config {
     pub json_body_limit: usize,
     /// Largest multipart (upload) request body, in bytes.
     pub upload_body_limit: usize,
+    /// An upload that sends nothing for this long is refused (408).
+    pub upload_idle_seconds: f64,
+    /// An upload must arrive whole within this time (408).
+    pub upload_timeout_seconds: f64,
     /// Credits granted to the operator account created on first start.
     pub initial_credits: i64,
     /// Credits per unit of work, by job kind (units are documented per
@@ -127,6 +131,8 @@ impl Default for Config {
             max_concurrent_jobs: 10,
             json_body_limit: 1024 * 1024,
             upload_body_limit: 1024 * 1024 * 1024,
+            upload_idle_seconds: 30.0,
+            upload_timeout_seconds: 1800.0,
             initial_credits: 1_000_000,
             costs: BTreeMap::from([
                 ("test.sleep".to_owned(), 1.0),

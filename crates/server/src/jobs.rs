@@ -48,8 +48,15 @@ pub struct JobView {
 impl JobView {
     pub fn new(state: &AppState, job: Job) -> Self {
         let expires = now_ms() / 1000 + state.config.url_ttl_seconds as i64;
+        let outputs = job.outputs;
         let result = job.result.map(|mut r| {
-            sign_urls(state, &mut r, expires);
+            for output in &outputs {
+                set_at(
+                    &mut r,
+                    &output.field,
+                    signed_url(state, &output.key, expires),
+                );
+            }
             if let Value::Object(map) = &mut r {
                 map.insert(
                     "urlExpiresAt".into(),
@@ -78,17 +85,20 @@ impl JobView {
     }
 }
 
-/// Replaces every `blob:<key>` string with a signed absolute URL.
-fn sign_urls(state: &AppState, value: &mut Value, expires: i64) {
-    match value {
-        Value::String(s) => {
-            if let Some(key) = s.strip_prefix("blob:") {
-                *s = signed_url(state, key, expires);
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(|v| sign_urls(state, v, expires)),
-        Value::Object(map) => map.values_mut().for_each(|v| sign_urls(state, v, expires)),
-        _ => {}
+/// Puts `url` at `pointer` (`/a/0/b`) in `result`: the member named by the
+/// last step is set in the object the steps before it lead to. A pointer
+/// that leads nowhere is ignored (the pipeline registered it, so it exists).
+fn set_at(result: &mut Value, pointer: &str, url: String) {
+    let Some((parent, name)) = pointer.rsplit_once('/') else {
+        return;
+    };
+    let target = if parent.is_empty() {
+        Some(result)
+    } else {
+        result.pointer_mut(parent)
+    };
+    if let Some(Value::Object(map)) = target {
+        map.insert(name.to_owned(), Value::String(url));
     }
 }
 

@@ -10,6 +10,7 @@ use axum::http::header;
 use mediagen_core::ids::new_id;
 use mediagen_core::{ApiError, ErrorCode};
 use mediagen_engines::media::{probe, Probe, ProbeError};
+use mediagen_pipelines::limits::{Measured, MediaLimits};
 use mediagen_store::FileRecord;
 use serde_json::{Map, Value};
 
@@ -126,9 +127,15 @@ pub enum Input {
     Fields(HashMap<String, String>),
 }
 
-/// Reads the media input of a request (see the module docs).
-pub async fn media_input(state: &AppState, who: &Principal, req: Request) -> ApiResult<MediaInput> {
-    match read_input(state, who, req).await? {
+/// Reads the media input of a request (see the module docs), checked
+/// against the capability's `limits`.
+pub async fn media_input(
+    state: &AppState,
+    who: &Principal,
+    req: Request,
+    limits: &MediaLimits,
+) -> ApiResult<MediaInput> {
+    match read_input(state, who, req, limits).await? {
         Input::Media(media) => Ok(*media),
         Input::Fields(_) => Err(ApiError::invalid_parameter(
             "fileId",
@@ -139,12 +146,18 @@ pub async fn media_input(state: &AppState, who: &Principal, req: Request) -> Api
 }
 
 /// Reads a request that may carry media (a `file` part or a `fileId`) or
-/// only JSON parameters.
-pub async fn read_input(state: &AppState, who: &Principal, req: Request) -> ApiResult<Input> {
+/// only JSON parameters. The media is checked against `limits` before
+/// anything else happens to it.
+pub async fn read_input(
+    state: &AppState,
+    who: &Principal,
+    req: Request,
+    limits: &MediaLimits,
+) -> ApiResult<Input> {
     if is_multipart(&req) {
         let mut form = MultipartForm::from_request(req, state).await?;
         let upload = form.take_file("file")?;
-        let probed = probe_upload(&upload).await?;
+        let probed = probe_upload(&upload, "file", limits).await?;
         let file = FileRecord {
             id: String::new(),
             account_id: who.account_id.clone(),
@@ -172,9 +185,22 @@ pub async fn read_input(state: &AppState, who: &Principal, req: Request) -> ApiR
         .file(&who.account_id, &id)
         .await?
         .ok_or_else(|| ApiError::not_found("file", &id))?;
-    if file.duration.is_none() {
+    let Some(seconds) = file.duration else {
         return Err(not_media().into());
-    }
+    };
+    // Its picture's size was checked on upload (against the largest any
+    // capability reads).
+    let has_video = !file.content_type.starts_with("audio/");
+    limits.check(
+        "fileId",
+        Measured {
+            seconds,
+            has_audio: true,
+            has_video,
+            width: 0,
+            height: 0,
+        },
+    )?;
     Ok(Input::Media(Box::new(MediaInput {
         file,
         fields,
@@ -189,9 +215,15 @@ fn not_media() -> ApiError {
         .with_detail("parameter", "file")
 }
 
-/// Probes an upload with ffprobe: 415 when it is not media, 422 when it is
-/// media that cannot be read.
-pub async fn probe_upload(upload: &Upload) -> ApiResult<Probe> {
+/// Probes an upload with ffprobe, then checks it: 415 when it is not media
+/// or not of an accepted container and codec, 422 when it is media that
+/// cannot be read or that exceeds `limits` (named by `parameter`). Nothing
+/// decodes it before this passes.
+pub async fn probe_upload(
+    upload: &Upload,
+    parameter: &str,
+    limits: &MediaLimits,
+) -> ApiResult<Probe> {
     if upload.size == 0 {
         return Err(ApiError::invalid_parameter("file", "the file is empty").into());
     }
@@ -207,23 +239,43 @@ pub async fn probe_upload(upload: &Upload) -> ApiResult<Probe> {
     let looks_like_media = ["audio/", "video/"]
         .iter()
         .any(|p| upload.sniffed_type().starts_with(p));
-    probed.map_err(|e| match e {
+    let probed = probed.map_err(|e| match e {
         ProbeError::NotMedia if looks_like_media => Error::from(
             ApiError::new(ErrorCode::UnreadableMedia)
-                .with_detail("parameter", "file")
+                .with_detail("parameter", parameter)
                 .with_detail(
                     "reason",
                     "the file looks like audio or video but cannot be decoded",
                 ),
         ),
-        ProbeError::NotMedia => not_media().into(),
+        ProbeError::NotMedia => not_media().with_detail("parameter", parameter).into(),
+        ProbeError::NotAllowed(reason) => Error::from(
+            ApiError::new(ErrorCode::UnsupportedMediaType)
+                .with_message(format!(
+                    "The file is not accepted: {reason}. Send audio as wav, mp3, ogg, flac, \
+                     m4a or webm, or video as mp4, mov, mkv or webm."
+                ))
+                .with_detail("parameter", parameter)
+                .with_detail("reason", reason),
+        ),
         ProbeError::Unreadable(reason) => Error::from(
             ApiError::new(ErrorCode::UnreadableMedia)
-                .with_detail("parameter", "file")
-                .with_detail("reason", reason.chars().take(300).collect::<String>()),
+                .with_detail("parameter", parameter)
+                .with_detail("reason", reason),
         ),
         ProbeError::Tool(e) => Error::internal(e),
-    })
+    })?;
+    limits.check(
+        parameter,
+        Measured {
+            seconds: probed.duration,
+            has_audio: probed.has_audio,
+            has_video: probed.has_video,
+            width: probed.width,
+            height: probed.height,
+        },
+    )?;
+    Ok(probed)
 }
 
 fn content_type(upload: &Upload, probed: &Probe) -> String {

@@ -50,6 +50,7 @@ pub async fn request_id(mut req: Request, next: Next) -> Response {
         .map(str::to_owned)
         .unwrap_or_else(|| format!("req_{}", random_base62(20)));
     req.extensions_mut().insert(RequestId(id.clone()));
+    let authenticated = req.headers().contains_key(header::AUTHORIZATION);
     let method = req.method().clone();
     let path = req.uri().path().to_owned();
     let mut response = next.run(req).await;
@@ -70,7 +71,37 @@ pub async fn request_id(mut req: Request, next: Next) -> Response {
     if let Ok(v) = HeaderValue::from_str(&id) {
         response.headers_mut().insert("x-request-id", v);
     }
+    security_headers(authenticated, response.headers_mut());
     response
+}
+
+/// Headers every answer carries: no content sniffing, no referrer (signed
+/// URLs must not travel to other sites in `Referer`), and answers to
+/// authenticated requests are never stored by caches. HTML pages set their
+/// own `Content-Security-Policy`; any other HTML gets the strictest one.
+fn security_headers(authenticated: bool, h: &mut HeaderMap) {
+    h.insert(
+        "x-content-type-options",
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    let content_type = h
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    if authenticated && content_type.starts_with("application/json") {
+        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    if content_type.starts_with("text/html") && !h.contains_key(header::CONTENT_SECURITY_POLICY) {
+        h.insert(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static("default-src 'none'; frame-ancestors 'none'"),
+        );
+    }
 }
 
 /// Counts requests and their latency by matched route.

@@ -17,10 +17,10 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use mediagen_core::ids::random_base62;
-use mediagen_core::job::{Job, JobError};
+use mediagen_core::job::{Job, JobError, JobOutput};
 use mediagen_engines::media::encoder_args;
 use mediagen_pipelines::tts::TtsRequest;
-use mediagen_store::Outcome;
+use mediagen_store::{content_type_for, Outcome};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
@@ -179,12 +179,19 @@ impl Run {
         let outcome = match outcome {
             None => return, // cancelled through the API or the lease was lost
             Some((Ok(Ok(duration)), Ok(bytes))) if !self.cancelled.load(Ordering::Relaxed) => {
-                let key = req.output_key(&self.job.id);
+                let key = format!("jobs/{}/{}", self.job.id, req.output_name());
+                let size = bytes.len() as u64;
                 match self.state.blobs.put(&key, bytes.into()).await {
                     Ok(()) => {
-                        let mut result = req.result(&key, duration);
+                        let mut result = req.result(duration);
                         result["streamed"] = json!(true);
-                        Outcome::Completed(result)
+                        let output = JobOutput {
+                            field: "/audioUrl".into(),
+                            content_type: content_type_for(&key).into(),
+                            key,
+                            size,
+                        };
+                        Outcome::Completed(result, vec![output])
                     }
                     Err(e) => failed("storage_error", &e.to_string()),
                 }
@@ -236,8 +243,8 @@ impl Run {
 }
 
 fn failed(code: &str, message: &str) -> Outcome {
-    Outcome::Failed(JobError {
+    Outcome::Failed(mediagen_worker::public_error(JobError {
         code: code.to_owned(),
         message: message.to_owned(),
-    })
+    }))
 }

@@ -9,6 +9,7 @@ use axum::http::header;
 use mediagen_core::{ApiError, ErrorCode};
 use tempfile::NamedTempFile;
 use tokio::io::AsyncWriteExt;
+use tokio::time::{timeout, Duration, Instant};
 
 use crate::error::{ApiResult, Error};
 use crate::extract::too_large;
@@ -16,6 +17,10 @@ use crate::state::AppState;
 
 /// Largest text field accepted in a multipart form.
 const TEXT_FIELD_LIMIT: usize = 64 * 1024;
+/// Largest sum of all text fields of one form.
+const TEXT_TOTAL_LIMIT: usize = 256 * 1024;
+/// Most parts (files and text fields) in one form.
+const MAX_PARTS: usize = 64;
 /// How much of an over-limit body is read and dropped before answering 413.
 const DRAIN: usize = 8 * 1024 * 1024;
 /// Bytes kept from the start of each file for content sniffing.
@@ -120,14 +125,41 @@ impl FromRequest<AppState> for MultipartForm {
             files: HashMap::new(),
             fields: HashMap::new(),
         };
-        let mut total: u64 = 0;
-        while let Some(mut field) = multipart.next_field().await.map_err(bad_multipart)? {
+        let config = &state.config;
+        let idle = Duration::from_secs_f64(config.upload_idle_seconds);
+        let deadline = Instant::now() + Duration::from_secs_f64(config.upload_timeout_seconds);
+        // Each read waits at most `idle`, and never past the deadline.
+        let within = |started: Instant| {
+            let left = deadline.saturating_duration_since(started);
+            idle.min(left)
+        };
+        let (mut total, mut text_total, mut parts) = (0u64, 0usize, 0usize);
+        loop {
+            let next = timeout(within(Instant::now()), multipart.next_field())
+                .await
+                .map_err(|_| timed_out())?;
+            let Some(mut field) = next.map_err(bad_multipart)? else {
+                break;
+            };
+            parts += 1;
+            if parts > MAX_PARTS {
+                return Err(ApiError::invalid_parameter(
+                    "body",
+                    format!("a form may have at most {MAX_PARTS} parts"),
+                )
+                .with_detail("limit", "max_parts")
+                .into());
+            }
             let name = field.name().unwrap_or("").to_owned();
             if let Some(filename) = field.file_name().map(safe_filename) {
                 let file = NamedTempFile::new_in(&tmp).map_err(Error::internal)?;
                 let mut out = tokio::fs::File::from_std(file.reopen().map_err(Error::internal)?);
                 let (mut size, mut head) = (0u64, Vec::new());
-                while let Some(chunk) = field.chunk().await.map_err(bad_multipart)? {
+                while let Some(chunk) = timeout(within(Instant::now()), field.chunk())
+                    .await
+                    .map_err(|_| timed_out())?
+                    .map_err(bad_multipart)?
+                {
                     size += chunk.len() as u64;
                     total += chunk.len() as u64;
                     if total > limit as u64 {
@@ -154,15 +186,30 @@ impl FromRequest<AppState> for MultipartForm {
                 });
             } else {
                 let mut text = Vec::new();
-                while let Some(chunk) = field.chunk().await.map_err(bad_multipart)? {
-                    text.extend_from_slice(&chunk);
-                    if text.len() > TEXT_FIELD_LIMIT {
+                while let Some(chunk) = timeout(within(Instant::now()), field.chunk())
+                    .await
+                    .map_err(|_| timed_out())?
+                    .map_err(bad_multipart)?
+                {
+                    // Counted as it arrives: nothing over the limits is held.
+                    text_total += chunk.len();
+                    if text.len() + chunk.len() > TEXT_FIELD_LIMIT {
                         return Err(ApiError::invalid_parameter(
                             &name,
                             "text fields are limited to 64 KiB",
                         )
+                        .with_detail("limit", "text_field_bytes")
                         .into());
                     }
+                    if text_total > TEXT_TOTAL_LIMIT {
+                        return Err(ApiError::invalid_parameter(
+                            &name,
+                            "the text fields of a form are limited to 256 KiB in all",
+                        )
+                        .with_detail("limit", "text_total_bytes")
+                        .into());
+                    }
+                    text.extend_from_slice(&chunk);
                 }
                 let text = String::from_utf8(text)
                     .map_err(|_| ApiError::invalid_parameter(&name, "must be UTF-8 text"))?;
@@ -171,6 +218,12 @@ impl FromRequest<AppState> for MultipartForm {
         }
         Ok(form)
     }
+}
+
+fn timed_out() -> Error {
+    ApiError::new(ErrorCode::RequestTimeout)
+        .with_message("The upload stalled or took too long; send it again.")
+        .into()
 }
 
 fn bad_multipart(e: axum::extract::multipart::MultipartError) -> Error {

@@ -1,4 +1,4 @@
-use mediagen_core::job::{Job, JobError};
+use mediagen_core::job::{Job, JobError, JobOutput};
 use mediagen_core::{ids::new_id, time::now_ms, CreditState, JobKind, JobStatus};
 use serde_json::Value;
 use sqlx::any::AnyRow;
@@ -60,7 +60,8 @@ pub struct QueueDepth {
     pub count: i64,
 }
 
-const JOB_COLS: &str = "id, account_id, kind, status, payload, result, error, progress, cost, \
+const JOB_COLS: &str =
+    "id, account_id, kind, status, payload, result, outputs, error, progress, cost, \
                         credit_state, attempts, max_attempts, timeout_ms, created_at, updated_at";
 
 fn job_from_row(row: &AnyRow) -> Result<Job, StoreError> {
@@ -79,6 +80,11 @@ fn job_from_row(row: &AnyRow) -> Result<Job, StoreError> {
         status: JobStatus::parse(&status).ok_or_else(|| corrupt("status"))?,
         payload: json("payload")?.unwrap_or(Value::Null),
         result: json("result")?,
+        outputs: json("outputs")?
+            .map(serde_json::from_value)
+            .transpose()
+            .map_err(|_| corrupt("outputs"))?
+            .unwrap_or_default(),
         error: json("error")?
             .map(serde_json::from_value)
             .transpose()
@@ -122,7 +128,8 @@ async fn settle(conn: &mut AnyConnection, job: &Job, to: CreditState) -> Result<
 /// The end state a worker reports for a job.
 #[derive(Debug, Clone)]
 pub enum Outcome {
-    Completed(Value),
+    /// The result and the files registered for it.
+    Completed(Value, Vec<JobOutput>),
     Failed(JobError),
 }
 
@@ -204,7 +211,9 @@ impl Db {
             .ok_or_else(|| StoreError::Corrupt("job vanished".into()).into())
     }
 
-    async fn job_by_id(&self, id: &str) -> Result<Option<Job>, StoreError> {
+    /// A job by id alone, whatever its account: for the signed download
+    /// route, which is authorised by its signature, and for internal use.
+    pub async fn job_by_id(&self, id: &str) -> Result<Option<Job>, StoreError> {
         let row = sqlx::query(&format!("SELECT {JOB_COLS} FROM jobs WHERE id = $1"))
             .bind(id)
             .fetch_optional(&self.pool)
@@ -341,15 +350,17 @@ impl Db {
         worker: &str,
         outcome: Outcome,
     ) -> Result<bool, StoreError> {
-        let (status, result, error, credit) = match &outcome {
-            Outcome::Completed(v) => (
+        let (status, result, outputs, error, credit) = match &outcome {
+            Outcome::Completed(v, outputs) => (
                 "completed",
                 Some(v.to_string()),
+                Some(serde_json::to_string(outputs).unwrap_or_default()),
                 None,
                 CreditState::Captured,
             ),
             Outcome::Failed(e) => (
                 "failed",
+                None,
                 None,
                 Some(serde_json::to_string(e).unwrap_or_default()),
                 CreditState::Refunded,
@@ -358,7 +369,7 @@ impl Db {
         let now = now_ms();
         let mut tx = self.pool.begin().await?;
         let row = sqlx::query(&format!(
-            "UPDATE jobs SET status = $3, result = $4, error = $5, \
+            "UPDATE jobs SET status = $3, result = $4, error = $5, outputs = $7, \
              progress = CASE WHEN $3 = 'completed' THEN 100 ELSE progress END, \
              lease_owner = NULL, lease_expires_at = NULL, updated_at = $6, finished_at = $6 \
              WHERE id = $1 AND lease_owner = $2 AND status = 'processing' RETURNING {JOB_COLS}"
@@ -369,6 +380,7 @@ impl Db {
         .bind(result)
         .bind(error)
         .bind(now)
+        .bind(outputs)
         .fetch_optional(&mut *tx)
         .await?;
         let Some(row) = row else {

@@ -11,5 +11,5 @@ mod pipeline;
 mod runner;
 pub mod testing;
 
-pub use pipeline::{JobContext, JobFailure, Pipeline, Registry};
+pub use pipeline::{public_error, JobContext, JobFailure, Pipeline, Registry};
 pub use runner::{Events, Worker, WorkerConfig};

@@ -2,8 +2,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;
 
-use mediagen_core::job::{Job, JobError};
-use mediagen_store::BlobStore;
+use mediagen_core::job::{Job, JobError, JobOutput};
+use mediagen_store::{content_type_for, BlobStore};
 use serde_json::Value;
 
 /// How a pipeline failed: worth another attempt, or final.
@@ -33,15 +33,46 @@ impl JobFailure {
         })
     }
 
-    /// A blob store or scratch-file fault: worth another attempt.
+    /// A blob store or scratch-file fault: worth another attempt. The
+    /// store's own message (which names paths) is logged, not kept.
     pub fn storage(e: impl std::fmt::Display) -> Self {
-        Self::retry("storage_error", e.to_string())
+        tracing::warn!(error = %e, "storage fault");
+        Self::retry(
+            "storage_error",
+            "Storage was briefly unavailable while the job ran.",
+        )
     }
 
     pub fn error(&self) -> &JobError {
         match self {
             JobFailure::Retry(e) | JobFailure::Abort(e) => e,
         }
+    }
+}
+
+/// The error as the job's owner sees it. A message that names a path (a
+/// file of the server, a storage key) is replaced by a plain one and the
+/// original is logged with the job: errors tell the client what happened,
+/// never where the server keeps things.
+pub fn public_error(e: JobError) -> JobError {
+    let names_path = e.message.split_whitespace().any(|token| {
+        let token = token.trim_matches(|c: char| "'\"`()[]{},;:".contains(c));
+        token.contains('/')
+            && (token.starts_with('/')
+                || token.starts_with("./")
+                || token.contains("://")
+                || token.matches('/').count() >= 2)
+    });
+    if !names_path {
+        return e;
+    }
+    tracing::warn!(code = %e.code, message = %e.message, "job error named a path; replaced");
+    JobError {
+        message: format!(
+            "The job failed ({}). Quote the job id when reporting it.",
+            e.code.replace('_', " ")
+        ),
+        code: e.code,
     }
 }
 
@@ -52,6 +83,7 @@ pub struct JobContext {
     pub blobs: BlobStore,
     progress: Arc<AtomicI64>,
     cancelled: Arc<AtomicBool>,
+    outputs: Arc<std::sync::Mutex<Vec<JobOutput>>>,
 }
 
 impl JobContext {
@@ -61,6 +93,7 @@ impl JobContext {
             blobs,
             progress: Arc::new(AtomicI64::new(-1)),
             cancelled: Arc::new(AtomicBool::new(false)),
+            outputs: Arc::default(),
         }
     }
 
@@ -91,20 +124,116 @@ impl JobContext {
             .map_err(|e| JobFailure::abort("invalid_payload", e.to_string()))
     }
 
-    /// The blob key for an output file of this job: `jobs/<id>/<name>`.
+    /// The blob key for a file of this job: `jobs/<id>/<name>`. Files
+    /// stored under it without [`JobContext::put_output`] (a pipeline's own
+    /// working state) never get a URL.
     pub fn output_key(&self, name: &str) -> String {
         format!("jobs/{}/{name}", self.job.id)
+    }
+
+    /// Stores an output file of this job as `jobs/<id>/<name>` and registers
+    /// it: when the job is shown to its account, the file's signed URL is put
+    /// at `field` (a JSON pointer into the result, such as `/audioUrl`).
+    /// Returns the key.
+    pub async fn put_output(
+        &self,
+        field: &str,
+        name: &str,
+        bytes: bytes::Bytes,
+    ) -> Result<String, JobFailure> {
+        let key = self.output_key(name);
+        let size = bytes.len() as u64;
+        self.blobs
+            .put(&key, bytes)
+            .await
+            .map_err(JobFailure::storage)?;
+        self.register_output(field, &key, size);
+        Ok(key)
+    }
+
+    /// Stores a local file as an output of this job, in parts (see
+    /// [`JobContext::put_output`]).
+    pub async fn put_output_file(
+        &self,
+        field: &str,
+        name: &str,
+        file: &std::path::Path,
+    ) -> Result<String, JobFailure> {
+        let key = self.output_key(name);
+        let size = std::fs::metadata(file).map_err(JobFailure::storage)?.len();
+        self.blobs
+            .put_file(&key, file)
+            .await
+            .map_err(JobFailure::storage)?;
+        self.register_output(field, &key, size);
+        Ok(key)
+    }
+
+    /// Registers a file already stored under this job's prefix (see
+    /// [`JobContext::put_output`]).
+    pub fn register_output(&self, field: &str, key: &str, size: u64) {
+        debug_assert!(key.starts_with(&self.output_key("")), "{key}");
+        let output = JobOutput {
+            field: field.to_owned(),
+            key: key.to_owned(),
+            content_type: content_type_for(key).to_owned(),
+            size,
+        };
+        let mut outputs = self.outputs.lock().unwrap_or_else(|e| e.into_inner());
+        outputs.retain(|o| o.field != field);
+        outputs.push(output);
+    }
+
+    /// The files registered so far.
+    pub fn outputs(&self) -> Vec<JobOutput> {
+        self.outputs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 }
 
 /// The work behind one job kind.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_never_name_paths() {
+        let e = |m: &str| {
+            public_error(JobError {
+                code: "unreadable_media".into(),
+                message: m.into(),
+            })
+            .message
+        };
+        for leaky in [
+            "ffmpeg: /srv/data/tmp/.tmpAbC/input: Invalid data",
+            "Object at location jobs/job_x/speech.mp3 not found",
+            "cannot open 'file:///etc/passwd'",
+            "open ./scratch/x failed",
+        ] {
+            let m = e(leaky);
+            assert!(!m.contains('/'), "{leaky} -> {m}");
+            assert!(m.contains("unreadable media"), "{m}");
+        }
+        for plain in [
+            "the file has no sound",
+            "speed must be between 0.5 and 2 (got 3/1)",
+        ] {
+            assert_eq!(e(plain), plain);
+        }
+    }
+}
+
 #[async_trait::async_trait]
 pub trait Pipeline: Send + Sync {
     /// The job kind this pipeline runs, e.g. `tts`.
     fn kind(&self) -> &'static str;
 
-    /// Does the work and returns the job's `result`. Output URLs are written
-    /// as `blob:<key>` and turned into signed URLs when the job is shown.
+    /// Does the work and returns the job's `result`. Output files are stored
+    /// with [`JobContext::put_output`], which says where in the result their
+    /// URLs go; the result itself never holds a storage key.
     async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure>;
 }
 

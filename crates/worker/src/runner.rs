@@ -2,11 +2,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mediagen_core::ids::random_base62;
-use mediagen_core::job::Job;
+use mediagen_core::job::{Job, JobOutput};
 use mediagen_store::{BlobStore, Db, Outcome, StoreError};
 use tokio::sync::{broadcast, watch, Notify, Semaphore};
 use tracing::{error, info, warn, Instrument};
 
+use crate::pipeline::public_error;
 use crate::{JobContext, JobFailure, Registry};
 
 /// Tunables of a worker.
@@ -200,29 +201,46 @@ impl Worker {
             }
         };
         if let Some(result) = outcome {
+            let result = result.map(|value| (value, ctx.outputs()));
             self.record(&id, result).await;
         }
     }
 
     /// Stores the outcome; a retryable failure goes back to the queue while
     /// attempts remain.
-    async fn record(&self, id: &str, result: Result<serde_json::Value, JobFailure>) {
+    async fn record(
+        &self,
+        id: &str,
+        result: Result<(serde_json::Value, Vec<JobOutput>), JobFailure>,
+    ) {
         let stored: Result<bool, StoreError> = match result {
-            Ok(value) => {
+            Ok((value, outputs)) => {
                 self.db
-                    .finish_job(id, &self.id, Outcome::Completed(value))
+                    .finish_job(id, &self.id, Outcome::Completed(value, outputs))
                     .await
             }
-            Err(JobFailure::Retry(e)) => match self.db.retry_job(id, &self.id, &e).await {
+            Err(JobFailure::Retry(e)) => match self
+                .db
+                .retry_job(id, &self.id, &public_error(e.clone()))
+                .await
+            {
                 Ok(true) => {
                     warn!(code = %e.code, "job failed; re-queued for another attempt");
                     self.events.job_submitted();
                     return;
                 }
-                Ok(false) => self.db.finish_job(id, &self.id, Outcome::Failed(e)).await,
+                Ok(false) => {
+                    self.db
+                        .finish_job(id, &self.id, Outcome::Failed(public_error(e)))
+                        .await
+                }
                 Err(err) => Err(err),
             },
-            Err(JobFailure::Abort(e)) => self.db.finish_job(id, &self.id, Outcome::Failed(e)).await,
+            Err(JobFailure::Abort(e)) => {
+                self.db
+                    .finish_job(id, &self.id, Outcome::Failed(public_error(e)))
+                    .await
+            }
         };
         match stored {
             Ok(true) => {

@@ -10,7 +10,8 @@ use serde_json::{json, Value};
 use crate::{JobContext, JobFailure, Pipeline};
 
 /// Sleeps for `ms` milliseconds in steps (reporting progress), then writes
-/// `output` to a blob, or fails as `fail` asks: `"abort"`, `"retry"`, or
+/// `output` to a blob (its URL at `textUrl`) and copies `echo` into the
+/// result, or fails as `fail` asks: `"abort"`, `"retry"`, or
 /// `"panic"`.
 pub struct SleepPipeline;
 
@@ -22,6 +23,10 @@ struct SleepPayload {
     fail: Option<String>,
     #[serde(default)]
     output: Option<String>,
+    /// Copied into the result as sent (as speech copies its words and dubs
+    /// their lines).
+    #[serde(default)]
+    echo: Option<Value>,
 }
 
 #[async_trait::async_trait]
@@ -53,13 +58,8 @@ impl Pipeline for SleepPipeline {
             _ => {}
         }
         let text = p.output.unwrap_or_else(|| "done".to_owned());
-        let key = ctx.output_key("output.txt");
-        ctx.blobs
-            .put(&key, text.into())
-            .await
-            .map_err(|e| JobFailure::retry("storage_error", e.to_string()))?;
-        Ok(
-            json!({ "textUrl": format!("blob:{key}"), "sleptMs": p.ms, "attempt": ctx.job.attempts }),
-        )
+        ctx.put_output("/textUrl", "output.txt", text.into())
+            .await?;
+        Ok(json!({ "sleptMs": p.ms, "attempt": ctx.job.attempts, "echo": p.echo }))
     }
 }

@@ -96,10 +96,6 @@ fn ipa_lines(out: &str) -> Vec<String> {
         .collect()
 }
 
-/// A word no text contains, spoken after each request so the reader knows
-/// where that request's output ends.
-const SENTINEL: &str = "zyzzyvaqx.";
-
 static PHONEMIZER: LazyLock<Phonemizer> = LazyLock::new(Phonemizer::default);
 
 #[derive(Default)]
@@ -107,11 +103,19 @@ struct Phonemizer {
     procs: Mutex<HashMap<String, EspeakProcess>>,
 }
 
+/// A long-lived espeak-ng process shared by every request of its voice.
+///
+/// Each request is framed by a marker that no text can know in advance: a
+/// fresh random number, written on its own line before and after the text.
+/// espeak-ng reads both copies alike, so the request's phonemes are the lines
+/// between the first line of the answer and the next line equal to it. A
+/// text cannot end its frame early without guessing the number, and a
+/// process found out of step (lines waiting before a request is written, a
+/// frame that never closes) is killed, never reused.
 struct EspeakProcess {
     child: Child,
     stdin: ChildStdin,
     lines: Receiver<String>,
-    sentinel: String,
 }
 
 impl Drop for EspeakProcess {
@@ -119,6 +123,15 @@ impl Drop for EspeakProcess {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// A frame marker: twelve random digits, read by espeak-ng as one number.
+fn frame_marker() -> String {
+    use rand::Rng;
+    format!(
+        "{}.",
+        rand::thread_rng().gen_range(100_000_000_000u64..1_000_000_000_000)
+    )
 }
 
 impl EspeakProcess {
@@ -140,50 +153,56 @@ impl EspeakProcess {
                 }
             }
         });
-        let mut p = Self {
+        Ok(Self {
             child,
             stdin,
             lines,
-            sentinel: String::new(),
-        };
-        p.sentinel = p.ask(SENTINEL, None)?.join(" ");
-        Ok(p)
+        })
     }
 
-    /// Sends `text` and the sentinel; returns the lines before the sentinel
-    /// (or, when learning the sentinel, the first line).
-    fn ask(&mut self, text: &str, sentinel: Option<&str>) -> Result<Vec<String>, String> {
-        let payload = match sentinel {
-            Some(_) => format!("{text}\n{SENTINEL}\n"),
-            None => format!("{text}\n"),
-        };
-        self.stdin
-            .write_all(payload.as_bytes())
-            .and_then(|_| self.stdin.flush())
-            .map_err(|e| e.to_string())?;
-        let mut out = Vec::new();
+    /// The next non-empty line the process writes.
+    fn next_line(&self) -> Result<String, String> {
         loop {
             let line = self
                 .lines
                 .recv_timeout(Duration::from_secs(5))
                 .map_err(|e| e.to_string())?;
-            let line = line.trim().to_owned();
-            if line.is_empty() {
-                continue;
+            let line = line.trim();
+            if !line.is_empty() {
+                return Ok(line.to_owned());
             }
-            match sentinel {
-                None => return Ok(vec![line]),
-                Some(s) if line == s => return Ok(out),
-                Some(_) => out.push(line),
+        }
+    }
+
+    /// The phoneme lines of `text` (one line, ending a clause), framed by a
+    /// fresh marker.
+    fn ask(&mut self, text: &str) -> Result<Vec<String>, String> {
+        if self.lines.try_recv().is_ok() {
+            return Err("the phonemizer is out of step".into());
+        }
+        let marker = frame_marker();
+        // A blank line ends a paragraph, so nothing in `text` can join the
+        // marker into its own clause.
+        let payload = format!("{marker}\n\n{text}\n\n{marker}\n");
+        self.stdin
+            .write_all(payload.as_bytes())
+            .and_then(|_| self.stdin.flush())
+            .map_err(|e| e.to_string())?;
+        let opening = self.next_line()?;
+        let mut out = Vec::new();
+        loop {
+            let line = self.next_line()?;
+            if line == opening {
+                return Ok(out);
             }
+            out.push(line);
         }
     }
 }
 
 impl Phonemizer {
     fn phonemize(&self, voice: &str, text: &str, tie: bool) -> Result<Vec<String>, String> {
-        // One line, ending a clause, so espeak-ng finishes it before the
-        // sentinel instead of joining them.
+        // One line, ending a clause.
         let mut text: String = text
             .chars()
             .map(|c| if c.is_control() { ' ' } else { c })
@@ -197,8 +216,7 @@ impl Phonemizer {
             procs.insert(key.clone(), EspeakProcess::spawn(voice, tie)?);
         }
         let p = procs.get_mut(&key).expect("inserted above");
-        let sentinel = p.sentinel.clone();
-        let result = p.ask(&text, Some(&sentinel));
+        let result = p.ask(&text);
         if result.is_err() {
             procs.remove(&key);
         }
@@ -319,6 +337,30 @@ mod tests {
         // The process is reused and stays in step.
         assert_eq!(phonemize("en-us", "Second call.", false).unwrap().len(), 1);
         assert_eq!(phonemize("en-us", "Nice.", true).unwrap(), ["nˈa^ɪs"]);
+    }
+
+    /// No text moves the shared process out of step: after each hostile
+    /// text, the next caller gets the phonemes of its own text.
+    #[test]
+    fn hostile_texts_cannot_shift_the_shared_process() {
+        let own = "My bank password is purple elephant.";
+        let expected = phonemize_once("en-us", own, false).unwrap();
+        for hostile in [
+            "Zyzzyvaqx.",
+            "zyzzyvaqx.\nzyzzyvaqx.",
+            "482913774512.",
+            "482913774512.\n\n482913774512.\n",
+            "Dear Mr.",
+            "\u{0}\u{1b}[2J\r\n<speak>",
+            "",
+        ] {
+            let _ = phonemize("en-us", hostile, false);
+            assert_eq!(
+                phonemize("en-us", own, false).unwrap(),
+                expected,
+                "after {hostile:?}"
+            );
+        }
     }
 
     #[test]

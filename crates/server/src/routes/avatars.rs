@@ -13,6 +13,7 @@ use mediagen_core::{ApiError, ErrorCode, Page};
 use mediagen_engines::avatar::{Look, CATALOG, FPS, SECONDS, SIZE};
 use mediagen_engines::video::{inspect, poster};
 use mediagen_pipelines::avatar::{not_a_video, ExpandOptions, ExpandRequest};
+use mediagen_pipelines::limits;
 use mediagen_store::{AvatarChanges, AvatarRecord};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -325,10 +326,7 @@ pub async fn create(
         true,
     )?;
     let upload = form.take_file("file")?;
-    let probed = probe_upload(&upload).await?;
-    if !probed.has_video {
-        return Err(not_a_video("file").into());
-    }
+    let probed = probe_upload(&upload, "file", &limits::AVATAR_CLIP).await?;
     if !(MIN_SECONDS..=MAX_SECONDS).contains(&probed.duration) {
         return Err(ApiError::unprocessable(
             "file",
@@ -352,7 +350,13 @@ pub async fn create(
     })
     .await
     .map_err(Error::internal)?
-    .map_err(|e| ApiError::unprocessable("file", format!("the clip cannot be read: {e}")))?
+    .map_err(|e| {
+        tracing::info!(error = %e, "an avatar clip did not decode");
+        ApiError::unprocessable(
+            "file",
+            "the clip cannot be read: it is damaged or truncated",
+        )
+    })?
     .ok_or_else(|| not_a_video("file"))?;
     let ext = match upload.sniffed_type() {
         "video/quicktime" => "mov",
@@ -475,7 +479,7 @@ pub async fn expand(
     opts: JobOptions,
     req: Request,
 ) -> ApiResult<Response> {
-    let input = read_input(&state, &auth, req).await?;
+    let input = read_input(&state, &auth, req, &limits::AVATAR_EXPANSION).await?;
     let fields = match &input {
         Input::Media(m) => &m.fields,
         Input::Fields(f) => f,

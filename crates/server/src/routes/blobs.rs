@@ -13,6 +13,7 @@ use mediagen_store::{content_type_for, BlobRange, SignedUrlError};
 use serde::Deserialize;
 
 use crate::error::ApiResult;
+use crate::routes::avatars::{poster_key, video_key};
 use crate::state::AppState;
 
 #[derive(Deserialize)]
@@ -25,7 +26,8 @@ pub struct SignedQuery {
 ///
 /// The URLs in job results point here. `Range` requests are answered with
 /// 206. A changed or missing signature → 403 `invalid_signature`; an expired
-/// URL → 403 `url_expired`; a file that is gone → 404.
+/// URL → 403 `url_expired`; a file that is gone, or whose job, avatar or
+/// voice is gone → 404.
 #[utoipa::path(get, path = "/blobs/{key}", tag = "files",
     params(("key" = String, Path), ("expires" = i64, Query), ("signature" = String, Query)),
     responses((status = 200, description = "The file"), (status = 206, description = "A byte range"),
@@ -37,7 +39,53 @@ pub async fn download(
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     verify(&state, &key, &q)?;
-    serve(&state, &key, &headers).await
+    let Some(content_type) = live_content_type(&state, &key).await? else {
+        return Err(ApiError::new(ErrorCode::ResourceNotFound)
+            .with_message("The file no longer exists.")
+            .into());
+    };
+    serve(&state, &key, &content_type, &headers).await
+}
+
+/// The content type of what a signed key names, while that still exists:
+/// a registered output of a job, the clip or poster of a built-in avatar or
+/// of an account's avatar, or an account's voice preview. Anything else
+/// (uploads, a job's working files, keys of deleted things) is `None`, so a
+/// valid signature alone never reaches a file.
+async fn live_content_type(state: &AppState, key: &str) -> ApiResult<Option<String>> {
+    let parts: Vec<&str> = key.split('/').collect();
+    let stem = |file: &str| file.split('.').next().unwrap_or("").to_owned();
+    let owned = |keys: &[&str]| {
+        keys.contains(&key)
+            .then(|| content_type_for(key).to_owned())
+    };
+    Ok(match parts.as_slice() {
+        ["jobs", job_id, ..] => state.db.job_by_id(job_id).await?.and_then(|job| {
+            job.outputs
+                .into_iter()
+                .find(|o| o.key == key)
+                .map(|o| o.content_type)
+        }),
+        ["avatars", "premade", file] => {
+            let id = stem(file);
+            state
+                .avatars
+                .iter()
+                .find(|a| **a == id)
+                .and_then(|a| owned(&[&video_key(a), &poster_key(a)]))
+        }
+        ["avatars", account, file] => state
+            .db
+            .avatar(account, &stem(file))
+            .await?
+            .and_then(|a| owned(&[&a.video_key, &a.poster_key])),
+        ["voices", account, file] => state
+            .db
+            .voice(account, &stem(file))
+            .await?
+            .and_then(|v| owned(&[&v.preview_key])),
+        _ => None,
+    })
 }
 
 /// Checks a signed URL's signature (403 `invalid_signature`), then its
@@ -57,7 +105,12 @@ pub fn verify(state: &AppState, key: &str, q: &SignedQuery) -> ApiResult<()> {
 }
 
 /// Streams a stored blob, honouring a single `Range`.
-pub async fn serve(state: &AppState, key: &str, headers: &HeaderMap) -> ApiResult<Response> {
+pub async fn serve(
+    state: &AppState,
+    key: &str,
+    content_type: &str,
+    headers: &HeaderMap,
+) -> ApiResult<Response> {
     let range = headers
         .get(header::RANGE)
         .and_then(|v| v.to_str().ok())
@@ -73,10 +126,9 @@ pub async fn serve(state: &AppState, key: &str, headers: &HeaderMap) -> ApiResul
         StatusCode::OK
     };
     let h = response.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static(content_type_for(key)),
-    );
+    if let Ok(v) = HeaderValue::from_str(content_type) {
+        h.insert(header::CONTENT_TYPE, v);
+    }
     h.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
     h.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
     h.insert(

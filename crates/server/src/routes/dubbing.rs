@@ -12,6 +12,7 @@ use crate::jobs::{submit, JobSpec};
 use crate::media_input::media_input;
 use crate::routes::voices::{cloned_voice, voice_not_found};
 use crate::state::AppState;
+use mediagen_pipelines::limits::DUBBING as LIMITS;
 
 /// Dub a file into another language
 ///
@@ -58,7 +59,7 @@ pub async fn create(
     mut opts: JobOptions,
     req: Request,
 ) -> ApiResult<Response> {
-    let input = media_input(&state, &auth, req).await?;
+    let input = media_input(&state, &auth, req, &LIMITS).await?;
     let duration = input.file.duration.unwrap_or(0.0);
     let options = DubOptions::parse(&input.fields, &state.dubbing, duration)?;
     let cloned = match &options.voice_id {

@@ -13,6 +13,8 @@ use serde_json::{json, Value};
 
 use crate::error::ApiResult;
 use crate::extract::{ApiQuery, Auth, Read, Write};
+use mediagen_pipelines::limits;
+
 use crate::media_input::{probe_upload, save};
 use crate::routes::{page_of, page_params, ListEnvelope};
 use crate::state::AppState;
@@ -60,7 +62,7 @@ pub async fn upload(
     mut form: MultipartForm,
 ) -> ApiResult<(StatusCode, Json<FileView>)> {
     let upload = form.take_file("file")?;
-    let probed = probe_upload(&upload).await?;
+    let probed = probe_upload(&upload, "file", &limits::FILES).await?;
     let record = save(&state, &auth.account_id, &upload, &probed).await?;
     Ok((StatusCode::CREATED, Json(record.into())))
 }

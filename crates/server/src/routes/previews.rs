@@ -51,5 +51,5 @@ pub async fn get(
             .map_err(Error::internal)?;
         state.blobs.put(&key, mp3.into()).await?;
     }
-    serve(&state, &key, &headers).await
+    serve(&state, &key, "audio/mpeg", &headers).await
 }

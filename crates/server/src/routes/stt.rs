@@ -6,6 +6,7 @@ use crate::error::ApiResult;
 use crate::extract::{Auth, JobOptions, Write};
 use crate::media_input::media_input;
 use crate::state::AppState;
+use mediagen_pipelines::limits::SPEECH_TO_TEXT as LIMITS;
 
 /// Speech to text
 ///
@@ -44,7 +45,7 @@ pub async fn create(
     opts: JobOptions,
     req: Request,
 ) -> ApiResult<Response> {
-    let input = media_input(&state, &auth, req).await?;
+    let input = media_input(&state, &auth, req, &LIMITS).await?;
     let options = SttRequest::parse(&input.fields, &state.stt)?;
     let seconds = input.file.duration.unwrap_or(0.0).ceil();
     input

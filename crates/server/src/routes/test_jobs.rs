@@ -20,6 +20,9 @@ pub struct TestJob {
     fail: Option<String>,
     #[serde(default)]
     output: Option<String>,
+    /// Copied into the result as sent, as capabilities copy user text.
+    #[serde(default)]
+    echo: Option<serde_json::Value>,
     /// Billable units (priced by `costs."test.sleep"`).
     #[serde(default)]
     units: f64,
@@ -35,7 +38,7 @@ pub async fn create(
 ) -> ApiResult<Response> {
     let spec = JobSpec {
         kind: "test.sleep",
-        payload: json!({ "ms": body.ms, "fail": body.fail, "output": body.output }),
+        payload: json!({ "ms": body.ms, "fail": body.fail, "output": body.output, "echo": body.echo }),
         units: body.units,
         dry_run: body.dry_run,
         media_seconds: 0.0,

@@ -6,6 +6,7 @@ use crate::error::ApiResult;
 use crate::extract::{Auth, JobOptions, Write};
 use crate::media_input::media_input;
 use crate::state::AppState;
+use mediagen_pipelines::limits::VIDEO_TRIM as LIMITS;
 
 /// Trim a video
 ///
@@ -38,7 +39,7 @@ pub async fn trim(
     opts: JobOptions,
     req: Request,
 ) -> ApiResult<Response> {
-    let input = media_input(&state, &auth, req).await?;
+    let input = media_input(&state, &auth, req, &LIMITS).await?;
     let duration = input.file.duration.unwrap_or(0.0);
     let options = TrimOptions::parse(&input.fields, duration, state.config.max_trim_ranges)?;
     let units = options.output_seconds().ceil();

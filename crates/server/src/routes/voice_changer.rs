@@ -7,6 +7,7 @@ use crate::extract::{Auth, JobOptions, Write};
 use crate::media_input::media_input;
 use crate::routes::voices::{cloned_voice, voice_not_found};
 use crate::state::AppState;
+use mediagen_pipelines::limits::VOICE_CHANGER as LIMITS;
 
 /// Change the voice in a file
 ///
@@ -51,7 +52,7 @@ pub async fn change(
     opts: JobOptions,
     req: Request,
 ) -> ApiResult<Response> {
-    let input = media_input(&state, &auth, req).await?;
+    let input = media_input(&state, &auth, req, &LIMITS).await?;
     let options = ChangeOptions::parse(&input.fields)?;
     let cloned = cloned_voice(&state, &auth.account_id, &options.voice_id).await?;
     if cloned.is_none() && state.tts.voice(&options.voice_id).is_none() {

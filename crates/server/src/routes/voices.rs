@@ -21,6 +21,8 @@ use serde_json::{json, Value};
 use crate::error::{ApiResult, Error};
 use crate::extract::{ApiJson, ApiQuery, Auth, Read, Write};
 use crate::jobs::signed_url;
+use mediagen_pipelines::limits;
+
 use crate::media_input::probe_upload;
 use crate::routes::previews::preview_url;
 use crate::routes::{clean_labels, form_labels, page_params, ListEnvelope};
@@ -330,6 +332,15 @@ pub fn voice_not_found(id: &str) -> ApiError {
 const MIN_SAMPLE_SECONDS: f64 = 10.0;
 const MAX_SAMPLE_SECONDS: f64 = 300.0;
 
+fn too_long_samples(seconds: f64) -> ApiError {
+    ApiError::unprocessable(
+        "files",
+        format!("the samples must last {MIN_SAMPLE_SECONDS} s to {MAX_SAMPLE_SECONDS} s in total (these: {seconds:.1} s)"),
+    )
+    .with_detail("limit", "max_seconds")
+    .with_detail("maximum", MAX_SAMPLE_SECONDS)
+}
+
 fn check_name(name: &str) -> ApiResult<String> {
     let name = name.trim();
     if name.is_empty() || name.chars().count() > 100 {
@@ -408,15 +419,25 @@ pub async fn create(
             ApiError::invalid_parameter("files", "one or more sample files are required").into(),
         );
     }
+    // Every sample is probed and the total length checked before any is
+    // decoded; decoding stops at the length the probe gave.
+    let mut probed = Vec::new();
+    for upload in &uploads {
+        probed.push(probe_upload(upload, "files", &limits::VOICE_SAMPLE).await?);
+    }
+    let claimed: f64 = probed.iter().map(|p| p.duration).sum();
+    if claimed > MAX_SAMPLE_SECONDS + 1.0 {
+        return Err(too_long_samples(claimed).into());
+    }
     let mut samples = Vec::new();
-    for (i, upload) in uploads.iter().enumerate() {
-        probe_upload(upload).await?;
-        let path = upload.file.path().to_owned();
-        let decoded = tokio::task::spawn_blocking(move || decode_mono(&path, RATE))
+    for (i, (upload, p)) in uploads.iter().zip(&probed).enumerate() {
+        let (path, max) = (upload.file.path().to_owned(), p.duration + 0.5);
+        let decoded = tokio::task::spawn_blocking(move || decode_mono(&path, RATE, max))
             .await
             .map_err(Error::internal)?
             .map_err(|e| {
-                ApiError::unprocessable("files", format!("sample {i} cannot be decoded: {e}"))
+                tracing::info!(index = i, error = %e, "a voice sample did not decode");
+                ApiError::unprocessable("files", format!("sample {i} cannot be decoded"))
             })?;
         if let Err(problem) = check_sample(&decoded) {
             return Err(ApiError::new(ErrorCode::UnprocessableEntity)
@@ -433,10 +454,7 @@ pub async fn create(
         .map(|s| s.len() as f64 / f64::from(RATE))
         .sum();
     if !(MIN_SAMPLE_SECONDS..=MAX_SAMPLE_SECONDS).contains(&seconds) {
-        return Err(ApiError::unprocessable(
-            "files",
-            format!("the samples must last {MIN_SAMPLE_SECONDS} s to {MAX_SAMPLE_SECONDS} s in total (these: {seconds:.1} s)"),
-        ).into());
+        return Err(too_long_samples(seconds).into());
     }
     // The preview: the first 10 s of the first sample (the language is
     // heard on its first 30 s).

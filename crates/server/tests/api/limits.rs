@@ -1,8 +1,11 @@
 use std::collections::HashMap;
+use std::time::Duration;
+
+use futures::StreamExt;
 
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_error, Backend, TestApp};
+use crate::helpers::{assert_error, form, Backend, TestApp};
 
 async fn rate_limit_headers_and_429(backend: Backend) {
     let app = TestApp::spawn_with(backend, |c| c.rate_limit_per_minute = 3).await;
@@ -74,4 +77,64 @@ async fn concurrent_job_cap(backend: Backend) {
     );
 }
 
-crate::on_both_backends!(rate_limit_headers_and_429, concurrent_job_cap);
+/// A form cannot fill memory or hold a connection: parts, text bytes and
+/// the pace of an upload are capped as the body arrives.
+async fn multipart_forms_are_capped_as_they_arrive(backend: Backend) {
+    let app = TestApp::spawn_with(backend, |c| {
+        c.upload_idle_seconds = 1.0;
+    })
+    .await;
+    let key = app.key("write").await;
+    let many: Vec<(String, String)> = (0..65).map(|i| (format!("f{i}"), "x".into())).collect();
+    let fields: Vec<(&str, &str)> = many.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let r = app
+        .post_form("/v1/speech-to-text", &key, form(vec![], &fields))
+        .await;
+    let b = assert_error(r, 400, "invalid_parameter").await;
+    assert_eq!(b["error"]["details"]["limit"], "max_parts");
+
+    let big = "y".repeat(60 * 1024);
+    let fields: Vec<(String, String)> = (0..6).map(|i| (format!("t{i}"), big.clone())).collect();
+    let fields: Vec<(&str, &str)> = fields
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let r = app
+        .post_form("/v1/speech-to-text", &key, form(vec![], &fields))
+        .await;
+    let b = assert_error(r, 400, "invalid_parameter").await;
+    assert_eq!(b["error"]["details"]["limit"], "text_total_bytes");
+
+    // A body that stops arriving: 408 once the idle time passes.
+    let boundary = "XBOUNDARYX";
+    let head = format!(
+        "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.wav\"\r\n\r\nRIFF"
+    );
+    let stream = futures::stream::iter(vec![Ok::<_, std::io::Error>(head.into_bytes())]).chain(
+        futures::stream::once(async {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            Ok(b"more".to_vec())
+        }),
+    );
+    let started = std::time::Instant::now();
+    let r = app
+        .client
+        .post(format!("{}/v1/files", app.addr))
+        .bearer_auth(&key)
+        .header(
+            "content-type",
+            format!("multipart/form-data; boundary={boundary}"),
+        )
+        .body(reqwest::Body::wrap_stream(stream))
+        .send()
+        .await
+        .unwrap();
+    assert_error(r, 408, "request_timeout").await;
+    assert!(started.elapsed() < Duration::from_secs(4));
+}
+
+crate::on_both_backends!(
+    rate_limit_headers_and_429,
+    concurrent_job_cap,
+    multipart_forms_are_capped_as_they_arrive
+);

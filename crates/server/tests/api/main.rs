@@ -2,7 +2,9 @@
 //! PostgreSQL (see `on_both_backends!`).
 
 mod helpers;
+mod hostile_media;
 
+mod attacks;
 mod auth;
 mod avatars;
 mod credits;

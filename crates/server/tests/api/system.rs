@@ -73,7 +73,28 @@ async fn health_metrics_and_docs(backend: Backend) {
         .to_str()
         .unwrap()
         .starts_with("text/html"));
+    let csp = docs.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        csp.contains("default-src 'none'") && csp.contains("script-src 'sha256-"),
+        "{csp}"
+    );
+    assert_eq!(docs.headers()["x-content-type-options"], "nosniff");
     assert!(docs.text().await.unwrap().contains("/v1/openapi.json"));
+
+    // Security headers: on every answer, and no caching of what a key read.
+    let account = app.get("/v1/account", &app.admin_key).await;
+    assert_eq!(account.headers()["cache-control"], "no-store");
+    assert_eq!(account.headers()["referrer-policy"], "no-referrer");
+    assert_eq!(account.headers()["x-content-type-options"], "nosniff");
+    let refused = app.get("/v1/account", "mg_bad").await;
+    assert_eq!(refused.status(), 401);
+    assert_eq!(refused.headers()["cache-control"], "no-store");
+    let health = get("/healthz").await.unwrap();
+    assert_eq!(health.headers()["referrer-policy"], "no-referrer");
+    assert!(health.headers().get("cache-control").is_none());
 }
 
 crate::on_both_backends!(health_metrics_and_docs);
