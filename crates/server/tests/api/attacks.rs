@@ -112,11 +112,6 @@ async fn signed_keys_reach_only_registered_outputs(backend: Backend) {
     .await;
 }
 
-crate::on_both_backends!(
-    user_text_never_becomes_a_url,
-    signed_keys_reach_only_registered_outputs
-);
-
 /// Requests of several accounts, side by side with hostile texts (the old
 /// phonemizer's sentinel word, a marker-like number, control characters,
 /// newlines, SSML fragments), each get speech of their own text, checked by
@@ -224,3 +219,283 @@ async fn transcript(app: &TestApp, audio: Vec<u8>) -> String {
     assert_eq!(job["status"], "completed", "{job}");
     job["result"]["text"].as_str().unwrap().to_owned()
 }
+
+/// One account's resources, each by the path template that takes its id.
+struct Owned {
+    ids: std::collections::HashMap<&'static str, String>,
+    file: String,
+    voice: String,
+    avatar: String,
+}
+
+/// A job, a file, a key, an avatar and a cloned voice of the account `key`.
+async fn resources(app: &TestApp, account: &str, key: &str) -> Owned {
+    let dir = tempfile::tempdir().unwrap();
+    let job: Value = app.test_job(key, json!({})).await.json().await.unwrap();
+    let job = job["id"].as_str().unwrap().to_owned();
+    let sample = crate::voice_clone::espeak(
+        dir.path(),
+        "sample.wav",
+        "en-us",
+        "50",
+        "Peter Piper picked a peck of pickled peppers, and then he went home to count \
+         them all one by one. She sells sea shells by the sea shore, and the shells she \
+         sells are surely the finest in town.",
+    );
+    let sample = std::fs::read(sample).unwrap();
+    let created = |r: reqwest::Response| async move {
+        let status = r.status();
+        let v: Value = r.json().await.unwrap();
+        assert_eq!(status, 201, "{v}");
+        v["id"].as_str().unwrap().to_owned()
+    };
+    let file = created(
+        app.post_form(
+            "/v1/files",
+            key,
+            crate::helpers::form(vec![("file", sample.clone(), "s.wav")], &[]),
+        )
+        .await,
+    )
+    .await;
+    let key_id = created(app.post("/v1/keys", key, json!({"level": "read"})).await).await;
+    let clip = crate::avatars::video(dir.path(), "clip.mp4", 2.0);
+    let avatar = created(
+        app.post_form(
+            "/v1/avatars",
+            key,
+            crate::helpers::form(vec![("file", clip, "clip.mp4")], &[("name", "Mine")]),
+        )
+        .await,
+    )
+    .await;
+    let voice = created(
+        app.post_form(
+            "/v1/voices",
+            key,
+            crate::helpers::form(
+                vec![("files", sample, "s.wav")],
+                &[("name", "Mine"), ("consent", "true"), ("language", "en")],
+            ),
+        )
+        .await,
+    )
+    .await;
+    let ids = [
+        ("/v1/jobs/{id}", job.clone()),
+        ("/v1/dubbing/{jobId}/segments", job),
+        ("/v1/files/{id}", file.clone()),
+        ("/v1/keys/{id}", key_id),
+        ("/v1/avatars/{id}", avatar.clone()),
+        ("/v1/voices/{id}", voice.clone()),
+        ("/v1/accounts/{id}", account.to_owned()),
+        ("/v1/accounts/{id}/credits", account.to_owned()),
+        ("/v1/accounts/{id}/keys", account.to_owned()),
+    ]
+    .into_iter()
+    .collect();
+    Owned {
+        ids,
+        file,
+        voice,
+        avatar,
+    }
+}
+
+fn method(name: &str) -> reqwest::Method {
+    reqwest::Method::from_bytes(name.to_uppercase().as_bytes()).unwrap()
+}
+
+/// Walks the published OpenAPI document: every route that takes an id
+/// answers another account 404 (the operator's routes: 403), every route
+/// that changes something refuses a read key, and every body field that
+/// names a resource answers 404 for another account's.
+async fn every_route_refuses_other_accounts_and_read_keys(backend: Backend) {
+    let app = TestApp::spawn_with(backend, |c| c.sync_wait_seconds = 60.0).await;
+    let (a_id, a) = app.account(100_000, "admin").await;
+    let (_, b) = app.account(100_000, "admin").await;
+    let b_read: Value = app
+        .post("/v1/keys", &b, json!({"level": "read"}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let b_read = b_read["key"].as_str().unwrap().to_owned();
+    let mine = resources(&app, &a_id, &a).await;
+    let doc: Value = app
+        .client
+        .get(format!("{}/v1/openapi.json", app.addr))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let (mut walked, mut refused_read) = (0, 0);
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        if !path.starts_with("/v1/") {
+            continue; // signed routes: their own tests
+        }
+        for (verb, op) in item.as_object().unwrap() {
+            let level = op["security"][0]["bearer"][0].as_str().unwrap_or("");
+            let url = match path.find('{') {
+                None => path.clone(),
+                Some(_) => {
+                    let id = mine
+                        .ids
+                        .get(path.as_str())
+                        .unwrap_or_else(|| panic!("{path}: add its resource to this walk"));
+                    let (head, rest) = path.split_once('{').unwrap();
+                    let tail = rest.split_once('}').unwrap().1;
+                    let url = format!("{head}{id}{tail}");
+                    // A body that would be valid for the owner, so the answer
+                    // is about the id, not the body.
+                    let body = match path.as_str() {
+                        "/v1/dubbing/{jobId}/segments" => {
+                            json!({"segments": [{"index": 0, "translatedText": "Hola."}]})
+                        }
+                        "/v1/accounts/{id}/credits" => json!({"amount": 1}),
+                        "/v1/accounts/{id}/keys" => json!({"level": "read"}),
+                        _ if verb == "patch" => json!({"name": "Theirs"}),
+                        _ => json!({}),
+                    };
+                    let r = app.request(method(verb), &url, Some(&b), Some(body)).await;
+                    let status = r.status().as_u16();
+                    let body: Value = r.json().await.unwrap();
+                    let code = body["error"]["code"].as_str().unwrap_or("");
+                    if path.starts_with("/v1/accounts/") {
+                        assert_eq!(status, 403, "{verb} {path}: {body}");
+                    } else {
+                        assert!(
+                            status == 404
+                                && (code == "resource_not_found" || code == "voice_not_found"),
+                            "{verb} {path} across accounts: {status} {body}"
+                        );
+                    }
+                    walked += 1;
+                    url
+                }
+            };
+            if verb != "get" && (level == "write" || level == "admin") {
+                let r = app
+                    .request(method(verb), &url, Some(&b_read), Some(json!({})))
+                    .await;
+                assert_error(r, 403, "insufficient_permissions").await;
+                refused_read += 1;
+            }
+        }
+    }
+    assert!(
+        walked >= 12 && refused_read >= 20,
+        "{walked} {refused_read}"
+    );
+
+    // Fields that name a resource.
+    let b_file: Value = app
+        .post_form(
+            "/v1/files",
+            &b,
+            crate::helpers::form(vec![("file", long_enough_wav(), "b.wav")], &[]),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let b_file = b_file["id"].as_str().unwrap();
+    let voices: Value = app
+        .get("/v1/voices?engine=espeak&limit=1", &b)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let catalog = voices["data"][0]["id"].as_str().unwrap();
+    let (file, voice, avatar) = (&mine.file, &mine.voice, &mine.avatar);
+    for (path, body) in [
+        ("/v1/speech-to-text", json!({"fileId": file})),
+        ("/v1/video/trim", json!({"fileId": file, "ranges": "0-1"})),
+        (
+            "/v1/voice-changer",
+            json!({"fileId": file, "voiceId": catalog}),
+        ),
+        (
+            "/v1/voice-changer",
+            json!({"fileId": b_file, "voiceId": voice}),
+        ),
+        (
+            "/v1/dubbing",
+            json!({"fileId": file, "targetLanguage": "es"}),
+        ),
+        (
+            "/v1/avatar-expansion",
+            json!({"fileId": file, "duration": 5}),
+        ),
+        (
+            "/v1/avatar-expansion",
+            json!({"avatarId": avatar, "duration": 5}),
+        ),
+        (
+            "/v1/avatar-expansion",
+            json!({"avatarId": avatar, "audioFileId": b_file}),
+        ),
+        (
+            "/v1/avatar-expansion",
+            json!({"fileId": b_file, "audioFileId": file}),
+        ),
+        (
+            "/v1/text-to-speech",
+            json!({"text": "Hello.", "voiceId": voice}),
+        ),
+        (
+            "/v1/text-to-speech/stream",
+            json!({"text": "Hello.", "voiceId": voice}),
+        ),
+    ] {
+        let r = app.post(path, &b, body.clone()).await;
+        let status = r.status().as_u16();
+        let v: Value = r.json().await.unwrap();
+        let code = v["error"]["code"].as_str().unwrap_or("");
+        assert!(
+            status == 404 && (code == "resource_not_found" || code == "voice_not_found"),
+            "{path} {body}: {status} {v}"
+        );
+    }
+    // Lists never show another account's things.
+    for list in [
+        "/v1/jobs",
+        "/v1/files",
+        "/v1/keys",
+        "/v1/avatars?limit=100",
+        "/v1/voices?limit=100",
+    ] {
+        let text = app.get(list, &b).await.text().await.unwrap();
+        for id in mine.ids.values().filter(|id| **id != a_id) {
+            assert!(!text.contains(id.as_str()), "{list} shows {id}");
+        }
+    }
+}
+
+/// A second of silence as WAV.
+fn long_enough_wav() -> Vec<u8> {
+    let samples = 16_000u32;
+    let mut v = Vec::new();
+    v.extend_from_slice(b"RIFF");
+    v.extend_from_slice(&(36 + samples * 2).to_le_bytes());
+    v.extend_from_slice(b"WAVEfmt ");
+    v.extend_from_slice(&16u32.to_le_bytes());
+    v.extend_from_slice(&1u16.to_le_bytes());
+    v.extend_from_slice(&1u16.to_le_bytes());
+    v.extend_from_slice(&16_000u32.to_le_bytes());
+    v.extend_from_slice(&32_000u32.to_le_bytes());
+    v.extend_from_slice(&2u16.to_le_bytes());
+    v.extend_from_slice(&16u16.to_le_bytes());
+    v.extend_from_slice(b"data");
+    v.extend_from_slice(&(samples * 2).to_le_bytes());
+    v.extend(std::iter::repeat_n(0u8, (samples * 2) as usize));
+    v
+}
+
+crate::on_both_backends!(
+    user_text_never_becomes_a_url,
+    signed_keys_reach_only_registered_outputs,
+    every_route_refuses_other_accounts_and_read_keys
+);

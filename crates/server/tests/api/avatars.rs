@@ -161,7 +161,7 @@ async fn previews_are_real_clips() {
     );
 }
 
-fn video(dir: &std::path::Path, name: &str, seconds: f64) -> Vec<u8> {
+pub fn video(dir: &std::path::Path, name: &str, seconds: f64) -> Vec<u8> {
     let path = dir.join(name);
     let ok = Command::new("ffmpeg")
         .args(["-v", "error", "-y", "-f", "lavfi", "-i"])

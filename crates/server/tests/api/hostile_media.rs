@@ -301,3 +301,142 @@ crate::on_both_backends!(
     hostile_media_is_refused_everywhere,
     long_inputs_are_refused_before_decoding
 );
+
+/// A real `mediagen serve` process keeps its memory while a three-hour
+/// file goes to every media endpoint (each refused in under 2 s) and while
+/// a 100 MB chunked form of text fields arrives: peak resident memory grows
+/// by under 100 MB. Runs once, on SQLite.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_bodies_do_not_grow_the_server() {
+    use crate::stt_long::memory;
+    use futures::StreamExt;
+
+    let app = TestApp::spawn_with(Backend::Sqlite, |c| c.workers = 0).await;
+    let (_, key) = app.account(100_000, "write").await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let base = format!("http://127.0.0.1:{port}");
+    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_mediagen"))
+        .arg("serve")
+        .env("MEDIAGEN_DATABASE_URL", app.database_url())
+        .env("MEDIAGEN_DATA_DIR", app.data_dir.path())
+        .env("MEDIAGEN_MODELS_DIR", crate::helpers::models_dir())
+        .env("MEDIAGEN_BIND", format!("127.0.0.1:{port}"))
+        .env("MEDIAGEN_WORKERS", "0")
+        .env("MEDIAGEN_LOG", "warn")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let pid = server.id().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while app
+        .client
+        .get(format!("{base}/readyz"))
+        .send()
+        .await
+        .map(|r| r.status() != 200)
+        .unwrap_or(true)
+    {
+        assert!(Instant::now() < deadline, "the server never became ready");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let send = |path: &'static str,
+                part: &'static str,
+                fields: Vec<(&'static str, String)>,
+                bytes: Vec<u8>| {
+        let mut f = reqwest::multipart::Form::new().part(
+            part,
+            reqwest::multipart::Part::bytes(bytes).file_name("long.mp3"),
+        );
+        for (k, v) in fields {
+            f = f.text(k, v);
+        }
+        app.client
+            .post(format!("{base}{path}"))
+            .bearer_auth(&key)
+            .header("connection", "close")
+            .multipart(f)
+            .send()
+    };
+    let voices: Value = app
+        .get("/v1/voices?limit=1", &key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let voice = voices["data"][0]["id"].as_str().unwrap().to_owned();
+    // Warm-up: every endpoint once with a small refusal, so what is
+    // measured after is what the hostile bodies add.
+    for (path, part, fields) in endpoints(&voice) {
+        let r = send(path, part, fields, b"not media at all".to_vec())
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 415, "{path}");
+    }
+    let before = memory(pid, "VmHWM:");
+
+    let long = long_mp3(3 * 3600);
+    for (path, part, fields) in endpoints(&voice) {
+        let started = Instant::now();
+        let r = send(path, part, fields, long.clone()).await.unwrap();
+        assert_eq!(r.status(), 422, "{path}");
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{path}: {:?}",
+            started.elapsed()
+        );
+    }
+    let after_long = memory(pid, "VmHWM:");
+
+    // 100 MB of text fields, chunked (no length given): refused as the
+    // text limit passes; the client may see the answer or a closed socket.
+    let boundary = "XBOUNDARYX";
+    let field = format!(
+        "--{boundary}\r\nContent-Disposition: form-data; name=\"t\"\r\n\r\n{}\r\n",
+        "z".repeat(60 * 1024)
+    );
+    let count = 100 * 1024 * 1024 / field.len();
+    let body =
+        futures::stream::iter((0..count).map(move |_| Ok::<_, std::io::Error>(field.clone())))
+            .chain(futures::stream::once(async move {
+                Ok(format!("--{boundary}--\r\n"))
+            }));
+    let r = app
+        .client
+        .post(format!("{base}/v1/speech-to-text"))
+        .bearer_auth(&key)
+        .header(
+            "content-type",
+            format!("multipart/form-data; boundary={boundary}"),
+        )
+        .body(reqwest::Body::wrap_stream(body))
+        .send()
+        .await;
+    if let Ok(r) = r {
+        assert_eq!(r.status(), 400);
+    }
+    let after_text = memory(pid, "VmHWM:");
+    let mb = |b: u64| b as f64 / 1e6;
+    eprintln!(
+        "memory test: peak {:.1} MB before, +{:.1} MB after the 3-hour file on every endpoint, +{:.1} MB after 100 MB of text fields",
+        mb(before),
+        mb(after_long.saturating_sub(before)),
+        mb(after_text.saturating_sub(after_long))
+    );
+    assert!(
+        after_long.saturating_sub(before) < 100_000_000,
+        "{} MB",
+        mb(after_long - before)
+    );
+    assert!(
+        after_text.saturating_sub(before) < 100_000_000,
+        "{} MB",
+        mb(after_text - before)
+    );
+    let _ = server.kill().await;
+}

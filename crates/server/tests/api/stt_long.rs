@@ -71,7 +71,7 @@ async fn submit(
 
 /// Peak resident memory of a process, in bytes.
 /// A `/proc/<pid>/status` figure in bytes (`VmHWM`: peak, `VmRSS`: now).
-fn memory(pid: u32, field: &str) -> u64 {
+pub fn memory(pid: u32, field: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     let line = status.lines().find(|l| l.starts_with(field)).unwrap();
     let kb: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
