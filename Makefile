@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: run test setup build bench clean-data
+.PHONY: run test setup build bench fuzz clean-data
 
 setup:
 	@scripts/setup.sh
@@ -19,6 +19,10 @@ test: setup
 
 bench: build
 	@bench/platform.sh
+
+# Ten minutes of fuzzing per parser (make test runs each briefly).
+fuzz: setup
+	@scripts/fuzz.sh 600
 
 clean-data:
 	rm -rf data

@@ -26,3 +26,7 @@ fi
 # speech models (they are large) while each test has its own server,
 # database and storage.
 cargo test --workspace --locked --no-fail-fast
+
+# A short run of every fuzz target (docs/security.md; `make fuzz` runs each
+# for ten minutes).
+scripts/fuzz.sh 10

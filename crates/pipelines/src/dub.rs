@@ -795,7 +795,7 @@ async fn store(
     mut dubbed: Dubbed,
     timings: Value,
 ) -> Result<Value, JobFailure> {
-    let key = ctx.output_key(&dubbed.delivered.name);
+    dubbed.delivered.store(ctx).await?;
     let a = &dubbed.assembled;
     let kept = Kept {
         lengths: a.spoken.iter().map(|s| s.samples.len()).collect(),
@@ -809,7 +809,6 @@ async fn store(
         .collect();
     let target = &req.target_language;
     let files = [
-        (key.clone(), std::mem::take(&mut dubbed.delivered.bytes)),
         (
             ctx.output_key("transcript.srt"),
             a.transcript.clone().into_bytes(),
@@ -832,7 +831,6 @@ async fn store(
     // The dubbed file and the subtitles are the dub's outputs; the rest is
     // its working state, kept for edits and never given a URL.
     let fields = [
-        Some(dubbed.delivered.url_field()),
         Some("/transcriptUrl"),
         Some("/translatedSubtitlesUrl"),
         Some("/translatedVttUrl"),

@@ -6,14 +6,16 @@ use std::path::Path;
 use mediagen_engines::media::encode;
 use mediagen_engines::video::{replace_audio, Container, VideoInfo};
 use mediagen_engines::{Audio, AudioFormat};
-use mediagen_worker::JobFailure;
+use mediagen_worker::{JobContext, JobFailure};
 use serde_json::{json, Value};
 
 /// An encoded result file.
 pub struct Delivered {
     /// File name (`<stem>.<extension>`).
     pub name: String,
-    pub bytes: Vec<u8>,
+    /// Encoded audio in memory, or a video left on disk (videos are stored
+    /// from their file, in parts, never read whole).
+    pub body: Body,
     /// Set when the result is a video.
     pub container: Option<Container>,
     pub format: AudioFormat,
@@ -35,7 +37,7 @@ pub fn deliver(
     let Some(info) = video else {
         return Ok(Delivered {
             name: format!("{stem}.{}", format.extension()),
-            bytes: encode(audio, format, sample_rate).map_err(|e| failed(&e))?,
+            body: Body::Bytes(encode(audio, format, sample_rate).map_err(|e| failed(&e))?),
             container: None,
             format,
             sample_rate,
@@ -56,14 +58,32 @@ pub fn deliver(
     replace_audio(input, info, &wav, container, &out).map_err(|e| failed(&e))?;
     Ok(Delivered {
         name: format!("{stem}.{}", container.as_str()),
-        bytes: std::fs::read(&out).map_err(JobFailure::storage)?,
+        body: Body::File(out),
         container: Some(container),
         format,
         sample_rate,
     })
 }
 
+/// Where a delivered file's bytes are.
+pub enum Body {
+    Bytes(Vec<u8>),
+    File(std::path::PathBuf),
+}
+
 impl Delivered {
+    /// Stores the file as the job's output at [`Delivered::url_field`].
+    pub async fn store(&mut self, ctx: &JobContext) -> Result<String, JobFailure> {
+        let field = self.url_field();
+        match &mut self.body {
+            Body::Bytes(bytes) => {
+                ctx.put_output(field, &self.name, std::mem::take(bytes).into())
+                    .await
+            }
+            Body::File(path) => ctx.put_output_file(field, &self.name, path).await,
+        }
+    }
+
     /// Where the file's URL goes in the result: `/videoUrl` or `/audioUrl`.
     pub fn url_field(&self) -> &'static str {
         match self.container {

@@ -146,10 +146,18 @@ impl TrimOptions {
                     ),
                 ));
             }
-            ranges.push(Range {
-                start,
-                end: end.min(duration),
-            });
+            // Within a millisecond past the end counts as the end; a range
+            // that starts there has nothing left.
+            let end = end.min(duration);
+            if start >= end {
+                return Err(range_error(
+                    i,
+                    start,
+                    end,
+                    "the range starts at the media's end",
+                ));
+            }
+            ranges.push(Range { start, end });
         }
         let mode = match fields.get("mode").map(String::as_str) {
             None | Some("accurate") => Mode::Accurate,
@@ -320,6 +328,11 @@ mod tests {
         assert_eq!(e.code, ErrorCode::InvalidRange);
         assert_eq!(e.details["index"], 1);
         let e = TrimOptions::parse(&f(r#"[{"start":1,"end":12}]"#), 10.0, 5).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidRange);
+        // Starting inside the last millisecond's tolerance past the end left
+        // a range that ended before it started.
+        let e =
+            TrimOptions::parse(&f(r#"[{"start":10.0005,"end":10.0009}]"#), 10.0, 5).unwrap_err();
         assert_eq!(e.code, ErrorCode::InvalidRange);
         let mut clamp = f(r#"[{"start":1,"end":12}]"#);
         clamp.insert("clamp".into(), "true".into());

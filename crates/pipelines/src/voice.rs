@@ -343,12 +343,7 @@ impl Pipeline for VoiceChangePipeline {
         })
         .await
         .map_err(|e| JobFailure::abort("internal_error", e.to_string()))??;
-        ctx.put_output(
-            delivered.url_field(),
-            &delivered.name,
-            std::mem::take(&mut delivered.bytes).into(),
-        )
-        .await?;
+        delivered.store(&ctx).await?;
         let mut result = json!({
             "duration": round(seconds, 3),
             "voiceId": req.voice_id,

@@ -123,7 +123,8 @@ pub async fn record_metrics(State(state): State<AppState>, req: Request, next: N
     response
 }
 
-fn bearer(headers: &HeaderMap) -> Result<&str, ApiError> {
+/// The key of an `Authorization: Bearer <key>` header (401 errors otherwise).
+pub fn bearer(headers: &HeaderMap) -> Result<&str, ApiError> {
     let value = headers
         .get(header::AUTHORIZATION)
         .ok_or_else(|| ApiError::new(ErrorCode::MissingApiKey))?;

@@ -111,7 +111,7 @@ impl FromRequest<AppState> for MultipartForm {
             let _ = to_bytes(req.into_body(), DRAIN).await;
             return Err(too_large(limit));
         }
-        let mut multipart = Multipart::from_request(req, state).await.map_err(|_| {
+        let multipart = Multipart::from_request(req, state).await.map_err(|_| {
             Error::from(
                 ApiError::new(ErrorCode::UnsupportedMediaType)
                     .with_message("Send files as `multipart/form-data`."),
@@ -121,13 +121,41 @@ impl FromRequest<AppState> for MultipartForm {
         tokio::fs::create_dir_all(&tmp)
             .await
             .map_err(Error::internal)?;
+        let limits = FormLimits {
+            body: limit as u64,
+            idle: Duration::from_secs_f64(state.config.upload_idle_seconds),
+            total: Duration::from_secs_f64(state.config.upload_timeout_seconds),
+        };
+        MultipartForm::read(multipart, &limits, &tmp).await
+    }
+}
+
+/// How much of a form is read, and how fast it must come.
+#[derive(Debug, Clone, Copy)]
+pub struct FormLimits {
+    /// Bytes of all files together.
+    pub body: u64,
+    /// Longest wait for the next piece.
+    pub idle: Duration,
+    /// Longest time for the whole form.
+    pub total: Duration,
+}
+
+impl MultipartForm {
+    /// Reads a form part by part: files stream to temporary files in `tmp`,
+    /// text fields are counted as they arrive (see the limits above).
+    pub async fn read(
+        mut multipart: Multipart,
+        limits: &FormLimits,
+        tmp: &std::path::Path,
+    ) -> Result<Self, Error> {
+        let limit = limits.body;
         let mut form = MultipartForm {
             files: HashMap::new(),
             fields: HashMap::new(),
         };
-        let config = &state.config;
-        let idle = Duration::from_secs_f64(config.upload_idle_seconds);
-        let deadline = Instant::now() + Duration::from_secs_f64(config.upload_timeout_seconds);
+        let idle = limits.idle;
+        let deadline = Instant::now() + limits.total;
         // Each read waits at most `idle`, and never past the deadline.
         let within = |started: Instant| {
             let left = deadline.saturating_duration_since(started);
@@ -152,7 +180,7 @@ impl FromRequest<AppState> for MultipartForm {
             }
             let name = field.name().unwrap_or("").to_owned();
             if let Some(filename) = field.file_name().map(safe_filename) {
-                let file = NamedTempFile::new_in(&tmp).map_err(Error::internal)?;
+                let file = NamedTempFile::new_in(tmp).map_err(Error::internal)?;
                 let mut out = tokio::fs::File::from_std(file.reopen().map_err(Error::internal)?);
                 let (mut size, mut head) = (0u64, Vec::new());
                 while let Some(chunk) = timeout(within(Instant::now()), field.chunk())
@@ -162,7 +190,7 @@ impl FromRequest<AppState> for MultipartForm {
                 {
                     size += chunk.len() as u64;
                     total += chunk.len() as u64;
-                    if total > limit as u64 {
+                    if total > limit {
                         let mut drained = 0;
                         while drained < DRAIN {
                             match field.chunk().await {
@@ -170,7 +198,7 @@ impl FromRequest<AppState> for MultipartForm {
                                 _ => break,
                             }
                         }
-                        return Err(too_large(limit));
+                        return Err(too_large(limit as usize));
                     }
                     if head.len() < HEAD_LEN {
                         head.extend_from_slice(&chunk[..chunk.len().min(HEAD_LEN - head.len())]);

@@ -166,22 +166,25 @@ impl Parser<'_> {
     }
 }
 
+/// Replaces the five XML entities in `s`, which starts at character `at` of
+/// the input. Errors point at the `&` (positions count characters).
 fn unescape(s: &str, at: usize) -> Result<String, SsmlError> {
     let mut out = String::new();
     let mut rest = s;
     while let Some(i) = rest.find('&') {
         out.push_str(&rest[..i]);
+        let here = at + s[..s.len() - rest.len() + i].chars().count();
         let tail = &rest[i..];
         let end = tail
             .find(';')
-            .ok_or_else(|| err(at + i, "`&` must start an entity such as &amp;"))?;
+            .ok_or_else(|| err(here, "`&` must start an entity such as &amp;"))?;
         out.push_str(match &tail[..=end] {
             "&amp;" => "&",
             "&lt;" => "<",
             "&gt;" => ">",
             "&quot;" => "\"",
             "&apos;" => "'",
-            other => return Err(err(at + i, format!("unknown entity {other}"))),
+            other => return Err(err(here, format!("unknown entity {other}"))),
         });
         rest = &tail[end + 1..];
     }
@@ -514,6 +517,10 @@ mod tests {
             ),
             ("<speak>x", 0, "never closed"),
             ("<speak>a &nbsp; b</speak>", 9, "unknown entity"),
+            // Found by fuzzing: positions past an entity or a multi-byte
+            // character were counted in bytes from the wrong place.
+            ("<speak>é &amp; ü &nbsp;</speak>", 17, "unknown entity"),
+            ("<speak>⎛t&amp;⎛t & b</speak>", 17, "must start an entity"),
             ("<speak><break time=\"30s\"/></speak>", 7, "from 0 to 10"),
         ];
         for (input, position, message) in cases {

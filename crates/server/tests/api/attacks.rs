@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 use crate::helpers::{assert_error, Backend, TestApp};
 use crate::stt::wer;
 use crate::tts::joe;
+use crate::voice_clone::transcribe_in;
 
 /// The blob key inside a signed URL.
 fn key_of(url: &str) -> String {
@@ -153,7 +154,7 @@ async fn interleaved_hostile_texts_never_shift_speech_between_accounts() {
         for ((_, text), audio) in own.iter().zip(spoken) {
             // Each answer is its own text: close to it (the recogniser
             // slips now and then) and further from every other text.
-            let heard = transcript(&app, audio).await;
+            let heard = transcribe_in(&app, &app.admin_key, audio, "en").await;
             let mine = wer(text, &heard);
             assert!(mine < 0.5, "round {round}: `{text}` was heard as `{heard}`");
             for (_, other) in own.iter().filter(|(_, o)| o != text) {
@@ -203,21 +204,6 @@ async fn speak(app: &TestApp, key: &str, voice: &str, text: &str, keep: bool) ->
         app.download(job["result"]["audioUrl"].as_str().unwrap())
             .await,
     )
-}
-
-async fn transcript(app: &TestApp, audio: Vec<u8>) -> String {
-    let job: Value = app
-        .post_form(
-            "/v1/speech-to-text",
-            &app.admin_key,
-            crate::helpers::form(vec![("file", audio, "speech.wav")], &[("language", "en")]),
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(job["status"], "completed", "{job}");
-    job["result"]["text"].as_str().unwrap().to_owned()
 }
 
 /// One account's resources, each by the path template that takes its id.
@@ -395,7 +381,10 @@ async fn every_route_refuses_other_accounts_and_read_keys(backend: Backend) {
         .post_form(
             "/v1/files",
             &b,
-            crate::helpers::form(vec![("file", long_enough_wav(), "b.wav")], &[]),
+            crate::helpers::form(
+                vec![("file", crate::helpers::silent_wav(16_000, 16_000), "b.wav")],
+                &[],
+            ),
         )
         .await
         .json()
@@ -472,26 +461,6 @@ async fn every_route_refuses_other_accounts_and_read_keys(backend: Backend) {
             assert!(!text.contains(id.as_str()), "{list} shows {id}");
         }
     }
-}
-
-/// A second of silence as WAV.
-fn long_enough_wav() -> Vec<u8> {
-    let samples = 16_000u32;
-    let mut v = Vec::new();
-    v.extend_from_slice(b"RIFF");
-    v.extend_from_slice(&(36 + samples * 2).to_le_bytes());
-    v.extend_from_slice(b"WAVEfmt ");
-    v.extend_from_slice(&16u32.to_le_bytes());
-    v.extend_from_slice(&1u16.to_le_bytes());
-    v.extend_from_slice(&1u16.to_le_bytes());
-    v.extend_from_slice(&16_000u32.to_le_bytes());
-    v.extend_from_slice(&32_000u32.to_le_bytes());
-    v.extend_from_slice(&2u16.to_le_bytes());
-    v.extend_from_slice(&16u16.to_le_bytes());
-    v.extend_from_slice(b"data");
-    v.extend_from_slice(&(samples * 2).to_le_bytes());
-    v.extend(std::iter::repeat_n(0u8, (samples * 2) as usize));
-    v
 }
 
 crate::on_both_backends!(

@@ -138,22 +138,7 @@ async fn upload(app: &TestApp, key: &str, form: reqwest::multipart::Form) -> req
 
 /// A tiny valid WAV file: 0.1 s of silence, 8 kHz mono 16-bit.
 fn wav() -> Vec<u8> {
-    let samples = 800u32;
-    let mut v = Vec::new();
-    v.extend_from_slice(b"RIFF");
-    v.extend_from_slice(&(36 + samples * 2).to_le_bytes());
-    v.extend_from_slice(b"WAVEfmt ");
-    v.extend_from_slice(&16u32.to_le_bytes());
-    v.extend_from_slice(&1u16.to_le_bytes());
-    v.extend_from_slice(&1u16.to_le_bytes());
-    v.extend_from_slice(&8000u32.to_le_bytes());
-    v.extend_from_slice(&16000u32.to_le_bytes());
-    v.extend_from_slice(&2u16.to_le_bytes());
-    v.extend_from_slice(&16u16.to_le_bytes());
-    v.extend_from_slice(b"data");
-    v.extend_from_slice(&(samples * 2).to_le_bytes());
-    v.extend(std::iter::repeat_n(0u8, (samples * 2) as usize));
-    v
+    crate::helpers::silent_wav(800, 8000)
 }
 
 async fn files_upload_list_delete_and_limits(backend: Backend) {

@@ -77,7 +77,37 @@ pub fn form(
     form
 }
 
+/// A WAV file of `samples` silent samples, mono 16-bit at `rate`.
+pub fn silent_wav(samples: u32, rate: u32) -> Vec<u8> {
+    let mut v = Vec::new();
+    v.extend_from_slice(b"RIFF");
+    v.extend_from_slice(&(36 + samples * 2).to_le_bytes());
+    v.extend_from_slice(b"WAVEfmt ");
+    v.extend_from_slice(&16u32.to_le_bytes());
+    v.extend_from_slice(&1u16.to_le_bytes());
+    v.extend_from_slice(&1u16.to_le_bytes());
+    v.extend_from_slice(&rate.to_le_bytes());
+    v.extend_from_slice(&(rate * 2).to_le_bytes());
+    v.extend_from_slice(&2u16.to_le_bytes());
+    v.extend_from_slice(&16u16.to_le_bytes());
+    v.extend_from_slice(b"data");
+    v.extend_from_slice(&(samples * 2).to_le_bytes());
+    v.extend(std::iter::repeat_n(0u8, (samples * 2) as usize));
+    v
+}
+
 impl TestApp {
+    /// The id of the first voice of the catalog.
+    pub async fn any_voice(&self, key: &str) -> String {
+        let voices: Value = self
+            .get("/v1/voices?limit=1", key)
+            .await
+            .json()
+            .await
+            .unwrap();
+        voices["data"][0]["id"].as_str().unwrap().to_owned()
+    }
+
     pub async fn spawn(backend: Backend) -> Self {
         Self::spawn_with(backend, |_| {}).await
     }

@@ -180,13 +180,7 @@ async fn hostile_media_is_refused_everywhere(backend: Backend) {
         std::fs::canonicalize(&data_dir).unwrap().display()
     );
     assert!(std::path::Path::new(&target).exists(), "{target}");
-    let voices: Value = app
-        .get("/v1/voices?limit=1", &key)
-        .await
-        .json()
-        .await
-        .unwrap();
-    let voice = voices["data"][0]["id"].as_str().unwrap().to_owned();
+    let voice = app.any_voice(&key).await;
     let before = app.account_view(&key).await["credits"].clone();
 
     for (name, bytes, allowed) in hostile(&target) {
@@ -265,13 +259,7 @@ async fn hostile_media_is_refused_everywhere(backend: Backend) {
 async fn long_inputs_are_refused_before_decoding(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let (_, key) = app.account(100_000, "write").await;
-    let voices: Value = app
-        .get("/v1/voices?limit=1", &key)
-        .await
-        .json()
-        .await
-        .unwrap();
-    let voice = voices["data"][0]["id"].as_str().unwrap().to_owned();
+    let voice = app.any_voice(&key).await;
     let long = long_mp3(3 * 3600);
     for (path, part, fields) in endpoints(&voice) {
         let fields: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
@@ -363,13 +351,7 @@ async fn hostile_bodies_do_not_grow_the_server() {
             .multipart(f)
             .send()
     };
-    let voices: Value = app
-        .get("/v1/voices?limit=1", &key)
-        .await
-        .json()
-        .await
-        .unwrap();
-    let voice = voices["data"][0]["id"].as_str().unwrap().to_owned();
+    let voice = app.any_voice(&key).await;
     // Warm-up: every endpoint once with a small refusal, so what is
     // measured after is what the hostile bodies add.
     for (path, part, fields) in endpoints(&voice) {
