@@ -62,6 +62,13 @@ impl Services {
         let db = Db::connect(&url)
             .await
             .with_context(|| format!("opening database {}", redact(&url)))?;
+        let upgraded = db.register_legacy_outputs().await?;
+        if upgraded > 0 {
+            tracing::info!(
+                jobs = upgraded,
+                "registered the outputs of jobs from before 0005_outputs"
+            );
+        }
         let blobs = BlobStore::local(&config.storage_dir()).context("opening blob storage")?;
         let secret = if config.signing_secret.0.is_empty() {
             db.setting_or_init("url_signing_secret", || random_base62(64))

@@ -98,7 +98,8 @@ fn set_at(result: &mut Value, pointer: &str, url: String) {
         result.pointer_mut(parent)
     };
     if let Some(Value::Object(map)) = target {
-        map.insert(name.to_owned(), Value::String(url));
+        let name = name.replace("~1", "/").replace("~0", "~");
+        map.insert(name, Value::String(url));
     }
 }
 

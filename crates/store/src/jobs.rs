@@ -125,6 +125,44 @@ async fn settle(conn: &mut AnyConnection, job: &Job, to: CreditState) -> Result<
     Ok(())
 }
 
+/// The outputs of a result written before outputs were registered: each
+/// `blob:<key>` string naming a file under the job's own prefix becomes an
+/// output at its place (the string is cleared; the URL is put there when the
+/// job is shown). Any other string stays text.
+pub fn legacy_outputs(job_id: &str, result: &mut Value) -> Vec<JobOutput> {
+    fn walk(v: &mut Value, pointer: String, prefix: &str, out: &mut Vec<JobOutput>) {
+        match v {
+            Value::String(s) => {
+                if let Some(key) = s.strip_prefix("blob:").filter(|k| k.starts_with(prefix)) {
+                    out.push(JobOutput {
+                        field: pointer,
+                        key: key.to_owned(),
+                        content_type: crate::content_type_for(key).to_owned(),
+                        size: 0,
+                    });
+                    *v = Value::Null;
+                }
+            }
+            Value::Array(items) => {
+                for (i, item) in items.iter_mut().enumerate() {
+                    walk(item, format!("{pointer}/{i}"), prefix, out);
+                }
+            }
+            Value::Object(map) => {
+                for (k, item) in map.iter_mut() {
+                    let token = k.replace('~', "~0").replace('/', "~1");
+                    walk(item, format!("{pointer}/{token}"), prefix, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let prefix = format!("jobs/{job_id}/");
+    let mut out = Vec::new();
+    walk(result, String::new(), &prefix, &mut out);
+    out
+}
+
 /// The end state a worker reports for a job.
 #[derive(Debug, Clone)]
 pub enum Outcome {
@@ -209,6 +247,35 @@ impl Db {
         self.job_by_id(&id)
             .await?
             .ok_or_else(|| StoreError::Corrupt("job vanished".into()).into())
+    }
+
+    /// Once, at start-up: registers the outputs of jobs completed before
+    /// outputs were registered (see [`legacy_outputs`]). Returns how many
+    /// jobs changed.
+    pub async fn register_legacy_outputs(&self) -> Result<u64, StoreError> {
+        let rows = sqlx::query(
+            "SELECT id, result FROM jobs WHERE status = 'completed' AND outputs IS NULL \
+             AND result IS NOT NULL",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        let mut changed = 0;
+        for row in rows {
+            let id: String = row.try_get("id")?;
+            let text: String = row.try_get("result")?;
+            let Ok(mut result) = serde_json::from_str::<Value>(&text) else {
+                continue;
+            };
+            let outputs = legacy_outputs(&id, &mut result);
+            sqlx::query("UPDATE jobs SET result = $2, outputs = $3 WHERE id = $1")
+                .bind(&id)
+                .bind(result.to_string())
+                .bind(serde_json::to_string(&outputs).unwrap_or_default())
+                .execute(&self.pool)
+                .await?;
+            changed += 1;
+        }
+        Ok(changed)
     }
 
     /// A job by id alone, whatever its account: for the signed download
@@ -460,5 +527,31 @@ impl Db {
                 })
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Results written before outputs were registered: the job's own files
+    /// become outputs; text, other jobs' keys and uploads stay text.
+    #[test]
+    fn legacy_results_register_only_the_jobs_own_files() {
+        let mut result = json!({
+            "audioUrl": "blob:jobs/job_a/speech.mp3",
+            "images": [{"imageUrl": "blob:jobs/job_a/image-0.png"}],
+            "words": [{"word": "blob:jobs/job_b/speech.mp3"}],
+            "odd/name": "blob:jobs/job_a/x.srt",
+            "upload": "blob:files/acct/file_1",
+        });
+        let outputs = legacy_outputs("job_a", &mut result);
+        let fields: Vec<&str> = outputs.iter().map(|o| o.field.as_str()).collect();
+        assert_eq!(fields, ["/audioUrl", "/images/0/imageUrl", "/odd~1name"]);
+        assert_eq!(outputs[0].content_type, "audio/mpeg");
+        assert_eq!(result["audioUrl"], Value::Null);
+        assert_eq!(result["words"][0]["word"], "blob:jobs/job_b/speech.mp3");
+        assert_eq!(result["upload"], "blob:files/acct/file_1");
     }
 }

@@ -24,6 +24,6 @@ pub use blob::{
 pub use db::{Backend, Db, StoreError};
 pub use files::FileRecord;
 pub use idempotency::IdempotencyState;
-pub use jobs::{CreateJobError, JobFilter, NewJob, Outcome, QueueDepth};
+pub use jobs::{legacy_outputs, CreateJobError, JobFilter, NewJob, Outcome, QueueDepth};
 pub use keys::{AuthKey, KeyRecord};
 pub use voices::{VoiceChanges, VoiceRecord};

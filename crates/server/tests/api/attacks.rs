@@ -466,5 +466,46 @@ async fn every_route_refuses_other_accounts_and_read_keys(backend: Backend) {
 crate::on_both_backends!(
     user_text_never_becomes_a_url,
     signed_keys_reach_only_registered_outputs,
-    every_route_refuses_other_accounts_and_read_keys
+    every_route_refuses_other_accounts_and_read_keys,
+    results_from_before_the_upgrade_keep_their_own_files
 );
+
+/// Jobs finished before outputs were registered keep working URLs after
+/// the upgrade: their own files become outputs; nothing else does.
+async fn results_from_before_the_upgrade_keep_their_own_files(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let job: Value = app
+        .test_job(&app.admin_key, json!({"output": "kept"}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let id = job["id"].as_str().unwrap().to_owned();
+    let legacy = json!({
+        "textUrl": format!("blob:jobs/{id}/output.txt"),
+        "echo": "blob:jobs/job_other/speech.mp3",
+    });
+    sqlx::any::install_default_drivers();
+    let pool = sqlx::AnyPool::connect(app.database_url()).await.unwrap();
+    sqlx::query("UPDATE jobs SET outputs = NULL, result = $2 WHERE id = $1")
+        .bind(&id)
+        .bind(legacy.to_string())
+        .execute(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    assert_eq!(app.state.db.register_legacy_outputs().await.unwrap(), 1);
+    assert_eq!(app.state.db.register_legacy_outputs().await.unwrap(), 0);
+    let shown: Value = app
+        .get(&format!("/v1/jobs/{id}"), &app.admin_key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        app.download(shown["result"]["textUrl"].as_str().unwrap())
+            .await,
+        b"kept"
+    );
+    assert_eq!(shown["result"]["echo"], "blob:jobs/job_other/speech.mp3");
+}
