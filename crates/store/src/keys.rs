@@ -146,20 +146,25 @@ impl Db {
     }
 
     /// Revokes a key of the account at `at` (now, or a future time for a
-    /// grace period during rotation). Returns the updated key, or `None` if
-    /// the account has no such key.
+    /// grace period during rotation). Revocation is final: a key revoked (or
+    /// scheduled) before keeps the earlier time, so a later call can only
+    /// bring it forward, never restore the key. Returns the key, or `None`
+    /// if the account has no such key.
     pub async fn revoke_key(
         &self,
         account_id: &str,
         key_id: &str,
         at: i64,
     ) -> Result<Option<KeyRecord>, StoreError> {
-        sqlx::query("UPDATE api_keys SET revoked_at = $3 WHERE account_id = $1 AND id = $2")
-            .bind(account_id)
-            .bind(key_id)
-            .bind(at)
-            .execute(&self.pool)
-            .await?;
+        sqlx::query(
+            "UPDATE api_keys SET revoked_at = $3 WHERE account_id = $1 AND id = $2 \
+             AND (revoked_at IS NULL OR revoked_at > $3)",
+        )
+        .bind(account_id)
+        .bind(key_id)
+        .bind(at)
+        .execute(&self.pool)
+        .await?;
         self.key(account_id, key_id).await
     }
 }

@@ -160,6 +160,9 @@ pub struct RevokeQuery {
 /// Revoke an API key
 ///
 /// At once, or at `revokeAt` (ISO 8601) to leave clients time to switch.
+/// Revocation is final: a key revoked or scheduled before keeps the earlier
+/// time (a later call can bring a scheduled revocation forward, never undo
+/// or postpone it).
 #[utoipa::path(delete, path = "/v1/keys/{id}", tag = "keys", security(("bearer" = ["admin"])),
     params(("id" = String, Path), ("revokeAt" = Option<String>, Query, description = "ISO 8601; default now")),
     responses((status = 200, body = KeyView), (status = 404)))]

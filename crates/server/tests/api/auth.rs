@@ -95,6 +95,16 @@ async fn each_authentication_outcome(backend: Backend) {
     assert_eq!(revoked["status"], "revoked");
     let body = assert_error(app.get("/v1/account", key).await, 401, "invalid_api_key").await;
     assert_eq!(body["error"]["details"]["reason"], "revoked");
+    // Revocation is final: scheduling it later does not bring the key back.
+    let later = mediagen_core::time::iso8601(now_ms() + 3_600_000);
+    let again: Value = app
+        .delete(&format!("/v1/keys/{id}?revokeAt={later}"), &app.admin_key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(again["status"], "revoked", "{again}");
+    assert_error(app.get("/v1/account", key).await, 401, "invalid_api_key").await;
 }
 
 async fn levels_are_enforced(backend: Backend) {
@@ -205,6 +215,26 @@ async fn key_rotation_and_listing(backend: Backend) {
         .await;
     assert_eq!(r.json::<Value>().await.unwrap()["status"], "active");
     assert_eq!(app.get("/v1/account", secret).await.status(), 200);
+    // A schedule can be brought forward, never pushed back.
+    let much_later = mediagen_core::time::iso8601(now_ms() + 7_200_000);
+    let pushed: Value = app
+        .delete(
+            &format!("/v1/keys/{id}?revokeAt={much_later}"),
+            &app.admin_key,
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(pushed["revokedAt"], later.as_str(), "{pushed}");
+    let now: Value = app
+        .delete(&format!("/v1/keys/{id}"), &app.admin_key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(now["status"], "revoked");
+    assert_error(app.get("/v1/account", secret).await, 401, "invalid_api_key").await;
 
     // Bad input names the parameter.
     let body = assert_error(
