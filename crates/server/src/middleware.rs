@@ -15,6 +15,7 @@ use mediagen_store::IdempotencyState;
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, PendingError};
+use crate::extract::{require, route_level};
 use crate::state::AppState;
 
 /// The request id of the current request.
@@ -102,6 +103,19 @@ fn security_headers(authenticated: bool, h: &mut HeaderMap) {
             HeaderValue::from_static("default-src 'none'; frame-ancestors 'none'"),
         );
     }
+}
+
+/// The id of the key whose secret a response shows (a created key).
+fn secret_of(body: &[u8]) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_slice(body).ok()?;
+    let secret = v["key"].as_str()?;
+    is_well_formed(secret).then(|| v["id"].as_str().unwrap_or("").to_owned())
+}
+
+/// The key id of a stored response whose secret was withheld.
+fn withheld_secret(stored: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(stored).ok()?;
+    (v["secretWithheld"] == true).then(|| v["id"].as_str().unwrap_or("").to_owned())
 }
 
 /// Counts requests and their latency by matched route.
@@ -233,6 +247,18 @@ pub async fn idempotency(State(state): State<AppState>, req: Request, next: Next
     let Some(principal) = req.extensions().get::<Principal>().cloned() else {
         return next.run(req).await;
     };
+    // Authorisation comes before any replay: a key that may not call the
+    // route gets the 403 the route gives, never the first caller's answer.
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_owned())
+        .unwrap_or_default();
+    if let Some(level) = route_level(req.method().as_str(), &route) {
+        if let Err(e) = require(&principal, level) {
+            return Error::from(e).into_response();
+        }
+    }
     let is_json = req
         .headers()
         .get(header::CONTENT_TYPE)
@@ -276,6 +302,17 @@ pub async fn idempotency(State(state): State<AppState>, req: Request, next: Next
                 .into_response();
         }
         Ok(IdempotencyState::Replay { status, body }) => {
+            if let Some(id) = withheld_secret(&body) {
+                return Error::from(
+                    ApiError::new(ErrorCode::ResourceAlreadyExists)
+                        .with_message(format!(
+                            "This request already created key `{id}`; a key's secret is \
+                             shown only once. Revoke it and create another if it was lost."
+                        ))
+                        .with_detail("keyId", id),
+                )
+                .into_response();
+            }
             let mut response = (
                 StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
                 [(header::CONTENT_TYPE, "application/json")],
@@ -324,14 +361,14 @@ pub async fn idempotency(State(state): State<AppState>, req: Request, next: Next
             Err(e) => return Error::internal(e).into_response(),
         },
     };
+    // A key's secret is never stored: the record keeps its id only.
+    let stored = match secret_of(&bytes) {
+        Some(id) => serde_json::json!({ "id": id, "secretWithheld": true }).to_string(),
+        None => String::from_utf8_lossy(&bytes).into_owned(),
+    };
     if let Err(e) = state
         .db
-        .idempotency_finish(
-            &principal.account_id,
-            &key,
-            parts.status.as_u16(),
-            &String::from_utf8_lossy(&bytes),
-        )
+        .idempotency_finish(&principal.account_id, &key, parts.status.as_u16(), &stored)
         .await
     {
         tracing::error!(error = %e, "storing an idempotent response failed");

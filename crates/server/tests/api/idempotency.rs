@@ -81,7 +81,73 @@ async fn concurrent_duplicates_create_one_job(backend: Backend) {
     assert_eq!(app.account_view(&key).await["credits"]["used"], 10);
 }
 
+/// `POST path` with an `Idempotency-Key`.
+async fn post_to(
+    app: &TestApp,
+    path: &str,
+    key: &str,
+    idem: &str,
+    body: Value,
+) -> reqwest::Response {
+    app.client
+        .post(format!("{}{path}", app.addr))
+        .bearer_auth(key)
+        .header("idempotency-key", idem)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// A replay is authorised like a new request (a read key gets 403, not the
+/// first answer), and a created key's secret is never kept for replays.
+async fn replays_are_authorised_and_never_hold_secrets(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let read = app.key("read").await;
+    let body = json!({"level": "admin", "name": "ci"});
+    let r = post_to(&app, "/v1/keys", &app.admin_key, "k-1", body.clone()).await;
+    assert_eq!(r.status(), 201);
+    let created: Value = r.json().await.unwrap();
+    let (id, secret) = (
+        created["id"].as_str().unwrap().to_owned(),
+        created["key"].as_str().unwrap().to_owned(),
+    );
+    let r = post_to(&app, "/v1/keys", &read, "k-1", body.clone()).await;
+    assert_error(r, 403, "insufficient_permissions").await;
+    // The operator account's routes alike.
+    let account = app.account(0, "read").await.0;
+    let path = format!("/v1/accounts/{account}/keys");
+    let r = post_to(
+        &app,
+        &path,
+        &app.admin_key,
+        "k-2",
+        json!({"level": "admin"}),
+    )
+    .await;
+    assert_eq!(r.status(), 201);
+    let r = post_to(&app, &path, &read, "k-2", json!({"level": "admin"})).await;
+    assert_error(r, 403, "insufficient_permissions").await;
+    // The creator's own retry learns which key it made, not its secret.
+    let r = post_to(&app, "/v1/keys", &app.admin_key, "k-1", body).await;
+    let e = assert_error(r, 409, "resource_already_exists").await;
+    assert_eq!(e["error"]["details"]["keyId"], id.as_str());
+    assert!(!e.to_string().contains(&secret));
+    sqlx::any::install_default_drivers();
+    let pool = sqlx::AnyPool::connect(app.database_url()).await.unwrap();
+    let stored: Vec<String> = sqlx::query_scalar(
+        "SELECT response_body FROM idempotency_keys WHERE response_body IS NOT NULL",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    pool.close().await;
+    assert_eq!(stored.len(), 2);
+    assert!(stored.iter().all(|b| !b.contains("mg_")), "{stored:?}");
+}
+
 crate::on_both_backends!(
     retries_replay_the_first_response,
-    concurrent_duplicates_create_one_job
+    concurrent_duplicates_create_one_job,
+    replays_are_authorised_and_never_hold_secrets
 );
