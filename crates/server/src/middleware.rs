@@ -105,6 +105,124 @@ fn security_headers(authenticated: bool, h: &mut HeaderMap) {
     }
 }
 
+/// The boundary of a `multipart/*` Content-Type (`None` for other types).
+fn form_boundary(content_type: &str) -> Option<String> {
+    let mut params = content_type.split(';');
+    let essence = params.next()?.trim().to_ascii_lowercase();
+    if !essence.starts_with("multipart/") {
+        return None;
+    }
+    let boundary = params
+        .filter_map(|p| p.split_once('='))
+        .find(|(k, _)| k.trim().eq_ignore_ascii_case("boundary"))
+        .map(|(_, v)| v.trim().trim_matches('"').to_owned())
+        .unwrap_or_default();
+    Some(boundary)
+}
+
+/// Hashes a form's bytes with every occurrence of its boundary left out,
+/// across chunk edges.
+struct FormHasher<'a> {
+    boundary: Vec<u8>,
+    pending: Vec<u8>,
+    hasher: &'a mut Sha256,
+}
+
+impl FormHasher<'_> {
+    fn update(&mut self, chunk: &[u8]) {
+        self.pending.extend_from_slice(chunk);
+        let n = self.boundary.len();
+        if n == 0 {
+            self.hasher.update(&self.pending);
+            self.pending.clear();
+            return;
+        }
+        let (mut i, mut start) = (0, 0);
+        while i + n <= self.pending.len() {
+            if self.pending[i..i + n] == self.boundary[..] {
+                self.hasher.update(&self.pending[start..i]);
+                self.hasher.update(b"\0boundary\0");
+                i += n;
+                start = i;
+            } else {
+                i += 1;
+            }
+        }
+        // Keep what could still begin a boundary.
+        let keep_from = self.pending.len().saturating_sub(n - 1).max(start);
+        self.hasher.update(&self.pending[start..keep_from]);
+        self.pending.drain(..keep_from);
+    }
+
+    fn finish(self) {
+        self.hasher.update(&self.pending);
+    }
+}
+
+/// Streams an upload to a temporary file (under `upload_body_limit`, 413
+/// beyond it), hashing every byte but the form's boundary, and gives back
+/// a body that reads it from there; the file is removed when that body is
+/// dropped.
+async fn spool(
+    state: &AppState,
+    body: Body,
+    boundary: &str,
+    hasher: &mut Sha256,
+) -> Result<Body, Error> {
+    use futures::StreamExt;
+    use tokio::io::AsyncWriteExt;
+    let tmp = state.config.data_dir.join("tmp");
+    tokio::fs::create_dir_all(&tmp)
+        .await
+        .map_err(Error::internal)?;
+    let file = tempfile::NamedTempFile::new_in(&tmp).map_err(Error::internal)?;
+    let mut out = tokio::fs::File::from_std(file.reopen().map_err(Error::internal)?);
+    let limit = state.config.upload_body_limit as u64;
+    let mut total = 0u64;
+    let mut form = FormHasher {
+        boundary: boundary.as_bytes().to_vec(),
+        pending: Vec::new(),
+        hasher,
+    };
+    let mut stream = body.into_data_stream();
+    let idle = std::time::Duration::from_secs_f64(state.config.upload_idle_seconds);
+    let deadline = tokio::time::Instant::now()
+        + std::time::Duration::from_secs_f64(state.config.upload_timeout_seconds);
+    let timed_out = crate::upload::timed_out;
+    loop {
+        let wait = idle.min(deadline.saturating_duration_since(tokio::time::Instant::now()));
+        let Some(chunk) = tokio::time::timeout(wait, stream.next())
+            .await
+            .map_err(|_| timed_out())?
+        else {
+            break;
+        };
+        let chunk = chunk.map_err(|_| {
+            Error::from(ApiError::invalid_parameter(
+                "body",
+                "the upload was cut off",
+            ))
+        })?;
+        total += chunk.len() as u64;
+        if total > limit {
+            return Err(crate::extract::too_large(limit as usize));
+        }
+        form.update(&chunk);
+        out.write_all(&chunk).await.map_err(Error::internal)?;
+    }
+    form.finish();
+    out.flush().await.map_err(Error::internal)?;
+    let reader = tokio::fs::File::open(file.path())
+        .await
+        .map_err(Error::internal)?;
+    // The temporary file lives as long as the stream reading it.
+    let stream = tokio_util::io::ReaderStream::new(reader).map(move |r| {
+        let _keep = &file;
+        r
+    });
+    Ok(Body::from_stream(stream))
+}
+
 /// The id of the key whose secret a response shows (a created key).
 fn secret_of(body: &[u8]) -> Option<String> {
     let v: serde_json::Value = serde_json::from_slice(body).ok()?;
@@ -259,32 +377,39 @@ pub async fn idempotency(State(state): State<AppState>, req: Request, next: Next
             return Error::from(e).into_response();
         }
     }
-    let is_json = req
+    // A form's boundary is chosen anew by most clients on every retry, so
+    // it is left out of the fingerprint.
+    let boundary = req
         .headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("application/json"));
+        .and_then(form_boundary);
     let (parts, body) = req.into_parts();
     let mut hasher = Sha256::new();
     hasher.update(parts.method.as_str());
     hasher.update(b" ");
     hasher.update(parts.uri.to_string());
     hasher.update(b"\n");
-    // JSON bodies are fingerprinted whole. Uploads are streamed to disk and
-    // never buffered here, so they are fingerprinted by size.
-    let body = if is_json {
+    // The fingerprint is of the exact request: an upload's every byte,
+    // hashed as it is spooled to disk (never held in memory); any other
+    // body whole, as canonical JSON when it is JSON (whatever its
+    // Content-Type says), else as sent.
+    let body = if let Some(boundary) = boundary {
+        match spool(&state, body, &boundary, &mut hasher).await {
+            Ok(body) => body,
+            Err(e) => return e.into_response(),
+        }
+    } else {
         match to_bytes(body, state.config.json_body_limit).await {
             Ok(bytes) => {
-                hasher.update(&bytes);
+                match serde_json::from_slice::<serde_json::Value>(&bytes) {
+                    Ok(v) => hasher.update(v.to_string().as_bytes()),
+                    Err(_) => hasher.update(&bytes),
+                }
                 Body::from(bytes)
             }
             Err(_) => return Error::new(ErrorCode::PayloadTooLarge).into_response(),
         }
-    } else {
-        if let Some(len) = parts.headers.get(header::CONTENT_LENGTH) {
-            hasher.update(len.as_bytes());
-        }
-        body
     };
     let hash = hex::encode(hasher.finalize());
     match state
@@ -379,4 +504,53 @@ pub async fn idempotency(State(state): State<AppState>, req: Request, next: Next
         Body::from(bytes)
     };
     Response::from_parts(parts, body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn form_hash(chunks: &[&[u8]], boundary: &str) -> String {
+        let mut hasher = Sha256::new();
+        let mut form = FormHasher {
+            boundary: boundary.as_bytes().to_vec(),
+            pending: Vec::new(),
+            hasher: &mut hasher,
+        };
+        for c in chunks {
+            form.update(c);
+        }
+        form.finish();
+        hex::encode(hasher.finalize())
+    }
+
+    /// The same form under two boundaries, cut anywhere, hashes alike; a
+    /// changed byte of content does not.
+    #[test]
+    fn form_fingerprints_ignore_the_boundary_only() {
+        let body = |b: &str, x: u8| {
+            let mut v =
+                format!("--{b}\r\nContent-Disposition: form-data; name=\"f\"\r\n\r\n").into_bytes();
+            v.extend_from_slice(&[1, 2, x, 4]);
+            v.extend_from_slice(format!("\r\n--{b}--\r\n").as_bytes());
+            v
+        };
+        let (a, b) = (body("AAAA1234", 3), body("zz-other-boundary", 3));
+        let whole = form_hash(&[&a], "AAAA1234");
+        for cut in 0..a.len() {
+            assert_eq!(form_hash(&[&a[..cut], &a[cut..]], "AAAA1234"), whole);
+        }
+        for cut in 0..b.len() {
+            assert_eq!(
+                form_hash(&[&b[..cut], &b[cut..]], "zz-other-boundary"),
+                whole
+            );
+        }
+        assert_ne!(form_hash(&[&body("AAAA1234", 9)], "AAAA1234"), whole);
+        assert_eq!(
+            form_boundary("Multipart/Form-Data; charset=utf-8; Boundary=\"x y\"").as_deref(),
+            Some("x y")
+        );
+        assert_eq!(form_boundary("application/json"), None);
+    }
 }

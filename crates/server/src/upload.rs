@@ -248,7 +248,8 @@ impl MultipartForm {
     }
 }
 
-fn timed_out() -> Error {
+/// 408: an upload stalled or ran past its time.
+pub fn timed_out() -> Error {
     ApiError::new(ErrorCode::RequestTimeout)
         .with_message("The upload stalled or took too long; send it again.")
         .into()

@@ -146,7 +146,47 @@ async fn replays_are_authorised_and_never_hold_secrets(backend: Backend) {
     assert!(stored.iter().all(|b| !b.contains("mg_")), "{stored:?}");
 }
 
+/// Different requests are never taken for the same one: uploads are told
+/// apart by every byte, JSON by its content whatever its Content-Type says.
+async fn fingerprints_cover_the_whole_request(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let key = app.key("write").await;
+    let upload = |bytes: Vec<u8>| {
+        app.client
+            .post(format!("{}/v1/files", app.addr))
+            .bearer_auth(&key)
+            .header("idempotency-key", "up-1")
+            .multipart(crate::helpers::form(vec![("file", bytes, "a.wav")], &[]))
+            .send()
+    };
+    let first = crate::helpers::silent_wav(8000, 8000);
+    let mut second = first.clone();
+    second[100] = 0x10; // same size, other sound
+    let r = upload(first.clone()).await.unwrap();
+    assert_eq!(r.status(), 201);
+    let created: Value = r.json().await.unwrap();
+    assert_error(upload(second).await.unwrap(), 422, "idempotency_key_reused").await;
+    let again: Value = upload(first).await.unwrap().json().await.unwrap();
+    assert_eq!(again["id"], created["id"], "the same bytes replay");
+
+    for content_type in ["Application/JSON", "application/vnd.test+json"] {
+        let send = |text: &'static str| {
+            app.client
+                .post(format!("{}/v1/test-jobs", app.addr))
+                .bearer_auth(&key)
+                .header("idempotency-key", format!("json-{content_type}"))
+                .header("content-type", content_type)
+                .body(json!({ "output": text }).to_string())
+                .send()
+        };
+        let _ = send("Transfer one dollar").await.unwrap();
+        let r = send("Transfer two dollar").await.unwrap();
+        assert_error(r, 422, "idempotency_key_reused").await;
+    }
+}
+
 crate::on_both_backends!(
+    fingerprints_cover_the_whole_request,
     retries_replay_the_first_response,
     concurrent_duplicates_create_one_job,
     replays_are_authorised_and_never_hold_secrets
