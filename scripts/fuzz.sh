@@ -23,12 +23,18 @@ export RUSTC_BOOTSTRAP=1
 cargo fuzz build --fuzz-dir fuzz
 for t in "${targets[@]}"; do
   mkdir -p "fuzz/corpus/$t"
+  log=$(mktemp)
   echo "fuzz: $t for ${seconds}s"
+  status=0
   cargo fuzz run --fuzz-dir fuzz "$t" "fuzz/corpus/$t" "fuzz/seeds/$t" -- \
-    -max_total_time="$seconds" -rss_limit_mb=4096 -timeout=10 -print_final_stats=1 2>&1 \
-    | grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|==|SUMMARY|Done)|panicked|ERROR' || true
-  if [ -n "$(ls -A "fuzz/artifacts/$t" 2>/dev/null)" ]; then
-    echo "fuzz: $t found a crash: fuzz/artifacts/$t" >&2
+    -max_total_time="$seconds" -rss_limit_mb=4096 -timeout=10 -print_final_stats=1 \
+    >"$log" 2>&1 || status=$?
+  grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|Done)' "$log" || true
+  if [ $status -ne 0 ] || [ -n "$(ls -A "fuzz/artifacts/$t" 2>/dev/null)" ]; then
+    tail -n 40 "$log" >&2
+    echo "fuzz: $t failed (exit $status); crashes, if any, are in fuzz/artifacts/$t" >&2
+    rm -f "$log"
     exit 1
   fi
+  rm -f "$log"
 done
