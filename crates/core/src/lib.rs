@@ -9,6 +9,7 @@ pub mod ids;
 pub mod job;
 pub mod keys;
 pub mod page;
+pub mod params;
 pub mod time;
 
 pub use error::{ApiError, ErrorCode};

@@ -272,16 +272,7 @@ impl DubOptions {
                 "give either voiceId or voiceMode, not both",
             ));
         }
-        let keep_background = match fields.get("keepBackground").map(String::as_str) {
-            None | Some("true") => true,
-            Some("false") => false,
-            Some(_) => {
-                return Err(ApiError::invalid_parameter(
-                    "keepBackground",
-                    "must be true or false",
-                ))
-            }
-        };
+        let keep_background = mediagen_core::params::boolean(fields, "keepBackground", true)?;
         let start_time = number(fields, "startTime")?;
         let end_time = number(fields, "endTime")?;
         let (from, to) = (start_time.unwrap_or(0.0), end_time.unwrap_or(duration));

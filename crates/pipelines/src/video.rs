@@ -107,11 +107,7 @@ impl TrimOptions {
                 &format!("at most {max_ranges} ranges are allowed"),
             ));
         }
-        let clamp = match fields.get("clamp").map(String::as_str) {
-            None | Some("false") => false,
-            Some("true") => true,
-            Some(_) => return Err(ApiError::invalid_parameter("clamp", "must be a boolean")),
-        };
+        let clamp = mediagen_core::params::boolean(fields, "clamp", false)?;
         let mut ranges = Vec::new();
         for (i, item) in list.iter().enumerate() {
             let time = |k: &str| {

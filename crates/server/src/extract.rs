@@ -196,13 +196,14 @@ pub fn too_large(limit: usize) -> Error {
 /// Parses JSON into `T`, naming the offending field on failure.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
     let de = &mut serde_json::Deserializer::from_slice(bytes);
-    serde_path_to_error::deserialize(de).map_err(|e| {
+    let value = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
         if inner.is_syntax() || inner.is_eof() {
-            return ApiError::new(ErrorCode::InvalidJson)
-                .with_message(format!("The request body is not valid JSON: {inner}"))
-                .into();
+            return Error::from(
+                ApiError::new(ErrorCode::InvalidJson)
+                    .with_message(format!("The request body is not valid JSON: {inner}")),
+            );
         }
         let message = inner.to_string();
         // serde reports a missing field at its parent's path.
@@ -220,8 +221,17 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
             .next()
             .unwrap_or(&message)
             .to_owned();
-        ApiError::invalid_parameter(&parameter, reason).into()
-    })
+        Error::from(ApiError::invalid_parameter(&parameter, reason))
+    })?;
+    // One JSON value and nothing after it: `{..}{..}` or trailing text is
+    // not a body this API reads.
+    de.end().map_err(|_| {
+        Error::from(
+            ApiError::new(ErrorCode::InvalidJson)
+                .with_message("The request body has data after its JSON value."),
+        )
+    })?;
+    Ok(value)
 }
 
 /// Query parameters: 400 `invalid_parameter` naming the bad one.

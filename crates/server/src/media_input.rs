@@ -46,7 +46,7 @@ impl MediaInput {
         units: f64,
         build: impl FnOnce(&FileRecord) -> T,
     ) -> ApiResult<axum::response::Response> {
-        let dry = self.fields.get("dryRun").is_some_and(|v| v == "true");
+        let dry = mediagen_core::params::boolean(&self.fields, "dryRun", false)?;
         if dry {
             let spec = JobSpec {
                 kind,

@@ -67,6 +67,13 @@ pub async fn request_id(mut req: Request, next: Next) -> Response {
             HeaderValue::from_static("application/json"),
         );
         parts.headers.remove(header::CONTENT_LENGTH);
+        if pending.api.status() == 401 {
+            // RFC 6750: a 401 names the scheme the client should use.
+            parts.headers.insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"mediagen\""),
+            );
+        }
         response = Response::from_parts(parts, Body::from(body));
     }
     if let Ok(v) = HeaderValue::from_str(&id) {

@@ -41,6 +41,10 @@ impl From<Account> for AccountRecord {
     }
 }
 
+/// The most credits an account holds (grants and starting balances are
+/// checked against it, so balances never overflow).
+pub const MAX_BALANCE: i64 = 1_000_000_000_000_000;
+
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateAccount {
@@ -79,8 +83,12 @@ pub async fn create_account(
     if name.is_empty() || name.chars().count() > 100 {
         return Err(ApiError::invalid_parameter("name", "must be 1–100 characters").into());
     }
-    if body.credits < 0 {
-        return Err(ApiError::invalid_parameter("credits", "must not be negative").into());
+    if !(0..=MAX_BALANCE).contains(&body.credits) {
+        return Err(ApiError::invalid_parameter(
+            "credits",
+            format!("must be from 0 to {MAX_BALANCE}"),
+        )
+        .into());
     }
     let account = state.db.create_account(name, false, body.credits).await?;
     Ok((StatusCode::CREATED, Json(account.into())))
@@ -124,9 +132,22 @@ pub async fn grant_credits(
     Path(id): Path<String>,
     ApiJson(body): ApiJson<GrantCredits>,
 ) -> ApiResult<Json<AccountRecord>> {
-    existing(&state, &id).await?;
-    if body.amount == 0 {
-        return Err(ApiError::invalid_parameter("amount", "must not be zero").into());
+    let account = existing(&state, &id).await?;
+    if body.amount == 0 || body.amount.unsigned_abs() > MAX_BALANCE as u64 {
+        return Err(ApiError::invalid_parameter(
+            "amount",
+            format!("must not be zero, and at most {MAX_BALANCE} either way"),
+        )
+        .into());
+    }
+    if account.balance + body.amount > MAX_BALANCE {
+        return Err(ApiError::new(mediagen_core::ErrorCode::UnprocessableEntity)
+            .with_message(format!(
+                "That would take the balance above the most an account holds ({MAX_BALANCE})."
+            ))
+            .with_detail("parameter", "amount")
+            .with_detail("limit", "max_balance")
+            .into());
     }
     if state
         .db

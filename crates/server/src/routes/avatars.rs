@@ -485,7 +485,7 @@ pub async fn expand(
         Input::Fields(f) => f,
     };
     let options = ExpandOptions::parse(fields)?;
-    let dry_run = fields.get("dryRun").is_some_and(|v| v == "true");
+    let dry_run = mediagen_core::params::boolean(fields, "dryRun", false)?;
     let avatar_id = fields.get("avatarId").cloned();
     let audio = match &options.audio_file_id {
         None => None,

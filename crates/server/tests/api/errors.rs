@@ -122,7 +122,66 @@ async fn failed_jobs_do_not_leak_internals(backend: Backend) {
     );
 }
 
+/// Input errors are known at the request: strict booleans, one JSON value
+/// per body, bounded credit amounts, media without the stream a capability
+/// needs, and 401s that name their scheme.
+async fn input_errors_are_4xx_at_the_request(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let (_, key) = app.account(1_000, "write").await;
+    let wav = crate::helpers::silent_wav(16_000, 16_000);
+    for value in ["1", "yes", "{}", "[1]", "-5", "TRUE"] {
+        let r = app
+            .post_form(
+                "/v1/speech-to-text",
+                &key,
+                crate::helpers::form(vec![("file", wav.clone(), "a.wav")], &[("dryRun", value)]),
+            )
+            .await;
+        let b = assert_error(r, 400, "invalid_parameter").await;
+        assert_eq!(b["error"]["details"]["parameter"], "dryRun", "{value}");
+    }
+    let jobs: serde_json::Value = app.get("/v1/jobs", &key).await.json().await.unwrap();
+    assert_eq!(jobs["pagination"]["total"], 0, "no job was made");
+
+    let r = app
+        .client
+        .post(format!("{}/v1/keys", app.addr))
+        .bearer_auth(&app.admin_key)
+        .header("content-type", "application/json")
+        .body(r#"{"level":"read"}{"level":"admin"} junk"#)
+        .send()
+        .await
+        .unwrap();
+    assert_error(r, 400, "invalid_json").await;
+
+    let (account, _) = app.account(0, "read").await;
+    let r = app
+        .post(
+            &format!("/v1/accounts/{account}/credits"),
+            &app.admin_key,
+            json!({"amount": i64::MAX}),
+        )
+        .await;
+    let b = assert_error(r, 400, "invalid_parameter").await;
+    assert_eq!(b["error"]["details"]["parameter"], "amount");
+
+    // A file without a picture to trimming, without sound to transcription.
+    let r = app
+        .post_form(
+            "/v1/video/trim",
+            &key,
+            crate::helpers::form(vec![("file", wav, "a.wav")], &[("ranges", "[]")]),
+        )
+        .await;
+    assert_error(r, 422, "unprocessable_entity").await;
+
+    let r = app.get("/v1/account", "mg_wrong").await;
+    assert_eq!(r.headers()["www-authenticate"], "Bearer realm=\"mediagen\"");
+    assert_error(r, 401, "invalid_api_key").await;
+}
+
 crate::on_both_backends!(
+    input_errors_are_4xx_at_the_request,
     every_error_path_has_the_error_shape,
     failed_jobs_do_not_leak_internals
 );
