@@ -176,6 +176,14 @@ pub async fn read_input(
         })));
     }
     let ApiJson(map) = ApiJson::<Map<String, Value>>::from_request(req, state).await?;
+    // Ids are strings: `null` or a number is a mistake to name, not an id
+    // to look up.
+    if let Some((name, _)) = map
+        .iter()
+        .find(|(k, v)| k.ends_with("Id") && !v.is_string())
+    {
+        return Err(ApiError::invalid_parameter(name, "must be a string id").into());
+    }
     let mut fields = as_fields(map);
     let Some(id) = fields.remove("fileId") else {
         return Ok(Input::Fields(fields));

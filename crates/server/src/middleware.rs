@@ -445,12 +445,21 @@ pub async fn idempotency(State(state): State<AppState>, req: Request, next: Next
                 )
                 .into_response();
             }
+            // A queued job's answer points at the job, as the first one did.
+            let location = (status == 202)
+                .then(|| serde_json::from_str::<serde_json::Value>(&body).ok())
+                .flatten()
+                .and_then(|v| v["id"].as_str().map(|id| format!("/v1/jobs/{id}")))
+                .and_then(|l| HeaderValue::from_str(&l).ok());
             let mut response = (
                 StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
                 [(header::CONTENT_TYPE, "application/json")],
                 body,
             )
                 .into_response();
+            if let Some(location) = location {
+                response.headers_mut().insert(header::LOCATION, location);
+            }
             response
                 .headers_mut()
                 .insert("idempotent-replayed", HeaderValue::from_static("true"));

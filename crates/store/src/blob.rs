@@ -60,7 +60,8 @@ impl BlobRange {
     /// The half-open byte range within a blob of `size` bytes, if satisfiable.
     pub fn resolve(self, size: u64) -> Option<Range<u64>> {
         let r = match self {
-            BlobRange::Bounded(a, b) if a <= b => a..(b + 1).min(size),
+            // A last byte past the end means the end (RFC 9110 14.1.2).
+            BlobRange::Bounded(a, b) if a <= b => a..b.saturating_add(1).min(size),
             BlobRange::Bounded(..) => return None,
             BlobRange::From(a) => a..size,
             BlobRange::Suffix(n) if n > 0 => size.saturating_sub(n)..size,
@@ -334,6 +335,21 @@ impl Signer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A last byte beyond the file (even u64::MAX) means its end.
+    #[test]
+    fn ranges_past_the_end_are_clamped() {
+        let r = BlobRange::parse("bytes=0-18446744073709551615").unwrap();
+        assert_eq!(r.resolve(100), Some(0..100));
+        assert_eq!(
+            BlobRange::parse("bytes=90-1000").unwrap().resolve(100),
+            Some(90..100)
+        );
+        assert_eq!(
+            BlobRange::parse("bytes=100-200").unwrap().resolve(100),
+            None
+        );
+    }
 
     #[test]
     fn ranges_parse_and_resolve() {

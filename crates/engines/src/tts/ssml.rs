@@ -178,14 +178,32 @@ fn unescape(s: &str, at: usize) -> Result<String, SsmlError> {
         let end = tail
             .find(';')
             .ok_or_else(|| err(here, "`&` must start an entity such as &amp;"))?;
-        out.push_str(match &tail[..=end] {
-            "&amp;" => "&",
-            "&lt;" => "<",
-            "&gt;" => ">",
-            "&quot;" => "\"",
-            "&apos;" => "'",
-            other => return Err(err(here, format!("unknown entity {other}"))),
-        });
+        let entity = &tail[..=end];
+        let numeric = entity
+            .strip_prefix("&#x")
+            .or_else(|| entity.strip_prefix("&#X"))
+            .map(|h| u32::from_str_radix(&h[..h.len() - 1], 16))
+            .or_else(|| {
+                entity
+                    .strip_prefix("&#")
+                    .map(|d| d[..d.len() - 1].parse::<u32>())
+            });
+        match numeric {
+            // A character reference: any character but the controls.
+            Some(Ok(code)) => match char::from_u32(code).filter(|c| !c.is_control()) {
+                Some(c) => out.push(c),
+                None => return Err(err(here, format!("{entity} is not a character"))),
+            },
+            Some(Err(_)) => return Err(err(here, format!("unknown entity {entity}"))),
+            None => out.push_str(match entity {
+                "&amp;" => "&",
+                "&lt;" => "<",
+                "&gt;" => ">",
+                "&quot;" => "\"",
+                "&apos;" => "'",
+                other => return Err(err(here, format!("unknown entity {other}"))),
+            }),
+        }
         rest = &tail[end + 1..];
     }
     out.push_str(rest);
@@ -490,6 +508,19 @@ mod tests {
             Segment::Break(2.0)
         );
         assert!(is_ssml("  <speak>x</speak>") && !is_ssml("x <speak>"));
+    }
+
+    #[test]
+    fn character_references_are_read() {
+        let segments = parse("<speak>caf&#233; &#x2014; na&#xEF;ve</speak>").unwrap();
+        match &segments[..] {
+            [Segment::Text { text, .. }] => assert_eq!(text, "café — naïve"),
+            other => panic!("{other:?}"),
+        }
+        for bad in ["&#0;", "&#x110000;", "&#12a;", "&#;"] {
+            let e = parse(&format!("<speak>a {bad}</speak>")).unwrap_err();
+            assert_eq!(e.position, 9, "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! without the API key.
 
 use axum::body::Body;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use futures::TryStreamExt;
@@ -13,12 +13,14 @@ use mediagen_store::{content_type_for, BlobRange, SignedUrlError};
 use serde::Deserialize;
 
 use crate::error::ApiResult;
+use crate::extract::ApiQuery;
 use crate::routes::avatars::{poster_key, video_key};
 use crate::state::AppState;
 
 #[derive(Deserialize)]
 pub struct SignedQuery {
-    pub expires: Option<i64>,
+    /// Unix seconds (read as text, so a bad value gets the error envelope).
+    pub expires: Option<String>,
     pub signature: Option<String>,
 }
 
@@ -35,7 +37,7 @@ pub struct SignedQuery {
 pub async fn download(
     State(state): State<AppState>,
     Path(key): Path<String>,
-    Query(q): Query<SignedQuery>,
+    ApiQuery(q): ApiQuery<SignedQuery>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     verify(&state, &key, &q)?;
@@ -91,9 +93,12 @@ async fn live_content_type(state: &AppState, key: &str) -> ApiResult<Option<Stri
 /// Checks a signed URL's signature (403 `invalid_signature`), then its
 /// expiry (403 `url_expired`).
 pub fn verify(state: &AppState, key: &str, q: &SignedQuery) -> ApiResult<()> {
-    let (Some(expires), Some(signature)) = (q.expires, q.signature.as_deref()) else {
+    let (Some(expires), Some(signature)) = (q.expires.as_deref(), q.signature.as_deref()) else {
         return Err(ApiError::new(ErrorCode::InvalidSignature).into());
     };
+    let expires: i64 = expires
+        .parse()
+        .map_err(|_| ApiError::invalid_parameter("expires", "must be Unix seconds"))?;
     state
         .signer
         .verify(key, expires, signature, now_ms() / 1000)

@@ -1,7 +1,7 @@
 //! Voice previews: `previewUrl` of every voice points here. The sample is
 //! synthesized the first time it is asked for, then kept in the blob store.
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
 use mediagen_core::time::now_ms;
@@ -9,6 +9,7 @@ use mediagen_core::{ApiError, ErrorCode};
 use mediagen_pipelines::tts::preview_mp3;
 
 use crate::error::{ApiResult, Error};
+use crate::extract::ApiQuery;
 use crate::jobs::signed_url;
 use crate::routes::blobs::{serve, verify, SignedQuery};
 use crate::state::AppState;
@@ -33,7 +34,7 @@ pub fn preview_url(state: &AppState, voice_id: &str) -> String {
 pub async fn get(
     State(state): State<AppState>,
     Path(file): Path<String>,
-    Query(q): Query<SignedQuery>,
+    ApiQuery(q): ApiQuery<SignedQuery>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     let key = format!("previews/{file}");

@@ -175,6 +175,27 @@ async fn input_errors_are_4xx_at_the_request(backend: Backend) {
         .await;
     assert_error(r, 422, "unprocessable_entity").await;
 
+    // Ids are strings; anything else names the parameter.
+    for id in [json!(null), json!(123), json!({"id": "file_x"})] {
+        let r = app
+            .post("/v1/speech-to-text", &key, json!({"fileId": id}))
+            .await;
+        let b = assert_error(r, 400, "invalid_parameter").await;
+        assert_eq!(b["error"]["details"]["parameter"], "fileId");
+    }
+    // A signed route's bad query gets the error envelope too.
+    let r = app
+        .client
+        .get(format!(
+            "{}/blobs/jobs/x/y.mp3?expires=soon&signature=zz",
+            app.addr
+        ))
+        .send()
+        .await
+        .unwrap();
+    let b = assert_error(r, 400, "invalid_parameter").await;
+    assert_eq!(b["error"]["details"]["parameter"], "expires");
+
     let r = app.get("/v1/account", "mg_wrong").await;
     assert_eq!(r.headers()["www-authenticate"], "Bearer realm=\"mediagen\"");
     assert_error(r, 401, "invalid_api_key").await;

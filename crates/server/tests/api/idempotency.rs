@@ -55,6 +55,24 @@ async fn retries_replay_the_first_response(backend: Backend) {
     // The replay is the first response, down to its request id.
     assert_eq!(r.json::<Value>().await.unwrap(), first_error);
 
+    // A queued job's replay points at the job, as the first answer did.
+    let queued = |idem: &'static str| {
+        app.client
+            .post(format!("{}/v1/test-jobs", app.addr))
+            .bearer_auth(&key)
+            .header("idempotency-key", idem)
+            .header("prefer", "respond-async")
+            .json(&json!({"ms": 0, "output": "later"}))
+            .send()
+    };
+    let first = queued("async-1").await.unwrap();
+    assert_eq!(first.status(), 202);
+    let location = first.headers()["location"].clone();
+    let replay = queued("async-1").await.unwrap();
+    assert_eq!(replay.status(), 202);
+    assert_eq!(replay.headers()["idempotent-replayed"], "true");
+    assert_eq!(replay.headers()["location"], location);
+
     // Bad keys are refused.
     let r = post(&app, &key, &"k".repeat(300), body).await;
     let b = assert_error(r, 400, "invalid_parameter").await;
