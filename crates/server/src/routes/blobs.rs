@@ -136,10 +136,7 @@ pub async fn serve(
     }
     h.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
     h.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
-    h.insert(
-        "x-content-type-options",
-        HeaderValue::from_static("nosniff"),
-    );
+    // `nosniff` and `no-referrer` come from the layer around every route.
     h.insert(
         header::CACHE_CONTROL,
         HeaderValue::from_static("private, max-age=3600"),

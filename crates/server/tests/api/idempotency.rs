@@ -3,14 +3,7 @@ use serde_json::{json, Value};
 use crate::helpers::{assert_error, Backend, TestApp};
 
 async fn post(app: &TestApp, key: &str, idem: &str, body: Value) -> reqwest::Response {
-    app.client
-        .post(format!("{}/v1/test-jobs", app.addr))
-        .bearer_auth(key)
-        .header("idempotency-key", idem)
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
+    post_to(app, "/v1/test-jobs", key, idem, body).await
 }
 
 async fn retries_replay_the_first_response(backend: Backend) {
