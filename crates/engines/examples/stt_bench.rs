@@ -47,9 +47,9 @@ fn once(
     path: &std::path::Path,
 ) -> (f64, mediagen_engines::stt::Transcript) {
     let start = Instant::now();
-    let duration = probe(path).expect("media").duration;
+    let probed = probe(path).expect("media");
     let scratch = std::env::temp_dir().join(format!("stt_bench_{}.pcm", std::process::id()));
-    let pcm = decode_16k(path, &scratch, duration).expect("decodes");
+    let pcm = decode_16k(path, probed.demuxer, &scratch, probed.duration).expect("decodes");
     let opts = SttOptions {
         language: std::env::var("LANGUAGE").ok(),
         ..SttOptions::default()

@@ -438,14 +438,15 @@ pub fn demuxer(path: &std::path::Path) -> Result<&'static str, MediaError> {
         .map_err(|e| MediaError::Input(e.to_string()))
 }
 
-/// The first sound stream of `path` as mono f32 samples at `rate`, whole:
-/// at most `max_seconds` of it are decoded, whatever the file claims.
+/// The first sound stream of `path` (read by `demuxer`, from its probe) as
+/// mono f32 samples at `rate`, whole: at most `max_seconds` of it are
+/// decoded, whatever the file claims.
 pub fn decode_mono(
     path: &std::path::Path,
+    demuxer: &str,
     rate: u32,
     max_seconds: f64,
 ) -> Result<Vec<f32>, MediaError> {
-    let demuxer = demuxer(path)?;
     let mut cmd = ffmpeg();
     open_input(&mut cmd, path, demuxer)
         .args(["-t", &format!("{max_seconds:.3}")])
@@ -465,16 +466,16 @@ pub struct Pcm16k {
     samples: usize,
 }
 
-/// Decodes the first audio stream of `path` (any container ffmpeg reads) to
-/// 16 kHz mono f32 in `scratch` (4 bytes a sample: 230 MB an hour), then
+/// Decodes the first audio stream of `path` (read by `demuxer`, from its
+/// probe) to 16 kHz mono f32 in `scratch` (4 bytes a sample: 230 MB an hour), then
 /// opens it for reading. ffmpeg runs at full speed under its own time limit,
 /// which scales with `duration` (seconds), whatever pace the reader keeps.
 pub fn decode_16k(
     path: &std::path::Path,
+    demuxer: &str,
     scratch: &std::path::Path,
     duration: f64,
 ) -> Result<Pcm16k, MediaError> {
-    let demuxer = demuxer(path)?;
     let mut cmd = ffmpeg();
     // Never more than the probe said (plus a little): a file whose header
     // understates its length is cut there, not decoded for hours.

@@ -12,7 +12,7 @@ use mediagen_engines::expand::{
     mouth_track, plan_seamless, plan_simple, render, render_drawn, seam_score, thumbnails, Mode,
     Output,
 };
-use mediagen_engines::media::decode_16k;
+use mediagen_engines::media::{decode_16k, demuxer};
 use mediagen_engines::video::{inspect, Container};
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
 use serde::{Deserialize, Serialize};
@@ -198,7 +198,8 @@ fn talking(
         .ok_or_else(|| JobFailure::abort("invalid_payload", "unknown presenter"))?;
     let fps = f64::from(FPS);
     let frames = ((seconds * fps).round() as usize).max(1);
-    let pcm = decode_16k(audio, &scratch.join("voice.f32"), seconds)
+    let pcm = demuxer(audio)
+        .and_then(|d| decode_16k(audio, d, &scratch.join("voice.f32"), seconds))
         .map_err(|e| JobFailure::abort("unreadable_media", e.to_string()))?;
     let samples = pcm
         .read_at(0, ((seconds + 1.0) * 16_000.0) as usize)

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use crate::limits::DUBBING;
 use mediagen_core::{ApiError, ErrorCode};
-use mediagen_engines::media::decode_mono;
+use mediagen_engines::media::{decode_mono, demuxer};
 use mediagen_engines::stt::{
     languages as stt_languages, transcribe, Segment, SttCatalog, SttOptions, Transcript,
 };
@@ -463,8 +463,12 @@ impl DubPipeline {
             |e: &dyn std::fmt::Display| JobFailure::abort("unreadable_media", e.to_string());
         let video = inspect(input).map_err(|e| unreadable(&e))?;
         let max = DUBBING.max_seconds + 1.0;
-        let original = decode_mono(input, RATE, max).map_err(|e| unreadable(&e))?;
-        let pcm = decode_mono(input, 16_000, max).map_err(|e| unreadable(&e))?;
+        let demuxer = match &video {
+            Some(v) => v.demuxer,
+            None => demuxer(input).map_err(|e| unreadable(&e))?,
+        };
+        let original = decode_mono(input, demuxer, RATE, max).map_err(|e| unreadable(&e))?;
+        let pcm = decode_mono(input, demuxer, 16_000, max).map_err(|e| unreadable(&e))?;
         if original.is_empty() {
             return Err(JobFailure::abort("no_audio", "the file has no sound"));
         }

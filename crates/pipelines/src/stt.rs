@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use mediagen_core::ApiError;
-use mediagen_engines::media::decode_16k;
+use mediagen_engines::media::{decode_16k, demuxer};
 use mediagen_engines::stt::{
     languages, transcribe_stream, Segment, SttCatalog, SttError, SttOptions, Transcript,
 };
@@ -260,7 +260,8 @@ impl Pipeline for SttPipeline {
         let catalog = self.catalog.clone();
         let transcript: Transcript = tokio::task::spawn_blocking(move || {
             let scratch = input.with_extension("pcm");
-            let pcm = decode_16k(&input, &scratch, duration)
+            let pcm = demuxer(&input)
+                .and_then(|d| decode_16k(&input, d, &scratch, duration))
                 .map_err(|e| JobFailure::abort("unreadable_media", e.to_string()))?;
             transcribe_stream(model.as_ref(), catalog.gate(), &opts, &pcm, &mut |done| {
                 progress.set_progress((done * 100.0) as i64);

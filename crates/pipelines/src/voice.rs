@@ -9,7 +9,7 @@ use std::sync::Arc;
 use crate::limits::VOICE_CHANGER;
 use mediagen_core::ApiError;
 use mediagen_engines::audio::resample_linear;
-use mediagen_engines::media::decode_mono;
+use mediagen_engines::media::{decode_mono, demuxer};
 use mediagen_engines::stt::{languages as stt_languages, transcribe, SttCatalog, SttOptions};
 use mediagen_engines::tts::{TtsCatalog, TtsError};
 use mediagen_engines::video::inspect;
@@ -321,7 +321,11 @@ impl Pipeline for VoiceChangePipeline {
             let unreadable =
                 |e: &dyn std::fmt::Display| JobFailure::abort("unreadable_media", e.to_string());
             let video = inspect(&input).map_err(|e| unreadable(&e))?;
-            let samples = decode_mono(&input, RATE, VOICE_CHANGER.max_seconds + 1.0)
+            let demuxer = match &video {
+                Some(v) => v.demuxer,
+                None => demuxer(&input).map_err(|e| unreadable(&e))?,
+            };
+            let samples = decode_mono(&input, demuxer, RATE, VOICE_CHANGER.max_seconds + 1.0)
                 .map_err(|e| unreadable(&e))?;
             if samples.is_empty() {
                 return Err(JobFailure::abort("no_audio", "the file has no sound"));

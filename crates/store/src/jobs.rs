@@ -249,10 +249,20 @@ impl Db {
             .ok_or_else(|| StoreError::Corrupt("job vanished".into()).into())
     }
 
-    /// Once, at start-up: registers the outputs of jobs completed before
-    /// outputs were registered (see [`legacy_outputs`]). Returns how many
-    /// jobs changed.
+    /// Once per database, at start-up: registers the outputs of jobs
+    /// completed before outputs were registered (see [`legacy_outputs`]),
+    /// then records that it did (setting `legacy_outputs_registered`), so
+    /// later starts do not scan the jobs again. Returns how many jobs
+    /// changed.
     pub async fn register_legacy_outputs(&self) -> Result<u64, StoreError> {
+        const DONE: &str = "legacy_outputs_registered";
+        let done = sqlx::query("SELECT value FROM settings WHERE name = $1")
+            .bind(DONE)
+            .fetch_optional(&self.pool)
+            .await?;
+        if done.is_some() {
+            return Ok(0);
+        }
         let rows = sqlx::query(
             "SELECT id, result FROM jobs WHERE status = 'completed' AND outputs IS NULL \
              AND result IS NOT NULL",
@@ -275,6 +285,7 @@ impl Db {
                 .await?;
             changed += 1;
         }
+        self.setting_or_init(DONE, || "1".to_owned()).await?;
         Ok(changed)
     }
 

@@ -431,8 +431,8 @@ pub async fn create(
     }
     let mut samples = Vec::new();
     for (i, (upload, p)) in uploads.iter().zip(&probed).enumerate() {
-        let (path, max) = (upload.file.path().to_owned(), p.duration + 0.5);
-        let decoded = tokio::task::spawn_blocking(move || decode_mono(&path, RATE, max))
+        let (path, max, demuxer) = (upload.file.path().to_owned(), p.duration + 0.5, p.demuxer);
+        let decoded = tokio::task::spawn_blocking(move || decode_mono(&path, demuxer, RATE, max))
             .await
             .map_err(Error::internal)?
             .map_err(|e| {

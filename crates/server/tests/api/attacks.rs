@@ -487,9 +487,14 @@ async fn results_from_before_the_upgrade_keep_their_own_files(backend: Backend) 
     });
     sqlx::any::install_default_drivers();
     let pool = sqlx::AnyPool::connect(app.database_url()).await.unwrap();
+    // As a database from before the upgrade holds it.
     sqlx::query("UPDATE jobs SET outputs = NULL, result = $2 WHERE id = $1")
         .bind(&id)
         .bind(legacy.to_string())
+        .execute(&pool)
+        .await
+        .unwrap();
+    sqlx::query("DELETE FROM settings WHERE name = 'legacy_outputs_registered'")
         .execute(&pool)
         .await
         .unwrap();
