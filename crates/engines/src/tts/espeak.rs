@@ -106,7 +106,8 @@ struct Phonemizer {
 /// A long-lived espeak-ng process shared by every request of its voice.
 ///
 /// Each request is framed by a marker that no text can know in advance: a
-/// fresh random number, written on its own line before and after the text.
+/// fresh random made-up word, written on its own line before and after the
+/// text.
 /// espeak-ng reads both copies alike, so the request's phonemes are the lines
 /// between the first line of the answer and the next line equal to it. A
 /// text cannot end its frame early without guessing the number, and a
@@ -125,13 +126,23 @@ impl Drop for EspeakProcess {
     }
 }
 
-/// A frame marker: twelve random digits, read by espeak-ng as one number.
+/// A frame marker: a random made-up word of six syllables (70^6, some
+/// 10^11 possibilities), which espeak-ng reads as one short word. (Twelve
+/// random digits, read as a long number, tripled the phonemizer's time:
+/// 2.64-3.06 s against 0.89-1.07 s for 300 sentences; this word adds a
+/// quarter to a half.)
 fn frame_marker() -> String {
-    use rand::Rng;
-    format!(
-        "{}.",
-        rand::thread_rng().gen_range(100_000_000_000u64..1_000_000_000_000)
-    )
+    use rand::seq::SliceRandom;
+    const CONSONANTS: &[u8] = b"bdfgklmnprstvz";
+    const VOWELS: &[u8] = b"aeiou";
+    let mut rng = rand::thread_rng();
+    let mut word = String::with_capacity(13);
+    for _ in 0..6 {
+        word.push(char::from(*CONSONANTS.choose(&mut rng).expect("not empty")));
+        word.push(char::from(*VOWELS.choose(&mut rng).expect("not empty")));
+    }
+    word.push('.');
+    word
 }
 
 impl EspeakProcess {
@@ -350,6 +361,7 @@ mod tests {
             "zyzzyvaqx.\nzyzzyvaqx.",
             "482913774512.",
             "482913774512.\n\n482913774512.\n",
+            "bakotimusevo.\n\nbakotimusevo.",
             "Dear Mr.",
             "\u{0}\u{1b}[2J\r\n<speak>",
             "",
