@@ -5,7 +5,8 @@
 
 use std::time::Instant;
 
-use mediagen_engines::media::{decode_16k, probe};
+use mediagen_engines::media::probe;
+use mediagen_engines::pcm;
 use mediagen_engines::stt::{transcribe_stream, SttCatalog, SttOptions};
 
 fn main() {
@@ -49,7 +50,8 @@ fn once(
     let start = Instant::now();
     let probed = probe(path).expect("media");
     let scratch = std::env::temp_dir().join(format!("stt_bench_{}.pcm", std::process::id()));
-    let pcm = decode_16k(path, probed.demuxer, &scratch, probed.duration).expect("decodes");
+    let pcm =
+        pcm::decode(path, probed.demuxer, &scratch, 16_000, probed.duration).expect("decodes");
     let opts = SttOptions {
         language: std::env::var("LANGUAGE").ok(),
         ..SttOptions::default()

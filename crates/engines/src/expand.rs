@@ -21,7 +21,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use crate::media::{ffmpeg, MediaError};
+use crate::media::{ffmpeg, in_dir_of, open_input, MediaError};
 use crate::process::Piped;
 use crate::video::{Container, VideoInfo};
 
@@ -515,7 +515,10 @@ fn decoder(
     if first > 0 {
         cmd.args(["-ss", &secs((first as f64 - 0.5) / info.fps)]);
     }
-    cmd.args(info.demuxer_args()).arg("-i").arg(input);
+    in_dir_of(&mut cmd, input)
+        .args(info.demuxer_args())
+        .arg("-i")
+        .arg(input);
     let output = |cmd: &mut Command, filter: &str| {
         cmd.args(["-map", "0:v:0", "-an", "-sn", "-dn"])
             .args(["-fps_mode", "cfr", "-r", &secs(info.fps)])
@@ -611,8 +614,8 @@ pub struct Output<'a> {
     pub container: Container,
     pub path: &'a Path,
     /// Sound to put under the picture (its first stream), cut to the
-    /// picture's length.
-    pub audio: Option<&'a Path>,
+    /// picture's length, with the demuxer its probe found.
+    pub audio: Option<(&'a Path, &'static str)>,
 }
 
 /// The even picture size (4:2:0 needs it) of a clip.
@@ -639,10 +642,8 @@ fn encoder(
         &format!("{w}x{h}"),
     ])
     .args(["-r", &secs(fps), "-i", "pipe:0"]);
-    if let Some(audio) = out.audio {
-        cmd.arg("-i")
-            .arg(audio)
-            .args(["-map", "0:v:0", "-map", "1:a:0"]);
+    if let Some((audio, demuxer)) = out.audio {
+        open_input(&mut cmd, audio, demuxer).args(["-map", "0:v:0", "-map", "1:a:0"]);
     }
     let seconds = frames as f64 / fps;
     cmd.args(out.container.encoders())

@@ -14,6 +14,7 @@ pub mod media;
 pub mod onnx;
 pub mod onnx_graph;
 pub mod onnx_ops;
+pub mod pcm;
 pub mod process;
 mod protobuf;
 pub mod sound;

@@ -87,7 +87,7 @@ impl AudioFormat {
         }
     }
 
-    fn ffmpeg_output(self) -> &'static [&'static str] {
+    pub(crate) fn ffmpeg_output(self) -> &'static [&'static str] {
         match self {
             Self::Mp3 => &["-c:a", "libmp3lame", "-b:a", "128k", "-f", "mp3"],
             Self::Wav => &["-c:a", "pcm_s16le", "-f", "wav"],
@@ -291,15 +291,26 @@ pub fn demuxer_of(format_name: &str) -> Option<&'static str> {
 }
 
 /// `-format_whitelist <d> -f <d> -i <path>`: opens user input with exactly
-/// the demuxer its probe found.
+/// the demuxer its probe found, from the directory holding the input.
 pub fn open_input<'a>(
     cmd: &'a mut Command,
     path: &std::path::Path,
     demuxer: &str,
 ) -> &'a mut Command {
-    cmd.args(["-format_whitelist", demuxer, "-f", demuxer])
+    in_dir_of(cmd, path)
+        .args(["-format_whitelist", demuxer, "-f", demuxer])
         .arg("-i")
         .arg(path)
+}
+
+/// Runs a tool reading user input from the directory that holds the input:
+/// each job's (or upload's) own scratch directory, which holds nothing but
+/// its inputs and outputs, so no relative name can reach another's files.
+pub fn in_dir_of<'a>(cmd: &'a mut Command, path: &std::path::Path) -> &'a mut Command {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => cmd.current_dir(dir),
+        _ => cmd,
+    }
 }
 
 /// What ffprobe found in a file.
@@ -401,7 +412,8 @@ impl Probe {
 /// media here), then checks its codecs.
 pub fn probe(path: &std::path::Path) -> Result<Probe, ProbeError> {
     let mut cmd = Command::new("ffprobe");
-    cmd.args(["-v", "error", "-protocol_whitelist", "file"])
+    in_dir_of(&mut cmd, path)
+        .args(["-v", "error", "-protocol_whitelist", "file"])
         .args(["-format_whitelist", &DEMUXERS.join(",")])
         .args([
             "-show_entries",
@@ -459,61 +471,6 @@ pub fn decode_mono(
         .collect())
 }
 
-/// Audio decoded to 16 kHz mono f32 in a file beside the input, read piece
-/// by piece (from any point) so long files are never held whole in memory.
-pub struct Pcm16k {
-    file: std::fs::File,
-    samples: usize,
-}
-
-/// Decodes the first audio stream of `path` (read by `demuxer`, from its
-/// probe) to 16 kHz mono f32 in `scratch` (4 bytes a sample: 230 MB an hour), then
-/// opens it for reading. ffmpeg runs at full speed under its own time limit,
-/// which scales with `duration` (seconds), whatever pace the reader keeps.
-pub fn decode_16k(
-    path: &std::path::Path,
-    demuxer: &str,
-    scratch: &std::path::Path,
-    duration: f64,
-) -> Result<Pcm16k, MediaError> {
-    let mut cmd = ffmpeg();
-    // Never more than the probe said (plus a little): a file whose header
-    // understates its length is cut there, not decoded for hours.
-    open_input(&mut cmd, path, demuxer)
-        .args(["-t", &format!("{:.3}", duration + 1.0)])
-        .args([
-            "-map", "0:a:0", "-vn", "-ac", "1", "-ar", "16000", "-f", "f32le",
-        ])
-        .arg(scratch);
-    run(cmd, b"", Duration::from_secs_f64(60.0 + duration / 2.0))?;
-    let file = std::fs::File::open(scratch)?;
-    let samples = (file.metadata()?.len() / 4) as usize;
-    Ok(Pcm16k { file, samples })
-}
-
-impl Pcm16k {
-    /// Samples in all.
-    pub fn len(&self) -> usize {
-        self.samples
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.samples == 0
-    }
-
-    /// Up to `max` samples from sample `at`; fewer only at the end.
-    pub fn read_at(&self, at: usize, max: usize) -> Result<Vec<f32>, MediaError> {
-        use std::os::unix::fs::FileExt;
-        let n = max.min(self.samples.saturating_sub(at));
-        let mut bytes = vec![0u8; n * 4];
-        self.file.read_exact_at(&mut bytes, at as u64 * 4)?;
-        Ok(bytes
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #[test]
@@ -533,6 +490,29 @@ mod tests {
     }
 
     use super::*;
+
+    /// Tools reading user input run in the directory that holds it.
+    #[test]
+    fn inputs_are_opened_from_their_own_directory() {
+        let mut cmd = ffmpeg();
+        open_input(&mut cmd, std::path::Path::new("/job/scratch/input"), "wav");
+        assert_eq!(
+            cmd.get_current_dir(),
+            Some(std::path::Path::new("/job/scratch"))
+        );
+        let args: Vec<_> = cmd.get_args().map(|a| a.to_string_lossy()).collect();
+        assert!(args.ends_with(
+            &[
+                "-format_whitelist",
+                "wav",
+                "-f",
+                "wav",
+                "-i",
+                "/job/scratch/input"
+            ]
+            .map(Into::into)
+        ));
+    }
 
     #[test]
     fn default_rates_follow_the_engine() {

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use crate::media::{demuxer_of, ffmpeg, open_input, MediaError, DEMUXERS};
+use crate::media::{demuxer_of, ffmpeg, in_dir_of, open_input, MediaError, DEMUXERS};
 use crate::process::run;
 
 /// What ffprobe says about a video file.
@@ -56,7 +56,8 @@ fn rate(r: &str) -> Option<f64> {
 
 fn ffprobe(args: &[&str], path: &Path, timeout: f64) -> Result<String, MediaError> {
     let mut cmd = Command::new("ffprobe");
-    cmd.args(["-v", "error", "-protocol_whitelist", "file"])
+    in_dir_of(&mut cmd, path)
+        .args(["-v", "error", "-protocol_whitelist", "file"])
         .args(["-format_whitelist", &DEMUXERS.join(",")])
         .args(args)
         .arg(path);
@@ -118,8 +119,8 @@ pub fn poster(input: &Path, info: &VideoInfo, out: &Path) -> Result<(), MediaErr
     Ok(())
 }
 
-/// `input`'s picture, copied, with the sound of `audio` (re-encoded for
-/// `container`) instead of its own.
+/// `input`'s picture, copied, with the sound of `audio` (a WAV file we
+/// wrote, re-encoded for `container`) instead of its own.
 pub fn replace_audio(
     input: &Path,
     info: &VideoInfo,
@@ -129,7 +130,7 @@ pub fn replace_audio(
 ) -> Result<(), MediaError> {
     let mut cmd = ffmpeg();
     info.open(&mut cmd, input)
-        .arg("-i")
+        .args(["-f", "wav", "-i"])
         .arg(audio)
         .args(["-map", "0:v:0", "-map", "1:a:0", "-c:v", "copy"])
         .args([

@@ -12,6 +12,8 @@
 //! same [`VoiceConverter`] trait.
 
 use rsworld::{cheaptrick, d4c, dio, stonemask, synthesis};
+
+use crate::pcm::PcmFile;
 use rsworld_sys::{CheapTrickOption, D4COption, DioOption};
 
 /// The rate voices are analysed and converted at.
@@ -134,6 +136,16 @@ fn analyse_piece(x: &[f64]) -> Analysis {
 
 /// Spectral centroid (0–5 kHz) of the voiced frames' envelopes, Hz.
 fn centroid(f0: &[f64], sp: &[Vec<f64>]) -> f64 {
+    let (num, den) = centroid_sums(f0, sp);
+    if den > 0.0 {
+        num / den
+    } else {
+        0.0
+    }
+}
+
+/// The centroid's numerator and denominator (sums, so pieces add up).
+fn centroid_sums(f0: &[f64], sp: &[Vec<f64>]) -> (f64, f64) {
     let (mut num, mut den) = (0.0, 0.0);
     for (f, row) in f0.iter().zip(sp) {
         if *f <= 0.0 {
@@ -152,10 +164,54 @@ fn centroid(f0: &[f64], sp: &[Vec<f64>]) -> f64 {
             den += a;
         }
     }
-    if den > 0.0 {
-        num / den
-    } else {
-        0.0
+    (num, den)
+}
+
+/// The input speaker's statistics a conversion maps from.
+#[derive(Debug, Clone, Copy)]
+struct SourceStats {
+    median: f64,
+    spread: f64,
+    centroid: f64,
+}
+
+impl SourceStats {
+    fn of(profile: &VoiceProfile) -> Self {
+        Self {
+            median: profile.pitch_median,
+            spread: profile.pitch_spread,
+            centroid: profile.centroid,
+        }
+    }
+}
+
+/// Pitch and envelope sums over pieces, in order, for [`SourceStats`].
+#[derive(Default)]
+struct StatsSum {
+    f0: Vec<f64>,
+    num: f64,
+    den: f64,
+}
+
+impl StatsSum {
+    fn add(&mut self, f0: &[f64], sp: &[Vec<f64>]) {
+        self.f0.extend(f0.iter().copied().filter(|f| *f > 0.0));
+        let (num, den) = centroid_sums(f0, sp);
+        self.num += num;
+        self.den += den;
+    }
+
+    fn stats(&self) -> SourceStats {
+        let (median, spread) = pitch_stats(&self.f0);
+        SourceStats {
+            median,
+            spread,
+            centroid: if self.den > 0.0 {
+                self.num / self.den
+            } else {
+                0.0
+            },
+        }
     }
 }
 
@@ -312,6 +368,20 @@ pub trait VoiceConverter: Send + Sync {
     fn name(&self) -> &'static str;
     /// `samples`: mono at [`RATE`].
     fn transform(&self, samples: &[f32], how: &Transform) -> Converted;
+    /// A recording in a file (mono at [`RATE`]) moved toward `target`,
+    /// length kept, written to `out`; answers the median pitch before and
+    /// after. Converters that can should walk the file in windows.
+    fn convert_file(
+        &self,
+        input: &PcmFile,
+        target: &VoiceProfile,
+        out: &mut PcmFile,
+    ) -> std::io::Result<(f64, f64)> {
+        let c = self.convert(&input.read_at(0, input.len())?, target);
+        out.append(&c.samples)?;
+        Ok((c.pitch_before, c.pitch_after))
+    }
+
     /// The voice moved toward `target`, length kept.
     fn convert(&self, samples: &[f32], target: &VoiceProfile) -> Converted {
         self.transform(
@@ -383,6 +453,110 @@ fn retime(a: &Analysis, frames: usize) -> Analysis {
     Analysis { f0, sp, ap }
 }
 
+/// How a conversion maps pitch and envelope.
+#[derive(Debug, Clone, Copy)]
+struct Mapping {
+    /// Envelope stretch along frequency (formants).
+    alpha: f64,
+    /// Log-pitch scale about the median (intonation range).
+    exponent: f64,
+    median_before: f64,
+    pitch_to: f64,
+}
+
+impl Mapping {
+    fn new(source: SourceStats, target: Option<&VoiceProfile>) -> Self {
+        let Some(target) = target else {
+            return Self {
+                alpha: 1.0,
+                exponent: 1.0,
+                median_before: source.median,
+                pitch_to: source.median,
+            };
+        };
+        Self {
+            alpha: if source.centroid > 0.0 && target.centroid > 0.0 {
+                (target.centroid / source.centroid).clamp(0.8, 1.25)
+            } else {
+                1.0
+            },
+            // The contour keeps its shape: log-pitch is scaled about the
+            // median so the spread becomes the target's.
+            exponent: if source.spread > 1e-3 {
+                (target.pitch_spread / source.spread).clamp(0.5, 2.0)
+            } else {
+                1.0
+            },
+            median_before: source.median,
+            pitch_to: target.pitch_median,
+        }
+    }
+
+    /// One piece resynthesized with `len` samples (retimed to them when
+    /// `retimed`, else cut or padded).
+    fn synthesize(&self, a: &Analysis, len: usize, retimed: bool) -> Vec<f32> {
+        let hop = f64::from(RATE) * FRAME_MS / 1000.0;
+        let stretched;
+        let a = if retimed {
+            stretched = retime(a, (len as f64 / hop).ceil() as usize + 1);
+            &stretched
+        } else {
+            a
+        };
+        let f0: Vec<f64> =
+            a.f0.iter()
+                .map(|&f| {
+                    if f > 0.0 && self.median_before > 0.0 {
+                        self.pitch_to * (f / self.median_before).powf(self.exponent)
+                    } else {
+                        0.0
+                    }
+                })
+                .collect();
+        let warped;
+        let sp = if self.alpha == 1.0 {
+            &a.sp
+        } else {
+            warped =
+                a.sp.iter()
+                    .map(|row| warp(row, self.alpha))
+                    .collect::<Vec<_>>();
+            &warped
+        };
+        let mut y = synthesis(&f0, sp, &a.ap, FRAME_MS, RATE as i32);
+        y.resize(len, 0.0);
+        y.iter().map(|&s| s.clamp(-1.0, 1.0) as f32).collect()
+    }
+}
+
+/// Pieces converted at once when a file is walked window by window (about
+/// 40 s: the analyses of a window take some 1.6 MB a second).
+const WINDOW_PIECES: usize = 4;
+
+/// Walks `input` window by window, each window's pieces cut exactly where
+/// [`pieces`] cuts the whole file, and gives `f` each window's pieces.
+fn for_each_window(
+    input: &PcmFile,
+    mut f: impl FnMut(&[&[f64]]) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let nominal = (PIECE_SECONDS * f64::from(RATE)) as usize;
+    // Room for the pieces and the lookahead the last cut needs.
+    let span = WINDOW_PIECES * nominal + nominal / 2 + 2 * RATE as usize;
+    let mut start = 0;
+    while start < input.len() {
+        let x = to_f64(&input.read_at(start, span)?);
+        let mut cut = pieces(&x);
+        // The window's last piece may end early only because the window
+        // does: it starts the next window instead.
+        if start + x.len() < input.len() && cut.len() > 1 {
+            cut.pop();
+        }
+        f(&cut)?;
+        start += cut.iter().map(|p| p.len()).sum::<usize>();
+    }
+    Ok(())
+}
+
 impl VoiceConverter for WorldConverter {
     fn name(&self) -> &'static str {
         "world"
@@ -393,34 +567,17 @@ impl VoiceConverter for WorldConverter {
         let pieces = pieces(&x);
         let analyses: Vec<Analysis> = par_map(&pieces, |p| analyse_piece(p));
         // The source's statistics: known, or over the whole clip.
-        let (median_before, spread, source_centroid) = match how.source {
-            Some(s) => (s.pitch_median, s.pitch_spread, s.centroid),
+        let source = match how.source {
+            Some(s) => SourceStats::of(s),
             None => {
-                let all_f0: Vec<f64> = analyses.iter().flat_map(|a| a.f0.iter().copied()).collect();
-                let (median, spread) = pitch_stats(&all_f0);
-                let all_sp: Vec<Vec<f64>> =
-                    analyses.iter().flat_map(|a| a.sp.iter().cloned()).collect();
-                (median, spread, centroid(&all_f0, &all_sp))
+                let mut sum = StatsSum::default();
+                for a in &analyses {
+                    sum.add(&a.f0, &a.sp);
+                }
+                sum.stats()
             }
         };
-        let (alpha, exponent, pitch_to) = match how.target {
-            None => (1.0, 1.0, median_before),
-            Some(target) => (
-                if source_centroid > 0.0 && target.centroid > 0.0 {
-                    (target.centroid / source_centroid).clamp(0.8, 1.25)
-                } else {
-                    1.0
-                },
-                // The contour keeps its shape: log-pitch is scaled about the
-                // median so the spread becomes the target's.
-                if spread > 1e-3 {
-                    (target.pitch_spread / spread).clamp(0.5, 2.0)
-                } else {
-                    1.0
-                },
-                target.pitch_median,
-            ),
-        };
+        let mapping = Mapping::new(source, how.target);
         // Each piece keeps its share of the output length.
         let total = how.length.unwrap_or(x.len());
         let ratio = total as f64 / x.len().max(1) as f64;
@@ -432,48 +589,72 @@ impl VoiceConverter for WorldConverter {
         if let Some(last) = lengths.last_mut() {
             *last = total.saturating_sub(others);
         }
-        let hop = f64::from(RATE) * FRAME_MS / 1000.0;
         let jobs: Vec<(usize, Analysis)> = lengths.into_iter().zip(analyses).collect();
         let synthesized = par_map(&jobs, |(len, a)| {
-            let retimed;
-            let a = match how.length {
-                Some(_) => {
-                    retimed = retime(a, (*len as f64 / hop).ceil() as usize + 1);
-                    &retimed
-                }
-                None => a,
-            };
-            let f0: Vec<f64> =
-                a.f0.iter()
-                    .map(|&f| {
-                        if f > 0.0 && median_before > 0.0 {
-                            pitch_to * (f / median_before).powf(exponent)
-                        } else {
-                            0.0
-                        }
-                    })
-                    .collect();
-            let warped;
-            let sp = if alpha == 1.0 {
-                &a.sp
-            } else {
-                warped = a.sp.iter().map(|row| warp(row, alpha)).collect::<Vec<_>>();
-                &warped
-            };
-            let mut y = synthesis(&f0, sp, &a.ap, FRAME_MS, RATE as i32);
-            y.resize(*len, 0.0);
-            y.iter()
-                .map(|&s| s.clamp(-1.0, 1.0) as f32)
-                .collect::<Vec<f32>>()
+            mapping.synthesize(a, *len, how.length.is_some())
         });
         drop(jobs);
         let out: Vec<f32> = synthesized.concat();
         // The result's pitch, measured again (not assumed).
         Converted {
-            pitch_before: median_before,
+            pitch_before: source.median,
             pitch_after: median_pitch(&out),
             samples: out,
         }
+    }
+
+    /// Window by window: a file longer than one window is read twice, once
+    /// for the speaker's statistics over all of it (pitch and envelope
+    /// only) and once to convert, so only one window's analyses are ever
+    /// in memory. The result is the same as converting the whole file.
+    fn convert_file(
+        &self,
+        input: &PcmFile,
+        target: &VoiceProfile,
+        out: &mut PcmFile,
+    ) -> std::io::Result<(f64, f64)> {
+        let mut sum = StatsSum::default();
+        let mut kept: Option<Vec<Analysis>> = None;
+        let mut windows = 0;
+        for_each_window(input, |pieces| {
+            windows += 1;
+            if windows == 1 {
+                let analyses = par_map(pieces, |p| analyse_piece(p));
+                for a in &analyses {
+                    sum.add(&a.f0, &a.sp);
+                }
+                kept = Some(analyses);
+            } else {
+                // Longer than a window: statistics only, converted below.
+                kept = None;
+                for (_, f0, sp) in par_map(pieces, |p| envelope(p)) {
+                    sum.add(&f0, &sp);
+                }
+            }
+            Ok(())
+        })?;
+        let mapping = Mapping::new(sum.stats(), Some(target));
+        let mut after = Vec::new();
+        let mut convert = |pieces: &[&[f64]], analyses: Vec<Analysis>| {
+            let jobs: Vec<(usize, Analysis)> =
+                pieces.iter().map(|p| p.len()).zip(analyses).collect();
+            for y in par_map(&jobs, |(len, a)| mapping.synthesize(a, *len, false)) {
+                after.extend(pitch(&to_f64(&y)).1);
+                out.append(&y)?;
+            }
+            Ok(())
+        };
+        match kept {
+            Some(analyses) => {
+                let x = to_f64(&input.read_at(0, input.len())?);
+                convert(&pieces(&x), analyses)?;
+            }
+            None => for_each_window(input, |pieces| {
+                let analyses = par_map(pieces, |p| analyse_piece(p));
+                convert(pieces, analyses)
+            })?,
+        }
+        Ok((mapping.median_before, pitch_stats(&after).0))
     }
 }
 
@@ -485,6 +666,20 @@ pub fn median_pitch(samples: &[f32]) -> f64 {
         .collect();
     let f0: Vec<f64> = par_map(&slices, |p| pitch(&to_f64(p)).1).concat();
     pitch_stats(&f0).0
+}
+
+/// [`median_pitch`] of a file, read piece by piece.
+pub fn median_pitch_of(pcm: &PcmFile) -> std::io::Result<f64> {
+    let piece = (PIECE_SECONDS * f64::from(RATE)) as usize;
+    let mut f0 = Vec::new();
+    let mut at = 0;
+    while at < pcm.len() {
+        let x = pcm.read_at(at, piece * 4)?;
+        let slices: Vec<&[f32]> = x.chunks(piece).collect();
+        f0.extend(par_map(&slices, |p| pitch(&to_f64(p)).1).concat());
+        at += x.len();
+    }
+    Ok(pitch_stats(&f0).0)
 }
 
 #[cfg(test)]
@@ -581,5 +776,59 @@ mod tests {
             analyse(&[noise]),
             Err(SampleProblem::NotSpeech { .. })
         ));
+    }
+
+    /// Windows cut a long file exactly where the whole file is cut, so a
+    /// file converted window by window sounds as if converted whole.
+    #[test]
+    fn windows_cut_where_the_whole_file_is_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut pcm = PcmFile::create(&dir.path().join("long.f32"), RATE).unwrap();
+        // Speech-like loudness: a beat every 1.3 s, quieter at its ends.
+        let x: Vec<f32> = (0..RATE as usize * 200)
+            .map(|i| {
+                let t = i as f32 / RATE as f32;
+                (t * 700.0).sin() * (t * std::f32::consts::PI / 1.3).sin().abs()
+            })
+            .collect();
+        pcm.append(&x).unwrap();
+        let whole = to_f64(&x);
+        let expected: Vec<usize> = pieces(&whole).iter().map(|p| p.len()).collect();
+        let mut got = Vec::new();
+        let mut windows = 0;
+        for_each_window(&pcm, |ps| {
+            windows += 1;
+            got.extend(ps.iter().map(|p| p.len()));
+            Ok(())
+        })
+        .unwrap();
+        assert!(windows >= 4, "{windows}");
+        assert_eq!(got, expected);
+    }
+
+    /// A file within one window converts as the clip does.
+    #[test]
+    fn files_convert_as_clips_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let clip = buzz(110.0, 600.0, 2.0);
+        let mut pcm = PcmFile::create(&dir.path().join("in.f32"), RATE).unwrap();
+        pcm.append(&clip).unwrap();
+        let target = analyse(&[buzz(200.0, 800.0, 2.0)]).unwrap();
+        let mut out = PcmFile::create(&dir.path().join("out.f32"), RATE).unwrap();
+        let (before, after) = WorldConverter
+            .convert_file(&pcm, &target, &mut out)
+            .unwrap();
+        let whole = WorldConverter.convert(&clip, &target);
+        // The same but for WORLD's noise: its aperiodic part is drawn from
+        // one random sequence that concurrent syntheses share, so samples
+        // match exactly only when nothing else runs. Loudness and pitch do.
+        let got = out.read_at(0, out.len()).unwrap();
+        assert_eq!(got.len(), whole.samples.len());
+        let rms = |x: &[f32]| (x.iter().map(|s| s * s).sum::<f32>() / x.len() as f32).sqrt();
+        let (a, b) = (rms(&got), rms(&whole.samples));
+        assert!((a / b - 1.0).abs() < 0.1, "{a} {b}");
+        assert_eq!(before, whole.pitch_before);
+        assert!((after - whole.pitch_after).abs() < 2.0, "{after} {whole:?}");
+        assert!((after - target.pitch_median).abs() < 20.0, "{after}");
     }
 }

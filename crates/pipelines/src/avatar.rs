@@ -12,7 +12,8 @@ use mediagen_engines::expand::{
     mouth_track, plan_seamless, plan_simple, render, render_drawn, seam_score, thumbnails, Mode,
     Output,
 };
-use mediagen_engines::media::{decode_16k, demuxer};
+use mediagen_engines::media::demuxer;
+use mediagen_engines::pcm;
 use mediagen_engines::video::{inspect, Container};
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
 use serde::{Deserialize, Serialize};
@@ -187,7 +188,7 @@ struct Made {
 fn talking(
     ctx: &JobContext,
     look_id: &str,
-    audio: &Path,
+    (audio, demuxer): (&Path, &'static str),
     scratch: &Path,
     seconds: f64,
     out: &Output,
@@ -198,8 +199,7 @@ fn talking(
         .ok_or_else(|| JobFailure::abort("invalid_payload", "unknown presenter"))?;
     let fps = f64::from(FPS);
     let frames = ((seconds * fps).round() as usize).max(1);
-    let pcm = demuxer(audio)
-        .and_then(|d| decode_16k(audio, d, &scratch.join("voice.f32"), seconds))
+    let pcm = pcm::decode(audio, demuxer, &scratch.join("voice.f32"), 16_000, seconds)
         .map_err(|e| JobFailure::abort("unreadable_media", e.to_string()))?;
     let samples = pcm
         .read_at(0, ((seconds + 1.0) * 16_000.0) as usize)
@@ -288,12 +288,22 @@ impl Pipeline for ExpandPipeline {
             let (ctx, req, out, scratch) =
                 (ctx.clone(), req.clone(), out.clone(), dir.path().to_owned());
             tokio::task::spawn_blocking(move || {
+                // The sound's demuxer, found again by a probe limited to
+                // the allowed ones: every read of it names it.
+                let audio = match &audio {
+                    Some(path) => Some((
+                        path.as_path(),
+                        demuxer(path)
+                            .map_err(|e| JobFailure::abort("unreadable_media", e.to_string()))?,
+                    )),
+                    None => None,
+                };
                 let output = Output {
                     container: req.format,
                     path: &out,
-                    audio: audio.as_deref(),
+                    audio,
                 };
-                match (&req.talking, &audio, &source) {
+                match (&req.talking, audio, &source) {
                     (Some(look), Some(audio), _) => {
                         talking(&ctx, look, audio, &scratch, req.seconds, &output)
                     }

@@ -11,25 +11,24 @@ use std::time::Instant;
 
 use crate::limits::DUBBING;
 use mediagen_core::{ApiError, ErrorCode};
-use mediagen_engines::media::{decode_mono, demuxer};
+use mediagen_engines::media::demuxer;
+use mediagen_engines::pcm::{self, PcmFile};
 use mediagen_engines::stt::{
-    languages as stt_languages, transcribe, Segment, SttCatalog, SttOptions, Transcript,
+    languages as stt_languages, transcribe_stream, Segment, SttCatalog, SttOptions, Transcript,
 };
 use mediagen_engines::translate::{TranslateError, Translator};
 use mediagen_engines::tts::{TtsCatalog, TtsError};
 use mediagen_engines::video::{inspect, VideoInfo};
 use mediagen_engines::voice::{analyse, VoiceProfile, RATE};
-use mediagen_engines::{Audio, AudioFormat};
+use mediagen_engines::AudioFormat;
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::audio_output;
 use crate::output::{deliver, Delivered};
-use crate::respeak::{
-    duck_lines, lay, mix_into, speak_line, speak_lines, Fit, Line, Spoken, Toward,
-};
-use crate::stt::{srt, vtt};
+use crate::respeak::{mix_lines, speak_line, speak_lines, Ducker, Fit, Line, Spoken, Toward};
+use crate::stt::{srt, stt_failure, vtt};
 use crate::tts::ClonedVoice;
 
 /// How a pair is translated.
@@ -368,7 +367,8 @@ pub struct DubbedLine {
 /// A dub before it is mixed: the bed (the original with its speech ducked)
 /// and every line as spoken. Kept with the job so lines can be edited.
 struct Assembled {
-    bed: Vec<f32>,
+    /// A file of samples at [`RATE`].
+    bed: PcmFile,
     lines: Vec<Line>,
     sources: Vec<String>,
     spoken: Vec<Spoken>,
@@ -467,12 +467,15 @@ impl DubPipeline {
             Some(v) => v.demuxer,
             None => demuxer(input).map_err(|e| unreadable(&e))?,
         };
-        let original = decode_mono(input, demuxer, RATE, max).map_err(|e| unreadable(&e))?;
-        let pcm = decode_mono(input, demuxer, 16_000, max).map_err(|e| unreadable(&e))?;
+        // Both decoded to files, read window by window from there.
+        let original = pcm::decode(input, demuxer, &scratch.join("original.f32"), RATE, max)
+            .map_err(|e| unreadable(&e))?;
         if original.is_empty() {
             return Err(JobFailure::abort("no_audio", "the file has no sound"));
         }
-        let total = original.len() as f64 / f64::from(RATE);
+        let pcm = pcm::decode(input, demuxer, &scratch.join("heard.f32"), 16_000, max)
+            .map_err(|e| unreadable(&e))?;
+        let total = original.duration();
         let (from, to) = (
             req.start_time.unwrap_or(0.0),
             req.end_time.unwrap_or(total).min(total),
@@ -480,8 +483,12 @@ impl DubPipeline {
         let model = self.stt.model(None).ok_or_else(|| {
             JobFailure::abort("engine_unavailable", "dubbing needs a speech-to-text model")
         })?;
-        let recognition = |e: mediagen_engines::stt::SttError| {
-            JobFailure::retry("recognition_failed", e.to_string())
+        // Progress of a pass of the recogniser, from `from` by `share`.
+        let hearing = |from: f64, share: f64| {
+            move |done: f64| {
+                ctx.set_progress((from + done * share) as i64);
+                !ctx.is_cancelled()
+            }
         };
 
         // Transcribe.
@@ -490,8 +497,14 @@ impl DubPipeline {
             language: req.source_language.clone(),
             ..SttOptions::default()
         };
-        let heard =
-            transcribe(model.as_ref(), self.stt.gate(), &pcm, &opts).map_err(recognition)?;
+        let heard = transcribe_stream(
+            model.as_ref(),
+            self.stt.gate(),
+            &opts,
+            &pcm,
+            &mut hearing(0.0, 15.0),
+        )
+        .map_err(stt_failure)?;
         let source = heard.language.clone();
         let pair = self
             .languages
@@ -551,8 +564,14 @@ impl DubPipeline {
                     translate: true,
                     ..SttOptions::default()
                 };
-                let english = transcribe(model.as_ref(), self.stt.gate(), &pcm, &opts)
-                    .map_err(recognition)?;
+                let english = transcribe_stream(
+                    model.as_ref(),
+                    self.stt.gate(),
+                    &opts,
+                    &pcm,
+                    &mut hearing(15.0, 15.0),
+                )
+                .map_err(stt_failure)?;
                 within(&english, from, to)
                     .into_iter()
                     .map(|e| {
@@ -603,10 +622,10 @@ impl DubPipeline {
             let mut speech = Vec::new();
             for l in &lines {
                 let (a, b) = (
-                    ((l.start * f64::from(RATE)) as usize).min(original.len()),
-                    ((l.end * f64::from(RATE)) as usize).min(original.len()),
+                    (l.start * f64::from(RATE)) as usize,
+                    (l.end * f64::from(RATE)) as usize,
                 );
-                speech.extend_from_slice(&original[a..b]);
+                speech.extend(original.read_at(a, b.saturating_sub(a)).ok()?);
                 if speech.len() > 30 * RATE as usize {
                     break;
                 }
@@ -680,17 +699,25 @@ impl DubPipeline {
         .map_err(tts_failure)?;
         timings["synthesize"] = json!(round3(clock.elapsed().as_secs_f64()));
 
-        // The bed: the original with its speech ducked (or dropped).
-        let mut bed = original;
-        if req.keep_background {
-            duck_lines(&mut bed, &lines);
-        } else {
-            let (a, b) = (
-                ((from * f64::from(RATE)) as usize).min(bed.len()),
-                ((to * f64::from(RATE)) as usize).min(bed.len()),
-            );
-            bed[a..b].fill(0.0);
-        }
+        // The bed: the original with its speech ducked (or dropped),
+        // window by window.
+        let (a, b) = (
+            (from * f64::from(RATE)) as usize,
+            (to * f64::from(RATE)) as usize,
+        );
+        let mut ducker = Ducker::default();
+        let bed = original
+            .map_windows(&scratch.join("bed.f32"), |at, window| {
+                if req.keep_background {
+                    ducker.duck(window, at, &lines);
+                } else {
+                    let end = at + window.len();
+                    for i in a.max(at)..b.min(end) {
+                        window[i - at] = 0.0;
+                    }
+                }
+            })
+            .map_err(JobFailure::storage)?;
         let transcript = srt(&cues(
             &spoken_segments
                 .iter()
@@ -722,10 +749,12 @@ fn finish(
     timings: &mut Value,
 ) -> Result<Dubbed, JobFailure> {
     let clock = Instant::now();
-    let mut mixed = assembled.bed.clone();
-    let track = lay(mixed.len(), &assembled.spoken);
-    mix_into(&mut mixed, &track);
-    let audio = Audio::new(mixed, RATE);
+    let audio = assembled
+        .bed
+        .map_windows(&scratch.join("mixed.f32"), |at, window| {
+            mix_lines(window, at, &assembled.spoken)
+        })
+        .map_err(JobFailure::storage)?;
     timings["mix"] = json!(round3(clock.elapsed().as_secs_f64()));
     ctx.set_progress(90);
     let clock = Instant::now();
@@ -792,6 +821,10 @@ async fn store(
 ) -> Result<Value, JobFailure> {
     dubbed.delivered.store(ctx).await?;
     let a = &dubbed.assembled;
+    ctx.blobs
+        .put_file(&ctx.output_key("dub/bed.f32"), a.bed.path())
+        .await
+        .map_err(JobFailure::storage)?;
     let kept = Kept {
         lengths: a.spoken.iter().map(|s| s.samples.len()).collect(),
         toward: a.toward.clone(),
@@ -816,7 +849,6 @@ async fn store(
             ctx.output_key(&format!("{target}.vtt")),
             std::mem::take(&mut dubbed.subtitles_vtt).into_bytes(),
         ),
-        (ctx.output_key("dub/bed.f32"), f32_bytes(&a.bed)),
         (ctx.output_key("dub/lines.f32"), f32_bytes(&lines)),
         (
             ctx.output_key("dub/kept.json"),
@@ -829,7 +861,6 @@ async fn store(
         Some("/transcriptUrl"),
         Some("/translatedSubtitlesUrl"),
         Some("/translatedVttUrl"),
-        None,
         None,
         None,
     ];
@@ -1004,7 +1035,7 @@ impl DubEditPipeline {
         e: &DubEdit,
         input: &std::path::Path,
         scratch: &std::path::Path,
-        bed: Vec<f32>,
+        bed: PcmFile,
         lines: Vec<f32>,
         kept: Kept,
         ctx: &JobContext,
@@ -1054,7 +1085,7 @@ impl DubEditPipeline {
             _ => None,
         };
         let clock = Instant::now();
-        let total = bed.len() as f64 / f64::from(RATE);
+        let total = bed.duration();
         for (done, edit) in e.edits.iter().enumerate() {
             let i = edit.index;
             texts[i].text = edit.translated_text.clone();
@@ -1123,12 +1154,12 @@ impl Pipeline for DubEditPipeline {
                 format!("the dub's stored lines are gone: {e}"),
             )
         };
-        let bed = f32_samples(
-            &ctx.blobs
-                .get_bytes(&stored("bed.f32"))
-                .await
-                .map_err(gone)?,
-        );
+        let bed = ctx
+            .blobs
+            .readable_file(&stored("bed.f32"), &dir.path().join("bed.f32"))
+            .await
+            .map_err(gone)
+            .and_then(|path| PcmFile::open(&path, RATE).map_err(JobFailure::storage))?;
         let lines = f32_samples(
             &ctx.blobs
                 .get_bytes(&stored("lines.f32"))

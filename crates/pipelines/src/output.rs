@@ -1,43 +1,46 @@
 //! A new sound track delivered the way the input came: as an audio file in
 //! the requested format, or inside the input video (picture copied).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use mediagen_engines::media::encode;
+use mediagen_engines::pcm::{encode, PcmFile};
 use mediagen_engines::video::{replace_audio, Container, VideoInfo};
-use mediagen_engines::{Audio, AudioFormat};
+use mediagen_engines::AudioFormat;
 use mediagen_worker::{JobContext, JobFailure};
 use serde_json::{json, Value};
 
-/// An encoded result file.
+/// An encoded result file, on disk until stored (stored from its file, in
+/// parts, never read whole).
 pub struct Delivered {
     /// File name (`<stem>.<extension>`).
     pub name: String,
-    /// Encoded audio in memory, or a video left on disk (videos are stored
-    /// from their file, in parts, never read whole).
-    pub body: Body,
+    pub path: PathBuf,
     /// Set when the result is a video.
     pub container: Option<Container>,
     pub format: AudioFormat,
     pub sample_rate: u32,
 }
 
-/// `audio` as a file: inside a copy of `input`'s picture when `video` is
-/// given (mp4, or mkv for codecs mp4 cannot hold), else encoded as
-/// `format` at `rate`. Blocking.
+/// `audio` (a file of samples) as a result file: inside a copy of `input`'s
+/// picture when `video` is given (mp4, or mkv for codecs mp4 cannot hold),
+/// else encoded as `format` at `rate`. ffmpeg reads the samples from their
+/// file and writes the result to `scratch`. Blocking.
 pub fn deliver(
     input: &Path,
     video: Option<&VideoInfo>,
-    audio: &Audio,
+    audio: &PcmFile,
     (format, sample_rate): (AudioFormat, u32),
     scratch: &Path,
     stem: &str,
 ) -> Result<Delivered, JobFailure> {
     let failed = |e: &dyn std::fmt::Display| JobFailure::abort("encoding_failed", e.to_string());
     let Some(info) = video else {
+        let name = format!("{stem}.{}", format.extension());
+        let path = scratch.join(&name);
+        encode(audio, format, sample_rate, &path).map_err(|e| failed(&e))?;
         return Ok(Delivered {
-            name: format!("{stem}.{}", format.extension()),
-            body: Body::Bytes(encode(audio, format, sample_rate).map_err(|e| failed(&e))?),
+            name,
+            path,
             container: None,
             format,
             sample_rate,
@@ -49,39 +52,24 @@ pub fn deliver(
         Container::Mkv
     };
     let wav = scratch.join(format!("{stem}.wav"));
-    std::fs::write(
-        &wav,
-        encode(audio, AudioFormat::Wav, audio.sample_rate).map_err(|e| failed(&e))?,
-    )
-    .map_err(JobFailure::storage)?;
-    let out = scratch.join(format!("{stem}.{}", container.as_str()));
-    replace_audio(input, info, &wav, container, &out).map_err(|e| failed(&e))?;
+    encode(audio, AudioFormat::Wav, audio.rate(), &wav).map_err(|e| failed(&e))?;
+    let name = format!("{stem}.{}", container.as_str());
+    let path = scratch.join(&name);
+    replace_audio(input, info, &wav, container, &path).map_err(|e| failed(&e))?;
     Ok(Delivered {
-        name: format!("{stem}.{}", container.as_str()),
-        body: Body::File(out),
+        name,
+        path,
         container: Some(container),
         format,
         sample_rate,
     })
 }
 
-/// Where a delivered file's bytes are.
-pub enum Body {
-    Bytes(Vec<u8>),
-    File(std::path::PathBuf),
-}
-
 impl Delivered {
     /// Stores the file as the job's output at [`Delivered::url_field`].
-    pub async fn store(&mut self, ctx: &JobContext) -> Result<String, JobFailure> {
-        let field = self.url_field();
-        match &mut self.body {
-            Body::Bytes(bytes) => {
-                ctx.put_output(field, &self.name, std::mem::take(bytes).into())
-                    .await
-            }
-            Body::File(path) => ctx.put_output_file(field, &self.name, path).await,
-        }
+    pub async fn store(&self, ctx: &JobContext) -> Result<String, JobFailure> {
+        ctx.put_output_file(self.url_field(), &self.name, &self.path)
+            .await
     }
 
     /// Where the file's URL goes in the result: `/videoUrl` or `/audioUrl`.

@@ -192,34 +192,37 @@ pub fn speak_lines(
     })
 }
 
-/// The spoken lines laid on a silent track of `total` samples.
-pub fn lay(total: usize, spoken: &[Spoken]) -> Vec<f32> {
-    let mut track = vec![0.0f32; total];
+/// The spoken lines added onto `window` (the samples of a track from index
+/// `at`), clipped to full scale: the track is mixed window by window.
+pub fn mix_lines(window: &mut [f32], at: usize, spoken: &[Spoken]) {
+    let end = at + window.len();
+    let mut track = vec![0.0f32; window.len()];
     for s in spoken {
-        let at = samples(s.placed.start);
-        for (slot, x) in track.iter_mut().skip(at).zip(&s.samples) {
-            *slot += x;
+        let start = samples(s.placed.start);
+        for i in start.max(at)..(start + s.samples.len()).min(end) {
+            track[i - at] += s.samples[i - start];
         }
     }
-    track
+    for (b, t) in window.iter_mut().zip(track) {
+        *b = (*b + t).clamp(-1.0, 1.0);
+    }
 }
 
 fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
-/// `original` with the spans of `lines` faded out (20 ms ramps), so new
-/// speech can take their place while everything between them stays.
-pub fn clear_lines(original: &mut [f32], lines: &[Line]) {
+/// `window` (the samples of a track from index `at`) with the spans of
+/// `lines` faded out (20 ms ramps), so new speech can take their place
+/// while everything between them stays.
+pub fn clear_lines(window: &mut [f32], at: usize, lines: &[Line]) {
     let ramp = samples(0.02).max(1);
+    let end = at + window.len();
     for line in lines {
-        let (a, b) = (
-            samples(line.start).min(original.len()),
-            samples(line.end).min(original.len()),
-        );
-        for (k, s) in original[a..b].iter_mut().enumerate() {
-            let edge = k.min(b - a - 1 - k);
-            *s *= if edge < ramp {
+        let (a, b) = (samples(line.start), samples(line.end));
+        for i in a.max(at)..b.min(end) {
+            let edge = (i - a).min(b - 1 - i);
+            window[i - at] *= if edge < ramp {
                 1.0 - edge as f32 / ramp as f32
             } else {
                 0.0
@@ -234,59 +237,70 @@ const DUCK_BAND: f32 = 0.9;
 /// The original's level under a dubbed line, after the band is taken out.
 const DUCK_LEVEL: f32 = 0.5;
 
-/// `original` with its speech ducked under each line: the voice band
+/// Ducks the original's speech under each line: the voice band
 /// (300–3400 Hz, a second-order band-pass around 1 kHz, subtracted) mostly
 /// removed and the rest lowered, with 50 ms ramps; music and noise outside
 /// the band and between lines stay.
-pub fn duck_lines(original: &mut [f32], lines: &[Line]) {
-    // RBJ band-pass (0 dB peak) centred at √(300·3400) Hz, Q = f0 / bandwidth.
-    let f0 = (300.0f64 * 3400.0).sqrt();
-    let q = f0 / (3400.0 - 300.0);
-    let w = std::f64::consts::TAU * f0 / f64::from(RATE);
-    let alpha = w.sin() / (2.0 * q);
-    let a0 = 1.0 + alpha;
-    let (b0, b2) = (alpha / a0, -alpha / a0);
-    let (a1, a2) = (-2.0 * w.cos() / a0, (1.0 - alpha) / a0);
-    // How deep the ducking is at each sample: 1 inside a line, ramps at the
-    // edges, 0 elsewhere.
-    let ramp = samples(0.05).max(1);
-    let mut depth = vec![0.0f32; original.len()];
-    for line in lines {
-        let (a, b) = (
-            samples(line.start).min(original.len()),
-            samples(line.end).min(original.len()),
-        );
-        for (k, d) in depth[a.saturating_sub(ramp)..(b + ramp).min(original.len())]
-            .iter_mut()
-            .enumerate()
-        {
-            let at = a.saturating_sub(ramp) + k;
-            let edge = if at < a {
-                (ramp - (a - at)) as f32 / ramp as f32
-            } else if at >= b {
-                (ramp - (at - b)) as f32 / ramp as f32
-            } else {
-                1.0
-            };
-            *d = d.max(edge.clamp(0.0, 1.0));
-        }
-    }
-    let (mut x1, mut x2, mut y1, mut y2) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
-    for (s, d) in original.iter_mut().zip(depth) {
-        let x = f64::from(*s);
-        let band = b0 * x + b2 * x2 - a1 * y1 - a2 * y2;
-        (x2, x1, y2, y1) = (x1, x, y1, band);
-        if d > 0.0 {
-            let ducked = (x - f64::from(DUCK_BAND) * band) as f32 * DUCK_LEVEL;
-            *s = *s * (1.0 - d) + ducked * d;
+pub struct Ducker {
+    /// The band-pass's coefficients and its state, carried across windows.
+    b0: f64,
+    b2: f64,
+    a1: f64,
+    a2: f64,
+    state: [f64; 4],
+}
+
+impl Default for Ducker {
+    fn default() -> Self {
+        // RBJ band-pass (0 dB peak) centred at √(300·3400) Hz, Q = f0 / bandwidth.
+        let f0 = (300.0f64 * 3400.0).sqrt();
+        let q = f0 / (3400.0 - 300.0);
+        let w = std::f64::consts::TAU * f0 / f64::from(RATE);
+        let alpha = w.sin() / (2.0 * q);
+        let a0 = 1.0 + alpha;
+        Self {
+            b0: alpha / a0,
+            b2: -alpha / a0,
+            a1: -2.0 * w.cos() / a0,
+            a2: (1.0 - alpha) / a0,
+            state: [0.0; 4],
         }
     }
 }
 
-/// `speech` added onto `base` (same rate), clipped to full scale.
-pub fn mix_into(base: &mut [f32], speech: &[f32]) {
-    for (b, s) in base.iter_mut().zip(speech) {
-        *b = (*b + s).clamp(-1.0, 1.0);
+impl Ducker {
+    /// Ducks `window`, the samples of the track from index `at`; windows
+    /// come in order.
+    pub fn duck(&mut self, window: &mut [f32], at: usize, lines: &[Line]) {
+        // How deep the ducking is at each sample: 1 inside a line, ramps
+        // at the edges, 0 elsewhere.
+        let ramp = samples(0.05).max(1);
+        let end = at + window.len();
+        let mut depth = vec![0.0f32; window.len()];
+        for line in lines {
+            let (a, b) = (samples(line.start), samples(line.end));
+            for i in a.saturating_sub(ramp).max(at)..(b + ramp).min(end) {
+                let edge = if i < a {
+                    (ramp - (a - i)) as f32 / ramp as f32
+                } else if i >= b {
+                    (ramp - (i - b)) as f32 / ramp as f32
+                } else {
+                    1.0
+                };
+                depth[i - at] = depth[i - at].max(edge.clamp(0.0, 1.0));
+            }
+        }
+        let [mut x1, mut x2, mut y1, mut y2] = self.state;
+        for (s, d) in window.iter_mut().zip(depth) {
+            let x = f64::from(*s);
+            let band = self.b0 * x + self.b2 * x2 - self.a1 * y1 - self.a2 * y2;
+            (x2, x1, y2, y1) = (x1, x, y1, band);
+            if d > 0.0 {
+                let ducked = (x - f64::from(DUCK_BAND) * band) as f32 * DUCK_LEVEL;
+                *s = *s * (1.0 - d) + ducked * d;
+            }
+        }
+        self.state = [x1, x2, y1, y2];
     }
 }
 
@@ -348,31 +362,62 @@ mod tests {
         }];
         let r = RATE as usize;
         let mut voice = tone(1000.0);
-        duck_lines(&mut voice, &line);
+        // Ducked in two windows that split the line: as if whole.
+        let mut whole = voice.clone();
+        Ducker::default().duck(&mut whole, 0, &line);
+        let mut ducker = Ducker::default();
+        let (first, second) = voice.split_at_mut(r * 3 / 2);
+        ducker.duck(first, 0, &line);
+        ducker.duck(second, r * 3 / 2, &line);
+        assert_eq!(voice, whole);
         // 1 kHz under the line: down by more than 20 dB; untouched outside.
         assert!(rms(&voice[r + r / 4..2 * r - r / 4]) < 0.1 * rms(&voice[..r / 2]));
         assert!((rms(&voice[r * 5 / 2..]) - 0.5 / 2f32.sqrt()).abs() < 0.01);
         // A low hum is only lowered by the level, not removed.
         let mut hum = tone(60.0);
-        duck_lines(&mut hum, &line);
+        Ducker::default().duck(&mut hum, 0, &line);
         assert!(rms(&hum[r + r / 4..2 * r - r / 4]) > 0.4 * rms(&hum[..r / 2]));
     }
 
     #[test]
     fn cleared_spans_are_silent_and_the_rest_is_kept() {
         let mut x = vec![0.5f32; RATE as usize * 3];
-        clear_lines(
-            &mut x,
-            &[Line {
-                start: 1.0,
-                end: 2.0,
-                text: String::new(),
-            }],
-        );
+        let line = [Line {
+            start: 1.0,
+            end: 2.0,
+            text: String::new(),
+        }];
+        // Two windows, the second starting inside the line.
+        let (first, second) = x.split_at_mut(RATE as usize * 5 / 4);
+        clear_lines(first, 0, &line);
+        clear_lines(second, RATE as usize * 5 / 4, &line);
         assert_eq!(x[RATE as usize / 2], 0.5);
         assert_eq!(x[RATE as usize * 3 / 2], 0.0);
         assert_eq!(x[RATE as usize * 5 / 2], 0.5);
         // Ramps, not clicks.
         assert!(x[RATE as usize + 10] > 0.0 && x[RATE as usize + 10] < 0.5);
+        assert!(x[RATE as usize * 2 - 10] > 0.0 && x[RATE as usize * 2 - 10] < 0.5);
+    }
+
+    #[test]
+    fn lines_mix_in_across_windows() {
+        let r = RATE as usize;
+        let spoken = [Spoken {
+            placed: Placed {
+                start: 1.0,
+                end: 2.0,
+                speedup: 1.0,
+                overrun: 0.0,
+            },
+            samples: vec![0.75; r],
+        }];
+        let mut x = vec![0.5f32; r * 3];
+        let (first, second) = x.split_at_mut(r * 3 / 2);
+        mix_lines(first, 0, &spoken);
+        mix_lines(second, r * 3 / 2, &spoken);
+        assert_eq!(
+            (x[r - 1], x[r], x[2 * r - 1], x[2 * r]),
+            (0.5, 1.0, 1.0, 0.5)
+        );
     }
 }

@@ -4,7 +4,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use mediagen_core::ApiError;
-use mediagen_engines::media::{decode_16k, demuxer};
+use mediagen_engines::media::demuxer;
+use mediagen_engines::pcm;
 use mediagen_engines::stt::{
     languages, transcribe_stream, Segment, SttCatalog, SttError, SttOptions, Transcript,
 };
@@ -228,6 +229,15 @@ pub struct SttPipeline {
     pub catalog: Arc<SttCatalog>,
 }
 
+/// A recogniser's failure as a job's.
+pub(crate) fn stt_failure(e: SttError) -> JobFailure {
+    match e {
+        SttError::Cancelled => JobFailure::abort("cancelled", "The job was cancelled."),
+        SttError::Input(m) => JobFailure::abort("unreadable_media", m),
+        SttError::Failed(m) => JobFailure::retry("recognition_failed", m),
+    }
+}
+
 #[async_trait::async_trait]
 impl Pipeline for SttPipeline {
     fn kind(&self) -> &'static str {
@@ -261,17 +271,13 @@ impl Pipeline for SttPipeline {
         let transcript: Transcript = tokio::task::spawn_blocking(move || {
             let scratch = input.with_extension("pcm");
             let pcm = demuxer(&input)
-                .and_then(|d| decode_16k(&input, d, &scratch, duration))
+                .and_then(|d| pcm::decode(&input, d, &scratch, 16_000, duration))
                 .map_err(|e| JobFailure::abort("unreadable_media", e.to_string()))?;
             transcribe_stream(model.as_ref(), catalog.gate(), &opts, &pcm, &mut |done| {
                 progress.set_progress((done * 100.0) as i64);
                 !progress.is_cancelled()
             })
-            .map_err(|e| match e {
-                SttError::Cancelled => JobFailure::abort("cancelled", "The job was cancelled."),
-                SttError::Input(m) => JobFailure::abort("unreadable_media", m),
-                SttError::Failed(m) => JobFailure::retry("recognition_failed", m),
-            })
+            .map_err(stt_failure)
         })
         .await
         .map_err(|e| JobFailure::abort("internal_error", e.to_string()))??;

@@ -8,20 +8,25 @@ use std::sync::Arc;
 
 use crate::limits::VOICE_CHANGER;
 use mediagen_core::ApiError;
-use mediagen_engines::audio::resample_linear;
-use mediagen_engines::media::{decode_mono, demuxer};
-use mediagen_engines::stt::{languages as stt_languages, transcribe, SttCatalog, SttOptions};
+use std::path::Path;
+
+use mediagen_engines::media::demuxer;
+use mediagen_engines::pcm::{self, PcmFile};
+use mediagen_engines::stt::{
+    languages as stt_languages, transcribe_stream, SttCatalog, SttOptions,
+};
 use mediagen_engines::tts::{TtsCatalog, TtsError};
 use mediagen_engines::video::inspect;
-use mediagen_engines::voice::{median_pitch, VoiceConverter, WorldConverter, RATE};
-use mediagen_engines::{Audio, AudioFormat};
+use mediagen_engines::voice::{median_pitch_of, VoiceConverter, WorldConverter, RATE};
+use mediagen_engines::AudioFormat;
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::audio_output;
 use crate::output::deliver;
-use crate::respeak::{clear_lines, lay, mix_into, speak_lines, Fit, Line, Toward};
+use crate::respeak::{clear_lines, mix_lines, speak_lines, Fit, Line, Toward};
+use crate::stt::stt_failure;
 use crate::tts::ClonedVoice;
 
 /// How the voice is changed.
@@ -157,9 +162,9 @@ fn tts_failure(e: TtsError) -> JobFailure {
     }
 }
 
-/// What changing the voice made: samples at [`RATE`] and what to report.
+/// What changing the voice made: a track at [`RATE`] and what to report.
 struct Changed {
-    samples: Vec<f32>,
+    track: PcmFile,
     pitch_before: f64,
     pitch_after: f64,
     target_pitch: Option<f64>,
@@ -175,16 +180,25 @@ const REVOICE_FIT: Fit = Fit {
 };
 
 impl VoiceChangePipeline {
-    fn convert(&self, req: &ChangeRequest, samples: &[f32]) -> Result<Changed, JobFailure> {
+    fn convert(
+        &self,
+        req: &ChangeRequest,
+        original: &PcmFile,
+        scratch: &Path,
+    ) -> Result<Changed, JobFailure> {
         let target = match &req.cloned {
             Some(c) => c.profile.clone(),
             None => self.tts.profile(&req.voice_id).map_err(tts_failure)?,
         };
-        let c = WorldConverter.convert(samples, &target);
+        let mut track =
+            PcmFile::create(&scratch.join("changed.f32"), RATE).map_err(JobFailure::storage)?;
+        let (pitch_before, pitch_after) = WorldConverter
+            .convert_file(original, &target, &mut track)
+            .map_err(JobFailure::storage)?;
         Ok(Changed {
-            samples: c.samples,
-            pitch_before: c.pitch_before,
-            pitch_after: c.pitch_after,
+            track,
+            pitch_before,
+            pitch_after,
             target_pitch: Some(target.pitch_median),
             extra: json!({ "converter": WorldConverter.name() }),
         })
@@ -193,7 +207,9 @@ impl VoiceChangePipeline {
     fn revoice(
         &self,
         req: &ChangeRequest,
-        samples: &[f32],
+        original: &PcmFile,
+        heard: &PcmFile,
+        scratch: &Path,
         ctx: &JobContext,
     ) -> Result<Changed, JobFailure> {
         let speaker = match &req.cloned {
@@ -218,13 +234,16 @@ impl VoiceChangePipeline {
         let code = voice.language.get(..2).unwrap_or("en").to_ascii_lowercase();
         let language =
             (model.multilingual() && stt_languages().contains(&code.as_str())).then_some(code);
-        let pcm = resample_linear(samples, RATE, 16_000);
         let opts = SttOptions {
             language,
             ..SttOptions::default()
         };
-        let heard = transcribe(model.as_ref(), self.stt.gate(), &pcm, &opts)
-            .map_err(|e| JobFailure::retry("recognition_failed", e.to_string()))?;
+        let speech = heard;
+        let heard = transcribe_stream(model.as_ref(), self.stt.gate(), &opts, speech, &mut |d| {
+            ctx.set_progress((d * 40.0) as i64);
+            !ctx.is_cancelled()
+        })
+        .map_err(stt_failure)?;
         ctx.set_progress(40);
         let lines: Vec<Line> = heard
             .segments
@@ -258,7 +277,7 @@ impl VoiceChangePipeline {
             speaker,
             toward,
             &lines,
-            samples.len(),
+            original.len(),
             &REVOICE_FIT,
             |done| {
                 ctx.set_progress(40 + (done * 55.0) as i64);
@@ -267,9 +286,12 @@ impl VoiceChangePipeline {
         )
         .map_err(tts_failure)?;
         // Speech replaced where it was; silences and other sound kept.
-        let mut out = samples.to_vec();
-        clear_lines(&mut out, &lines);
-        mix_into(&mut out, &lay(samples.len(), &spoken));
+        let track = original
+            .map_windows(&scratch.join("changed.f32"), |at, window| {
+                clear_lines(window, at, &lines);
+                mix_lines(window, at, &spoken);
+            })
+            .map_err(JobFailure::storage)?;
         let segments: Vec<Value> = lines
             .iter()
             .zip(spoken.iter().map(|s| &s.placed))
@@ -282,10 +304,10 @@ impl VoiceChangePipeline {
             })
             .collect();
         Ok(Changed {
-            pitch_before: median_pitch(samples),
-            pitch_after: median_pitch(&out),
+            pitch_before: median_pitch_of(original).map_err(JobFailure::storage)?,
+            pitch_after: median_pitch_of(&track).map_err(JobFailure::storage)?,
             target_pitch: req.cloned.as_ref().map(|c| c.profile.pitch_median),
-            samples: out,
+            track,
             extra: json!({
                 "speakerVoiceId": speaker,
                 "language": heard.language,
@@ -317,7 +339,7 @@ impl Pipeline for VoiceChangePipeline {
             stt: self.stt.clone(),
         };
         let job = ctx.clone();
-        let (mut delivered, changed, seconds) = tokio::task::spawn_blocking(move || {
+        let (delivered, changed, seconds) = tokio::task::spawn_blocking(move || {
             let unreadable =
                 |e: &dyn std::fmt::Display| JobFailure::abort("unreadable_media", e.to_string());
             let video = inspect(&input).map_err(|e| unreadable(&e))?;
@@ -325,25 +347,31 @@ impl Pipeline for VoiceChangePipeline {
                 Some(v) => v.demuxer,
                 None => demuxer(&input).map_err(|e| unreadable(&e))?,
             };
-            let samples = decode_mono(&input, demuxer, RATE, VOICE_CHANGER.max_seconds + 1.0)
+            let max = VOICE_CHANGER.max_seconds;
+            let original = pcm::decode(&input, demuxer, &scratch.join("original.f32"), RATE, max)
                 .map_err(|e| unreadable(&e))?;
-            if samples.is_empty() {
+            if original.is_empty() {
                 return Err(JobFailure::abort("no_audio", "the file has no sound"));
             }
-            let mut changed = match r.mode {
-                ChangeMode::Convert => this.convert(&r, &samples)?,
-                ChangeMode::Revoice => this.revoice(&r, &samples, &job)?,
+            let changed = match r.mode {
+                ChangeMode::Convert => this.convert(&r, &original, &scratch)?,
+                ChangeMode::Revoice => {
+                    let heard =
+                        pcm::decode(&input, demuxer, &scratch.join("heard.f32"), 16_000, max)
+                            .map_err(|e| unreadable(&e))?;
+                    this.revoice(&r, &original, &heard, &scratch, &job)?
+                }
             };
-            let audio = Audio::new(std::mem::take(&mut changed.samples), RATE);
             let delivered = deliver(
                 &input,
                 video.as_ref(),
-                &audio,
+                &changed.track,
                 (r.format, r.sample_rate),
                 &scratch,
                 "changed",
             )?;
-            Ok((delivered, changed, audio.duration()))
+            let seconds = changed.track.duration();
+            Ok((delivered, changed, seconds))
         })
         .await
         .map_err(|e| JobFailure::abort("internal_error", e.to_string()))??;

@@ -26,9 +26,12 @@ const DRAIN: usize = 8 * 1024 * 1024;
 /// Bytes kept from the start of each file for content sniffing.
 const HEAD_LEN: usize = 8192;
 
-/// One uploaded file, on disk until dropped.
+/// One uploaded file, on disk until dropped, alone in a directory of its
+/// own: the tools that probe it run there and see nothing else.
 pub struct Upload {
     pub file: NamedTempFile,
+    /// Removed after `file` (fields drop in order).
+    _dir: tempfile::TempDir,
     /// The client's file name, reduced to a safe base name.
     pub filename: String,
     pub size: u64,
@@ -180,7 +183,11 @@ impl MultipartForm {
             }
             let name = field.name().unwrap_or("").to_owned();
             if let Some(filename) = field.file_name().map(safe_filename) {
-                let file = NamedTempFile::new_in(tmp).map_err(Error::internal)?;
+                let dir = tempfile::Builder::new()
+                    .prefix("upload-")
+                    .tempdir_in(tmp)
+                    .map_err(Error::internal)?;
+                let file = NamedTempFile::new_in(dir.path()).map_err(Error::internal)?;
                 let mut out = tokio::fs::File::from_std(file.reopen().map_err(Error::internal)?);
                 let (mut size, mut head) = (0u64, Vec::new());
                 while let Some(chunk) = timeout(within(Instant::now()), field.chunk())
@@ -208,6 +215,7 @@ impl MultipartForm {
                 out.flush().await.map_err(Error::internal)?;
                 form.files.entry(name).or_default().push(Upload {
                     file,
+                    _dir: dir,
                     filename,
                     size,
                     head,
@@ -274,5 +282,50 @@ mod tests {
         assert_eq!(safe_filename("a\u{0}b.mp3"), "ab.mp3");
         assert_eq!(safe_filename(".."), "upload");
         assert_eq!(safe_filename(""), "upload");
+    }
+
+    /// Each uploaded file sits alone in a directory of its own, where the
+    /// tools that probe it run: no other upload is within reach of a
+    /// relative name.
+    #[tokio::test]
+    async fn each_upload_is_alone_in_its_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut body = String::new();
+        for name in ["a", "b"] {
+            body.push_str(&format!(
+                "--B\r\nContent-Disposition: form-data; name=\"{name}\"; filename=\"{name}.wav\"\r\n\r\nRIFF {name}\r\n"
+            ));
+        }
+        body.push_str("--B--\r\n");
+        let req = axum::http::Request::builder()
+            .method("POST")
+            .header("content-type", "multipart/form-data; boundary=B")
+            .body(axum::body::Body::from(body))
+            .unwrap();
+        let multipart = Multipart::from_request(req, &()).await.unwrap();
+        let limits = FormLimits {
+            body: 4096,
+            idle: Duration::from_secs(5),
+            total: Duration::from_secs(5),
+        };
+        let mut form = MultipartForm::read(multipart, &limits, tmp.path())
+            .await
+            .unwrap();
+        let (a, b) = (form.take_file("a").unwrap(), form.take_file("b").unwrap());
+        let (da, db) = (
+            a.file.path().parent().unwrap(),
+            b.file.path().parent().unwrap(),
+        );
+        assert_ne!(da, db);
+        for (upload, dir) in [(&a, da), (&b, db)] {
+            let listed: Vec<_> = std::fs::read_dir(dir)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .collect();
+            assert_eq!(listed, [upload.file.path().to_owned()]);
+        }
+        let gone = da.to_owned();
+        drop(a);
+        assert!(!gone.exists(), "the directory goes with the upload");
     }
 }

@@ -84,8 +84,8 @@ pub struct BlobRead {
 #[derive(Clone)]
 pub struct BlobStore {
     store: Arc<dyn ObjectStore>,
-    /// The directory of a local store: its blobs are plain files that media
-    /// tools read in place and outputs are linked into.
+    /// The directory of a local store: its blobs are plain files, linked
+    /// into a job's scratch directory for the tools to read.
     root: Option<PathBuf>,
 }
 
@@ -193,20 +193,25 @@ impl BlobStore {
         })
     }
 
-    /// A local file with the blob's bytes, for tools that read files: on a
-    /// local store the blob's own file (to be read, never written), otherwise
-    /// a download to `scratch`.
+    /// The blob's bytes at `scratch` (a path in the job's own directory),
+    /// for tools that read files: the tools run in that directory, which
+    /// holds only the job's inputs. On a local store the blob's file is
+    /// linked there (hard link, or a symbolic link across file systems: to
+    /// be read, never written); other stores download it.
     pub async fn readable_file(&self, key: &str, scratch: &Path) -> Result<PathBuf, BlobError> {
         match self.local_path(key)? {
-            Some(path) => match tokio::fs::metadata(&path).await {
-                Ok(m) if m.is_file() => Ok(path),
-                _ => Err(BlobError::NotFound),
-            },
-            None => {
-                self.download_to(key, scratch).await?;
-                Ok(scratch.to_owned())
+            Some(path) => {
+                match tokio::fs::metadata(&path).await {
+                    Ok(m) if m.is_file() => {}
+                    _ => return Err(BlobError::NotFound),
+                }
+                if tokio::fs::hard_link(&path, scratch).await.is_err() {
+                    tokio::fs::symlink(&path, scratch).await?;
+                }
             }
+            None => self.download_to(key, scratch).await?,
         }
+        Ok(scratch.to_owned())
     }
 
     /// Copies a blob into a local file, streaming (bounded memory).
@@ -427,10 +432,10 @@ mod tests {
         ));
     }
 
-    /// Files go into a local store whole (copied, then renamed)
-    /// and are read in place; other stores download to the scratch path.
+    /// Files go into a local store whole (copied, then renamed) and are
+    /// linked into the scratch path; other stores download there.
     #[tokio::test]
-    async fn files_are_linked_in_and_read_in_place() {
+    async fn files_are_linked_into_the_scratch_path() {
         let dir = tempfile::tempdir().unwrap();
         let store = BlobStore::local(&dir.path().join("blobs")).unwrap();
         let src = dir.path().join("out.mp4");
@@ -442,10 +447,15 @@ mod tests {
             .readable_file("jobs/j1/out.mp4", &scratch)
             .await
             .unwrap();
-        assert!(path.starts_with(std::fs::canonicalize(dir.path()).unwrap().join("blobs")));
+        assert_eq!(path, scratch);
+        assert_eq!(std::fs::read(&path).unwrap(), b"picture");
         assert_eq!(store.get_bytes("jobs/j1/out.mp4").await.unwrap().len(), 7);
-        let leftovers: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().collect();
+        let stored = std::fs::canonicalize(dir.path())
+            .unwrap()
+            .join("blobs/jobs/j1");
+        let leftovers: Vec<_> = std::fs::read_dir(stored).unwrap().collect();
         assert_eq!(leftovers.len(), 1, "no partial files remain");
+        std::fs::remove_file(&scratch).unwrap();
         assert!(matches!(
             store.readable_file("jobs/j1/none.mp4", &scratch).await,
             Err(BlobError::NotFound)

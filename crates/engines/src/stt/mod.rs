@@ -143,13 +143,15 @@ impl AudioSource for &[f32] {
     }
 }
 
-impl AudioSource for crate::media::Pcm16k {
+/// A file of 16 kHz samples (see [`crate::pcm::decode`]).
+impl AudioSource for crate::pcm::PcmFile {
     fn samples(&self) -> usize {
+        debug_assert_eq!(self.rate(), RATE as u32);
         self.len()
     }
 
     fn read_at(&self, at: usize, max: usize) -> Result<Vec<f32>, SttError> {
-        crate::media::Pcm16k::read_at(self, at, max).map_err(|e| SttError::Input(e.to_string()))
+        crate::pcm::PcmFile::read_at(self, at, max).map_err(|e| SttError::Input(e.to_string()))
     }
 }
 
