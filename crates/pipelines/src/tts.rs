@@ -98,17 +98,31 @@ impl TtsRequest {
                 format!("must be at most {MAX_TEXT} characters (got {chars})"),
             ));
         }
+        // Something to say: a letter or a digit in any script (or phonemes).
+        // Text of only punctuation, emoji or invisible characters would make
+        // silence and still be charged.
+        let sayable = |t: &str| t.chars().any(char::is_alphanumeric);
         if ssml::is_ssml(&text) {
             let segments = ssml::parse(&text).map_err(|e| {
                 ApiError::invalid_parameter("text", format!("invalid SSML: {}", e.message))
                     .with_detail("position", e.position)
             })?;
-            if segments.is_empty() {
+            let says = segments.iter().any(|s| match s {
+                ssml::Segment::Text { text, .. } => sayable(text),
+                ssml::Segment::Phonemes { .. } => true,
+                ssml::Segment::Break(_) => false,
+            });
+            if !says {
                 return Err(ApiError::invalid_parameter(
                     "text",
                     "the SSML has nothing to say",
                 ));
             }
+        } else if !sayable(&text) {
+            return Err(ApiError::invalid_parameter(
+                "text",
+                "has nothing to say: no letters or digits",
+            ));
         }
         let speaker = match &cloned {
             Some(c) => c.base()?,

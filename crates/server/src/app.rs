@@ -61,7 +61,10 @@ impl Services {
         let url = config.database_url();
         let db = Db::connect(&url)
             .await
-            .with_context(|| format!("opening database {}", redact(&url)))?;
+            .with_context(|| format!("opening database {}", redact(&url)))?
+            .with_idempotency_ttl(std::time::Duration::from_secs_f64(
+                config.idempotency_ttl_seconds.max(1.0),
+            ));
         let upgraded = db.register_legacy_outputs().await?;
         if upgraded > 0 {
             tracing::info!(

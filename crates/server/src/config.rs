@@ -89,6 +89,9 @@ pub struct Config {
     pub upload_idle_seconds: f64,
     /// An upload must arrive whole within this time (408).
     pub upload_timeout_seconds: f64,
+    /// How long an `Idempotency-Key` is remembered (replays and the jobs
+    /// it made); a key used again later starts a new request.
+    pub idempotency_ttl_seconds: f64,
     /// Credits granted to the operator account created on first start.
     pub initial_credits: i64,
     /// Credits per unit of work, by job kind (units are documented per
@@ -133,6 +136,7 @@ impl Default for Config {
             upload_body_limit: 1024 * 1024 * 1024,
             upload_idle_seconds: 30.0,
             upload_timeout_seconds: 1800.0,
+            idempotency_ttl_seconds: 24.0 * 3600.0,
             initial_credits: 1_000_000,
             costs: BTreeMap::from([
                 ("test.sleep".to_owned(), 1.0),

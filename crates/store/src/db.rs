@@ -30,9 +30,26 @@ pub enum Backend {
 pub struct Db {
     pub(crate) pool: AnyPool,
     pub(crate) backend: Backend,
+    /// How long an `Idempotency-Key` is remembered (requests and jobs).
+    pub(crate) idempotency_ttl_ms: i64,
 }
 
+/// Idempotency keys are remembered this long unless configured otherwise.
+pub const IDEMPOTENCY_TTL: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
 impl Db {
+    /// Remembers idempotency keys for `ttl` (at least a second) instead of
+    /// [`IDEMPOTENCY_TTL`].
+    pub fn with_idempotency_ttl(mut self, ttl: std::time::Duration) -> Self {
+        self.idempotency_ttl_ms = ttl.as_millis().clamp(1000, i64::MAX as u128) as i64;
+        self
+    }
+
+    /// Keys used before this moment are forgotten.
+    pub(crate) fn idempotency_cutoff(&self) -> i64 {
+        mediagen_core::time::now_ms().saturating_sub(self.idempotency_ttl_ms)
+    }
+
     /// Connects to `url` (`sqlite://path`, `postgres://…`), creating a SQLite
     /// file when missing, and applies the migrations of that dialect.
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
@@ -85,7 +102,11 @@ impl Db {
             Backend::Sqlite => sqlx::migrate!("./migrations/sqlite").run(&pool).await?,
             Backend::Postgres => sqlx::migrate!("./migrations/postgres").run(&pool).await?,
         }
-        Ok(Self { pool, backend })
+        Ok(Self {
+            pool,
+            backend,
+            idempotency_ttl_ms: IDEMPOTENCY_TTL.as_millis() as i64,
+        })
     }
 
     pub fn backend(&self) -> Backend {

@@ -29,6 +29,12 @@ impl Db {
         key: &str,
         request_hash: &str,
     ) -> Result<IdempotencyState, StoreError> {
+        // Records past their time are forgotten: this account's under this
+        // key now, everyone's as they come up (indexed by age).
+        sqlx::query("DELETE FROM idempotency_keys WHERE created_at < $1")
+            .bind(self.idempotency_cutoff())
+            .execute(&self.pool)
+            .await?;
         let now = now_ms();
         let inserted = sqlx::query(
             "INSERT INTO idempotency_keys (account_id, key, request_hash, locked_until, created_at) \

@@ -184,6 +184,16 @@ impl Db {
         // raced by another request of the same account.
         let held = post(&mut tx, &new.account_id, Movement::reserve(&id, new.cost)).await?;
         if let Some(key) = &new.idempotency_key {
+            // A key past its time no longer names the job it made.
+            sqlx::query(
+                "UPDATE jobs SET idempotency_key = NULL \
+                 WHERE account_id = $1 AND idempotency_key = $2 AND created_at < $3",
+            )
+            .bind(&new.account_id)
+            .bind(key)
+            .bind(self.idempotency_cutoff())
+            .execute(&mut *tx)
+            .await?;
             let row = sqlx::query(&format!(
                 "SELECT {JOB_COLS} FROM jobs WHERE account_id = $1 AND idempotency_key = $2"
             ))

@@ -196,7 +196,40 @@ async fn fingerprints_cover_the_whole_request(backend: Backend) {
     }
 }
 
+/// Keys are remembered for `idempotency_ttl_seconds` (24 h by default):
+/// afterwards the same key starts a new request, even a different one, and
+/// the job it made no longer answers to it.
+async fn keys_are_forgotten_after_their_time(backend: Backend) {
+    let app = TestApp::spawn_with(backend, |c| c.idempotency_ttl_seconds = 1.0).await;
+    let (_, key) = app.account(100, "write").await;
+    let body = json!({"ms": 0, "units": 3, "output": "first"});
+    let first: Value = post(&app, &key, "monthly", body.clone())
+        .await
+        .json()
+        .await
+        .unwrap();
+    let again = post(&app, &key, "monthly", body.clone()).await;
+    assert_eq!(again.headers()["idempotent-replayed"], "true");
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    // A different body is no longer a reuse of the key.
+    let other = post(&app, &key, "monthly", json!({"ms": 0, "units": 4})).await;
+    assert_eq!(other.status(), 200);
+    assert!(other.headers().get("idempotent-replayed").is_none());
+    let other: Value = other.json().await.unwrap();
+    assert_ne!(other["id"], first["id"]);
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    // The same body again makes a new job, charged again.
+    let third = post(&app, &key, "monthly", body).await;
+    assert_eq!(third.status(), 200);
+    assert!(third.headers().get("idempotent-replayed").is_none());
+    let third: Value = third.json().await.unwrap();
+    assert_ne!(third["id"], first["id"]);
+    let account = app.account_view(&key).await;
+    assert_eq!(account["credits"]["used"], 10);
+}
+
 crate::on_both_backends!(
+    keys_are_forgotten_after_their_time,
     fingerprints_cover_the_whole_request,
     retries_replay_the_first_response,
     concurrent_duplicates_create_one_job,

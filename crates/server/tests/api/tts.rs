@@ -157,9 +157,44 @@ async fn validation_errors_name_the_parameter(backend: Backend) {
         ),
         (json!({"text": "hi"}), "voiceId"),
         (json!({"voiceId": voice}), "text"),
+        // Nothing to say: invisible characters, emoji, punctuation.
+        (
+            json!({"text": "\u{200b}\u{200d}\u{feff}", "voiceId": voice}),
+            "text",
+        ),
+        (json!({"text": "🎉🎉 👍", "voiceId": voice}), "text"),
+        (json!({"text": "?!… — ...", "voiceId": voice}), "text"),
+        (
+            json!({"text": "<speak>!!! <break time=\"1s\"/></speak>", "voiceId": voice}),
+            "text",
+        ),
     ] {
         let b = assert_error(tts(body.clone()).await, 400, "invalid_parameter").await;
         assert_eq!(b["error"]["details"]["parameter"], parameter, "{body}");
+    }
+    let before = app.account_view(key).await["credits"].clone();
+    let b = assert_error(
+        stream(&app, key, json!({"text": "👍", "voiceId": voice})).await,
+        400,
+        "invalid_parameter",
+    )
+    .await;
+    assert!(
+        b["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("nothing to say"),
+        "{b}"
+    );
+    assert_eq!(
+        app.account_view(key).await["credits"],
+        before,
+        "nothing charged"
+    );
+    // Digits and any script are something to say.
+    for text in ["42", "日本語", "Ωμέγα!"] {
+        let r = tts(json!({"text": text, "voiceId": voice, "dryRun": true})).await;
+        assert_eq!(r.status(), 200, "{text}");
     }
     let b = assert_error(
         tts(json!({"text": "hi", "voiceId": "nope"})).await,
