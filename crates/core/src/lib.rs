@@ -4,6 +4,7 @@
 //! functions so that the HTTP layer, the store and the workers agree on one
 //! vocabulary.
 
+pub mod billing;
 pub mod error;
 pub mod ids;
 pub mod job;

@@ -480,6 +480,8 @@ impl DubPipeline {
             req.start_time.unwrap_or(0.0),
             req.end_time.unwrap_or(total).min(total),
         );
+        // Charged for the part dubbed as decoded, not the header's estimate.
+        ctx.meter((to - from).max(0.0));
         let model = self.stt.model(None).ok_or_else(|| {
             JobFailure::abort("engine_unavailable", "dubbing needs a speech-to-text model")
         })?;

@@ -6,6 +6,8 @@ use std::sync::Arc;
 use mediagen_core::ApiError;
 use mediagen_engines::media::demuxer;
 use mediagen_engines::pcm;
+
+use crate::limits::SPEECH_TO_TEXT;
 use mediagen_engines::stt::{
     languages, transcribe_stream, Segment, SttCatalog, SttError, SttOptions, Transcript,
 };
@@ -266,13 +268,16 @@ impl Pipeline for SttPipeline {
             prompt: req.prompt.clone(),
             words: req.words,
         };
-        let duration = req.duration;
+        // Decoded up to the capability's limit, whatever the header said,
+        // and charged for what was decoded.
+        let duration = SPEECH_TO_TEXT.max_seconds;
         let catalog = self.catalog.clone();
         let transcript: Transcript = tokio::task::spawn_blocking(move || {
             let scratch = input.with_extension("pcm");
             let pcm = demuxer(&input)
                 .and_then(|d| pcm::decode(&input, d, &scratch, 16_000, duration))
                 .map_err(|e| JobFailure::abort("unreadable_media", e.to_string()))?;
+            progress.meter(pcm.duration());
             transcribe_stream(model.as_ref(), catalog.gate(), &opts, &pcm, &mut |done| {
                 progress.set_progress((done * 100.0) as i64);
                 !progress.is_cancelled()

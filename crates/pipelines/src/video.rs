@@ -272,6 +272,10 @@ impl Pipeline for TrimPipeline {
         )
         .await?;
         let output_seconds: f64 = trimmed.ranges.iter().map(|r| r.end - r.start).sum();
+        // Charged for what was cut, never for more than was asked (fast
+        // mode's ranges start at keyframes, earlier than asked).
+        let asked: f64 = req.ranges.iter().map(|r| r.end - r.start).sum();
+        ctx.meter(output_seconds.min(asked));
         Ok(json!({
             "reencodedSeconds": (reencoded.unwrap_or(match req.mode {
                 Mode::Fast => 0.0,

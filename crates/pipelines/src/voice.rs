@@ -353,6 +353,8 @@ impl Pipeline for VoiceChangePipeline {
             if original.is_empty() {
                 return Err(JobFailure::abort("no_audio", "the file has no sound"));
             }
+            // Charged for the sound decoded, not the header's estimate.
+            job.meter(original.duration());
             let changed = match r.mode {
                 ChangeMode::Convert => this.convert(&r, &original, &scratch)?,
                 ChangeMode::Revoice => {

@@ -127,7 +127,7 @@ pub struct JobSpec {
 
 /// Credits for `units` of `kind`, rounded up.
 pub fn price(state: &AppState, kind: &str, units: f64) -> i64 {
-    (units * state.config.cost_per_unit(kind)).ceil().max(0.0) as i64
+    mediagen_core::billing::price(units, state.config.cost_per_unit(kind))
 }
 
 /// Creates the job (holding its credits) and answers as the platform's rule
@@ -187,6 +187,8 @@ pub async fn create(
             kind: JobKind::new(spec.kind),
             payload: spec.payload,
             cost,
+            units: spec.units,
+            unit_price: state.config.cost_per_unit(spec.kind),
             max_attempts: state.config.max_attempts,
             timeout_ms: (state.config.job_timeout(spec.media_seconds) * 1000.0) as i64,
             idempotency_key: opts.idempotency_key,

@@ -4,11 +4,12 @@
 //! thread, piped through an ffmpeg encoder, and its bytes are written to the
 //! response at once. The whole output is also stored, so the job ends
 //! `completed` with an `audioUrl` like a non-streamed one. A client that
-//! disconnects cancels the job and is refunded; if this process dies the
-//! lease expires and a worker finishes the job instead (charged once).
+//! disconnects cancels the job and is charged for the sentences sent to it
+//! in full (the rest is refunded); if this process dies the lease expires
+//! and a worker finishes the job instead (charged once).
 
 use std::process::Stdio;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,6 +20,7 @@ use bytes::Bytes;
 use mediagen_core::ids::random_base62;
 use mediagen_core::job::{Job, JobError, JobOutput};
 use mediagen_engines::media::encoder_args;
+use mediagen_engines::AudioFormat;
 use mediagen_pipelines::tts::TtsRequest;
 use mediagen_store::{content_type_for, Outcome};
 use serde_json::json;
@@ -73,17 +75,26 @@ pub async fn stream_tts(
         lease_ms,
         cancelled: Arc::new(AtomicBool::new(false)),
         progress: Arc::new(AtomicI64::new(0)),
+        sent: Arc::new(AtomicU64::new(0)),
     };
+    let sent = run.sent.clone();
     let stdin = encoder.stdin.take().expect("piped stdin");
     let stdout = encoder.stdout.take().expect("piped stdout");
     tokio::spawn(run.drive(req, encoder, stdin, stdout, body_tx));
     // Dropped by the server when the client goes away: the relay then sees
     // its sends fail and cancels the job.
-    let stream =
-        futures::stream::unfold(
-            body_rx,
-            |mut rx| async move { rx.recv().await.map(|c| (c, rx)) },
-        );
+    // What the server takes from here is what was sent (and is charged
+    // for when the client leaves early).
+    let stream = futures::stream::unfold(body_rx, move |mut rx| {
+        let sent = sent.clone();
+        async move {
+            let chunk = rx.recv().await?;
+            if let Ok(bytes) = &chunk {
+                sent.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+            }
+            Some((chunk, rx))
+        }
+    });
     let mut response = Body::from_stream(stream).into_response();
     *response.status_mut() = StatusCode::OK;
     let h = response.headers_mut();
@@ -105,6 +116,15 @@ struct Run {
     lease_ms: i64,
     cancelled: Arc<AtomicBool>,
     progress: Arc<AtomicI64>,
+    /// Encoded bytes the server took for the client.
+    sent: Arc<AtomicU64>,
+}
+
+/// Where the sentences end in the audio (seconds), and how many there are.
+#[derive(Default)]
+struct Sentences {
+    ends: Vec<f64>,
+    count: usize,
 }
 
 impl Run {
@@ -120,10 +140,17 @@ impl Run {
         // Synthesis, sentence by sentence, on a blocking thread.
         let catalog = self.state.tts.clone();
         let (cancelled, progress) = (self.cancelled.clone(), self.progress.clone());
+        let sentences = Arc::new(std::sync::Mutex::new(Sentences::default()));
+        let spoken = sentences.clone();
         let r = req.clone();
         let synth = tokio::task::spawn_blocking(move || {
             r.speak(&catalog, |i, n, audio| {
                 progress.store(((i + 1) * 90 / n) as i64, Ordering::Relaxed);
+                if let Ok(mut s) = spoken.lock() {
+                    let end = s.ends.last().copied().unwrap_or(0.0) + audio.duration();
+                    s.ends.push(end);
+                    s.count = n;
+                }
                 !cancelled.load(Ordering::Relaxed) && pcm_tx.blocking_send(audio.to_s16le()).is_ok()
             })
             .map(|a| a.duration())
@@ -191,15 +218,16 @@ impl Run {
                             key,
                             size,
                         };
-                        Outcome::Completed(result, vec![output])
+                        Outcome::Completed(result, vec![output], None)
                     }
                     Err(e) => failed("storage_error", &e.to_string()),
                 }
             }
-            Some(_) if self.cancelled.load(Ordering::Relaxed) => failed(
-                "client_disconnected",
-                "The client closed the stream before the audio was complete.",
-            ),
+            Some(_) if self.cancelled.load(Ordering::Relaxed) => {
+                let sent = self.sent.load(Ordering::Relaxed);
+                let sentences = sentences.lock().map(|s| s.delivered(&req, sent));
+                self.disconnected(&req, sentences.unwrap_or((0, 1)))
+            }
             Some((synth, _)) => {
                 let why = match synth {
                     Ok(Err(e)) => e.to_string(),
@@ -216,6 +244,25 @@ impl Run {
         {
             tracing::error!(job = %self.job.id, error = %e, "recording a streamed job failed; its lease will expire");
         }
+    }
+
+    /// The outcome of a stream the client closed after `done` of `count`
+    /// sentences were sent in full: charged for those sentences' share of
+    /// the text (refunded in full when none was).
+    fn disconnected(&self, req: &TtsRequest, (done, count): (usize, usize)) -> Outcome {
+        let message = format!(
+            "The client closed the stream before the audio was complete ({done} of {count} \
+             sentences sent; charged for those)."
+        );
+        let error = mediagen_worker::public_error(JobError {
+            code: "client_disconnected".into(),
+            message,
+        });
+        if done == 0 {
+            return Outcome::Failed(error);
+        }
+        let units = req.characters() as f64 * done as f64 / count.max(1) as f64;
+        Outcome::Cut(error, units)
     }
 
     /// Renews the lease until the job is cancelled (or taken over); then
@@ -239,6 +286,31 @@ impl Run {
                 Err(e) => tracing::warn!(error = %e, "stream heartbeat failed"),
             }
         }
+    }
+}
+
+impl Sentences {
+    /// Sentences sent in full when `sent` encoded bytes went out, and how
+    /// many there are. Bytes become seconds at the format's nominal rate
+    /// (lossless formats as 16-bit PCM, so a partial sentence is never
+    /// counted as sent).
+    fn delivered(&self, req: &TtsRequest, sent: u64) -> (usize, usize) {
+        let header = if req.format == AudioFormat::Wav {
+            44
+        } else {
+            0
+        };
+        let per_second = match req.format.bitrate_kbps() {
+            Some(kbps) => f64::from(kbps) * 1000.0 / 8.0,
+            None => f64::from(req.sample_rate) * 2.0,
+        };
+        let seconds = sent.saturating_sub(header) as f64 / per_second;
+        let done = self
+            .ends
+            .iter()
+            .filter(|end| **end <= seconds + 0.02)
+            .count();
+        (done, self.count.max(done))
     }
 }
 

@@ -90,6 +90,19 @@ impl<'a> Movement<'a> {
             note: None,
         }
     }
+    /// More than the hold, taken from the balance when a job measured
+    /// more work than its estimate.
+    pub fn top_up(job_id: &'a str, amount: i64) -> Self {
+        Self {
+            entry: "top_up",
+            amount,
+            balance: -amount,
+            reserved: 0,
+            used: amount,
+            job_id: Some(job_id),
+            note: None,
+        }
+    }
     pub fn refund(job_id: &'a str, cost: i64) -> Self {
         Self {
             entry: "refund",

@@ -14,6 +14,10 @@ pub struct NewJob {
     pub kind: JobKind,
     pub payload: Value,
     pub cost: i64,
+    /// The units the hold was priced on (estimated) and the credits per
+    /// unit: a job that measures what it processed settles on that.
+    pub units: f64,
+    pub unit_price: f64,
     pub max_attempts: i64,
     pub timeout_ms: i64,
     pub idempotency_key: Option<String>,
@@ -125,6 +129,74 @@ async fn settle(conn: &mut AnyConnection, job: &Job, to: CreditState) -> Result<
     Ok(())
 }
 
+/// The credits due for `job` once its units are known: `units` maps the
+/// estimate the hold was priced on to the units to charge. Jobs from
+/// before prices were kept per job owe their hold.
+async fn due_for(
+    conn: &mut AnyConnection,
+    job: &Job,
+    units: impl FnOnce(f64) -> f64,
+) -> Result<i64, StoreError> {
+    let row = sqlx::query("SELECT units, unit_price FROM jobs WHERE id = $1")
+        .bind(&job.id)
+        .fetch_one(&mut *conn)
+        .await?;
+    let estimated: Option<f64> = row.try_get("units")?;
+    let per_unit: Option<f64> = row.try_get("unit_price")?;
+    Ok(match (estimated, per_unit) {
+        (Some(estimated), Some(per_unit)) => {
+            mediagen_core::billing::price(units(estimated), per_unit)
+        }
+        _ => job.cost,
+    })
+}
+
+/// Settles a job's hold to `due` credits exactly once: less than the hold
+/// captures `due` and refunds the rest; more captures the hold and tops it
+/// up from the balance. Returns false (and changes nothing) when the
+/// balance cannot cover a top-up. The job's `cost` becomes what it cost.
+async fn settle_measured(
+    conn: &mut AnyConnection,
+    job: &Job,
+    due: i64,
+) -> Result<bool, StoreError> {
+    if due == job.cost {
+        settle(conn, job, CreditState::Captured).await?;
+        return Ok(true);
+    }
+    if due > job.cost {
+        let top_up = Movement::top_up(&job.id, due - job.cost);
+        if post(conn, &job.account_id, top_up).await?.is_none() {
+            return Ok(false);
+        }
+    }
+    let state = if due > 0 {
+        CreditState::Captured
+    } else {
+        CreditState::Refunded
+    };
+    let changed = sqlx::query(
+        "UPDATE jobs SET credit_state = $2, cost = $3 WHERE id = $1 AND credit_state = 'held'",
+    )
+    .bind(&job.id)
+    .bind(state.as_str())
+    .bind(due)
+    .execute(&mut *conn)
+    .await?
+    .rows_affected();
+    if changed == 1 {
+        let captured = due.min(job.cost);
+        if captured > 0 {
+            post(conn, &job.account_id, Movement::capture(&job.id, captured)).await?;
+        }
+        if job.cost > captured {
+            let back = Movement::refund(&job.id, job.cost - captured);
+            post(conn, &job.account_id, back).await?;
+        }
+    }
+    Ok(true)
+}
+
 /// The outputs of a result written before outputs were registered: each
 /// `blob:<key>` string naming a file under the job's own prefix becomes an
 /// output at its place (the string is cleared; the URL is put there when the
@@ -166,9 +238,14 @@ pub fn legacy_outputs(job_id: &str, result: &mut Value) -> Vec<JobOutput> {
 /// The end state a worker reports for a job.
 #[derive(Debug, Clone)]
 pub enum Outcome {
-    /// The result and the files registered for it.
-    Completed(Value, Vec<JobOutput>),
+    /// The result, the files registered for it, and the units the work
+    /// measured (charged instead of the estimate; `None`: the estimate).
+    Completed(Value, Vec<JobOutput>, Option<f64>),
+    /// Failed: nothing is charged.
     Failed(JobError),
+    /// Stopped part way (a stream the client closed) after delivering
+    /// `units`: those are charged, at most the hold, the rest refunded.
+    Cut(JobError, f64),
 }
 
 impl Db {
@@ -234,8 +311,9 @@ impl Db {
         sqlx::query(
             "INSERT INTO jobs (id, account_id, kind, status, payload, progress, cost, credit_state, \
              attempts, max_attempts, timeout_ms, idempotency_key, created_at, updated_at, \
-             lease_owner, lease_expires_at, started_at) \
-             VALUES ($1, $2, $3, $10, $4, 0, $5, 'held', $11, $6, $7, $8, $9, $9, $12, $13, $14)",
+             lease_owner, lease_expires_at, started_at, units, unit_price) \
+             VALUES ($1, $2, $3, $10, $4, 0, $5, 'held', $11, $6, $7, $8, $9, $9, $12, $13, $14, \
+             $15, $16)",
         )
         .bind(&id)
         .bind(&new.account_id)
@@ -251,6 +329,8 @@ impl Db {
         .bind(new.inline.as_ref().map(|(owner, _)| owner.clone()))
         .bind(new.inline.as_ref().map(|(_, lease)| now + lease))
         .bind(new.inline.as_ref().map(|_| now))
+        .bind(new.units)
+        .bind(new.unit_price)
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
@@ -438,21 +518,22 @@ impl Db {
         worker: &str,
         outcome: Outcome,
     ) -> Result<bool, StoreError> {
-        let (status, result, outputs, error, credit) = match &outcome {
-            Outcome::Completed(v, outputs) => (
-                "completed",
-                Some(v.to_string()),
-                Some(serde_json::to_string(outputs).unwrap_or_default()),
-                None,
-                CreditState::Captured,
-            ),
-            Outcome::Failed(e) => (
+        let failed = |e: &JobError| {
+            (
                 "failed",
                 None,
                 None,
                 Some(serde_json::to_string(e).unwrap_or_default()),
-                CreditState::Refunded,
+            )
+        };
+        let (status, result, outputs, error) = match &outcome {
+            Outcome::Completed(v, outputs, _) => (
+                "completed",
+                Some(v.to_string()),
+                Some(serde_json::to_string(outputs).unwrap_or_default()),
+                None,
             ),
+            Outcome::Failed(e) | Outcome::Cut(e, _) => failed(e),
         };
         let now = now_ms();
         let mut tx = self.pool.begin().await?;
@@ -475,7 +556,43 @@ impl Db {
             tx.rollback().await?;
             return Ok(false);
         };
-        settle(&mut tx, &job_from_row(&row)?, credit).await?;
+        let job = job_from_row(&row)?;
+        match outcome {
+            Outcome::Failed(_) => settle(&mut tx, &job, CreditState::Refunded).await?,
+            Outcome::Completed(_, _, None) => settle(&mut tx, &job, CreditState::Captured).await?,
+            Outcome::Completed(_, _, Some(measured)) => {
+                let due = due_for(&mut tx, &job, |estimated| {
+                    mediagen_core::billing::measured_units(estimated, measured)
+                })
+                .await?;
+                if !settle_measured(&mut tx, &job, due).await? {
+                    // More than the hold, and more than the balance covers:
+                    // the job fails cleanly, nothing charged.
+                    let error = JobError {
+                        code: "insufficient_credits".into(),
+                        message: format!(
+                            "The input measured longer than its header said: {due} credits were \
+                             needed, {} were held, and the balance does not cover the rest. \
+                             Nothing was charged.",
+                            job.cost
+                        ),
+                    };
+                    sqlx::query(
+                        "UPDATE jobs SET status = 'failed', result = NULL, outputs = NULL, \
+                         error = $2, progress = 0 WHERE id = $1",
+                    )
+                    .bind(&job.id)
+                    .bind(serde_json::to_string(&error).unwrap_or_default())
+                    .execute(&mut *tx)
+                    .await?;
+                    settle(&mut tx, &job, CreditState::Refunded).await?;
+                }
+            }
+            Outcome::Cut(_, delivered) => {
+                let due = due_for(&mut tx, &job, |_| delivered).await?.min(job.cost);
+                settle_measured(&mut tx, &job, due).await?;
+            }
+        }
         tx.commit().await?;
         Ok(true)
     }

@@ -84,6 +84,7 @@ pub struct JobContext {
     progress: Arc<AtomicI64>,
     cancelled: Arc<AtomicBool>,
     outputs: Arc<std::sync::Mutex<Vec<JobOutput>>>,
+    metered: Arc<std::sync::Mutex<Option<f64>>>,
 }
 
 impl JobContext {
@@ -94,7 +95,22 @@ impl JobContext {
             progress: Arc::new(AtomicI64::new(-1)),
             cancelled: Arc::new(AtomicBool::new(false)),
             outputs: Arc::default(),
+            metered: Arc::default(),
         }
+    }
+
+    /// Reports the units the job measured while it worked (seconds of
+    /// sound actually decoded, say): the job is charged for them instead of
+    /// the estimate its hold was priced on (see `billing::measured_units`).
+    pub fn meter(&self, units: f64) {
+        if let Ok(mut m) = self.metered.lock() {
+            *m = Some(units);
+        }
+    }
+
+    /// The units reported with [`JobContext::meter`], if any.
+    pub fn metered(&self) -> Option<f64> {
+        self.metered.lock().ok().and_then(|m| *m)
     }
 
     /// Reports progress 0–100; the next heartbeat stores it.

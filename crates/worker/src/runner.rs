@@ -201,7 +201,7 @@ impl Worker {
             }
         };
         if let Some(result) = outcome {
-            let result = result.map(|value| (value, ctx.outputs()));
+            let result = result.map(|value| (value, ctx.outputs(), ctx.metered()));
             self.record(&id, result).await;
         }
     }
@@ -211,12 +211,12 @@ impl Worker {
     async fn record(
         &self,
         id: &str,
-        result: Result<(serde_json::Value, Vec<JobOutput>), JobFailure>,
+        result: Result<(serde_json::Value, Vec<JobOutput>, Option<f64>), JobFailure>,
     ) {
         let stored: Result<bool, StoreError> = match result {
-            Ok((value, outputs)) => {
+            Ok((value, outputs, metered)) => {
                 self.db
-                    .finish_job(id, &self.id, Outcome::Completed(value, outputs))
+                    .finish_job(id, &self.id, Outcome::Completed(value, outputs, metered))
                     .await
             }
             Err(JobFailure::Retry(e)) => match self

@@ -17,6 +17,7 @@ mod image;
 mod isolation;
 mod jobs;
 mod limits;
+mod metering;
 mod neural;
 mod pagination;
 mod process;
