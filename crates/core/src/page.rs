@@ -28,12 +28,13 @@ impl PageParams {
     pub fn parse(page: Option<&str>, limit: Option<&str>) -> Result<Self, ApiError> {
         let page = match page {
             None => 1,
+            // An int32, as the document says.
             Some(s) => match s.trim().parse::<u32>() {
-                Ok(n) if n >= 1 => n,
+                Ok(n) if n >= 1 && n <= i32::MAX as u32 => n,
                 _ => {
                     return Err(ApiError::invalid_parameter(
                         "page",
-                        "must be an integer of at least 1",
+                        "must be an integer from 1 to 2147483647",
                     ))
                 }
             },

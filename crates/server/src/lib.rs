@@ -2,6 +2,7 @@
 
 pub mod app;
 pub mod config;
+pub mod contract;
 pub mod error;
 pub mod extract;
 pub mod jobs;

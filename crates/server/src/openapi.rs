@@ -3,6 +3,8 @@
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
+use crate::contract::Contract;
+
 use crate::routes::{
     account, accounts, avatars, blobs, dubbing, files, image, jobs, keys, models, previews, sound,
     stt, tts, video, voice_changer, voices,
@@ -57,7 +59,7 @@ impl Modify for Security {
         files::upload, files::list, files::get, files::delete,
         blobs::download,
     ),
-    modifiers(&Security),
+    modifiers(&Security, &Contract),
     tags(
         (name = "voice", description = "Text-to-speech, the voice catalog and the engines"),
         (name = "account", description = "The caller's account, credits and limits"),

@@ -7,6 +7,7 @@ mod hostile_media;
 mod attacks;
 mod auth;
 mod avatars;
+mod contract;
 mod credits;
 mod dubbing;
 mod errors;
