@@ -153,6 +153,10 @@ impl Modify for Contract {
         for (path, item) in openapi.paths.paths.iter_mut() {
             for (method, op) in operations(item) {
                 paging(op);
+                // Every operation that reads a body needs one.
+                if let Some(body) = op.request_body.as_mut() {
+                    body.required = Some(utoipa::openapi::Required::True);
+                }
                 for (status, codes) in platform_errors(path, method, op) {
                     let key = status.to_string();
                     match op.responses.responses.get_mut(&key) {

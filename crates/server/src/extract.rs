@@ -8,6 +8,7 @@ use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::{header, request::Parts};
 use mediagen_core::{ApiError, ErrorCode, Level};
 use serde::de::DeserializeOwned;
+use serde::Deserialize;
 
 use crate::error::Error;
 use crate::middleware::{IdempotencyKey, Principal};
@@ -193,19 +194,31 @@ pub fn too_large(limit: usize) -> Error {
         .into()
 }
 
-/// Parses JSON into `T`, naming the offending field on failure.
+/// Parses JSON into `T`, naming the offending field on failure. A member
+/// of the body set to `null` is the same as an absent one (optional fields
+/// take their default; required ones are missing).
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
     let de = &mut serde_json::Deserializer::from_slice(bytes);
-    let value = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
+    let mut value = serde_json::Value::deserialize(&mut *de).map_err(|e| {
+        Error::from(
+            ApiError::new(ErrorCode::InvalidJson)
+                .with_message(format!("The request body is not valid JSON: {e}")),
+        )
+    })?;
+    // One JSON value and nothing after it: `{..}{..}` or trailing text is
+    // not a body this API reads.
+    de.end().map_err(|_| {
+        Error::from(
+            ApiError::new(ErrorCode::InvalidJson)
+                .with_message("The request body has data after its JSON value."),
+        )
+    })?;
+    if let serde_json::Value::Object(members) = &mut value {
+        members.retain(|_, v| !v.is_null());
+    }
+    serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
-        let inner = e.into_inner();
-        if inner.is_syntax() || inner.is_eof() {
-            return Error::from(
-                ApiError::new(ErrorCode::InvalidJson)
-                    .with_message(format!("The request body is not valid JSON: {inner}")),
-            );
-        }
-        let message = inner.to_string();
+        let message = e.into_inner().to_string();
         // serde reports a missing field at its parent's path.
         let parameter = match message
             .strip_prefix("missing field `")
@@ -222,16 +235,7 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
             .unwrap_or(&message)
             .to_owned();
         Error::from(ApiError::invalid_parameter(&parameter, reason))
-    })?;
-    // One JSON value and nothing after it: `{..}{..}` or trailing text is
-    // not a body this API reads.
-    de.end().map_err(|_| {
-        Error::from(
-            ApiError::new(ErrorCode::InvalidJson)
-                .with_message("The request body has data after its JSON value."),
-        )
-    })?;
-    Ok(value)
+    })
 }
 
 /// Query parameters: 400 `invalid_parameter` naming the bad one.
