@@ -108,13 +108,27 @@ fn operations(item: &mut PathItem) -> Vec<(&'static str, &mut Operation)> {
     out
 }
 
-/// `page` and `limit` as the server reads them (`PageParams::parse`).
+/// Query parameters as the server reads them: `page` and `limit`
+/// (`PageParams::parse`), and the filters that take one of a few values.
 fn paging(op: &mut Operation) {
     use utoipa::openapi::schema::{KnownFormat, SchemaFormat};
     let Some(params) = op.parameters.as_mut() else {
         return;
     };
     for p in params.iter_mut() {
+        let choices: Option<&[&str]> = match p.name.as_str() {
+            "gender" => Some(&["female", "male", "neutral"]),
+            "status" => Some(&["queued", "processing", "completed", "failed", "cancelled"]),
+            _ => None,
+        };
+        if let Some(choices) = choices {
+            let schema = ObjectBuilder::new()
+                .schema_type(Type::String)
+                .enum_values(Some(choices.to_vec()))
+                .build();
+            p.schema = Some(RefOr::T(Schema::Object(schema)));
+            continue;
+        }
         let (min, max, default, text) = match p.name.as_str() {
             "page" => (1, i64::from(i32::MAX), 1, "Page number, from 1."),
             "limit" => (
@@ -137,9 +151,59 @@ fn paging(op: &mut Operation) {
     }
 }
 
+/// The component names of the JSON request bodies.
+fn request_schemas(openapi: &OpenApi) -> Vec<String> {
+    let mut names = Vec::new();
+    for item in openapi.paths.paths.values() {
+        for op in [&item.get, &item.post, &item.put, &item.patch, &item.delete]
+            .into_iter()
+            .flatten()
+        {
+            let Some(body) = &op.request_body else {
+                continue;
+            };
+            for content in body.content.values() {
+                if let Some(RefOr::Ref(r)) = &content.schema {
+                    if let Some(name) = r.ref_location.rsplit('/').next() {
+                        names.push(name.to_owned());
+                    }
+                }
+            }
+        }
+    }
+    names
+}
+
+/// Optional members of a JSON body may be `null` (read as absent, see
+/// `extract::parse_json`): the document says so.
+fn nullable_optionals(schema: &mut Schema) {
+    use utoipa::openapi::schema::SchemaType;
+    let Schema::Object(object) = schema else {
+        return;
+    };
+    for (name, property) in object.properties.iter_mut() {
+        if object.required.contains(name) {
+            continue;
+        }
+        if let RefOr::T(Schema::Object(p)) = property {
+            if let SchemaType::Type(t) = &p.schema_type {
+                if *t != Type::Null {
+                    p.schema_type = SchemaType::Array(vec![t.clone(), Type::Null]);
+                }
+            }
+        }
+    }
+}
+
 impl Modify for Contract {
     fn modify(&self, openapi: &mut OpenApi) {
+        let bodies = request_schemas(openapi);
         let components = openapi.components.get_or_insert_with(Default::default);
+        for name in bodies {
+            if let Some(RefOr::T(schema)) = components.schemas.get_mut(&name) {
+                nullable_optionals(schema);
+            }
+        }
         components
             .schemas
             .insert("Error".into(), RefOr::T(error_schema()));

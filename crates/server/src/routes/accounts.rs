@@ -48,6 +48,8 @@ pub const MAX_BALANCE: i64 = 1_000_000_000_000_000;
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateAccount {
+    /// 1–100 characters.
+    #[schema(min_length = 1, max_length = 100)]
     pub name: String,
     /// Credits to start with.
     #[serde(default)]

@@ -17,6 +17,7 @@ pub struct ImageBodyDoc {
     /// ("wearing", "on", "above", "under", "next to"), a setting (beach, forest,
     /// city, snow, desert, room, sky, mountains, meadow), a time of day (day,
     /// sunset, night) and a style word (watercolor, pixel art).
+    #[schema(min_length = 1, max_length = 1000, pattern = "\\S")]
     prompt: String,
     /// Pixels, a multiple of 8 from 64 to 2048; default 1024.
     width: Option<u32>,

@@ -67,9 +67,11 @@ pub struct CreateKey {
     #[serde(default)]
     pub name: Option<String>,
     /// `read`, `write` or `admin`.
+    #[schema(pattern = "^(read|write|admin)$")]
     pub level: String,
     /// ISO 8601 time after which the key stops working.
     #[serde(default)]
+    #[schema(format = DateTime)]
     pub expires_at: Option<String>,
 }
 
@@ -164,7 +166,7 @@ pub struct RevokeQuery {
 /// time (a later call can bring a scheduled revocation forward, never undo
 /// or postpone it).
 #[utoipa::path(delete, path = "/v1/keys/{id}", tag = "keys", security(("bearer" = ["admin"])),
-    params(("id" = String, Path), ("revokeAt" = Option<String>, Query, description = "ISO 8601; default now")),
+    params(("id" = String, Path), ("revokeAt" = Option<String>, Query, format = DateTime, description = "ISO 8601; default now")),
     responses((status = 200, body = KeyView), (status = 404)))]
 pub async fn revoke_key(
     State(state): State<AppState>,

@@ -17,6 +17,7 @@ pub struct SoundBodyDoc {
     /// What to hear, 1–1000 characters: sources ("rain", "footsteps",
     /// "door knock", "piano melody"), modifiers ("distant", "heavy", "fast",
     /// "deep") and a tempo ("120 bpm"). See `GET /v1/sound-generation/vocabulary`.
+    #[schema(min_length = 1, max_length = 1000, pattern = "\\S")]
     prompt: String,
     /// Seconds, 0.5–30. Omitted: chosen from the prompt (a beep 0.5 s, rain 8 s,
     /// music 12 s).

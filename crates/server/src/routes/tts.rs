@@ -13,7 +13,9 @@ use crate::state::AppState;
 #[allow(dead_code)]
 #[schema(as = TextToSpeechRequest)]
 pub struct TtsBodyDoc {
-    /// Trimmed; 1–5000 characters.
+    /// Trimmed; 1–5000 characters, with something to say (a letter or a
+    /// digit).
+    #[schema(min_length = 1, max_length = 5000, pattern = "\\S")]
     text: String,
     /// A voice id from `GET /v1/voices`: a catalog voice, or one of the
     /// account's cloned voices (spoken by its `baseVoiceId` and converted

@@ -308,15 +308,7 @@ async fn every_route_refuses_other_accounts_and_read_keys(backend: Backend) {
         .unwrap();
     let b_read = b_read["key"].as_str().unwrap().to_owned();
     let mine = resources(&app, &a_id, &a).await;
-    let doc: Value = app
-        .client
-        .get(format!("{}/v1/openapi.json", app.addr))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let doc: Value = app.openapi().await;
     let (mut walked, mut refused_read) = (0, 0);
     for (path, item) in doc["paths"].as_object().unwrap() {
         if !path.starts_with("/v1/") {

@@ -325,6 +325,18 @@ impl TestApp {
         r.bytes().await.unwrap().to_vec()
     }
 
+    /// The published OpenAPI document.
+    pub async fn openapi(&self) -> Value {
+        self.client
+            .get(format!("{}/v1/openapi.json", self.addr))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+
     pub async fn account_view(&self, key: &str) -> Value {
         self.get("/v1/account", key).await.json().await.unwrap()
     }
