@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The published contract against the server: schemathesis (PyPI) generates
-# requests from /v1/openapi.json, authenticated with an admin key of a
-# fresh account, and checks every answer against the document.
+# requests from /v1/openapi.json, authenticated with the operator's admin
+# key of a fresh server, and checks every answer against the document.
 # Usage: scripts/contract.sh [seconds] [bin] [st options…]  (default 120 s,
 # the debug build). One worker: with two, hypothesis 6 sometimes trips over
 # its own source cache ("AST constructor recursion depth mismatch").
