@@ -29,12 +29,16 @@ impl Db {
         key: &str,
         request_hash: &str,
     ) -> Result<IdempotencyState, StoreError> {
-        // Records past their time are forgotten: this account's under this
-        // key now, everyone's as they come up (indexed by age).
-        sqlx::query("DELETE FROM idempotency_keys WHERE created_at < $1")
-            .bind(self.idempotency_cutoff())
-            .execute(&self.pool)
-            .await?;
+        // A record past its time is forgotten (the others are swept by
+        // `prune_idempotency_keys`).
+        sqlx::query(
+            "DELETE FROM idempotency_keys WHERE account_id = $1 AND key = $2 AND created_at < $3",
+        )
+        .bind(account_id)
+        .bind(key)
+        .bind(self.idempotency_cutoff())
+        .execute(&self.pool)
+        .await?;
         let now = now_ms();
         let inserted = sqlx::query(
             "INSERT INTO idempotency_keys (account_id, key, request_hash, locked_until, created_at) \
@@ -111,6 +115,18 @@ impl Db {
         Ok(())
     }
 
+    /// Deletes every record past its time (found by age, indexed); the
+    /// workers' maintenance tick calls it. Returns how many went.
+    pub async fn prune_idempotency_keys(&self) -> Result<u64, StoreError> {
+        Ok(
+            sqlx::query("DELETE FROM idempotency_keys WHERE created_at < $1")
+                .bind(self.idempotency_cutoff())
+                .execute(&self.pool)
+                .await?
+                .rows_affected(),
+        )
+    }
+
     /// Forgets a started request (it failed in a way a retry may fix).
     pub async fn idempotency_abandon(&self, account_id: &str, key: &str) -> Result<(), StoreError> {
         sqlx::query(
@@ -121,5 +137,30 @@ impl Db {
         .execute(&self.pool)
         .await?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The sweep deletes the records past their time and keeps the rest.
+    #[tokio::test]
+    async fn expired_records_are_swept() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("t.db").display());
+        let db = Db::connect(&url)
+            .await
+            .unwrap()
+            .with_idempotency_ttl(std::time::Duration::from_secs(1));
+        let begun = db.idempotency_begin("acct_a", "old", "h1").await.unwrap();
+        assert_eq!(begun, IdempotencyState::Started);
+        tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+        db.idempotency_begin("acct_a", "new", "h2").await.unwrap();
+        assert_eq!(db.prune_idempotency_keys().await.unwrap(), 1);
+        assert_eq!(db.prune_idempotency_keys().await.unwrap(), 0);
+        // The fresh one is still remembered.
+        let again = db.idempotency_begin("acct_a", "new", "h2").await.unwrap();
+        assert_eq!(again, IdempotencyState::InProgress);
     }
 }

@@ -164,17 +164,12 @@ async fn settle_measured(
         settle(conn, job, CreditState::Captured).await?;
         return Ok(true);
     }
-    if due > job.cost {
-        let top_up = Movement::top_up(&job.id, due - job.cost);
-        if post(conn, &job.account_id, top_up).await?.is_none() {
-            return Ok(false);
-        }
-    }
     let state = if due > 0 {
         CreditState::Captured
     } else {
         CreditState::Refunded
     };
+    // The hold moves once; only the call that moves it charges.
     let changed = sqlx::query(
         "UPDATE jobs SET credit_state = $2, cost = $3 WHERE id = $1 AND credit_state = 'held'",
     )
@@ -184,15 +179,28 @@ async fn settle_measured(
     .execute(&mut *conn)
     .await?
     .rows_affected();
-    if changed == 1 {
-        let captured = due.min(job.cost);
-        if captured > 0 {
-            post(conn, &job.account_id, Movement::capture(&job.id, captured)).await?;
+    if changed == 0 {
+        return Ok(true);
+    }
+    if due > job.cost {
+        let top_up = Movement::top_up(&job.id, due - job.cost);
+        if post(conn, &job.account_id, top_up).await?.is_none() {
+            // Not covered: the hold is still held, for the caller to refund.
+            sqlx::query("UPDATE jobs SET credit_state = 'held', cost = $2 WHERE id = $1")
+                .bind(&job.id)
+                .bind(job.cost)
+                .execute(&mut *conn)
+                .await?;
+            return Ok(false);
         }
-        if job.cost > captured {
-            let back = Movement::refund(&job.id, job.cost - captured);
-            post(conn, &job.account_id, back).await?;
-        }
+    }
+    let captured = due.min(job.cost);
+    if captured > 0 {
+        post(conn, &job.account_id, Movement::capture(&job.id, captured)).await?;
+    }
+    if job.cost > captured {
+        let back = Movement::refund(&job.id, job.cost - captured);
+        post(conn, &job.account_id, back).await?;
     }
     Ok(true)
 }

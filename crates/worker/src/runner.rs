@@ -115,6 +115,9 @@ impl Worker {
                         Ok(n) => warn!(failed = n, "failed jobs whose workers died on every attempt"),
                         Err(e) => error!(error = %e, "reaping expired jobs failed"),
                     }
+                    if let Err(e) = self.db.prune_idempotency_keys().await {
+                        error!(error = %e, "pruning expired idempotency keys failed");
+                    }
                 }
                 permit = slots.clone().acquire_owned() => {
                     let Ok(permit) = permit else { break };
