@@ -24,7 +24,8 @@ pid=$!
 trap 'kill -9 $pid 2>/dev/null; rm -rf "$dir"' EXIT
 for _ in $(seq 1 300); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
 key=$(grep -o 'mg_live_[A-Za-z0-9]*' "$dir/out" | head -1)
-"$venv/bin/st" run "http://127.0.0.1:$port/v1/openapi.json" \
+"$venv/bin/st" --config-file tests/contract/schemathesis.toml \
+  run "http://127.0.0.1:$port/v1/openapi.json" \
   -H "Authorization: Bearer $key" \
   --checks all --max-time "$seconds" --workers 1 \
   --suppress-health-check all "${@:3}"

@@ -7,6 +7,12 @@ cd "$(dirname "$0")/.."
 MEDIAGEN_TEST_POSTGRES_URL=$(scripts/ensure-postgres.sh)
 export MEDIAGEN_TEST_POSTGRES_URL
 echo "test: PostgreSQL tests use ${MEDIAGEN_TEST_POSTGRES_URL//:postgres@/:***@}"
+# An S3-compatible server for the storage tests (moto's, from PyPI), stopped
+# at the end if this run started it.
+MEDIAGEN_TEST_S3_ENDPOINT=$(scripts/ensure-s3.sh)
+export MEDIAGEN_TEST_S3_ENDPOINT
+[ -f target/moto.pid ] && trap 'kill "$(cat target/moto.pid)" 2>/dev/null; rm -f target/moto.pid' EXIT
+echo "test: S3 tests use $MEDIAGEN_TEST_S3_ENDPOINT"
 # Databases left behind by interrupted runs.
 psql "$MEDIAGEN_TEST_POSTGRES_URL" -qtAc "select datname from pg_database where datname like 'mg_test_%'" \
   | while read -r db; do [ -n "$db" ] && psql "$MEDIAGEN_TEST_POSTGRES_URL" -qc "DROP DATABASE IF EXISTS $db WITH (FORCE)"; done
@@ -26,6 +32,12 @@ fi
 # speech models (they are large) while each test has its own server,
 # database and storage.
 cargo test --workspace --locked --no-fail-fast
+
+# The published contract: schemathesis (coverage, fuzzing and stateful
+# phases, every check) against a fresh server of the debug build, bounded in
+# time; any failure fails the run (docs/api.md).
+cargo build --locked -p mediagen-server --bin mediagen
+scripts/contract.sh 90
 
 # A short run of every fuzz target (docs/security.md; `make fuzz` runs each
 # for ten minutes).

@@ -473,15 +473,16 @@ impl DubPipeline {
         if original.is_empty() {
             return Err(JobFailure::abort("no_audio", "the file has no sound"));
         }
-        let pcm = pcm::decode(input, demuxer, &scratch.join("heard.f32"), 16_000, max)
-            .map_err(|e| unreadable(&e))?;
         let total = original.duration();
         let (from, to) = (
             req.start_time.unwrap_or(0.0),
             req.end_time.unwrap_or(total).min(total),
         );
-        // Charged for the part dubbed as decoded, not the header's estimate.
-        ctx.meter((to - from).max(0.0));
+        // Charged for the part dubbed as decoded, not the header's estimate
+        // (a hold too small is raised before the work, or the job stops).
+        ctx.meter_blocking((to - from).max(0.0))?;
+        let pcm = pcm::decode(input, demuxer, &scratch.join("heard.f32"), 16_000, max)
+            .map_err(|e| unreadable(&e))?;
         let model = self.stt.model(None).ok_or_else(|| {
             JobFailure::abort("engine_unavailable", "dubbing needs a speech-to-text model")
         })?;
@@ -964,8 +965,16 @@ impl DubEdit {
         .map_err(|_| ApiError::unprocessable("jobId", "not a dubbing job"))?;
         let segments: Vec<DubbedLine> = serde_json::from_value(result["segments"].clone())
             .map_err(|_| ApiError::unprocessable("jobId", "the dub has no lines"))?;
-        if edits.is_empty() || edits.len() > segments.len() {
+        if edits.is_empty() {
             return Err(ApiError::invalid_parameter(
+                "segments",
+                "give at least one line to change",
+            ));
+        }
+        // What the dub holds is not the document's to say: a well-formed
+        // edit naming lines it lacks (or one twice) is 422.
+        if edits.len() > segments.len() {
+            return Err(ApiError::unprocessable(
                 "segments",
                 format!("give 1 to {} lines to change", segments.len()),
             ));
@@ -973,7 +982,7 @@ impl DubEdit {
         edits.sort_by_key(|e| e.index);
         for e in edits.iter_mut() {
             if e.index >= segments.len() {
-                return Err(ApiError::invalid_parameter(
+                return Err(ApiError::unprocessable(
                     "segments",
                     format!(
                         "index {} is past the last line ({})",
@@ -995,7 +1004,7 @@ impl DubEdit {
             }
         }
         if edits.windows(2).any(|w| w[0].index == w[1].index) {
-            return Err(ApiError::invalid_parameter(
+            return Err(ApiError::unprocessable(
                 "segments",
                 "each line may be changed once per call",
             ));

@@ -35,12 +35,19 @@ pub fn audio_output(
     let rate = match sample_rate {
         None => format.default_rate(native),
         Some(r) if format.sample_rates().contains(&r) => r,
-        Some(_) => {
+        Some(r) => {
             let rates: Vec<String> = format.sample_rates().iter().map(u32::to_string).collect();
-            return Err(ApiError::invalid_parameter(
-                "sampleRate",
-                format!("{} supports {}", format.as_str(), rates.join(", ")),
-            ));
+            let reason = format!("{} supports {}", format.as_str(), rates.join(", "));
+            // A rate no format takes is outside the document (400); one
+            // another format takes is refused for this one (422).
+            let known = AudioFormat::ALL
+                .iter()
+                .any(|f| f.sample_rates().contains(&r));
+            return Err(if known {
+                ApiError::unprocessable("sampleRate", reason)
+            } else {
+                ApiError::invalid_parameter("sampleRate", reason)
+            });
         }
     };
     Ok((format, rate))

@@ -43,7 +43,7 @@ impl Neural {
                 ("guidanceScale", guidance_scale.is_some()),
             ] {
                 if given {
-                    return Err(ApiError::invalid_parameter(
+                    return Err(ApiError::unprocessable(
                         name,
                         "applies to neural models only (see `model`)",
                     ));
@@ -58,7 +58,9 @@ impl Neural {
                 if let DiffusionError::NotFound { found, .. } = e {
                     names.extend(found);
                 }
-                return Err(ApiError::invalid_parameter(
+                // Which models exist is this server's, not the document's:
+                // a well-formed name it lacks is 422.
+                return Err(ApiError::unprocessable(
                     "model",
                     format!(
                         "must be one of: {} (neural models are folders under models/{}/, see docs/models.md)",

@@ -117,7 +117,7 @@ impl SoundRequest {
             }
         };
         if body.negative_prompt.is_some() && neural.is_none() {
-            return Err(ApiError::invalid_parameter(
+            return Err(ApiError::unprocessable(
                 "negativePrompt",
                 "applies to neural models only (see `model`)",
             ));

@@ -277,7 +277,7 @@ impl Pipeline for SttPipeline {
             let pcm = demuxer(&input)
                 .and_then(|d| pcm::decode(&input, d, &scratch, 16_000, duration))
                 .map_err(|e| JobFailure::abort("unreadable_media", e.to_string()))?;
-            progress.meter(pcm.duration());
+            progress.meter_blocking(pcm.duration())?;
             transcribe_stream(model.as_ref(), catalog.gate(), &opts, &pcm, &mut |done| {
                 progress.set_progress((done * 100.0) as i64);
                 !progress.is_cancelled()

@@ -100,11 +100,13 @@ impl TtsRequest {
         }
         // Something to say: a letter or a digit in any script (or phonemes).
         // Text of only punctuation, emoji or invisible characters would make
-        // silence and still be charged.
+        // silence and still be charged. Well-formed text the engine cannot
+        // use (this, and SSML errors) is 422; out of the document's bounds,
+        // 400.
         let sayable = |t: &str| t.chars().any(char::is_alphanumeric);
         if ssml::is_ssml(&text) {
             let segments = ssml::parse(&text).map_err(|e| {
-                ApiError::invalid_parameter("text", format!("invalid SSML: {}", e.message))
+                ApiError::unprocessable("text", format!("invalid SSML: {}", e.message))
                     .with_detail("position", e.position)
             })?;
             let says = segments.iter().any(|s| match s {
@@ -113,13 +115,13 @@ impl TtsRequest {
                 ssml::Segment::Break(_) => false,
             });
             if !says {
-                return Err(ApiError::invalid_parameter(
+                return Err(ApiError::unprocessable(
                     "text",
                     "the SSML has nothing to say",
                 ));
             }
         } else if !sayable(&text) {
-            return Err(ApiError::invalid_parameter(
+            return Err(ApiError::unprocessable(
                 "text",
                 "has nothing to say: no letters or digits",
             ));

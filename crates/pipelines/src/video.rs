@@ -4,7 +4,8 @@ use std::collections::HashMap;
 
 use mediagen_core::{ApiError, ErrorCode};
 use mediagen_engines::video::{
-    inspect_near, smart_cut_refusal, trim_accurate, trim_fast, trim_smart, Container, Range,
+    inspect, inspect_near, smart_cut_refusal, trim_accurate, trim_fast, trim_smart, Container,
+    Range,
 };
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
 use serde::{Deserialize, Serialize};
@@ -213,7 +214,7 @@ impl Pipeline for TrimPipeline {
             .map_err(JobFailure::storage)?;
         let out = dir.path().join(format!("trimmed.{}", req.format.as_str()));
         let scratch = dir.path().to_owned();
-        let (trimmed, reencoded, fallback, info) = {
+        let (trimmed, reencoded, fallback, info, written) = {
             let (input, out, req) = (input.clone(), out.clone(), req.clone());
             tokio::task::spawn_blocking(move || {
                 let unreadable = |e: &dyn std::fmt::Display| {
@@ -260,7 +261,14 @@ impl Pipeline for TrimPipeline {
                     },
                 }
                 .map_err(|e| JobFailure::abort("trim_failed", e.to_string()))?;
-                Ok((trimmed, reencoded, fallback, info))
+                // What was cut, as written: a source shorter than its header
+                // (a truncated upload) yields less than the ranges planned.
+                let written = inspect(&out)
+                    .ok()
+                    .flatten()
+                    .map(|o| o.duration)
+                    .ok_or_else(|| JobFailure::abort("trim_failed", "the trimmed file is unreadable"))?;
+                Ok((trimmed, reencoded, fallback, info, written))
             })
             .await
             .map_err(|e| JobFailure::abort("internal_error", e.to_string()))??
@@ -271,11 +279,12 @@ impl Pipeline for TrimPipeline {
             &out,
         )
         .await?;
-        let output_seconds: f64 = trimmed.ranges.iter().map(|r| r.end - r.start).sum();
+        let planned: f64 = trimmed.ranges.iter().map(|r| r.end - r.start).sum();
+        let output_seconds = planned.min(written);
         // Charged for what was cut, never for more than was asked (fast
         // mode's ranges start at keyframes, earlier than asked).
         let asked: f64 = req.ranges.iter().map(|r| r.end - r.start).sum();
-        ctx.meter(output_seconds.min(asked));
+        ctx.meter(output_seconds.min(asked)).await?;
         Ok(json!({
             "reencodedSeconds": (reencoded.unwrap_or(match req.mode {
                 Mode::Fast => 0.0,

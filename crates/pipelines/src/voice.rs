@@ -353,8 +353,9 @@ impl Pipeline for VoiceChangePipeline {
             if original.is_empty() {
                 return Err(JobFailure::abort("no_audio", "the file has no sound"));
             }
-            // Charged for the sound decoded, not the header's estimate.
-            job.meter(original.duration());
+            // Charged for the sound decoded, not the header's estimate (a
+            // hold too small is raised before the work, or the job stops).
+            job.meter_blocking(original.duration())?;
             let changed = match r.mode {
                 ChangeMode::Convert => this.convert(&r, &original, &scratch)?,
                 ChangeMode::Revoice => {

@@ -72,7 +72,12 @@ impl Services {
                 "registered the outputs of jobs from before 0005_outputs"
             );
         }
-        let blobs = BlobStore::local(&config.storage_dir()).context("opening blob storage")?;
+        let blobs = BlobStore::open(
+            &config.storage_url,
+            &config.storage_dir(),
+            &config.storage_options,
+        )
+        .context("opening blob storage")?;
         let secret = if config.signing_secret.0.is_empty() {
             db.setting_or_init("url_signing_secret", || random_base62(64))
                 .await?
@@ -223,8 +228,16 @@ async fn publish_avatars(
     Ok(ready)
 }
 
+/// The pipelines this process's workers run: every kind this build has,
+/// or those of `worker_kinds`.
+pub fn registry(config: &Config, engines: &Engines) -> anyhow::Result<Registry> {
+    all_pipelines(config, engines)
+        .only(&config.worker_kinds())
+        .map_err(|e| anyhow::anyhow!("worker_kinds: {e}"))
+}
+
 /// The pipelines this build can run.
-pub fn registry(config: &Config, engines: &Engines) -> Registry {
+fn all_pipelines(config: &Config, engines: &Engines) -> Registry {
     let mut registry = Registry::new();
     registry.register(Arc::new(TtsPipeline {
         catalog: engines.tts.clone(),
@@ -267,7 +280,36 @@ pub fn worker_config(config: &Config, concurrency: usize) -> WorkerConfig {
         lease: Duration::from_secs_f64(config.lease_seconds),
         heartbeat: Duration::from_secs_f64(config.heartbeat_seconds),
         poll: Duration::from_secs_f64(config.poll_seconds),
+        retention: config.retention(),
     }
+}
+
+/// The rate limiter `rate_limit_store` asks for.
+fn rate_limiter(config: &Config, db: &Db) -> anyhow::Result<RateLimiter> {
+    let (minute, hour) = (config.rate_limit_per_minute, config.rate_limit_per_hour);
+    let shared = match config.rate_limit_store.as_str() {
+        "" => db.backend() == mediagen_store::Backend::Postgres,
+        "database" => true,
+        "memory" => false,
+        other => anyhow::bail!("rate_limit_store: `{other}` is not database or memory"),
+    };
+    Ok(if shared {
+        RateLimiter::shared(minute, hour, db.clone())
+    } else {
+        RateLimiter::new(minute, hour)
+    })
+}
+
+/// Events that also hear the other processes (PostgreSQL's `NOTIFY`); a
+/// listener that cannot start leaves polling to do the work.
+async fn relayed_events(db: &Db) -> Events {
+    let events = Events::default();
+    match events.relay(db).await {
+        Ok(true) => tracing::info!("wake-ups: listening for other processes' jobs"),
+        Ok(false) => {}
+        Err(e) => tracing::warn!(error = %e, "wake-ups: cannot listen; polling instead"),
+    }
+    events
 }
 
 /// Creates the operator account and its first admin key when the database
@@ -314,20 +356,21 @@ impl Application {
         } else {
             config.public_base_url.trim_end_matches('/').to_owned()
         };
-        let events = Events::default();
+        let events = relayed_events(&services.db).await;
         let engines = engines(&config).await?;
         let avatars = publish_avatars(&services.blobs, &config.models_dir).await?;
-        let worker = (config.workers > 0).then(|| {
-            Worker::new(
+        let worker = match config.workers {
+            0 => None,
+            n => Some(Worker::new(
                 services.db.clone(),
                 services.blobs.clone(),
-                registry(&config, &engines),
-                worker_config(&config, config.workers),
+                registry(&config, &engines)?,
+                worker_config(&config, n),
                 events.clone(),
-            )
-        });
+            )),
+        };
         let state = AppState::new(Inner {
-            limiter: RateLimiter::new(config.rate_limit_per_minute, config.rate_limit_per_hour),
+            limiter: rate_limiter(&config, &services.db)?,
             metrics: Metrics::default(),
             keys: KeyCache::new(Duration::from_secs_f64(config.auth_cache_seconds)),
             db: services.db,
@@ -468,9 +511,9 @@ pub async fn run_worker(config: Config, shutdown: impl Future<Output = ()>) -> a
     let worker = Worker::new(
         services.db.clone(),
         services.blobs,
-        registry(&config, &engines),
+        registry(&config, &engines)?,
         worker_config(&config, config.worker_concurrency),
-        Events::default(),
+        relayed_events(&services.db).await,
     );
     let (stop_tx, stop_rx) = watch::channel(false);
     let handle = tokio::spawn(worker.run(stop_rx));

@@ -33,8 +33,22 @@ pub struct Config {
     pub models_dir: PathBuf,
     /// `sqlite://<path>` or `postgres://…`; empty means `sqlite://<data_dir>/mediagen.db`.
     pub database_url: String,
-    /// Directory for job outputs; empty means `<data_dir>/blobs`.
+    /// Directory for job outputs; empty means `<data_dir>/blobs`. Used
+    /// when `storage_url` is empty.
     pub storage_dir: String,
+    /// Where files are stored: empty (the local `storage_dir`),
+    /// `file:///dir`, or `s3://bucket/prefix` for any S3-compatible store,
+    /// configured by the standard `AWS_*` variables (`AWS_ENDPOINT_URL`,
+    /// `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`,
+    /// `AWS_ALLOW_HTTP`) and `storage_options`.
+    pub storage_url: String,
+    /// S3 settings by their lower-case names (`aws_endpoint`,
+    /// `aws_region`, `aws_allow_http`, …), over the `AWS_*` variables.
+    pub storage_options: BTreeMap<String, String>,
+    /// `true`: signed result URLs answer with a redirect (307) to a
+    /// presigned URL of the S3 store, which then serves the bytes; `false`
+    /// (default): this server streams them from the store.
+    pub storage_redirect: bool,
     /// Base of the absolute result URLs; empty means `http://<bind>`.
     pub public_base_url: String,
     /// HMAC key for signed URLs. Empty: a random key is generated once and
@@ -50,6 +64,10 @@ pub struct Config {
     pub workers: usize,
     /// Jobs run at once by `mediagen worker`.
     pub worker_concurrency: usize,
+    /// The job kinds this process's workers claim, comma-separated (`tts,stt`;
+    /// `mediagen worker --kinds`); empty: every kind. Jobs of a kind no live
+    /// worker claims wait queued.
+    pub worker_kinds: String,
     /// Lease of a claimed job; a worker silent this long is presumed dead.
     pub lease_seconds: f64,
     /// How often a running job's lease is renewed.
@@ -79,6 +97,11 @@ pub struct Config {
     pub rate_limit_per_minute: u32,
     /// Requests per hour per API key.
     pub rate_limit_per_hour: u32,
+    /// Where the rate-limit counters live: `database` (shared by every API
+    /// process: exact across them), `memory` (each process counts its own
+    /// traffic) or empty for the default: `database` on PostgreSQL,
+    /// `memory` on SQLite.
+    pub rate_limit_store: String,
     /// Jobs one account may have queued or running at once.
     pub max_concurrent_jobs: i64,
     /// Largest JSON request body, in bytes.
@@ -89,6 +112,12 @@ pub struct Config {
     pub upload_idle_seconds: f64,
     /// An upload must arrive whole within this time (408).
     pub upload_timeout_seconds: f64,
+    /// Days a finished job and its outputs are kept (0: forever). Result
+    /// URLs never outlive it.
+    pub job_retention_days: f64,
+    /// Days an uploaded file is kept (0: forever), and longer while a
+    /// queued or running job reads it.
+    pub file_retention_days: f64,
     /// How long an `Idempotency-Key` is remembered (replays and the jobs
     /// it made); a key used again later starts a new request.
     pub idempotency_ttl_seconds: f64,
@@ -113,6 +142,10 @@ impl Default for Config {
             models_dir: PathBuf::from("./models"),
             database_url: String::new(),
             storage_dir: String::new(),
+            storage_url: String::new(),
+            storage_options: BTreeMap::new(),
+            storage_redirect: false,
+            worker_kinds: String::new(),
             public_base_url: String::new(),
             signing_secret: Secret::default(),
             url_ttl_seconds: 24 * 3600,
@@ -125,18 +158,21 @@ impl Default for Config {
             max_attempts: 3,
             job_timeout_seconds: 1800.0,
             timeout_per_media_second: 2.0,
-            auth_cache_seconds: 2.0,
+            auth_cache_seconds: 1.0,
             engine_threads: 2,
             stt_concurrency: 2,
             max_trim_ranges: 50,
             rate_limit_per_minute: 600,
             rate_limit_per_hour: 20_000,
+            rate_limit_store: String::new(),
             max_concurrent_jobs: 10,
             json_body_limit: 1024 * 1024,
             upload_body_limit: 1024 * 1024 * 1024,
             upload_idle_seconds: 30.0,
             upload_timeout_seconds: 1800.0,
             idempotency_ttl_seconds: 24.0 * 3600.0,
+            job_retention_days: 30.0,
+            file_retention_days: 30.0,
             initial_credits: 1_000_000,
             costs: BTreeMap::from([
                 ("test.sleep".to_owned(), 1.0),
@@ -236,6 +272,30 @@ impl Config {
         } else {
             PathBuf::from(&self.storage_dir)
         }
+    }
+
+    /// `days` as a duration, `None` for 0 (keep forever).
+    fn kept(days: f64) -> Option<std::time::Duration> {
+        (days > 0.0).then(|| std::time::Duration::from_secs_f64(days * 86_400.0))
+    }
+
+    /// How long finished jobs (`job_retention_days`) and uploads
+    /// (`file_retention_days`) are kept.
+    pub fn retention(&self) -> mediagen_worker::Retention {
+        mediagen_worker::Retention {
+            jobs: Self::kept(self.job_retention_days),
+            files: Self::kept(self.file_retention_days),
+        }
+    }
+
+    /// The kinds of `worker_kinds`, trimmed (empty: every kind).
+    pub fn worker_kinds(&self) -> Vec<String> {
+        self.worker_kinds
+            .split(',')
+            .map(str::trim)
+            .filter(|k| !k.is_empty())
+            .map(str::to_owned)
+            .collect()
     }
 
     /// Credits per unit for a job kind (0 when unset).

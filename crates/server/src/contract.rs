@@ -110,16 +110,22 @@ fn operations(item: &mut PathItem) -> Vec<(&'static str, &mut Operation)> {
 
 /// Query parameters as the server reads them: `page` and `limit`
 /// (`PageParams::parse`), and the filters that take one of a few values.
-fn paging(op: &mut Operation) {
+fn paging(path: &str, op: &mut Operation) {
+    use crate::routes::{avatars, voices};
     use utoipa::openapi::schema::{KnownFormat, SchemaFormat};
     let Some(params) = op.parameters.as_mut() else {
         return;
+    };
+    let listed: &[(&str, &[&str])] = match path {
+        "/v1/avatars" => &avatars::LIST_CHOICES,
+        "/v1/voices" => &voices::LIST_CHOICES,
+        _ => &[],
     };
     for p in params.iter_mut() {
         let choices: Option<&[&str]> = match p.name.as_str() {
             "gender" => Some(&["female", "male", "neutral"]),
             "status" => Some(&["queued", "processing", "completed", "failed", "cancelled"]),
-            _ => None,
+            name => listed.iter().find(|(n, _)| *n == name).map(|(_, c)| *c),
         };
         if let Some(choices) = choices {
             let schema = ObjectBuilder::new()
@@ -151,8 +157,9 @@ fn paging(op: &mut Operation) {
     }
 }
 
-/// The component names of the JSON request bodies.
-fn request_schemas(openapi: &OpenApi) -> Vec<String> {
+/// The component names of the request bodies, each with whether it is
+/// JSON (or a multipart form).
+fn request_schemas(openapi: &OpenApi) -> Vec<(String, bool)> {
     let mut names = Vec::new();
     for item in openapi.paths.paths.values() {
         for op in [&item.get, &item.post, &item.put, &item.patch, &item.delete]
@@ -162,10 +169,10 @@ fn request_schemas(openapi: &OpenApi) -> Vec<String> {
             let Some(body) = &op.request_body else {
                 continue;
             };
-            for content in body.content.values() {
+            for (kind, content) in &body.content {
                 if let Some(RefOr::Ref(r)) = &content.schema {
                     if let Some(name) = r.ref_location.rsplit('/').next() {
-                        names.push(name.to_owned());
+                        names.push((name.to_owned(), kind == "application/json"));
                     }
                 }
             }
@@ -195,18 +202,243 @@ fn nullable_optionals(schema: &mut Schema) {
     }
 }
 
+/// The component names `schema`'s properties refer to (directly or as
+/// array items).
+fn referenced(schema: &Schema) -> Vec<String> {
+    let Schema::Object(object) = schema else {
+        return Vec::new();
+    };
+    let name = |r: &RefOr<Schema>| match r {
+        RefOr::Ref(r) => r.ref_location.rsplit('/').next().map(str::to_owned),
+        RefOr::T(Schema::Array(a)) => match &a.items {
+            utoipa::openapi::schema::ArrayItems::RefOrSchema(item) => match item.as_ref() {
+                RefOr::Ref(r) => r.ref_location.rsplit('/').next().map(str::to_owned),
+                _ => None,
+            },
+            _ => None,
+        },
+        _ => None,
+    };
+    object.properties.values().filter_map(name).collect()
+}
+
+/// Every body refuses members (or form parts) it does not define (each
+/// body type denies unknown fields), and so do the objects inside it: the
+/// document says so.
+fn closed(schema: &mut Schema) {
+    use utoipa::openapi::schema::AdditionalProperties;
+    if let Schema::Object(object) = schema {
+        object.additional_properties = Some(Box::new(AdditionalProperties::FreeForm(false)));
+    }
+}
+
+/// The JSON form of a multipart form (see `forms::BY_FILE_ID`): the
+/// `file` part becomes `fileId`, the id of an uploaded file.
+fn by_file_id(form: &Schema) -> Option<Schema> {
+    let Schema::Object(form) = form else {
+        return None;
+    };
+    let mut json = form.clone();
+    json.properties.remove("file")?;
+    json.properties.insert(
+        "fileId".into(),
+        RefOr::T(Schema::Object(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .min_length(Some(1))
+                .description(Some("The id of a file uploaded with `POST /v1/files` (404 when the account has none by it)."))
+                .build(),
+        )),
+    );
+    for name in json.required.iter_mut() {
+        if name == "file" {
+            *name = "fileId".into();
+        }
+    }
+    Some(Schema::Object(json))
+}
+
+/// Adds the JSON alternative to the operations whose multipart form may
+/// name an uploaded file instead, and sends a form's lists of objects as
+/// JSON text parts (how the handlers read them).
+fn media_bodies(openapi: &mut OpenApi) {
+    use utoipa::openapi::encoding::EncodingBuilder;
+    let components = openapi.components.get_or_insert_with(Default::default);
+    let mut lists: Vec<(String, Vec<String>)> = Vec::new();
+    for name in crate::forms::BY_FILE_ID {
+        let Some(RefOr::T(form)) = components.schemas.get(name) else {
+            continue;
+        };
+        if let Some(json) = by_file_id(form) {
+            components
+                .schemas
+                .insert(format!("{name}ByFileId"), RefOr::T(json));
+        }
+    }
+    for (name, schema) in components.schemas.iter() {
+        if let RefOr::T(Schema::Object(o)) = schema {
+            let objects: Vec<String> = o
+                .properties
+                .iter()
+                .filter(|(_, p)| matches!(p, RefOr::T(Schema::Array(_))))
+                .filter(|(_, p)| !referenced_items_are_binary(p))
+                .map(|(k, _)| k.clone())
+                .collect();
+            if !objects.is_empty() {
+                lists.push((name.clone(), objects));
+            }
+        }
+    }
+    for item in openapi.paths.paths.values_mut() {
+        for (_, op) in operations(item) {
+            let Some(body) = op.request_body.as_mut() else {
+                continue;
+            };
+            let Some(form) = body.content.get_mut("multipart/form-data") else {
+                continue;
+            };
+            let Some(RefOr::Ref(r)) = &form.schema else {
+                continue;
+            };
+            let name = r.ref_location.rsplit('/').next().unwrap_or("").to_owned();
+            if let Some((_, props)) = lists.iter().find(|(n, _)| *n == name) {
+                for p in props {
+                    form.encoding.insert(
+                        p.clone(),
+                        EncodingBuilder::new()
+                            .content_type(Some("application/json"))
+                            .build(),
+                    );
+                }
+            }
+            if crate::forms::BY_FILE_ID.contains(&name.as_str()) {
+                let json = ContentBuilder::new()
+                    .schema(Some(RefOr::Ref(utoipa::openapi::Ref::from_schema_name(
+                        format!("{name}ByFileId"),
+                    ))))
+                    .build();
+                body.content.insert("application/json".into(), json);
+            }
+        }
+    }
+}
+
+/// True for an array of binary strings (files), sent as file parts.
+fn referenced_items_are_binary(p: &RefOr<Schema>) -> bool {
+    use utoipa::openapi::schema::{ArrayItems, KnownFormat, SchemaFormat};
+    let RefOr::T(Schema::Array(a)) = p else {
+        return false;
+    };
+    match &a.items {
+        ArrayItems::RefOrSchema(item) => matches!(
+            item.as_ref(),
+            RefOr::T(Schema::Object(o))
+                if o.format == Some(SchemaFormat::KnownFormat(KnownFormat::Binary))
+        ),
+        _ => false,
+    }
+}
+
+/// A unique operation id from the method and path: `GET
+/// /v1/voices/{id}` is `getVoicesById`, `POST /v1/text-to-speech`
+/// `postTextToSpeech` (handler names repeat across modules: `get`,
+/// `create`…, and links and client generators need them unique).
+fn operation_id(method: &str, path: &str) -> String {
+    let mut id = method.to_owned();
+    for segment in path.split('/').filter(|s| !s.is_empty() && *s != "v1") {
+        let (by, words) = match segment.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+            Some(param) => ("By", param),
+            None => ("", segment),
+        };
+        id.push_str(by);
+        for word in words.split(['-', '_']) {
+            let mut chars = word.chars();
+            if let Some(first) = chars.next() {
+                id.extend(first.to_uppercase());
+                id.push_str(chars.as_str());
+            }
+        }
+    }
+    id
+}
+
+/// Links from what a POST creates to the operations on it: the resource at
+/// `{path}/{id}` and below it (its id is the answer's `id`), and for a job
+/// answer its status and cancellation. Stateful checks (schemathesis)
+/// follow them; no link leads from a list, so nothing reaches the caller's
+/// own key.
+fn links(openapi: &mut OpenApi) {
+    use utoipa::openapi::link::LinkBuilder;
+    let mut targets: Vec<(String, String, String)> = Vec::new(); // (path, param, operationId)
+    for (path, item) in openapi.paths.paths.iter_mut() {
+        for (method, _) in operations(item) {
+            if let Some(param) = path
+                .rsplit_once("/{")
+                .and_then(|(_, p)| p.split_once('}'))
+                .map(|(p, _)| p.to_owned())
+            {
+                targets.push((path.clone(), param, operation_id(method, path)));
+            }
+        }
+    }
+    for (path, item) in openapi.paths.paths.iter_mut() {
+        let Some(op) = item.post.as_mut() else {
+            continue;
+        };
+        let job = ["200", "202"].iter().any(|s| {
+            matches!(op.responses.responses.get(*s), Some(RefOr::T(r))
+                if r.content.values().any(|c| matches!(&c.schema,
+                    Some(RefOr::Ref(r)) if r.ref_location.ends_with("/JobView"))))
+        });
+        for (status, response) in op.responses.responses.iter_mut() {
+            let RefOr::T(response) = response else {
+                continue;
+            };
+            if !status.starts_with('2') || response.content.is_empty() {
+                continue;
+            }
+            for (target, param, id) in &targets {
+                let child = target
+                    .strip_prefix(path.as_str())
+                    .is_some_and(|rest| rest.starts_with(&format!("/{{{param}}}")));
+                let of_job = job && target.starts_with("/v1/jobs/{");
+                let of_dub = job && path == "/v1/dubbing" && target.starts_with("/v1/dubbing/{");
+                if child || of_job || of_dub {
+                    let link = LinkBuilder::new()
+                        .operation_id(id.clone())
+                        .parameter(param.clone(), "$response.body#/id")
+                        .build();
+                    response.links.insert(id.clone(), RefOr::T(link));
+                }
+            }
+        }
+    }
+}
+
 impl Modify for Contract {
     fn modify(&self, openapi: &mut OpenApi) {
+        media_bodies(openapi);
         let bodies = request_schemas(openapi);
         let components = openapi.components.get_or_insert_with(Default::default);
-        for name in bodies {
+        let mut inner = Vec::new();
+        for (name, json) in &bodies {
+            if let Some(RefOr::T(schema)) = components.schemas.get_mut(name) {
+                if *json {
+                    nullable_optionals(schema);
+                }
+                closed(schema);
+                inner.extend(referenced(schema));
+            }
+        }
+        for name in inner {
             if let Some(RefOr::T(schema)) = components.schemas.get_mut(&name) {
-                nullable_optionals(schema);
+                closed(schema);
             }
         }
         components
             .schemas
             .insert("Error".into(), RefOr::T(error_schema()));
+        links(openapi);
         let error = || {
             ContentBuilder::new()
                 .schema(Some(RefOr::Ref(utoipa::openapi::Ref::from_schema_name(
@@ -216,7 +448,8 @@ impl Modify for Contract {
         };
         for (path, item) in openapi.paths.paths.iter_mut() {
             for (method, op) in operations(item) {
-                paging(op);
+                op.operation_id = Some(operation_id(method, path));
+                paging(path, op);
                 // Every operation that reads a body needs one.
                 if let Some(body) = op.request_body.as_mut() {
                     body.required = Some(utoipa::openapi::Required::True);

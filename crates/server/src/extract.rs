@@ -216,6 +216,7 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
     if let serde_json::Value::Object(members) = &mut value {
         members.retain(|_, v| !v.is_null());
     }
+    whole_numbers(&mut value);
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let message = e.into_inner().to_string();
@@ -236,6 +237,24 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
             .to_owned();
         Error::from(ApiError::invalid_parameter(&parameter, reason))
     })
+}
+
+/// Numbers written with a zero fraction (`5.0`, `-284.0`) are the integers
+/// they equal, as JSON Schema counts them: an integer field takes them.
+fn whole_numbers(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::Number(n) if n.is_f64() => {
+            let x = n.as_f64().unwrap_or(f64::NAN);
+            // Exactly representable as i64 (2^63 itself is not).
+            if x.fract() == 0.0 && x >= i64::MIN as f64 && x < i64::MAX as f64 {
+                *value = Value::from(x as i64);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(whole_numbers),
+        Value::Object(members) => members.values_mut().for_each(whole_numbers),
+        _ => {}
+    }
 }
 
 /// Query parameters: 400 `invalid_parameter` naming the bad one.
@@ -282,6 +301,16 @@ mod tests {
     struct Body {
         text: String,
         n: Option<u32>,
+    }
+
+    #[test]
+    fn whole_floats_are_integers() {
+        let b: Body = parse_json(br#"{"text": "a", "n": 5.0}"#).unwrap();
+        assert_eq!(b.n, Some(5));
+        let e = parse_json::<Body>(br#"{"text": "a", "n": 5.5}"#).unwrap_err();
+        assert_eq!(e.api.details["parameter"], "n");
+        let e = parse_json::<Body>(br#"{"text": "a", "n": 1e300}"#).unwrap_err();
+        assert_eq!(e.api.details["parameter"], "n");
     }
 
     #[test]

@@ -43,11 +43,23 @@ pub struct JobView {
     pub created_at: String,
     /// ISO 8601 UTC.
     pub updated_at: String,
+    /// When a finished job and its outputs are deleted (ISO 8601 UTC,
+    /// `job_retention_days` after it finished); `null` while it runs or
+    /// when jobs are kept forever. Result URLs expire by then.
+    pub expires_at: Option<String>,
 }
 
 impl JobView {
     pub fn new(state: &AppState, job: Job) -> Self {
-        let expires = now_ms() / 1000 + state.config.url_ttl_seconds as i64;
+        let deleted_at = state
+            .config
+            .retention()
+            .jobs
+            .filter(|_| job.status.is_terminal())
+            .map(|keep| job.updated_at.saturating_add(keep.as_millis() as i64));
+        // No URL outlives the job: the sweep deletes the files at its expiry.
+        let expires = (now_ms() / 1000 + state.config.url_ttl_seconds as i64)
+            .min(deleted_at.map_or(i64::MAX, |t| t / 1000));
         let outputs = job.outputs;
         let result = job.result.map(|mut r| {
             for output in &outputs {
@@ -81,6 +93,7 @@ impl JobView {
             attempts: job.attempts,
             created_at: iso8601(job.created_at),
             updated_at: iso8601(job.updated_at),
+            expires_at: deleted_at.map(iso8601),
         }
     }
 }
@@ -258,9 +271,12 @@ pub fn job_response(state: &AppState, job: Job) -> ApiResult<Response> {
 }
 
 /// Waits until the job is finished or `wait` has passed. Woken at once by
-/// workers in this process; polls the database for workers elsewhere.
+/// workers in this process and, on PostgreSQL, by the announcements of
+/// every other; polling the database is the fallback (often without
+/// announcements, seldom with them).
 async fn wait_for(state: &AppState, job: Job, wait: Duration) -> ApiResult<Job> {
     let deadline = tokio::time::Instant::now() + wait;
+    let poll = Duration::from_millis(if state.events.relayed() { 2000 } else { 200 });
     let mut finished = state.events.subscribe_finished();
     let mut job = job;
     loop {
@@ -269,7 +285,7 @@ async fn wait_for(state: &AppState, job: Job, wait: Duration) -> ApiResult<Job> 
         }
         tokio::select! {
             _ = finished.recv() => {}
-            _ = tokio::time::sleep(Duration::from_millis(200)) => {}
+            _ = tokio::time::sleep(poll) => {}
             _ = tokio::time::sleep_until(deadline) => {}
         }
         job = state

@@ -40,7 +40,12 @@ enum Command {
     /// Run the API with in-process workers.
     Serve,
     /// Run workers only (scale-out: many of these beside `serve --workers 0`).
-    Worker,
+    Worker {
+        /// The job kinds to claim, comma-separated (`tts,stt`; setting
+        /// `worker_kinds`) [default: every kind].
+        #[arg(long)]
+        kinds: Option<String>,
+    },
     /// Create, list and revoke API keys.
     #[command(subcommand)]
     Keys(KeysCommand),
@@ -138,7 +143,13 @@ async fn main() -> anyhow::Result<()> {
     }
     match cli.command {
         Command::Serve => serve(config).await,
-        Command::Worker => run_worker(config, shutdown_signal()).await,
+        Command::Worker { kinds } => {
+            let mut config = config;
+            if let Some(kinds) = kinds {
+                config.worker_kinds = kinds;
+            }
+            run_worker(config, shutdown_signal()).await
+        }
         Command::Keys(cmd) => keys(config, cmd).await,
         Command::Accounts(cmd) => accounts(config, cmd).await,
         Command::Models(ModelsCommand::Tiny { dir }) => {

@@ -232,10 +232,7 @@ pub async fn probe_upload(
     parameter: &str,
     limits: &MediaLimits,
 ) -> ApiResult<Probe> {
-    if upload.size == 0 {
-        return Err(ApiError::invalid_parameter("file", "the file is empty").into());
-    }
-    if upload.is_text() {
+    if upload.size == 0 || upload.is_text() {
         return Err(not_media().into());
     }
     let path = upload.file.path().to_owned();

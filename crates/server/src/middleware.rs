@@ -314,7 +314,10 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
         }
         Some(a) => a,
     };
-    let rate = state.limiter.check(&auth.key_id, now / 1000);
+    let rate = match state.limiter.check(&auth.key_id, now / 1000).await {
+        Ok(rate) => rate,
+        Err(e) => return Error::from(e).into_response(),
+    };
     let mut response = if rate.allowed {
         req.extensions_mut().insert(Principal {
             account_id: auth.account_id,

@@ -77,3 +77,41 @@ pub struct ApiDoc;
 pub fn document() -> utoipa::openapi::OpenApi {
     ApiDoc::openapi()
 }
+
+/// The document as served: JSON, built once. utoipa 5.5 writes a link's
+/// `operationId`, `operationRef` and `requestBody` in snake case; they are
+/// renamed here to the specification's names.
+pub fn json() -> &'static serde_json::Value {
+    static DOC: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
+    DOC.get_or_init(|| {
+        let mut doc = serde_json::to_value(document()).unwrap_or_default();
+        fix_links(&mut doc);
+        doc
+    })
+}
+
+fn fix_links(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::Object(links)) = map.get_mut("links") {
+                for link in links.values_mut() {
+                    if let Value::Object(link) = link {
+                        for (from, to) in [
+                            ("operation_id", "operationId"),
+                            ("operation_ref", "operationRef"),
+                            ("request_body", "requestBody"),
+                        ] {
+                            if let Some(v) = link.remove(from) {
+                                link.insert(to.into(), v);
+                            }
+                        }
+                    }
+                }
+            }
+            map.values_mut().for_each(fix_links);
+        }
+        Value::Array(items) => items.iter_mut().for_each(fix_links),
+        _ => {}
+    }
+}

@@ -48,6 +48,15 @@ impl AppState {
     pub fn new(inner: Inner) -> Self {
         Self(Arc::new(inner))
     }
+
+    /// The job kinds claimed by a worker seen within a lease (a worker
+    /// silent longer is presumed dead, as its jobs are).
+    pub async fn live_kinds(
+        &self,
+    ) -> Result<std::collections::BTreeSet<String>, mediagen_store::StoreError> {
+        let within = (self.config.lease_seconds * 1000.0) as i64;
+        self.db.live_kinds(within.max(1000)).await
+    }
 }
 
 impl Deref for AppState {

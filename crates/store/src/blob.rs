@@ -6,9 +6,15 @@ use bytes::Bytes;
 use futures::stream::BoxStream;
 use futures::StreamExt;
 use hmac::{Hmac, Mac};
+use object_store::aws::{AmazonS3, AmazonS3Builder};
 use object_store::local::LocalFileSystem;
 use object_store::path::Path as ObjectPath;
-use object_store::{GetOptions, GetRange, ObjectStore, PutPayload};
+use object_store::prefix::PrefixStore;
+use object_store::signer::Signer as _;
+use object_store::{
+    Attribute, Attributes, GetOptions, GetRange, ObjectStore, PutMultipartOptions, PutOptions,
+    PutPayload,
+};
 use sha2::Sha256;
 
 /// Errors of the blob store.
@@ -24,8 +30,8 @@ pub enum BlobError {
     Store(#[from] object_store::Error),
     #[error("io: {0}")]
     Io(#[from] std::io::Error),
-    #[error("unsupported blob store url `{0}`")]
-    UnsupportedUrl(String),
+    #[error("storage configuration: {0}")]
+    Config(String),
 }
 
 /// A byte range requested by an HTTP `Range` header.
@@ -87,9 +93,112 @@ pub struct BlobStore {
     /// The directory of a local store: its blobs are plain files, linked
     /// into a job's scratch directory for the tools to read.
     root: Option<PathBuf>,
+    /// An S3 store, which can hand out presigned URLs of its objects.
+    s3: Option<S3>,
+}
+
+/// An S3 bucket and the prefix this deployment's keys live under.
+#[derive(Clone)]
+struct S3 {
+    bucket: Arc<AmazonS3>,
+    prefix: Option<ObjectPath>,
 }
 
 impl BlobStore {
+    /// The store `url` names: empty, a path or `file:///dir` is a local
+    /// directory (empty: `default_dir`); `s3://bucket/prefix` is an S3
+    /// bucket (any S3-compatible service), configured by the standard
+    /// `AWS_*` variables (`AWS_ENDPOINT_URL`, `AWS_ACCESS_KEY_ID`,
+    /// `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`, `AWS_ALLOW_HTTP`, …) and then
+    /// by `options` (the same keys in lower case, `aws_endpoint` …).
+    pub fn open(
+        url: &str,
+        default_dir: &Path,
+        options: &std::collections::BTreeMap<String, String>,
+    ) -> Result<Self, BlobError> {
+        if url.is_empty() {
+            return Self::local(default_dir);
+        }
+        if let Some(dir) = url.strip_prefix("file://") {
+            return Self::local(Path::new(dir));
+        }
+        let Some(rest) = url.strip_prefix("s3://") else {
+            if url.contains("://") {
+                return Err(BlobError::Config(
+                    "storage_url must be a directory, file:///dir or s3://bucket/prefix".into(),
+                ));
+            }
+            return Self::local(Path::new(url));
+        };
+        let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+        if bucket.is_empty() {
+            return Err(BlobError::Config("storage_url names no bucket".into()));
+        }
+        let mut builder = AmazonS3Builder::from_env().with_bucket_name(bucket);
+        for (key, value) in options {
+            let key = key
+                .to_ascii_lowercase()
+                .parse()
+                .map_err(|_| BlobError::Config(format!("unknown storage option `{key}`")))?;
+            builder = builder.with_config(key, value);
+        }
+        let bucket = Arc::new(builder.build()?);
+        let prefix = prefix.trim_matches('/');
+        let prefix = if prefix.is_empty() {
+            None
+        } else {
+            Some(Self::path(prefix)?)
+        };
+        let whole: Arc<dyn ObjectStore> = bucket.clone();
+        let store: Arc<dyn ObjectStore> = match &prefix {
+            Some(p) => Arc::new(PrefixStore::new(whole, p.clone())),
+            None => whole,
+        };
+        Ok(Self {
+            store,
+            root: None,
+            s3: Some(S3 { bucket, prefix }),
+        })
+    }
+
+    /// A URL at which the store itself serves `key` for `ttl` (an S3
+    /// presigned GET), or `None` for a store that cannot make one.
+    pub async fn presigned_url(
+        &self,
+        key: &str,
+        ttl: std::time::Duration,
+    ) -> Result<Option<String>, BlobError> {
+        let Some(s3) = &self.s3 else {
+            return Ok(None);
+        };
+        let path = Self::path(key)?;
+        let full: ObjectPath = match &s3.prefix {
+            Some(prefix) => prefix.parts().chain(path.parts()).collect(),
+            None => path,
+        };
+        let url = s3.bucket.signed_url(http::Method::GET, &full, ttl).await?;
+        Ok(Some(url.to_string()))
+    }
+
+    /// The keys stored under `prefix` (a directory of keys such as
+    /// `jobs/job_x`), for sweeps and checks.
+    pub async fn list(&self, prefix: &str) -> Result<Vec<String>, BlobError> {
+        use futures::TryStreamExt;
+        let prefix = Self::path(prefix)?;
+        let metas: Vec<_> = self.store.list(Some(&prefix)).try_collect().await?;
+        Ok(metas.into_iter().map(|m| m.location.to_string()).collect())
+    }
+
+    /// What a put records with the object: its content type, so that a
+    /// presigned URL serves it as such (a local store keeps none).
+    fn attributes(&self, key: &str) -> Attributes {
+        let mut attributes = Attributes::new();
+        if self.s3.is_some() {
+            attributes.insert(Attribute::ContentType, content_type_for(key).into());
+        }
+        attributes
+    }
+
     /// A store rooted at a local directory (created when missing).
     pub fn local(dir: &Path) -> Result<Self, BlobError> {
         std::fs::create_dir_all(dir)?;
@@ -97,12 +206,17 @@ impl BlobStore {
         Ok(Self {
             store: Arc::new(fs),
             root: Some(std::fs::canonicalize(dir)?),
+            s3: None,
         })
     }
 
     /// Wraps any object store (S3, GCS, in-memory for tests).
     pub fn from_store(store: Arc<dyn ObjectStore>) -> Self {
-        Self { store, root: None }
+        Self {
+            store,
+            root: None,
+            s3: None,
+        }
     }
 
     /// The file holding a blob on a local store.
@@ -124,8 +238,12 @@ impl BlobStore {
 
     /// Stores `bytes` under `key`, replacing what was there.
     pub async fn put(&self, key: &str, bytes: Bytes) -> Result<(), BlobError> {
+        let opts = PutOptions {
+            attributes: self.attributes(key),
+            ..PutOptions::default()
+        };
         self.store
-            .put(&Self::path(key)?, PutPayload::from(bytes))
+            .put_opts(&Self::path(key)?, PutPayload::from(bytes), opts)
             .await?;
         Ok(())
     }
@@ -152,7 +270,14 @@ impl BlobStore {
             }
             return Ok(());
         }
-        let upload = self.store.put_multipart(&Self::path(key)?).await?;
+        let opts = PutMultipartOptions {
+            attributes: self.attributes(key),
+            ..PutMultipartOptions::default()
+        };
+        let upload = self
+            .store
+            .put_multipart_opts(&Self::path(key)?, opts)
+            .await?;
         let mut writer = object_store::WriteMultipart::new_with_chunk_size(upload, 8 * 1024 * 1024);
         let mut f = tokio::fs::File::open(file).await?;
         let mut buf = vec![0u8; 1024 * 1024];
@@ -354,6 +479,35 @@ mod tests {
             BlobRange::parse("bytes=100-200").unwrap().resolve(100),
             None
         );
+    }
+
+    #[test]
+    fn storage_urls_name_a_directory_or_a_bucket() {
+        let dir = tempfile::tempdir().unwrap();
+        let none = std::collections::BTreeMap::new();
+        let local = BlobStore::open("", dir.path(), &none).unwrap();
+        assert!(local.root.is_some() && local.s3.is_none());
+        let url = format!("file://{}", dir.path().join("x").display());
+        assert!(BlobStore::open(&url, dir.path(), &none)
+            .unwrap()
+            .root
+            .is_some());
+        for bad in ["gs://bucket", "s3://", "s3:///prefix"] {
+            assert!(
+                matches!(
+                    BlobStore::open(bad, dir.path(), &none),
+                    Err(BlobError::Config(_))
+                ),
+                "{bad}"
+            );
+        }
+        let typo = [("aws_endpont".to_owned(), "http://x".to_owned())].into();
+        assert!(matches!(
+            BlobStore::open("s3://b/p", dir.path(), &typo),
+            Err(BlobError::Config(_))
+        ));
+        let s3 = BlobStore::open("s3://b/p/q", dir.path(), &none).unwrap();
+        assert_eq!(s3.s3.unwrap().prefix.unwrap().as_ref(), "p/q");
     }
 
     #[test]

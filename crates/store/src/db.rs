@@ -32,6 +32,8 @@ pub struct Db {
     pub(crate) backend: Backend,
     /// How long an `Idempotency-Key` is remembered (requests and jobs).
     pub(crate) idempotency_ttl_ms: i64,
+    /// The PostgreSQL URL, for the wake-up listener's own connection.
+    pub(crate) url: Option<String>,
 }
 
 /// Idempotency keys are remembered this long unless configured otherwise.
@@ -103,6 +105,7 @@ impl Db {
             Backend::Postgres => sqlx::migrate!("./migrations/postgres").run(&pool).await?,
         }
         Ok(Self {
+            url: (backend == Backend::Postgres).then(|| url.clone()),
             pool,
             backend,
             idempotency_ttl_ms: IDEMPOTENCY_TTL.as_millis() as i64,

@@ -341,6 +341,9 @@ impl Db {
         .bind(new.unit_price)
         .execute(&mut *tx)
         .await?;
+        if new.inline.is_none() {
+            self.announce_queued(&mut *tx, new.kind.as_str()).await?;
+        }
         tx.commit().await?;
         self.job_by_id(&id)
             .await?
@@ -459,6 +462,7 @@ impl Db {
         if let Some(row) = row {
             let job = job_from_row(&row)?;
             settle(&mut tx, &job, CreditState::Refunded).await?;
+            self.announce_finished(&mut *tx, id).await?;
         }
         tx.commit().await?;
         self.job(account_id, id).await
@@ -467,27 +471,42 @@ impl Db {
     /// Claims the oldest runnable job for `worker` with a lease of
     /// `lease_ms`: a queued job, or a running one whose lease expired (its
     /// worker died) while attempts remain.
-    pub async fn claim_job(&self, worker: &str, lease_ms: i64) -> Result<Option<Job>, StoreError> {
+    pub async fn claim_job(
+        &self,
+        worker: &str,
+        lease_ms: i64,
+        kinds: &[&str],
+    ) -> Result<Option<Job>, StoreError> {
+        if kinds.is_empty() {
+            return Ok(None);
+        }
         let now = now_ms();
+        // Only the kinds this worker runs: the others wait for theirs.
+        let listed: Vec<String> = (0..kinds.len()).map(|i| format!("${}", i + 4)).collect();
+        let listed = listed.join(", ");
         // SKIP LOCKED lets many PostgreSQL workers claim in parallel; on
         // SQLite the single UPDATE … RETURNING is atomic by itself.
         let lock = match self.backend {
             Backend::Postgres => "FOR UPDATE SKIP LOCKED",
             Backend::Sqlite => "",
         };
-        let row = sqlx::query(&format!(
+        let sql = format!(
             "UPDATE jobs SET status = 'processing', lease_owner = $1, lease_expires_at = $2, \
              attempts = attempts + 1, updated_at = $3, started_at = COALESCE(started_at, $3) \
-             WHERE id = (SELECT id FROM jobs WHERE status = 'queued' \
-                OR (status = 'processing' AND lease_expires_at < $3 AND attempts < max_attempts) \
+             WHERE id = (SELECT id FROM jobs WHERE (status = 'queued' \
+                OR (status = 'processing' AND lease_expires_at < $3 AND attempts < max_attempts)) \
+                AND kind IN ({listed}) \
                 ORDER BY created_at, id LIMIT 1 {lock}) \
              RETURNING {JOB_COLS}"
-        ))
-        .bind(worker)
-        .bind(now + lease_ms)
-        .bind(now)
-        .fetch_optional(&self.pool)
-        .await?;
+        );
+        let mut query = sqlx::query(&sql)
+            .bind(worker)
+            .bind(now + lease_ms)
+            .bind(now);
+        for kind in kinds {
+            query = query.bind(*kind);
+        }
+        let row = query.fetch_optional(&self.pool).await?;
         row.as_ref().map(job_from_row).transpose()
     }
 
@@ -515,6 +534,73 @@ impl Db {
         .await?
         .rows_affected();
         Ok(n == 1)
+    }
+
+    /// Raises a running job's hold to the price of `measured` units, as soon
+    /// as the job knows them (its input decoded longer than its header
+    /// said), before the work is done: the difference moves from the
+    /// balance to `reserved` and the job's cost becomes the new hold.
+    /// Returns false, changing nothing, when the balance cannot cover it;
+    /// true when the hold covers the measurement (raised or already
+    /// enough). Only the worker holding the lease can raise it.
+    pub async fn raise_hold(
+        &self,
+        id: &str,
+        worker: &str,
+        measured: f64,
+    ) -> Result<bool, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        // A write first, so that the transaction holds the lock before it
+        // reads (SQLite cannot upgrade a read to a write under contention).
+        let row = sqlx::query(&format!(
+            "UPDATE jobs SET updated_at = $3 WHERE id = $1 AND lease_owner = $2 \
+             AND status = 'processing' AND credit_state = 'held' RETURNING {JOB_COLS}"
+        ))
+        .bind(id)
+        .bind(worker)
+        .bind(now_ms())
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(row) = row else {
+            // Not ours any more (cancelled, lease lost): nothing to raise;
+            // the job's own loop stops it.
+            tx.rollback().await?;
+            return Ok(true);
+        };
+        let job = job_from_row(&row)?;
+        let due = due_for(&mut tx, &job, |estimated| {
+            mediagen_core::billing::measured_units(estimated, measured)
+        })
+        .await?;
+        if due <= job.cost {
+            tx.rollback().await?;
+            return Ok(true);
+        }
+        let more = due - job.cost;
+        if post(&mut tx, &job.account_id, Movement::reserve(&job.id, more))
+            .await?
+            .is_none()
+        {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        let n = sqlx::query(
+            "UPDATE jobs SET cost = $3 WHERE id = $1 AND lease_owner = $2 \
+             AND status = 'processing' AND credit_state = 'held' AND cost = $4",
+        )
+        .bind(id)
+        .bind(worker)
+        .bind(due)
+        .bind(job.cost)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if n != 1 {
+            tx.rollback().await?;
+            return Ok(true);
+        }
+        tx.commit().await?;
+        Ok(true)
     }
 
     /// Records the outcome of a claimed job and settles its credits (capture
@@ -601,6 +687,7 @@ impl Db {
                 settle_measured(&mut tx, &job, due).await?;
             }
         }
+        self.announce_finished(&mut *tx, id).await?;
         tx.commit().await?;
         Ok(true)
     }
@@ -613,19 +700,22 @@ impl Db {
         worker: &str,
         error: &JobError,
     ) -> Result<bool, StoreError> {
-        let n = sqlx::query(
+        let row = sqlx::query(
             "UPDATE jobs SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL, \
              error = $3, updated_at = $4 \
-             WHERE id = $1 AND lease_owner = $2 AND status = 'processing' AND attempts < max_attempts",
+             WHERE id = $1 AND lease_owner = $2 AND status = 'processing' AND attempts < max_attempts \
+             RETURNING kind",
         )
         .bind(id)
         .bind(worker)
         .bind(serde_json::to_string(error).unwrap_or_default())
         .bind(now_ms())
-        .execute(&self.pool)
-        .await?
-        .rows_affected();
-        Ok(n == 1)
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(row) = row else { return Ok(false) };
+        let kind: String = row.try_get("kind")?;
+        self.announce_queued(&self.pool, &kind).await?;
+        Ok(true)
     }
 
     /// Fails jobs whose lease expired after their last attempt (their worker
@@ -679,6 +769,7 @@ impl Db {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Account;
     use serde_json::json;
 
     /// Results written before outputs were registered: the job's own files
@@ -699,5 +790,63 @@ mod tests {
         assert_eq!(result["audioUrl"], Value::Null);
         assert_eq!(result["words"][0]["word"], "blob:jobs/job_b/speech.mp3");
         assert_eq!(result["upload"], "blob:files/acct/file_1");
+    }
+
+    /// A measurement over the estimate raises the hold at once (the
+    /// balance pays it into `reserved`), never past the balance; the
+    /// settlement then captures the raised hold, with no top-up.
+    #[tokio::test]
+    async fn a_measured_job_raises_its_hold_before_the_work() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("t.db").display());
+        let db = Db::connect(&url).await.unwrap();
+        let account = db.create_account("a", false, 100).await.unwrap();
+        let job = db
+            .create_job(NewJob {
+                account_id: account.id.clone(),
+                kind: JobKind("stt".into()),
+                payload: json!({}),
+                cost: 13,
+                units: 13.0,
+                unit_price: 1.0,
+                max_attempts: 3,
+                timeout_ms: 60_000,
+                idempotency_key: None,
+                max_concurrent: 10,
+                inline: None,
+            })
+            .await
+            .unwrap();
+        assert!(db
+            .claim_job("w1", 30_000, &["tts"])
+            .await
+            .unwrap()
+            .is_none());
+        let claimed = db
+            .claim_job("w1", 30_000, &["tts", "stt"])
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(claimed.id, job.id);
+        let credits = |a: Account| (a.balance, a.reserved, a.used);
+        // Another worker cannot raise it; more than the balance is refused.
+        assert!(db.raise_hold(&job.id, "w2", 60.0).await.unwrap());
+        assert!(!db.raise_hold(&job.id, "w1", 200.0).await.unwrap());
+        let now = db.account(&account.id).await.unwrap().unwrap();
+        assert_eq!(credits(now), (87, 13, 0));
+        // Within the tolerance: the estimate stands.
+        assert!(db.raise_hold(&job.id, "w1", 13.4).await.unwrap());
+        let now = db.account(&account.id).await.unwrap().unwrap();
+        assert_eq!(credits(now), (87, 13, 0));
+        // 60.05 s decoded: 60 credits held, once however often it is said.
+        for _ in 0..2 {
+            assert!(db.raise_hold(&job.id, "w1", 60.05).await.unwrap());
+        }
+        let now = db.account(&account.id).await.unwrap().unwrap();
+        assert_eq!(credits(now), (40, 60, 0));
+        let outcome = Outcome::Completed(json!({}), vec![], Some(60.05));
+        assert!(db.finish_job(&job.id, "w1", outcome).await.unwrap());
+        let now = db.account(&account.id).await.unwrap().unwrap();
+        assert_eq!(credits(now), (40, 0, 60));
     }
 }

@@ -14,7 +14,11 @@ mod files;
 mod idempotency;
 mod jobs;
 mod keys;
+mod rate_limits;
+mod retention;
 mod voices;
+mod wakeups;
+mod workers;
 
 pub use accounts::{Account, LedgerEntry};
 pub use avatars::{AvatarChanges, AvatarRecord};
@@ -26,4 +30,6 @@ pub use files::FileRecord;
 pub use idempotency::IdempotencyState;
 pub use jobs::{legacy_outputs, CreateJobError, JobFilter, NewJob, Outcome, QueueDepth};
 pub use keys::{AuthKey, KeyRecord};
+pub use rate_limits::RateCounts;
 pub use voices::{VoiceChanges, VoiceRecord};
+pub use wakeups::Wakeup;

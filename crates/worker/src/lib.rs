@@ -8,8 +8,10 @@
 //! attempts is failed and refunded by the reaper.
 
 mod pipeline;
+pub mod retention;
 mod runner;
 pub mod testing;
 
 pub use pipeline::{public_error, JobContext, JobFailure, Pipeline, Registry};
+pub use retention::Retention;
 pub use runner::{Events, Worker, WorkerConfig};

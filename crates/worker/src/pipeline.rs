@@ -3,7 +3,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;
 
 use mediagen_core::job::{Job, JobError, JobOutput};
-use mediagen_store::{content_type_for, BlobStore};
+use mediagen_store::{content_type_for, BlobStore, Db};
 use serde_json::Value;
 
 /// How a pipeline failed: worth another attempt, or final.
@@ -85,6 +85,16 @@ pub struct JobContext {
     cancelled: Arc<AtomicBool>,
     outputs: Arc<std::sync::Mutex<Vec<JobOutput>>>,
     metered: Arc<std::sync::Mutex<Option<f64>>>,
+    ledger: Option<Ledger>,
+}
+
+/// Where a running job's hold is raised when it measures more work than
+/// its estimate: the database, as the worker holding the job's lease.
+#[derive(Clone)]
+struct Ledger {
+    db: Db,
+    worker: String,
+    runtime: tokio::runtime::Handle,
 }
 
 impl JobContext {
@@ -96,13 +106,63 @@ impl JobContext {
             cancelled: Arc::new(AtomicBool::new(false)),
             outputs: Arc::default(),
             metered: Arc::default(),
+            ledger: None,
         }
     }
 
-    /// Reports the units the job measured while it worked (seconds of
-    /// sound actually decoded, say): the job is charged for them instead of
-    /// the estimate its hold was priced on (see `billing::measured_units`).
-    pub fn meter(&self, units: f64) {
+    /// A context whose measurements raise the job's hold in `db` at once
+    /// (see [`JobContext::meter`]); `worker` holds the job's lease. Called
+    /// within the runtime.
+    pub fn with_ledger(mut self, db: Db, worker: &str) -> Self {
+        self.ledger = Some(Ledger {
+            db,
+            worker: worker.to_owned(),
+            runtime: tokio::runtime::Handle::current(),
+        });
+        self
+    }
+
+    /// Reports the units the job measured (seconds of sound actually
+    /// decoded, say) as soon as it knows them, before the work: the job is
+    /// charged for them instead of the estimate its hold was priced on (see
+    /// `billing::measured_units`). When that is more than the hold, the
+    /// hold is raised now, so the work is never done on credits the account
+    /// does not have: a balance that cannot cover it fails the job with
+    /// `insufficient_credits`, and the pipeline stops there.
+    pub async fn meter(&self, units: f64) -> Result<(), JobFailure> {
+        self.record_units(units);
+        let Some(ledger) = &self.ledger else {
+            return Ok(());
+        };
+        let covered = ledger
+            .db
+            .raise_hold(&self.job.id, &ledger.worker, units)
+            .await
+            .map_err(JobFailure::storage)?;
+        if covered {
+            Ok(())
+        } else {
+            Err(JobFailure::abort(
+                "insufficient_credits",
+                "The input measured longer than its header said and the balance does not \
+                 cover the difference, so the job stopped before its work. Nothing was charged.",
+            ))
+        }
+    }
+
+    /// [`JobContext::meter`] from blocking code (a `spawn_blocking`
+    /// closure, never an async task).
+    pub fn meter_blocking(&self, units: f64) -> Result<(), JobFailure> {
+        match &self.ledger {
+            Some(ledger) => ledger.runtime.block_on(self.meter(units)),
+            None => {
+                self.record_units(units);
+                Ok(())
+            }
+        }
+    }
+
+    fn record_units(&self, units: f64) {
         if let Ok(mut m) = self.metered.lock() {
             *m = Some(units);
         }
@@ -270,5 +330,32 @@ impl Registry {
 
     pub fn get(&self, kind: &str) -> Option<Arc<dyn Pipeline>> {
         self.pipelines.get(kind).cloned()
+    }
+
+    /// The kinds registered, sorted.
+    pub fn kinds(&self) -> Vec<&'static str> {
+        let mut kinds: Vec<&'static str> = self.pipelines.keys().copied().collect();
+        kinds.sort_unstable();
+        kinds
+    }
+
+    /// Keeps only `kinds` (a worker specialised to them); an empty list
+    /// keeps every kind. A kind this build cannot run is an error naming
+    /// the ones it can.
+    pub fn only(mut self, kinds: &[String]) -> Result<Self, String> {
+        if kinds.is_empty() {
+            return Ok(self);
+        }
+        if let Some(unknown) = kinds
+            .iter()
+            .find(|k| !self.pipelines.contains_key(k.as_str()))
+        {
+            return Err(format!(
+                "unknown job kind `{unknown}` (this build runs: {})",
+                self.kinds().join(", ")
+            ));
+        }
+        self.pipelines.retain(|k, _| kinds.iter().any(|w| w == k));
+        Ok(self)
     }
 }

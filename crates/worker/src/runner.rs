@@ -3,12 +3,12 @@ use std::time::Duration;
 
 use mediagen_core::ids::random_base62;
 use mediagen_core::job::{Job, JobOutput};
-use mediagen_store::{BlobStore, Db, Outcome, StoreError};
+use mediagen_store::{BlobStore, Db, Outcome, StoreError, Wakeup};
 use tokio::sync::{broadcast, watch, Notify, Semaphore};
 use tracing::{error, info, warn, Instrument};
 
 use crate::pipeline::public_error;
-use crate::{JobContext, JobFailure, Registry};
+use crate::{JobContext, JobFailure, Registry, Retention};
 
 /// Tunables of a worker.
 #[derive(Debug, Clone)]
@@ -22,6 +22,8 @@ pub struct WorkerConfig {
     /// How often an idle worker looks for work (it is also woken directly
     /// when a job is created in the same process).
     pub poll: Duration,
+    /// What the maintenance tick deletes, and when.
+    pub retention: Retention,
 }
 
 impl Default for WorkerConfig {
@@ -31,16 +33,28 @@ impl Default for WorkerConfig {
             lease: Duration::from_secs(30),
             heartbeat: Duration::from_secs(5),
             poll: Duration::from_millis(500),
+            retention: Retention::default(),
         }
     }
 }
 
-/// In-process notifications between the API and the workers of one process.
-/// Other processes learn the same facts from the database by polling.
+/// Notifications between the API and the workers: within a process
+/// directly, and (on PostgreSQL, after [`Events::relay`]) from every other
+/// process through the database's `NOTIFY`. Polling remains the fallback.
 #[derive(Clone)]
 pub struct Events {
     submitted: Arc<Notify>,
     finished: broadcast::Sender<String>,
+    /// The relay from other processes, stopped with the last clone.
+    relay: Arc<std::sync::Mutex<Option<AbortOnDrop>>>,
+}
+
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 impl Default for Events {
@@ -48,6 +62,7 @@ impl Default for Events {
         Self {
             submitted: Arc::new(Notify::new()),
             finished: broadcast::channel(1024).0,
+            relay: Arc::default(),
         }
     }
 }
@@ -58,9 +73,36 @@ impl Events {
         self.submitted.notify_one();
     }
 
-    /// Receives the ids of jobs finished by workers of this process.
+    /// Receives the ids of finished jobs: those of this process's workers,
+    /// and those of every process once relayed.
     pub fn subscribe_finished(&self) -> broadcast::Receiver<String> {
         self.finished.subscribe()
+    }
+
+    /// Hears the other processes' announcements from the database (on
+    /// PostgreSQL; nothing to hear on SQLite). Returns whether it does.
+    pub async fn relay(&self, db: &Db) -> Result<bool, StoreError> {
+        let (submitted, finished) = (self.submitted.clone(), self.finished.clone());
+        let task = db
+            .listen(move |wakeup| match wakeup {
+                Wakeup::Queued(_) => submitted.notify_one(),
+                Wakeup::Finished(id) => {
+                    let _ = finished.send(id);
+                }
+            })
+            .await?;
+        let relayed = task.is_some();
+        *self.relay.lock().unwrap_or_else(|e| e.into_inner()) = task.map(AbortOnDrop);
+        Ok(relayed)
+    }
+
+    /// Whether other processes' announcements are heard (polling is then
+    /// only the fallback for missed ones).
+    pub fn relayed(&self) -> bool {
+        self.relay
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
     }
 }
 
@@ -104,11 +146,28 @@ impl Worker {
         info!(worker = %self.id, concurrency = self.config.concurrency, "worker started");
         let slots = Arc::new(Semaphore::new(self.config.concurrency.max(1)));
         let mut reap_every = tokio::time::interval(self.config.lease.max(Duration::from_secs(1)));
+        // Registered with the kinds it claims, refreshed every heartbeat:
+        // the API reports which kinds have a live worker.
+        let kinds = self.registry.kinds();
+        info!(worker = %self.id, kinds = %kinds.join(","), "claiming");
+        let mut seen_every = tokio::time::interval(self.config.heartbeat);
+        // Woken by announcements when they are relayed: polling then only
+        // catches missed ones and the jobs of workers that died.
+        let poll = if self.events.relayed() {
+            (self.config.poll * 10).min(Duration::from_secs(5))
+        } else {
+            self.config.poll
+        };
         loop {
             if *shutdown.borrow() {
                 break;
             }
             tokio::select! {
+                _ = seen_every.tick() => {
+                    if let Err(e) = self.db.worker_seen(&self.id, &kinds).await {
+                        error!(error = %e, "registering the worker failed");
+                    }
+                }
                 _ = reap_every.tick() => {
                     match self.db.reap_expired_jobs().await {
                         Ok(0) => {}
@@ -118,10 +177,17 @@ impl Worker {
                     if let Err(e) = self.db.prune_idempotency_keys().await {
                         error!(error = %e, "pruning expired idempotency keys failed");
                     }
+                    if let Err(e) = self.db.prune_rate_limits(mediagen_core::time::now_ms() / 1000).await {
+                        error!(error = %e, "pruning idle rate-limit counters failed");
+                    }
+                    let swept = crate::retention::sweep(&self.db, &self.blobs, self.config.retention).await;
+                    if swept != Default::default() {
+                        info!(jobs = swept.jobs, files = swept.files, "retention: deleted what expired");
+                    }
                 }
                 permit = slots.clone().acquire_owned() => {
                     let Ok(permit) = permit else { break };
-                    match self.db.claim_job(&self.id, self.config.lease.as_millis() as i64).await {
+                    match self.db.claim_job(&self.id, self.config.lease.as_millis() as i64, &kinds).await {
                         Ok(Some(job)) => {
                             let this = self.clone();
                             let span = tracing::info_span!("job", id = %job.id, kind = %job.kind.as_str(), attempt = job.attempts);
@@ -139,12 +205,15 @@ impl Worker {
                     }
                     tokio::select! {
                         _ = self.events.submitted.notified() => {}
-                        _ = tokio::time::sleep(self.config.poll) => {}
+                        _ = tokio::time::sleep(poll) => {}
                         _ = shutdown.changed() => {}
                     }
                 }
                 _ = shutdown.changed() => {}
             }
+        }
+        if let Err(e) = self.db.worker_gone(&self.id).await {
+            warn!(error = %e, "unregistering the worker failed");
         }
         info!(worker = %self.id, "worker stopped");
     }
@@ -161,7 +230,7 @@ impl Worker {
             self.record(&id, Err(failure)).await;
             return;
         };
-        let ctx = JobContext::new(job, self.blobs.clone());
+        let ctx = JobContext::new(job, self.blobs.clone()).with_ledger(self.db.clone(), &self.id);
         // The pipeline runs in its own task: a panic there becomes a failed
         // job, not a dead worker.
         let mut task = tokio::spawn({

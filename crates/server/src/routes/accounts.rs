@@ -51,18 +51,44 @@ pub struct CreateAccount {
     /// 1–100 characters.
     #[schema(min_length = 1, max_length = 100)]
     pub name: String,
-    /// Credits to start with.
+    /// Credits to start with, 0 to 10^15.
     #[serde(default)]
+    #[schema(minimum = 0, maximum = 1_000_000_000_000_000_i64)]
     pub credits: i64,
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct GrantCredits {
-    /// Credits to add; negative to remove (never below zero).
+    /// Credits to add; negative to remove (never below zero). Not zero, at
+    /// most 10^15 either way.
+    #[schema(schema_with = grant_amount)]
     pub amount: i64,
     #[serde(default)]
     pub note: Option<String>,
+}
+
+/// A grant's amount: a whole number from 1 to [`MAX_BALANCE`] either way.
+fn grant_amount() -> utoipa::openapi::schema::Schema {
+    use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Type};
+    let range = |min: i64, max: i64| {
+        ObjectBuilder::new()
+            .schema_type(Type::Integer)
+            .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(
+                utoipa::openapi::KnownFormat::Int64,
+            )))
+            .minimum(Some(min))
+            .maximum(Some(max))
+    };
+    let one_of = OneOfBuilder::new()
+        .item(range(1, MAX_BALANCE))
+        .item(range(-MAX_BALANCE, -1))
+        .description(Some(
+            "Credits to add; negative to remove (never below zero). Not zero, at most 10^15 \
+             either way.",
+        ))
+        .build();
+    utoipa::openapi::schema::Schema::OneOf(one_of)
 }
 
 async fn existing(state: &AppState, id: &str) -> ApiResult<Account> {
@@ -168,7 +194,8 @@ pub async fn grant_credits(
 /// Create a key for an account (operator)
 #[utoipa::path(post, path = "/v1/accounts/{id}/keys", tag = "accounts", security(("bearer" = ["admin"])),
     params(("id" = String, Path)), request_body = CreateKey,
-    responses((status = 201, body = CreatedKey), (status = 404)))]
+    responses((status = 201, body = CreatedKey), (status = 404),
+              (status = 422, description = "`unprocessable_entity`: `expiresAt` is not in the future")))]
 pub async fn create_account_key(
     State(state): State<AppState>,
     _op: Operator,

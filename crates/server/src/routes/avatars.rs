@@ -140,6 +140,22 @@ pub struct AvatarQuery {
 
 const GENDERS: [&str; 3] = ["female", "male", "neutral"];
 
+/// The values the avatar list's filters take (also written into the
+/// document's parameters).
+pub const LIST_CHOICES: [(&str, &[&str]); 4] = [
+    ("style", &["illustrated", "photo"]),
+    ("category", &["premade", "custom"]),
+    ("orientation", &["square", "landscape", "portrait"]),
+    ("sort", &["name", "-name", "createdAt", "-createdAt"]),
+];
+
+fn choices(name: &str) -> &'static [&'static str] {
+    LIST_CHOICES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map_or(&[], |(_, c)| c)
+}
+
 fn one_of(name: &str, value: Option<&str>, allowed: &[&str]) -> Result<(), ApiError> {
     match value {
         Some(v) if !allowed.contains(&v) => Err(ApiError::invalid_parameter(
@@ -184,25 +200,19 @@ pub async fn list(
 ) -> ApiResult<Json<Page<AvatarView>>> {
     let params = page_params(&q.page)?;
     one_of("gender", q.gender.as_deref(), &GENDERS)?;
-    one_of("style", q.style.as_deref(), &["illustrated", "photo"])?;
-    one_of("category", q.category.as_deref(), &["premade", "custom"])?;
+    one_of("style", q.style.as_deref(), choices("style"))?;
+    one_of("category", q.category.as_deref(), choices("category"))?;
     one_of(
         "orientation",
         q.orientation.as_deref(),
-        &["square", "landscape", "portrait"],
+        choices("orientation"),
     )?;
+    one_of("sort", q.sort.as_deref(), choices("sort"))?;
     let sort = q.sort.as_deref().unwrap_or("name");
     let (key, descending) = match sort.strip_prefix('-') {
         Some(k) => (k, true),
         None => (sort, false),
     };
-    if !["name", "createdAt"].contains(&key) {
-        return Err(ApiError::invalid_parameter(
-            "sort",
-            "must be name, -name, createdAt or -createdAt",
-        )
-        .into());
-    }
     let custom = state.db.avatars(&auth.account_id).await?;
     let mut all: Vec<AvatarView> = CATALOG
         .iter()
@@ -303,7 +313,7 @@ fn check_meta(
 /// stream, or a clip shorter or longer than allowed → 422
 /// `unprocessable_entity`; not media → 415.
 #[utoipa::path(post, path = "/v1/avatars", tag = "avatars", security(("bearer" = ["write"])),
-    request_body(content_type = "multipart/form-data", description = "`file`, `name`, `description`, `gender`, `labels`"),
+    request_body(content((crate::forms::AvatarUploadForm = "multipart/form-data"))),
     responses((status = 201, body = AvatarView), (status = 400), (status = 415), (status = 422)))]
 pub async fn create(
     State(state): State<AppState>,
@@ -397,9 +407,15 @@ pub async fn create(
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AvatarPatch {
+    /// 1–100 characters (not only spaces).
+    #[schema(min_length = 1, max_length = 100, pattern = "\\S")]
     name: Option<String>,
+    /// At most 500 characters.
+    #[schema(max_length = 500)]
     description: Option<String>,
+    #[schema(schema_with = super::gender_schema)]
     gender: Option<String>,
+    #[schema(schema_with = super::labels_schema)]
     labels: Option<Vec<String>>,
 }
 
@@ -469,7 +485,7 @@ pub async fn delete(
 /// over 600 s, or a source without a picture → 422 `unprocessable_entity`.
 /// Price: `costs.avatar.expand` credits per output second, rounded up.
 #[utoipa::path(post, path = "/v1/avatar-expansion", tag = "avatars", security(("bearer" = ["write"])),
-    request_body(content_type = "application/json", description = "`{avatarId | fileId, duration | audioFileId, mode, format, seed}`, or multipart with a `file` part"),
+    request_body(content((crate::forms::AvatarExpansionForm = "multipart/form-data"))),
     responses((status = 200, body = crate::jobs::JobView), (status = 202, body = crate::jobs::JobView),
               (status = 400), (status = 404, description = "No such avatar or file"),
               (status = 415), (status = 422, description = "`unprocessable_entity` naming duration, audioFileId or the source")))]

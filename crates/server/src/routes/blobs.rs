@@ -33,6 +33,7 @@ pub struct SignedQuery {
 #[utoipa::path(get, path = "/blobs/{key}", tag = "files",
     params(("key" = String, Path), ("expires" = i64, Query), ("signature" = String, Query)),
     responses((status = 200, description = "The file"), (status = 206, description = "A byte range"),
+              (status = 307, description = "With `storage_redirect`: the file at a presigned URL of the S3 store"),
               (status = 403, description = "Bad or expired signature"), (status = 404), (status = 416)))]
 pub async fn download(
     State(state): State<AppState>,
@@ -46,6 +47,23 @@ pub async fn download(
             .with_message("The file no longer exists.")
             .into());
     };
+    if state.config.storage_redirect {
+        // The store serves the bytes itself, for as long as this URL is
+        // valid (at least a minute).
+        let expires: i64 = q.expires.as_deref().unwrap_or("0").parse().unwrap_or(0);
+        let ttl = (expires - now_ms() / 1000).max(60) as u64;
+        if let Some(url) = state
+            .blobs
+            .presigned_url(&key, std::time::Duration::from_secs(ttl))
+            .await?
+        {
+            let mut response = StatusCode::TEMPORARY_REDIRECT.into_response();
+            if let Ok(v) = HeaderValue::from_str(&url) {
+                response.headers_mut().insert(header::LOCATION, v);
+            }
+            return Ok(response);
+        }
+    }
     serve(&state, &key, &content_type, &headers).await
 }
 

@@ -49,7 +49,7 @@ use mediagen_pipelines::limits::DUBBING as LIMITS;
 /// line is spoken by one voice. Price: `costs.dubbing` credits per second
 /// of the dubbed part, rounded up; refunded if the job fails.
 #[utoipa::path(post, path = "/v1/dubbing", tag = "voice", security(("bearer" = ["write"])),
-    request_body(content_type = "multipart/form-data", description = "`file` and options as text parts (or JSON with `fileId`)"),
+    request_body(content((crate::forms::DubbingForm = "multipart/form-data"))),
     responses((status = 202, body = crate::jobs::JobView),
               (status = 400), (status = 404, description = "`voice_not_found` or no such file"),
               (status = 415), (status = 422, description = "unsupported language pair, or a part outside the file")))]
@@ -129,13 +129,31 @@ pub async fn languages(State(state): State<AppState>, _auth: Auth<Read>) -> Json
     })
 }
 
+/// One line of a dub to say differently, for the OpenAPI document.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub struct SegmentEdit {
+    /// The line's index in the dub's `result.segments`.
+    #[schema(minimum = 0)]
+    index: u32,
+    /// Its new text: 1–1000 characters (trimmed).
+    #[schema(
+        rename = "translatedText",
+        min_length = 1,
+        max_length = 1000,
+        pattern = "\\S"
+    )]
+    translated_text: String,
+}
+
 /// The body of a line edit.
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SegmentsBody {
     /// `[{index, translatedText}]`: the lines (by their index in
-    /// `result.segments`) to say differently.
-    #[schema(value_type = Vec<Object>)]
+    /// `result.segments`) to say differently, each once. A line the dub
+    /// does not have, or one named twice: 422.
+    #[schema(value_type = Vec<SegmentEdit>, min_items = 1)]
     segments: Vec<LineEdit>,
     #[serde(default)]
     dry_run: bool,

@@ -54,7 +54,7 @@ impl From<FileRecord> for FileView {
 /// disk (larger than `upload_body_limit` → 413), sniffed and probed with
 /// ffprobe: not media → 415, unreadable media → 422 `unreadable_media`.
 #[utoipa::path(post, path = "/v1/files", tag = "files", security(("bearer" = ["write"])),
-    request_body(content_type = "multipart/form-data", description = "A `file` part"),
+    request_body(content((crate::forms::FileUploadForm = "multipart/form-data"))),
     responses((status = 201, body = FileView), (status = 400), (status = 413), (status = 415)))]
 pub async fn upload(
     State(state): State<AppState>,

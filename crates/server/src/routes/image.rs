@@ -8,6 +8,14 @@ use crate::jobs::{submit, JobSpec};
 use crate::state::AppState;
 
 /// The request body, for the OpenAPI document.
+fn image_styles() -> utoipa::openapi::schema::Object {
+    super::one_of_strings(&["flat", "watercolor", "pixel"])
+}
+
+fn image_formats() -> utoipa::openapi::schema::Object {
+    super::one_of_strings(&["png", "jpeg", "webp"])
+}
+
 #[derive(utoipa::ToSchema)]
 #[allow(dead_code)]
 #[schema(as = ImageGenerationRequest)]
@@ -20,32 +28,40 @@ pub struct ImageBodyDoc {
     #[schema(min_length = 1, max_length = 1000, pattern = "\\S")]
     prompt: String,
     /// Pixels, a multiple of 8 from 64 to 2048; default 1024.
+    #[schema(minimum = 64, maximum = 2048, multiple_of = 8)]
     width: Option<u32>,
     /// Pixels, a multiple of 8 from 64 to 2048; default 1024.
+    #[schema(minimum = 64, maximum = 2048, multiple_of = 8)]
     height: Option<u32>,
     /// Images to make, 1–4 (seeds `seed`, `seed + 1`, …); default 1.
+    #[schema(minimum = 1, maximum = 4)]
     n: Option<u32>,
     /// The same request and seed give the same bytes. Omitted: random, returned.
     seed: Option<u64>,
     /// `flat` (default), `watercolor`, `pixel`; wins over style words in the prompt.
+    #[schema(schema_with = image_styles)]
     style: Option<String>,
     /// Objects named here are left out.
     #[schema(rename = "negativePrompt")]
     negative_prompt: Option<String>,
     /// `png` (default), `jpeg`, `webp` (lossless).
+    #[schema(schema_with = image_formats)]
     format: Option<String>,
     /// `embedded` (default: the scene composer) or the name of a neural
     /// model under `models/image/` (Stable Diffusion / SD-Turbo ONNX;
     /// listed by `GET /v1/models`, layout in docs/models.md). With a neural
     /// model `style` is added to the prompt in words and `negativePrompt`
-    /// guides away from what it names.
+    /// guides away from what it names. A model this server lacks: 422.
+    #[schema(min_length = 1)]
     model: Option<String>,
-    /// Neural models only: denoising steps, 1–150 (default: the model's
-    /// `mediagen.json`, else 25).
+    /// Neural models only (422 otherwise): denoising steps, 1–150 (default:
+    /// the model's `mediagen.json`, else 25).
+    #[schema(minimum = 1, maximum = 150)]
     steps: Option<u32>,
-    /// Neural models only: classifier-free guidance, 0–30; 1 or less runs
-    /// without guidance (default: the model's `mediagen.json`, else 7.5).
-    #[schema(rename = "guidanceScale")]
+    /// Neural models only (422 otherwise): classifier-free guidance, 0–30;
+    /// 1 or less runs without guidance (default: the model's
+    /// `mediagen.json`, else 7.5).
+    #[schema(rename = "guidanceScale", minimum = 0.0, maximum = 30.0)]
     guidance_scale: Option<f32>,
     /// Validate and price only.
     #[schema(rename = "dryRun")]

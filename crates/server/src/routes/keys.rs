@@ -102,9 +102,7 @@ pub async fn create_key_for(
         Some(s) => {
             let t = future_time("expiresAt", s)?;
             if t <= now_ms() {
-                return Err(
-                    ApiError::invalid_parameter("expiresAt", "must be in the future").into(),
-                );
+                return Err(ApiError::unprocessable("expiresAt", "must be in the future").into());
             }
             Some(t)
         }
@@ -127,7 +125,8 @@ pub async fn create_key_for(
 /// For the caller's account. The secret is in the response only. Rotation:
 /// create a new key, switch clients to it, then revoke the old one.
 #[utoipa::path(post, path = "/v1/keys", tag = "keys", security(("bearer" = ["admin"])), request_body = CreateKey,
-    responses((status = 201, body = CreatedKey), (status = 400), (status = 403)))]
+    responses((status = 201, body = CreatedKey), (status = 400), (status = 403),
+              (status = 422, description = "`unprocessable_entity`: `expiresAt` is not in the future")))]
 pub async fn create_key(
     State(state): State<AppState>,
     auth: Auth<Admin>,

@@ -54,16 +54,70 @@ pub fn form_labels(raw: &str) -> Result<Vec<String>, ApiError> {
     }
 }
 
+/// The document's schema of `labels` (see [`clean_labels`]).
+pub fn labels_schema() -> utoipa::openapi::schema::Array {
+    use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Type};
+    ArrayBuilder::new()
+        .items(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .max_length(Some(40)),
+        )
+        .max_items(Some(20))
+        .description(Some(
+            "At most 20 labels of at most 40 characters (kept trimmed and lowercased).",
+        ))
+        .build()
+}
+
+/// A string schema taking one of `values`.
+pub fn one_of_strings(values: &[&str]) -> utoipa::openapi::schema::Object {
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(values.to_vec()))
+        .build()
+}
+
+/// The document's schema of a `gender`: female, male or neutral.
+pub fn gender_schema() -> utoipa::openapi::schema::Object {
+    one_of_strings(&["female", "male", "neutral"])
+}
+
+/// The audio formats a request that makes audio may ask for.
+pub fn audio_format_schema() -> utoipa::openapi::schema::Object {
+    one_of_strings(&["mp3", "wav", "ogg", "flac", "pcm"])
+}
+
+/// Every sample rate some audio format takes (which ones a format takes:
+/// the field's description; another is 422).
+pub fn sample_rate_schema() -> utoipa::openapi::schema::Object {
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    let mut rates: Vec<u32> = mediagen_engines::AudioFormat::ALL
+        .iter()
+        .flat_map(|f| f.sample_rates().iter().copied())
+        .collect();
+    rates.sort_unstable();
+    rates.dedup();
+    ObjectBuilder::new()
+        .schema_type(Type::Integer)
+        .enum_values(Some(rates))
+        .build()
+}
+
 /// Labels as stored: trimmed, lower-case, no empty ones or repeats; at
 /// most 20 of at most 40 characters (400 naming `labels` otherwise).
 pub fn clean_labels(labels: Vec<String>) -> Result<Vec<String>, ApiError> {
-    let mut clean: Vec<String> = labels
+    let trimmed: Vec<&str> = labels
         .iter()
-        .map(|l| l.trim().to_lowercase())
+        .map(|l| l.trim())
         .filter(|l| !l.is_empty())
         .collect();
+    // Counted as sent: lowercasing may lengthen a label ('İ' is two).
+    let too_long = trimmed.iter().any(|l| l.chars().count() > 40);
+    let mut clean: Vec<String> = trimmed.iter().map(|l| l.to_lowercase()).collect();
     clean.dedup();
-    if clean.len() > 20 || clean.iter().any(|l| l.chars().count() > 40) {
+    if clean.len() > 20 || too_long {
         return Err(ApiError::invalid_parameter(
             "labels",
             "at most 20 labels of at most 40 characters",

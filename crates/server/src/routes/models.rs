@@ -24,9 +24,24 @@ pub struct ModelView {
     /// Capability, e.g. `text-to-speech`.
     pub kind: String,
     pub available: bool,
+    /// A live worker (of any process) runs this capability's jobs now;
+    /// without one they wait queued.
+    pub workers: bool,
     pub voices: usize,
     /// Where it was loaded from, or why it is missing.
     pub detail: String,
+}
+
+/// The job kinds that use a capability's engines.
+fn job_kinds(capability: &str) -> &'static [&'static str] {
+    match capability {
+        "text-to-speech" => &["tts"],
+        "speech-to-text" => &["stt"],
+        "sound-generation" => &["sound"],
+        "image-generation" => &["image"],
+        "translation" => &["dubbing", "dubbing.edit"],
+        _ => &[],
+    }
 }
 
 /// Engines and models
@@ -37,8 +52,12 @@ pub struct ModelView {
 /// with `model`; docs/models.md).
 #[utoipa::path(get, path = "/v1/models", tag = "voice", security(("bearer" = ["read"])),
     responses((status = 200, body = ListEnvelope<ModelView>)))]
-pub async fn list(State(state): State<AppState>, _auth: Auth<Read>) -> Json<Page<ModelView>> {
-    let data: Vec<ModelView> = state
+pub async fn list(
+    State(state): State<AppState>,
+    _auth: Auth<Read>,
+) -> crate::error::ApiResult<Json<Page<ModelView>>> {
+    let live = state.live_kinds().await?;
+    let mut data: Vec<ModelView> = state
         .tts
         .status()
         .iter()
@@ -48,6 +67,7 @@ pub async fn list(State(state): State<AppState>, _auth: Auth<Read>) -> Json<Page
             name: s.name.clone(),
             kind: s.kind.to_owned(),
             available: s.available,
+            workers: false,
             voices: s.voices,
             detail: s.detail.clone(),
         })
@@ -57,6 +77,7 @@ pub async fn list(State(state): State<AppState>, _auth: Auth<Read>) -> Json<Page
                 name: Some(EMBEDDED.into()),
                 kind: "sound-generation".into(),
                 available: true,
+                workers: false,
                 voices: 0,
                 detail: format!(
                     "built in: {} sound concepts",
@@ -68,6 +89,7 @@ pub async fn list(State(state): State<AppState>, _auth: Auth<Read>) -> Json<Page
                 name: Some(EMBEDDED.into()),
                 kind: "image-generation".into(),
                 available: state.icons.is_some(),
+                workers: false,
                 voices: 0,
                 detail: match &state.icons {
                     Some(icons) => format!("Twemoji icon set: {} icons", icons.len()),
@@ -82,6 +104,7 @@ pub async fn list(State(state): State<AppState>, _auth: Auth<Read>) -> Json<Page
                 name: None,
                 kind: "translation".into(),
                 available: !pairs.is_empty(),
+                workers: false,
                 voices: 0,
                 detail: if pairs.is_empty() {
                     "no language pairs installed (scripts/setup.sh installs Apertium's); \
@@ -107,15 +130,19 @@ pub async fn list(State(state): State<AppState>, _auth: Auth<Read>) -> Json<Page
                     name: Some(f.name),
                     kind: format!("{}-generation", f.medium.folder()),
                     available: true,
+                    workers: false,
                     voices: 0,
                     detail: format!("{} (loaded on first use)", f.dir.display()),
                 }),
         )
         .collect();
+    for model in &mut data {
+        model.workers = job_kinds(&model.kind).iter().any(|k| live.contains(*k));
+    }
     let n = data.len() as u64;
     let params = PageParams {
         page: 1,
         limit: n.max(1) as u32,
     };
-    Json(Page::new(data, params, n))
+    Ok(Json(Page::new(data, params, n)))
 }

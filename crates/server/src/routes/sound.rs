@@ -21,6 +21,7 @@ pub struct SoundBodyDoc {
     prompt: String,
     /// Seconds, 0.5–30. Omitted: chosen from the prompt (a beep 0.5 s, rain 8 s,
     /// music 12 s).
+    #[schema(minimum = 0.5, maximum = 30.0)]
     duration: Option<f64>,
     /// `true`: the end flows into the start (a seamless loop).
     #[schema(rename = "loop")]
@@ -29,22 +30,25 @@ pub struct SoundBodyDoc {
     /// seed, returned in the result.
     seed: Option<u64>,
     /// `mp3` (default), `wav`, `ogg` (Opus), `flac`, `pcm` (s16le mono).
+    #[schema(schema_with = super::audio_format_schema)]
     format: Option<String>,
     /// Hz; default 44100 (48000 for ogg); with a neural model, its own rate
     /// (or the format's nearest above it).
-    #[schema(rename = "sampleRate")]
+    #[schema(rename = "sampleRate", schema_with = super::sample_rate_schema)]
     sample_rate: Option<u32>,
     /// `embedded` (default) or the name of a neural text-to-audio model
     /// under `models/sound/` (AudioLDM-shaped ONNX; listed by `GET
     /// /v1/models`, layout in docs/models.md). A neural model's default
-    /// duration is 10 s.
+    /// duration is 10 s. A model this server lacks: 422.
+    #[schema(min_length = 1)]
     model: Option<String>,
-    /// Neural models only: denoising steps, 1–150.
+    /// Neural models only (422 otherwise): denoising steps, 1–150.
+    #[schema(minimum = 1, maximum = 150)]
     steps: Option<u32>,
-    /// Neural models only: classifier-free guidance, 0–30.
-    #[schema(rename = "guidanceScale")]
+    /// Neural models only (422 otherwise): classifier-free guidance, 0–30.
+    #[schema(rename = "guidanceScale", minimum = 0.0, maximum = 30.0)]
     guidance_scale: Option<f32>,
-    /// Neural models only: what to guide away from.
+    /// Neural models only (422 otherwise): what to guide away from.
     #[schema(rename = "negativePrompt")]
     negative_prompt: Option<String>,
     /// Validate and price only.

@@ -34,7 +34,7 @@ use mediagen_pipelines::limits::SPEECH_TO_TEXT as LIMITS;
 /// Not media → 415; unreadable media → 422. Price: `costs.stt` credits per
 /// second of audio, rounded up.
 #[utoipa::path(post, path = "/v1/speech-to-text", tag = "voice", security(("bearer" = ["write"])),
-    request_body(content_type = "multipart/form-data", description = "`file` and options as text parts (or JSON with `fileId`)"),
+    request_body(content((crate::forms::SpeechToTextForm = "multipart/form-data"))),
     responses((status = 200, body = crate::jobs::JobView), (status = 202, body = crate::jobs::JobView),
               (status = 400, description = "`invalid_parameter` naming language, task, responseFormat, model…"),
               (status = 404, description = "No file with that `fileId`"), (status = 415, description = "Not audio or video"),

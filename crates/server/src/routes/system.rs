@@ -18,7 +18,10 @@ pub async fn healthz() -> Json<serde_json::Value> {
 /// Readiness: the database answers.
 pub async fn readyz(State(state): State<AppState>) -> Response {
     if state.db.ping().await {
-        Json(json!({ "status": "ready" })).into_response()
+        // The job kinds some live worker (of any process) claims: jobs of
+        // other kinds wait queued.
+        let kinds = state.live_kinds().await.unwrap_or_default();
+        Json(json!({ "status": "ready", "workerKinds": kinds })).into_response()
     } else {
         (
             StatusCode::SERVICE_UNAVAILABLE,
@@ -39,8 +42,8 @@ pub async fn metrics(State(state): State<AppState>) -> ApiResult<Response> {
 }
 
 /// The OpenAPI 3.1 document.
-pub async fn openapi() -> Json<utoipa::openapi::OpenApi> {
-    Json(crate::openapi::document())
+pub async fn openapi() -> Json<&'static serde_json::Value> {
+    Json(crate::openapi::json())
 }
 
 /// A self-contained page that renders the OpenAPI document (no CDN, so it

@@ -14,7 +14,7 @@ use crate::state::AppState;
 #[schema(as = TextToSpeechRequest)]
 pub struct TtsBodyDoc {
     /// Trimmed; 1–5000 characters, with something to say (a letter or a
-    /// digit).
+    /// digit in any script; otherwise 422, as for SSML errors).
     #[schema(min_length = 1, max_length = 5000, pattern = "\\S")]
     text: String,
     /// A voice id from `GET /v1/voices`: a catalog voice, or one of the
@@ -24,13 +24,16 @@ pub struct TtsBodyDoc {
     voice_id: String,
     /// `mp3` (default, 128 kbit/s), `wav` (16-bit PCM), `ogg` (Opus, 64 kbit/s),
     /// `flac` (16-bit), `pcm` (raw s16le mono, no header).
+    #[schema(schema_with = super::audio_format_schema)]
     format: Option<String>,
     /// Hz. mp3/wav/flac/pcm: 8000, 16000, 22050, 24000, 32000, 44100, 48000;
     /// ogg: 8000, 12000, 16000, 24000, 48000. Default: the voice's native rate
-    /// (or the next allowed rate above it).
-    #[schema(rename = "sampleRate")]
+    /// (or the next allowed rate above it). A rate the format does not
+    /// take: 422.
+    #[schema(rename = "sampleRate", schema_with = super::sample_rate_schema)]
     sample_rate: Option<u32>,
     /// 0.5–2.0, default 1.0.
+    #[schema(minimum = 0.5, maximum = 2.0)]
     speed: Option<f32>,
     /// `true` adds `result.words: [{word, start, end}]` (seconds), aligned by
     /// the speech recogniser. Not for the streaming endpoint.

@@ -42,7 +42,7 @@ use mediagen_pipelines::limits::VOICE_CHANGER as LIMITS;
 /// revoice mode fails the job (`no_speech`, refunded).
 /// Price: `costs."voice.change"` credits per second of input, rounded up.
 #[utoipa::path(post, path = "/v1/voice-changer", tag = "voice", security(("bearer" = ["write"])),
-    request_body(content_type = "multipart/form-data", description = "`file` and options as text parts (or JSON with `fileId`)"),
+    request_body(content((crate::forms::VoiceChangerForm = "multipart/form-data"))),
     responses((status = 200, body = crate::jobs::JobView), (status = 202, body = crate::jobs::JobView),
               (status = 400), (status = 404, description = "`voice_not_found` or no such file"),
               (status = 415), (status = 422)))]

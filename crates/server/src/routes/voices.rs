@@ -168,9 +168,10 @@ pub async fn list(
         }
     }
     if let Some(c) = q.category.as_deref() {
-        if !["premade", "cloned"].contains(&c) {
+        if !LIST_CHOICES[0].1.contains(&c) {
+            let allowed = LIST_CHOICES[0].1.join(" or ");
             return Err(
-                ApiError::invalid_parameter("category", "must be premade or cloned").into(),
+                ApiError::invalid_parameter("category", format!("must be {allowed}")).into(),
             );
         }
     }
@@ -187,7 +188,8 @@ pub async fn list(
                 .then_with(|| a.name.cmp(&b.name))
         },
         Some(_) => {
-            return Err(ApiError::invalid_parameter("sort", "must be name or language").into())
+            let allowed = LIST_CHOICES[1].1.join(" or ");
+            return Err(ApiError::invalid_parameter("sort", format!("must be {allowed}")).into());
         }
     };
     let mut voices: Vec<VoiceView> = all_voices(&state, &auth.account_id)
@@ -349,6 +351,13 @@ fn check_name(name: &str) -> ApiResult<String> {
     Ok(name.to_owned())
 }
 
+/// The values the voice list's filters take (also written into the
+/// document's parameters).
+pub const LIST_CHOICES: [(&str, &[&str]); 2] = [
+    ("category", &["premade", "cloned"]),
+    ("sort", &["name", "language"]),
+];
+
 /// Clone a voice
 ///
 /// `multipart/form-data`: `name` (required), one or more `files` parts of
@@ -367,7 +376,7 @@ fn check_name(name: &str) -> ApiResult<String> {
 /// `POST /v1/text-to-speech` (the base voice converted toward the
 /// profile) and `POST /v1/voice-changer`.
 #[utoipa::path(post, path = "/v1/voices", tag = "voice", security(("bearer" = ["write"])),
-    request_body(content_type = "multipart/form-data", description = "`name`, `files`, `consent`, `description`, `labels`, `language`"),
+    request_body(content((crate::forms::VoiceCloneForm = "multipart/form-data"))),
     responses((status = 201, body = VoiceView), (status = 400), (status = 415), (status = 422)))]
 pub async fn create(
     State(state): State<AppState>,
@@ -510,8 +519,13 @@ pub async fn create(
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VoicePatch {
+    /// 1–100 characters (not only spaces).
+    #[schema(min_length = 1, max_length = 100, pattern = "\\S")]
     name: Option<String>,
+    /// At most 500 characters.
+    #[schema(max_length = 500)]
     description: Option<String>,
+    #[schema(schema_with = super::labels_schema)]
     labels: Option<Vec<String>>,
 }
 

@@ -252,7 +252,9 @@ async fn key_rotation_and_listing(backend: Backend) {
             json!({"level": "read", "expiresAt": "2001-01-01T00:00:00Z"}),
         )
         .await;
-    let body = assert_error(r, 400, "invalid_parameter").await;
+    // A well-formed time that cannot be used: 422, as for every check the
+    // document's schema cannot state.
+    let body = assert_error(r, 422, "unprocessable_entity").await;
     assert_eq!(body["error"]["details"]["parameter"], "expiresAt");
 }
 

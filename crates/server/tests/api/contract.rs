@@ -63,6 +63,69 @@ async fn every_operation_documents_the_platforms_answers(backend: Backend) {
         }
     }
     assert!(operations >= 40, "{operations}");
+    // Operation ids are unique (links and client generators name by them).
+    let ids: Vec<&str> = doc["paths"]
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|item| item.as_object().unwrap().values())
+        .filter_map(|op| op["operationId"].as_str())
+        .collect();
+    let unique: std::collections::HashSet<&&str> = ids.iter().collect();
+    assert_eq!(unique.len(), ids.len(), "{ids:?}");
+    assert!(ids.contains(&"getVoicesById") && ids.contains(&"postTextToSpeech"));
+    // Media endpoints show their form, and the JSON naming an upload.
+    let schemas = &doc["components"]["schemas"];
+    for (path, form) in [
+        ("/v1/speech-to-text", "SpeechToTextForm"),
+        ("/v1/video/trim", "VideoTrimForm"),
+        ("/v1/voice-changer", "VoiceChangerForm"),
+        ("/v1/dubbing", "DubbingForm"),
+    ] {
+        let body = &doc["paths"][path]["post"]["requestBody"]["content"];
+        let reference = format!("#/components/schemas/{form}");
+        assert_eq!(body["multipart/form-data"]["schema"]["$ref"], reference);
+        assert_eq!(schemas[form]["properties"]["file"]["format"], "binary");
+        assert!(schemas[form]["required"]
+            .as_array()
+            .unwrap()
+            .contains(&"file".into()));
+        let json = format!("{form}ByFileId");
+        assert_eq!(
+            body["application/json"]["schema"]["$ref"],
+            format!("#/components/schemas/{json}")
+        );
+        let required = schemas[&json]["required"].as_array().unwrap();
+        assert!(required.contains(&"fileId".into()) && !required.contains(&"file".into()));
+        // Unknown parts and members are refused, and the document says so.
+        assert_eq!(schemas[form]["additionalProperties"], false, "{form}");
+        assert_eq!(schemas[&json]["additionalProperties"], false, "{json}");
+    }
+    assert_eq!(
+        doc["paths"]["/v1/video/trim"]["post"]["requestBody"]["content"]["multipart/form-data"]
+            ["encoding"]["ranges"]["contentType"],
+        "application/json"
+    );
+    for body in [
+        "TextToSpeechRequest",
+        "SegmentsBody",
+        "SegmentEdit",
+        "GrantCredits",
+    ] {
+        assert_eq!(schemas[body]["additionalProperties"], false, "{body}");
+    }
+    // What a POST creates links to the operations on it, by operationId.
+    let created = &doc["paths"]["/v1/files"]["post"]["responses"]["201"]["links"];
+    assert_eq!(
+        created["getFilesById"]["operationId"], "getFilesById",
+        "{created}"
+    );
+    assert_eq!(
+        created["deleteFilesById"]["parameters"]["id"],
+        "$response.body#/id"
+    );
+    let job = &doc["paths"]["/v1/text-to-speech"]["post"]["responses"]["202"]["links"];
+    assert_eq!(job["getJobsById"]["operationId"], "getJobsById", "{job}");
     // The bounds are the server's.
     let key = &app.admin_key;
     for query in ["page=2147483648", "page=0", "limit=101", "limit=0"] {

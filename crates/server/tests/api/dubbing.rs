@@ -238,8 +238,23 @@ async fn a_spanish_clip_is_dubbed_into_english() {
         "resource_not_found",
     )
     .await;
+    // Well-formed, but the dub has no such line: 422.
     let bad = json!({"segments": [{"index": 99, "translatedText": "x"}]});
-    assert_error(app.post(&path, &key, bad).await, 400, "invalid_parameter").await;
+    assert_error(
+        app.post(&path, &key, bad).await,
+        422,
+        "unprocessable_entity",
+    )
+    .await;
+    let twice = json!({"segments": [{"index": 0, "translatedText": "x"}, {"index": 0, "translatedText": "y"}]});
+    assert_error(
+        app.post(&path, &key, twice).await,
+        422,
+        "unprocessable_entity",
+    )
+    .await;
+    let none = json!({"segments": []});
+    assert_error(app.post(&path, &key, none).await, 400, "invalid_parameter").await;
     let r = app.post(&path, &key, body).await;
     assert_eq!(r.status(), 202);
     let id = r.json::<Value>().await.unwrap()["id"]

@@ -40,6 +40,17 @@ async fn signed_urls_serve_ranges_and_refuse_tampering(backend: Backend) {
         .await
         .unwrap();
     assert_eq!(r.text().await.unwrap(), "he");
+    // An end past the file (even u64::MAX) is the file's end.
+    let r = app
+        .client
+        .get(&url)
+        .header("range", "bytes=0-18446744073709551615")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 206);
+    assert_eq!(r.headers()["content-range"], "bytes 0-10/11");
+    assert_eq!(r.text().await.unwrap(), "hello world");
     assert_error(
         app.client
             .get(&url)

@@ -342,6 +342,41 @@ impl TestApp {
     }
 }
 
+/// Another API process on a [`TestApp`]'s database and storage, stopped
+/// when dropped.
+pub struct Peer {
+    pub addr: String,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+impl TestApp {
+    /// Starts another API process on this app's database and storage,
+    /// without workers unless `adjust` says otherwise.
+    pub async fn peer(&self, adjust: impl FnOnce(&mut Config)) -> Peer {
+        let mut config = self.config.clone();
+        config.workers = 0;
+        adjust(&mut config);
+        let app = Application::build(config).await.expect("peer builds");
+        let addr = format!("http://127.0.0.1:{}", app.port());
+        let (stop, stopped) = oneshot::channel::<()>();
+        tokio::spawn(app.run_until_stopped(async {
+            let _ = stopped.await;
+        }));
+        Peer {
+            addr,
+            stop: Some(stop),
+        }
+    }
+}
+
 impl Drop for TestApp {
     fn drop(&mut self) {
         if let Some(stop) = self.stop.take() {

@@ -151,7 +151,7 @@ fn hostile(target: &str) -> Vec<(&'static str, Vec<u8>, &'static [u16])> {
             with_control("frame-%03d.png\n".into()),
             &[415],
         ),
-        ("zero bytes", Vec::new(), &[400]),
+        ("zero bytes", Vec::new(), &[415]),
         ("a picture 8200 pixels wide", wide, &[422]),
         // Last: these may pass the probe, then fail (refunded) or succeed.
         ("noise claiming to be mp3", liar, &[415, 422, 200, 202]),

@@ -101,9 +101,9 @@ async fn estimate(
 }
 
 /// Speech-to-text and the voice changer charge the 121 s they decoded, not
-/// the 13 s the header claims: the hold is topped up from the balance. An
-/// account whose balance cannot cover the difference gets a failed job
-/// and is charged nothing.
+/// the 13 s the header claims: the hold is raised from the balance as soon
+/// as the sound is decoded. An account whose balance cannot cover the
+/// difference gets a job failed before its work, and is charged nothing.
 async fn jobs_settle_on_what_they_decoded(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let (bytes, claimed) = vbr_without_header();
@@ -135,6 +135,9 @@ async fn jobs_settle_on_what_they_decoded(backend: Backend) {
         let job = run(&app, &poor, path, &bytes, &fields).await;
         assert_eq!(job["status"], "failed", "{path}: {job}");
         assert_eq!(job["error"]["code"], "insufficient_credits");
+        // Stopped as soon as the sound was decoded, not after the work.
+        let message = job["error"]["message"].as_str().unwrap();
+        assert!(message.contains("stopped before its work"), "{message}");
         assert!(job["result"].is_null());
         assert_eq!(
             app.account_view(&poor).await["credits"],
@@ -145,3 +148,62 @@ async fn jobs_settle_on_what_they_decoded(backend: Backend) {
 }
 
 crate::on_both_backends!(jobs_settle_on_what_they_decoded);
+
+/// Dubbing charges the part it decoded (2 credits a second), not the
+/// header's 13 s; a trim of a truncated MP4 (its header says 10 s, 4.7 s
+/// of it are there) charges the seconds it cut.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dubs_and_trims_settle_on_what_they_processed() {
+    let app = TestApp::spawn(Backend::Sqlite).await;
+    let (bytes, claimed) = vbr_without_header();
+    let (_, key) = app.account(1000, "write").await;
+    let fields = [("targetLanguage", "es"), ("sourceLanguage", "en")];
+    let estimated = estimate(&app, &key, "/v1/dubbing", &bytes, &fields).await;
+    assert_eq!(estimated, 2 * claimed.ceil() as i64);
+    let job = run(&app, &key, "/v1/dubbing", &bytes, &fields).await;
+    assert_eq!(job["status"], "completed", "{job}");
+    assert_eq!(job["credits"], 2 * 121, "{job}");
+    assert_eq!(
+        app.account_view(&key).await["credits"],
+        json!({"balance": 1000 - 242, "reserved": 0, "used": 242})
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let full = dir.path().join("full.mp4");
+    let ok = Command::new("ffmpeg")
+        .args([
+            "-v",
+            "error",
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc=size=160x120:rate=25",
+        ])
+        .args(["-f", "lavfi", "-i", "sine=sample_rate=44100", "-t", "10"])
+        .args(["-c:v", "libx264", "-g", "25", "-c:a", "aac"])
+        .args(["-movflags", "+faststart"])
+        .arg(&full)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let mut video = std::fs::read(&full).unwrap();
+    video.truncate(video.len() / 2);
+    let (_, key) = app.account(1000, "write").await;
+    let mut charged = Vec::new();
+    for mode in ["fast", "accurate"] {
+        let fields = [("ranges", r#"[{"start": 0, "end": 10}]"#), ("mode", mode)];
+        let estimated = estimate(&app, &key, "/v1/video/trim", &video, &fields).await;
+        assert_eq!(estimated, 10, "{mode}");
+        let job = run(&app, &key, "/v1/video/trim", &video, &fields).await;
+        assert_eq!(job["status"], "completed", "{mode}: {job}");
+        let cut = job["result"]["duration"].as_f64().unwrap();
+        assert!((4.0..6.0).contains(&cut), "{mode}: {job}");
+        assert_eq!(job["credits"], (cut - 0.1).ceil() as i64, "{mode}: {job}");
+        charged.push(job["credits"].as_i64().unwrap());
+    }
+    let used: i64 = charged.iter().sum();
+    assert_eq!(
+        app.account_view(&key).await["credits"],
+        json!({"balance": 1000 - used, "reserved": 0, "used": used})
+    );
+}

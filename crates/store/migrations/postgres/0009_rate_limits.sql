@@ -1,0 +1,9 @@
+-- Request counters of each API key for the current minute and hour
+-- windows (Unix seconds of their start), shared by every API process.
+CREATE TABLE rate_limits (
+    key_id TEXT PRIMARY KEY,
+    minute_start BIGINT NOT NULL,
+    minute_count BIGINT NOT NULL,
+    hour_start BIGINT NOT NULL,
+    hour_count BIGINT NOT NULL
+);
