@@ -39,6 +39,10 @@ cargo test --workspace --locked --no-fail-fast
 cargo build --locked -p mediagen-server --bin mediagen
 scripts/contract.sh 90
 
+# The deployment files (Dockerfile, deploy/compose.yaml, deploy/k8s/)
+# against their schemas and the settings and job kinds of this build.
+scripts/check-deploy.sh target/debug/mediagen
+
 # A short run of every fuzz target (docs/security.md; `make fuzz` runs each
 # for ten minutes).
 scripts/fuzz.sh 10

@@ -119,31 +119,73 @@ pub struct Engines {
     pub dubbing: Arc<DubLanguages>,
 }
 
-/// The engines found under the models directory, loaded once per process
-/// and directory (loading takes a moment and the models are large).
-pub async fn engines(config: &Config) -> anyhow::Result<Engines> {
-    type Loaded = Mutex<HashMap<(PathBuf, usize, usize), Engines>>;
+/// Which engines a process loads: an API process validates requests
+/// against every engine's voices and models, while a worker loads only
+/// what the kinds it claims run (a trim worker loads no model at all).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Needs {
+    /// Text-to-speech voices (Kokoro, Piper, espeak-ng).
+    pub tts: bool,
+    /// Speech recognisers.
+    pub stt: bool,
+}
+
+impl Needs {
+    pub const ALL: Needs = Needs {
+        tts: true,
+        stt: true,
+    };
+
+    /// What the job kinds `kinds` run on (every kind when empty).
+    pub fn of_kinds(kinds: &[String]) -> Needs {
+        if kinds.is_empty() {
+            return Needs::ALL;
+        }
+        let any = |of: &[&str]| kinds.iter().any(|k| of.contains(&k.as_str()));
+        Needs {
+            tts: any(&["tts", "voice.change", "dubbing", "dubbing.edit"]),
+            stt: any(&["tts", "stt", "voice.change", "dubbing"]),
+        }
+    }
+}
+
+/// The engines found under the models directory (those `needs` asks for;
+/// the others are empty), loaded once per process and directory (loading
+/// takes a moment and the models are large).
+pub async fn engines(config: &Config, needs: Needs) -> anyhow::Result<Engines> {
+    type Loaded = Mutex<HashMap<(PathBuf, usize, usize, Needs), Engines>>;
     static LOADED: OnceLock<Loaded> = OnceLock::new();
     let key = (
         config.models_dir.clone(),
         config.engine_threads,
         config.stt_concurrency,
+        needs,
     );
     let cache = LOADED.get_or_init(Default::default);
     if let Some(found) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Ok(found.clone());
     }
-    let (dir, threads, decodes) = key.clone();
+    let (dir, threads, decodes, _) = key.clone();
     let loaded = tokio::task::spawn_blocking(move || {
-        let tts = Arc::new(TtsCatalog::discover(&dir, threads));
-        let stt = Arc::new(SttCatalog::discover(&dir, threads, decodes));
+        let tts = Arc::new(if needs.tts {
+            TtsCatalog::discover(&dir, threads)
+        } else {
+            TtsCatalog::default()
+        });
+        let stt = Arc::new(if needs.stt {
+            SttCatalog::discover(&dir, threads, decodes)
+        } else {
+            SttCatalog::default()
+        });
         let apertium = Apertium::discover();
         let translator: Arc<dyn Translator> = Arc::new(apertium);
         let dubbing = Arc::new(DubLanguages::new(&stt, &tts, translator.as_ref()));
-        if translator.pairs().is_empty() {
-            tracing::warn!("dubbing: Apertium is not installed (scripts/setup.sh installs it); only dubbing into English works");
+        if needs.tts && needs.stt {
+            if translator.pairs().is_empty() {
+                tracing::warn!("dubbing: Apertium is not installed (scripts/setup.sh installs it); only dubbing into English works");
+            }
+            tracing::info!(pairs = dubbing.pairs.len(), "dubbing: language pairs ready");
         }
-        tracing::info!(pairs = dubbing.pairs.len(), "dubbing: language pairs ready");
         let diffusion = Arc::new(DiffusionModels::new(&dir, threads));
         for medium in [Medium::Image, Medium::Sound] {
             let found: Vec<String> = diffusion.found(medium).into_iter().map(|f| f.name).collect();
@@ -357,7 +399,7 @@ impl Application {
             config.public_base_url.trim_end_matches('/').to_owned()
         };
         let events = relayed_events(&services.db).await;
-        let engines = engines(&config).await?;
+        let engines = engines(&config, Needs::ALL).await?;
         let avatars = publish_avatars(&services.blobs, &config.models_dir).await?;
         let worker = match config.workers {
             0 => None,
@@ -507,7 +549,7 @@ fn router(state: AppState) -> Router {
 /// Runs workers only (`mediagen worker`) until `shutdown` completes.
 pub async fn run_worker(config: Config, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
     let services = Services::open(&config).await?;
-    let engines = engines(&config).await?;
+    let engines = engines(&config, Needs::of_kinds(&config.worker_kinds())).await?;
     let worker = Worker::new(
         services.db.clone(),
         services.blobs,

@@ -46,6 +46,10 @@ enum Command {
         #[arg(long)]
         kinds: Option<String>,
     },
+    /// Apply the database migrations, create the operator account when
+    /// there is none (its admin key printed alone on stdout) and exit: the
+    /// migration step of a deployment (every process also migrates at start).
+    Migrate,
     /// Create, list and revoke API keys.
     #[command(subcommand)]
     Keys(KeysCommand),
@@ -149,6 +153,20 @@ async fn main() -> anyhow::Result<()> {
                 config.worker_kinds = kinds;
             }
             run_worker(config, shutdown_signal()).await
+        }
+        Command::Migrate => {
+            let services = Services::open(&config).await?;
+            match ensure_operator(&services.db, config.initial_credits).await? {
+                Some(key) => {
+                    eprintln!(
+                        "migrated; created the operator account, its admin key (shown once):"
+                    );
+                    println!("{key}");
+                }
+                None => eprintln!("migrated; the operator account exists"),
+            }
+            services.db.close().await;
+            Ok(())
         }
         Command::Keys(cmd) => keys(config, cmd).await,
         Command::Accounts(cmd) => accounts(config, cmd).await,

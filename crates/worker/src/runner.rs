@@ -151,6 +151,9 @@ impl Worker {
         let kinds = self.registry.kinds();
         info!(worker = %self.id, kinds = %kinds.join(","), "claiming");
         let mut seen_every = tokio::time::interval(self.config.heartbeat);
+        // Registered before the first claim.
+        seen_every.tick().await;
+        self.register(&kinds).await;
         // Woken by announcements when they are relayed: polling then only
         // catches missed ones and the jobs of workers that died.
         let poll = if self.events.relayed() {
@@ -163,11 +166,7 @@ impl Worker {
                 break;
             }
             tokio::select! {
-                _ = seen_every.tick() => {
-                    if let Err(e) = self.db.worker_seen(&self.id, &kinds).await {
-                        error!(error = %e, "registering the worker failed");
-                    }
-                }
+                _ = seen_every.tick() => self.register(&kinds).await,
                 _ = reap_every.tick() => {
                     match self.db.reap_expired_jobs().await {
                         Ok(0) => {}
@@ -203,9 +202,12 @@ impl Worker {
                             error!(error = %e, "claiming a job failed");
                         }
                     }
+                    // Idle until woken, the poll, or the registration is due
+                    // (an idle worker stays registered).
                     tokio::select! {
                         _ = self.events.submitted.notified() => {}
                         _ = tokio::time::sleep(poll) => {}
+                        _ = seen_every.tick() => self.register(&kinds).await,
                         _ = shutdown.changed() => {}
                     }
                 }
@@ -216,6 +218,13 @@ impl Worker {
             warn!(error = %e, "unregistering the worker failed");
         }
         info!(worker = %self.id, "worker stopped");
+    }
+
+    /// Records this worker and its kinds as alive now.
+    async fn register(&self, kinds: &[&str]) {
+        if let Err(e) = self.db.worker_seen(&self.id, kinds).await {
+            error!(error = %e, "registering the worker failed");
+        }
     }
 
     /// Runs one claimed job to its end.

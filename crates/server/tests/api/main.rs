@@ -24,6 +24,7 @@ mod pagination;
 mod process;
 mod retention;
 mod scale;
+mod scale_out;
 mod sound;
 mod storage;
 mod stt;

@@ -204,3 +204,38 @@ crate::on_both_backends!(
     job_whose_workers_always_die_fails_and_refunds,
     key_and_account_commands
 );
+
+/// `mediagen migrate` (a deployment's migration step) prepares a fresh
+/// database, prints the operator's admin key once, and exits; the key
+/// then works on a server of that database.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn migrate_prepares_a_fresh_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let migrate = || {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mediagen"));
+        cmd.arg("migrate")
+            .env("MEDIAGEN_DATA_DIR", dir.path())
+            .env("MEDIAGEN_LOG", "warn")
+            .stdin(Stdio::null());
+        cmd
+    };
+    let key = output(&mut migrate()).await;
+    let key = key.trim_end_matches('\n').to_owned();
+    assert_eq!(key.len(), 64, "the key alone on stdout: {key:?}");
+    assert_eq!(
+        output(&mut migrate()).await,
+        "",
+        "a second run creates nothing"
+    );
+    let db = mediagen_store::Db::connect(&format!(
+        "sqlite://{}",
+        dir.path().join("mediagen.db").display()
+    ))
+    .await
+    .unwrap();
+    let found = db.find_key(&key).await.unwrap();
+    assert!(
+        found.is_some_and(|k| k.is_operator),
+        "the printed key is the operator's"
+    );
+}

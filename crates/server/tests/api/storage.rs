@@ -11,12 +11,12 @@ use serde_json::{json, Value};
 
 use crate::helpers::{form, Backend, TestApp};
 
-fn endpoint() -> String {
+pub fn endpoint() -> String {
     std::env::var("MEDIAGEN_TEST_S3_ENDPOINT").unwrap_or_else(|_| "http://127.0.0.1:18292".into())
 }
 
 /// A fresh bucket of the test server.
-async fn bucket(endpoint: &str) -> String {
+pub async fn bucket(endpoint: &str) -> String {
     let name = format!(
         "mg-{}",
         mediagen_core::ids::random_base62(12).to_lowercase()
@@ -65,7 +65,7 @@ async fn app_on(bucket: &str, endpoint: &str, redirect: bool) -> TestApp {
 }
 
 /// Every regular file under `dir`.
-fn local_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+pub fn local_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap().flatten() {
         let path = entry.path();
