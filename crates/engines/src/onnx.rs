@@ -3,7 +3,7 @@
 //! directory (`onnxruntime/libonnxruntime.so.*`).
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
 static ENV: OnceLock<Result<ort::environment::Environment, String>> = OnceLock::new();
 
@@ -94,4 +94,59 @@ fn builder(
                 .map_err(Into::into)
         })
         .and_then(|b| b.with_intra_threads(threads.max(1)).map_err(Into::into))
+}
+
+/// A rewritten session ([`session_rewritten`]) built on first use, so a
+/// process that never runs the model (an API process without workers)
+/// never loads it. A failed load is kept and reported on every use.
+pub struct LazySession {
+    models_dir: PathBuf,
+    model: PathBuf,
+    threads: usize,
+    session: OnceLock<Result<Mutex<ort::session::Session>, String>>,
+}
+
+impl LazySession {
+    /// Checks that the runtime library and the model file are there
+    /// (cheap); the session itself is built by the first [`Self::get`].
+    pub fn new(models_dir: &Path, model: &Path, threads: usize) -> Result<Self, String> {
+        if library_path(models_dir).is_none() {
+            return Err(format!(
+                "ONNX Runtime not found under {}/onnxruntime (run scripts/models.sh)",
+                models_dir.display()
+            ));
+        }
+        if !model.is_file() {
+            return Err(format!(
+                "{} not found (run scripts/models.sh)",
+                model.display()
+            ));
+        }
+        Ok(Self {
+            models_dir: models_dir.to_owned(),
+            model: model.to_owned(),
+            threads,
+            session: OnceLock::new(),
+        })
+    }
+
+    /// The session, built now if this is its first use.
+    pub fn get(&self) -> Result<MutexGuard<'_, ort::session::Session>, String> {
+        let loaded = self.session.get_or_init(|| {
+            let env = environment(&self.models_dir)?;
+            let started = std::time::Instant::now();
+            let session = session_rewritten(env, &self.model, self.threads)?;
+            tracing::info!(model = %self.model.display(), ms = started.elapsed().as_millis() as u64, "model loaded");
+            Ok(Mutex::new(session))
+        });
+        match loaded {
+            Ok(session) => Ok(session.lock().unwrap_or_else(|e| e.into_inner())),
+            Err(e) => Err(e.clone()),
+        }
+    }
+
+    /// Builds the session now (a worker warming up); the error, if any.
+    pub fn load(&self) -> Result<(), String> {
+        self.get().map(drop)
+    }
 }

@@ -149,6 +149,23 @@ impl Needs {
     }
 }
 
+impl Engines {
+    /// Loads the models now, in the background: a process with workers
+    /// warms up so its first job does not wait for a model to load (an API
+    /// process without workers never loads one).
+    pub fn warm_in_background(&self) {
+        let (tts, stt) = (self.tts.clone(), self.stt.clone());
+        tokio::task::spawn_blocking(move || {
+            let started = std::time::Instant::now();
+            let failed: Vec<String> = tts.warm().into_iter().chain(stt.warm()).collect();
+            for problem in &failed {
+                tracing::warn!("model not loaded: {problem}");
+            }
+            tracing::info!(ms = started.elapsed().as_millis() as u64, "models loaded");
+        });
+    }
+}
+
 /// The engines found under the models directory (those `needs` asks for;
 /// the others are empty), loaded once per process and directory (loading
 /// takes a moment and the models are large).
@@ -401,6 +418,9 @@ impl Application {
         let events = relayed_events(&services.db).await;
         let engines = engines(&config, Needs::ALL).await?;
         let avatars = publish_avatars(&services.blobs, &config.models_dir).await?;
+        if config.workers > 0 {
+            engines.warm_in_background();
+        }
         let worker = match config.workers {
             0 => None,
             n => Some(Worker::new(
@@ -550,6 +570,7 @@ fn router(state: AppState) -> Router {
 pub async fn run_worker(config: Config, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
     let services = Services::open(&config).await?;
     let engines = engines(&config, Needs::of_kinds(&config.worker_kinds())).await?;
+    engines.warm_in_background();
     let worker = Worker::new(
         services.db.clone(),
         services.blobs,

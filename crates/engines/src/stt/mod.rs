@@ -5,12 +5,15 @@
 pub mod chunk;
 mod ct2;
 mod gate;
+mod lazy;
 mod mel;
 mod whisper;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+
+use lazy::LazyStt;
 
 pub use ct2::Ct2Engine;
 pub use gate::DecodeGate;
@@ -467,17 +470,27 @@ impl SttCatalog {
                 .is_some_and(|n| n.starts_with("ggml-") && n.ends_with(".bin"))
         });
         for file in files {
-            match WhisperEngine::load(file, threads) {
-                Ok(mut engine) => {
-                    if catalog.model(Some(engine.name())).is_some() {
-                        engine.rename_to_stem(file);
-                    }
-                    catalog.add("whisper.cpp", Arc::new(engine), file);
+            let stem = file
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or("whisper")
+                .to_owned();
+            let short = stem.trim_start_matches("ggml-").to_owned();
+            // The whole stem when the short name belongs to another model.
+            let name = if catalog.model(Some(&short)).is_some() {
+                stem
+            } else {
+                short.clone()
+            };
+            let (path, renamed) = (file.to_path_buf(), name != short);
+            let load = Box::new(move || -> Result<Arc<dyn SpeechToText>, String> {
+                let mut engine = WhisperEngine::load(&path, threads)?;
+                if renamed {
+                    engine.rename_to_stem(&path);
                 }
-                Err(e) => {
-                    tracing::warn!(file = %file.display(), "speech-to-text model skipped: {e}")
-                }
-            }
+                Ok(Arc::new(engine))
+            });
+            catalog.add("whisper.cpp", Arc::new(LazyStt::new(name, 1, load)), file);
         }
         if catalog.models.is_empty() {
             let detail = format!(
@@ -494,7 +507,11 @@ impl SttCatalog {
     }
 
     fn add(&mut self, engine: &'static str, model: Arc<dyn SpeechToText>, from: &Path) {
-        tracing::info!(model = model.name(), engine, "speech-to-text model ready");
+        tracing::info!(
+            model = model.name(),
+            engine,
+            "speech-to-text model found (loaded on first use)"
+        );
         self.status.push(EngineStatus {
             engine,
             name: Some(model.name().to_owned()),
@@ -528,26 +545,56 @@ impl SttCatalog {
         decoders: usize,
     ) {
         let lib_path = ct2::library_path(models_dir);
-        let lib = match mediagen_ct2::Library::open(&lib_path) {
-            Ok(lib) => lib,
-            Err(e) => {
-                let detail = format!("CTranslate2 runtime not loaded ({e}); run scripts/models.sh");
-                self.unavailable("ctranslate2", detail);
-                return;
-            }
-        };
+        if !lib_path.is_file() {
+            let detail = format!(
+                "CTranslate2 runtime not found at {}; run scripts/models.sh",
+                lib_path.display()
+            );
+            self.unavailable("ctranslate2", detail);
+            return;
+        }
+        // Opened with the first model that loads, once for all of them.
+        let lib: Arc<OnceLock<Result<Arc<mediagen_ct2::Library>, String>>> = Arc::default();
         for dir in folders {
             let name = dir
                 .file_name()
                 .and_then(|n| n.to_str())
-                .unwrap_or("whisper");
-            match Ct2Engine::load(&lib, dir, name, threads, decoders) {
-                Ok(engine) => self.add("ctranslate2", Arc::new(engine), dir),
-                Err(e) => {
-                    tracing::warn!(dir = %dir.display(), "speech-to-text model skipped: {e}")
-                }
-            }
+                .unwrap_or("whisper")
+                .to_owned();
+            let (lib, lib_path, dir_owned, model_name) = (
+                lib.clone(),
+                lib_path.clone(),
+                dir.to_path_buf(),
+                name.clone(),
+            );
+            let load = Box::new(move || -> Result<Arc<dyn SpeechToText>, String> {
+                let lib = lib
+                    .get_or_init(|| mediagen_ct2::Library::open(&lib_path))
+                    .as_ref()
+                    .map_err(|e| format!("CTranslate2 runtime not loaded ({e})"))?;
+                Ok(Arc::new(Ct2Engine::load(
+                    lib,
+                    &dir_owned,
+                    &model_name,
+                    threads,
+                    decoders,
+                )?))
+            });
+            let model = LazyStt::new(name, decoders.max(1), load);
+            self.add("ctranslate2", Arc::new(model), dir);
         }
+    }
+
+    /// Loads every model now (a worker warming up, so its first request
+    /// does not wait); the models that failed, with why.
+    pub fn warm(&self) -> Vec<String> {
+        self.models
+            .iter()
+            .filter_map(|m| match m.session(&SttOptions::default()) {
+                Ok(_) => None,
+                Err(e) => Some(format!("{}: {e}", m.name())),
+            })
+            .collect()
     }
 
     /// The limit on concurrent decodes.

@@ -166,6 +166,12 @@ impl TtsCatalog {
         });
     }
 
+    /// Loads every engine's models now (a worker warming up, so its first
+    /// request does not wait); what failed, with why.
+    pub fn warm(&self) -> Vec<String> {
+        self.engines.iter().flat_map(|e| e.warm()).collect()
+    }
+
     pub fn voices(&self) -> &[VoiceInfo] {
         &self.voices
     }

@@ -7,9 +7,10 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Mutex;
 
-use ort::session::{Session, SessionInputValue};
+use ort::session::SessionInputValue;
+
+use crate::onnx::LazySession;
 use ort::value::Tensor;
 
 use crate::audio::Audio;
@@ -43,7 +44,7 @@ struct KokoroVoice {
 }
 
 pub struct KokoroEngine {
-    session: Mutex<Session>,
+    session: LazySession,
     vocab: HashMap<char, i64>,
     voices: Vec<KokoroVoice>,
 }
@@ -129,10 +130,9 @@ impl KokoroEngine {
         if voices.is_empty() {
             return Err(format!("no Kokoro voices in {}/voices", dir.display()));
         }
-        let env = crate::onnx::environment(models_dir)?;
-        let session = crate::onnx::session_rewritten(env, &model, threads)?;
+        let session = LazySession::new(models_dir, &model, threads)?;
         Ok(Self {
-            session: Mutex::new(session),
+            session,
             vocab,
             voices,
         })
@@ -213,6 +213,10 @@ impl KokoroEngine {
 impl TextToSpeech for KokoroEngine {
     fn engine(&self) -> &'static str {
         "kokoro"
+    }
+
+    fn warm(&self) -> Vec<String> {
+        self.session.load().err().into_iter().collect()
     }
 
     fn voices(&self) -> Vec<VoiceInfo> {
@@ -299,7 +303,7 @@ impl KokoroEngine {
                     .into(),
             ),
         ];
-        let mut session = self.session.lock().unwrap_or_else(|e| e.into_inner());
+        let mut session = self.session.get().map_err(TtsError::Failed)?;
         let outputs = session.run(inputs).map_err(fail)?;
         let (_, samples) = outputs[0].try_extract_tensor::<f32>().map_err(fail)?;
         Ok(Audio::new(samples.to_vec(), SAMPLE_RATE))

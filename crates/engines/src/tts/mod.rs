@@ -77,6 +77,12 @@ pub trait TextToSpeech: Send + Sync {
     fn synthesize_ipa(&self, _key: &str, _ipa: &str, _speed: f32) -> Result<Audio, TtsError> {
         Err(TtsError::PhonemesUnsupported)
     }
+
+    /// Loads the engine's models now (they load on first use otherwise);
+    /// what failed, with why.
+    fn warm(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// A stable 20-character id for a voice.

@@ -5,9 +5,10 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
-use ort::session::{Session, SessionInputValue};
+use ort::session::SessionInputValue;
+
+use crate::onnx::LazySession;
 use ort::value::Tensor;
 use serde::Deserialize;
 
@@ -71,7 +72,7 @@ pub struct LanguageConfig {
 struct PiperVoice {
     info: VoiceInfo,
     config: PiperConfig,
-    session: Mutex<Session>,
+    session: LazySession,
 }
 
 /// The Piper voices found in the models directory.
@@ -117,11 +118,10 @@ impl PiperEngine {
                 models_dir.display()
             ));
         }
-        let env = crate::onnx::environment(models_dir)?;
         let mut voices = Vec::new();
         let mut problems = Vec::new();
         for model in models {
-            match load_voice(env, &model, threads) {
+            match load_voice(models_dir, &model, threads) {
                 Ok(v) => voices.push(v),
                 Err(e) => problems.push(format!("{}: {e}", model.display())),
             }
@@ -133,15 +133,11 @@ impl PiperEngine {
     }
 }
 
-fn load_voice(
-    env: &ort::environment::Environment,
-    model: &Path,
-    threads: usize,
-) -> Result<PiperVoice, String> {
+fn load_voice(models_dir: &Path, model: &Path, threads: usize) -> Result<PiperVoice, String> {
     let text = std::fs::read_to_string(config_path(model)).map_err(|e| e.to_string())?;
     let config: PiperConfig =
         serde_json::from_str(&text).map_err(|e| format!("bad config: {e}"))?;
-    let session = crate::onnx::session_rewritten(env, model, threads)?;
+    let session = LazySession::new(models_dir, model, threads)?;
     let key = model
         .file_stem()
         .and_then(|s| s.to_str())
@@ -194,7 +190,7 @@ fn load_voice(
     Ok(PiperVoice {
         info,
         config,
-        session: Mutex::new(session),
+        session,
     })
 }
 
@@ -219,6 +215,13 @@ pub fn phoneme_ids(map: &HashMap<String, Vec<i64>>, phonemes: &str) -> Vec<i64> 
 impl TextToSpeech for PiperEngine {
     fn engine(&self) -> &'static str {
         "piper"
+    }
+
+    fn warm(&self) -> Vec<String> {
+        self.voices
+            .iter()
+            .filter_map(|v| v.session.load().err())
+            .collect()
     }
 
     fn voices(&self) -> Vec<VoiceInfo> {
@@ -288,7 +291,7 @@ impl PiperEngine {
                     .into(),
             ));
         }
-        let mut session = voice.session.lock().unwrap_or_else(|e| e.into_inner());
+        let mut session = voice.session.get().map_err(TtsError::Failed)?;
         let outputs = session.run(inputs).map_err(fail)?;
         let (_, samples) = outputs[0].try_extract_tensor::<f32>().map_err(fail)?;
         let mut audio = Audio::new(samples.to_vec(), voice.config.audio.sample_rate);
