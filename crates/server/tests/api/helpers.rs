@@ -77,6 +77,18 @@ pub fn form(
     form
 }
 
+/// The container's duration of the media file at `path`, by ffprobe.
+pub fn probe_seconds(path: &std::path::Path) -> f64 {
+    let out = std::process::Command::new("ffprobe")
+        .args(["-v", "error", "-show_entries", "format=duration"])
+        .args(["-of", "csv=p=0"])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{} does not parse", path.display());
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+}
+
 /// A WAV file of `samples` silent samples, mono 16-bit at `rate`.
 pub fn silent_wav(samples: u32, rate: u32) -> Vec<u8> {
     let mut v = Vec::new();
@@ -220,6 +232,20 @@ impl TestApp {
 
     pub async fn delete(&self, path: &str, key: &str) -> Response {
         self.request(Method::DELETE, path, Some(key), None).await
+    }
+
+    /// The job kinds `/readyz` reports live workers for.
+    pub async fn ready_kinds(&self) -> Vec<String> {
+        let r: Value = self
+            .client
+            .get(format!("{}/readyz", self.addr))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        serde_json::from_value(r["workerKinds"].clone()).unwrap()
     }
 
     /// A new key of the operator account.

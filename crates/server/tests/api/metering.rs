@@ -56,19 +56,7 @@ fn vbr_without_header() -> (Vec<u8>, f64) {
     ));
     let path = dir.path().join("lying.mp3");
     std::fs::write(&path, &bytes).unwrap();
-    let out = Command::new("ffprobe")
-        .args([
-            "-v",
-            "error",
-            "-show_entries",
-            "format=duration",
-            "-of",
-            "csv=p=0",
-        ])
-        .arg(&path)
-        .output()
-        .unwrap();
-    let claimed: f64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    let claimed = crate::helpers::probe_seconds(&path);
     assert!(claimed < 20.0, "the header must understate: {claimed}");
     (bytes, claimed)
 }

@@ -114,16 +114,7 @@ async fn a_worker_elsewhere_wakes_a_waiting_request() {
     }));
     // Idle once registered (its first look for work found none).
     for _ in 0..100 {
-        let r: Value = app
-            .client
-            .get(format!("{}/readyz", app.addr))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        if r["workerKinds"] == json!(["test.sleep"]) {
+        if app.ready_kinds().await == ["test.sleep"] {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;

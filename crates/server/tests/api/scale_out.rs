@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use tokio::process::{Child, Command};
 
 use crate::helpers::{form, Backend, TestApp};
-use crate::storage::{bucket, endpoint, local_files};
+use crate::storage::{bucket, endpoint, local_files, on_bucket};
 
 const JOBS: usize = 200;
 const KILLS: usize = 20;
@@ -122,20 +122,7 @@ fn video(dir: &Path) -> Vec<u8> {
 fn duration_of(bytes: &[u8], dir: &Path, name: &str) -> f64 {
     let path = dir.join(name);
     std::fs::write(&path, bytes).unwrap();
-    let out = std::process::Command::new("ffprobe")
-        .args([
-            "-v",
-            "error",
-            "-show_entries",
-            "format=duration",
-            "-of",
-            "csv=p=0",
-        ])
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{name} does not parse");
-    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+    crate::helpers::probe_seconds(&path)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -145,17 +132,7 @@ async fn jobs_complete_once_while_workers_are_killed() {
     let (b, e) = (bucket.clone(), endpoint.clone());
     let app = TestApp::spawn_with(Backend::Postgres, move |c| {
         c.workers = 0;
-        c.storage_url = format!("s3://{b}/deploy");
-        c.storage_options = [
-            ("aws_endpoint", e.as_str()),
-            ("aws_allow_http", "true"),
-            ("aws_access_key_id", "test"),
-            ("aws_secret_access_key", "test"),
-            ("aws_region", "us-east-1"),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
-        .collect();
+        on_bucket(c, &b, &e);
         c.max_attempts = 50;
         c.max_concurrent_jobs = 1000;
     })

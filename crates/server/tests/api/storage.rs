@@ -45,21 +45,26 @@ async fn keys(endpoint: &str, bucket: &str) -> Vec<String> {
         .collect()
 }
 
+/// Storage in `bucket` of the S3 server at `endpoint`, under `deploy/`.
+pub fn on_bucket(c: &mut mediagen_server::Config, bucket: &str, endpoint: &str) {
+    c.storage_url = format!("s3://{bucket}/deploy");
+    c.storage_options = [
+        ("aws_endpoint", endpoint),
+        ("aws_allow_http", "true"),
+        ("aws_access_key_id", "test"),
+        ("aws_secret_access_key", "test"),
+        ("aws_region", "us-east-1"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+    .collect();
+}
+
 async fn app_on(bucket: &str, endpoint: &str, redirect: bool) -> TestApp {
     let (bucket, endpoint) = (bucket.to_owned(), endpoint.to_owned());
     TestApp::spawn_with(Backend::Sqlite, move |c| {
-        c.storage_url = format!("s3://{bucket}/deploy");
+        on_bucket(c, &bucket, &endpoint);
         c.storage_redirect = redirect;
-        c.storage_options = [
-            ("aws_endpoint", endpoint.as_str()),
-            ("aws_allow_http", "true"),
-            ("aws_access_key_id", "test"),
-            ("aws_secret_access_key", "test"),
-            ("aws_region", "us-east-1"),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
-        .collect();
     })
     .await
 }

@@ -9,26 +9,13 @@ use serde_json::{json, Value};
 
 use crate::helpers::{Backend, TestApp};
 
-async fn ready_kinds(app: &TestApp) -> Vec<String> {
-    let r: Value = app
-        .client
-        .get(format!("{}/readyz", app.addr))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    serde_json::from_value(r["workerKinds"].clone()).unwrap()
-}
-
 async fn jobs_wait_for_a_worker_of_their_kind(backend: Backend) {
     let app = TestApp::spawn_with(backend, |c| c.worker_kinds = "tts, stt".into()).await;
     let key = &app.admin_key;
     // The in-process worker registers within a heartbeat.
     let mut kinds = Vec::new();
     for _ in 0..50 {
-        kinds = ready_kinds(&app).await;
+        kinds = app.ready_kinds().await;
         if !kinds.is_empty() {
             break;
         }
@@ -74,11 +61,11 @@ async fn jobs_wait_for_a_worker_of_their_kind(backend: Backend) {
         })
         .await;
     assert!(job["result"]["textUrl"].is_string(), "{job}");
-    assert_eq!(ready_kinds(&app).await, ["stt", "test.sleep", "tts"]);
+    assert_eq!(app.ready_kinds().await, ["stt", "test.sleep", "tts"]);
     let _ = stop.send(());
     worker.await.unwrap().unwrap();
     // Gone from the registry when it stops.
-    assert_eq!(ready_kinds(&app).await, ["stt", "tts"]);
+    assert_eq!(app.ready_kinds().await, ["stt", "tts"]);
 
     // A kind this build does not have is refused at start-up.
     let mut config = app.config.clone();
