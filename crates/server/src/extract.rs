@@ -213,10 +213,27 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
                 .with_message("The request body has data after its JSON value."),
         )
     })?;
+    let mut nulls = Vec::new();
     if let serde_json::Value::Object(members) = &mut value {
-        members.retain(|_, v| !v.is_null());
+        members.retain(|k, v| {
+            if v.is_null() {
+                nulls.push(k.clone());
+            }
+            !v.is_null()
+        });
     }
     whole_numbers(&mut value);
+    // A null member is absent only if `T` has such a member: an unknown
+    // name stays an error whatever its value (serde names an unknown
+    // field before it reads the value, so a probe of the name alone tells).
+    for name in nulls {
+        let probe = serde_json::json!({ name.clone(): null });
+        if let Err(e) = serde_json::from_value::<T>(probe) {
+            if e.to_string().starts_with("unknown field") {
+                return Err(ApiError::invalid_parameter(&name, "unknown parameter").into());
+            }
+        }
+    }
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let message = e.into_inner().to_string();
@@ -321,5 +338,20 @@ mod tests {
         assert_eq!(e.api.details["parameter"], "n");
         let e = parse_json::<Body>(br#"{"text": "a", "#).unwrap_err();
         assert_eq!(e.api.code, ErrorCode::InvalidJson);
+    }
+
+    #[test]
+    fn null_members_are_absent_but_unknown_names_stay_errors() {
+        let b: Body = parse_json(br#"{"text": "a", "n": null}"#).unwrap();
+        assert_eq!(b.n, None);
+        let e = parse_json::<Body>(br#"{"text": "a", "": null}"#).unwrap_err();
+        assert_eq!(e.api.details["parameter"], "");
+        let e = parse_json::<Body>(br#"{"text": "a", "colour": null}"#).unwrap_err();
+        assert_eq!(e.api.details["parameter"], "colour");
+        let e = parse_json::<Body>(br#"{"text": null}"#).unwrap_err();
+        assert_eq!(
+            e.api.details["parameter"], "text",
+            "a required member set to null is missing"
+        );
     }
 }
