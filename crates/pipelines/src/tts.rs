@@ -479,6 +479,40 @@ pub fn preview_text(language: &str) -> &'static str {
     }
 }
 
+/// `voice.preview`: a catalog voice's short sample (the `previewUrl` of
+/// the voice list), made by a worker so that API processes run no engine.
+/// Internal: the API submits it for the operator account at no cost.
+pub struct PreviewPipeline {
+    pub catalog: Arc<TtsCatalog>,
+}
+
+/// What a preview job is asked for.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PreviewRequest {
+    pub voice_id: String,
+}
+
+#[async_trait::async_trait]
+impl Pipeline for PreviewPipeline {
+    fn kind(&self) -> &'static str {
+        "voice.preview"
+    }
+
+    async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {
+        let req: PreviewRequest = ctx.payload()?;
+        let catalog = self.catalog.clone();
+        let voice = req.voice_id.clone();
+        let mp3 = tokio::task::spawn_blocking(move || preview_mp3(&catalog, &voice))
+            .await
+            .map_err(|e| JobFailure::abort("internal_error", e.to_string()))?
+            .map_err(|e| JobFailure::abort("synthesis_failed", e))?;
+        ctx.put_output("/audioUrl", "preview.mp3", mp3.into())
+            .await?;
+        Ok(json!({ "voiceId": req.voice_id }))
+    }
+}
+
 /// A short mp3 sample of a voice (blocking: run it off the async runtime).
 pub fn preview_mp3(catalog: &TtsCatalog, voice_id: &str) -> Result<Vec<u8>, String> {
     let voice = catalog.voice(voice_id).ok_or("unknown voice")?;

@@ -25,7 +25,7 @@ use mediagen_pipelines::dub::{DubEditPipeline, DubLanguages, DubPipeline};
 use mediagen_pipelines::image::ImagePipeline;
 use mediagen_pipelines::sound::SoundPipeline;
 use mediagen_pipelines::stt::SttPipeline;
-use mediagen_pipelines::tts::TtsPipeline;
+use mediagen_pipelines::tts::{PreviewPipeline, TtsPipeline};
 use mediagen_pipelines::video::TrimPipeline;
 use mediagen_pipelines::voice::VoiceChangePipeline;
 use mediagen_store::{BlobStore, Db, Signer};
@@ -143,7 +143,13 @@ impl Needs {
         }
         let any = |of: &[&str]| kinds.iter().any(|k| of.contains(&k.as_str()));
         Needs {
-            tts: any(&["tts", "voice.change", "dubbing", "dubbing.edit"]),
+            tts: any(&[
+                "tts",
+                "voice.change",
+                "dubbing",
+                "dubbing.edit",
+                "voice.preview",
+            ]),
             stt: any(&["tts", "stt", "voice.change", "dubbing"]),
         }
     }
@@ -301,6 +307,9 @@ fn all_pipelines(config: &Config, engines: &Engines) -> Registry {
     registry.register(Arc::new(TtsPipeline {
         catalog: engines.tts.clone(),
         stt: engines.stt.clone(),
+    }));
+    registry.register(Arc::new(PreviewPipeline {
+        catalog: engines.tts.clone(),
     }));
     registry.register(Arc::new(SttPipeline {
         catalog: engines.stt.clone(),

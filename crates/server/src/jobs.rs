@@ -274,7 +274,7 @@ pub fn job_response(state: &AppState, job: Job) -> ApiResult<Response> {
 /// workers in this process and, on PostgreSQL, by the announcements of
 /// every other; polling the database is the fallback (often without
 /// announcements, seldom with them).
-async fn wait_for(state: &AppState, job: Job, wait: Duration) -> ApiResult<Job> {
+pub async fn wait_for(state: &AppState, job: Job, wait: Duration) -> ApiResult<Job> {
     let deadline = tokio::time::Instant::now() + wait;
     let poll = Duration::from_millis(if state.events.relayed() { 2000 } else { 200 });
     let mut finished = state.events.subscribe_finished();

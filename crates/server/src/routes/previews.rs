@@ -1,16 +1,24 @@
 //! Voice previews: `previewUrl` of every voice points here. The sample is
-//! synthesized the first time it is asked for, then kept in the blob store.
+//! made by a worker (a `voice.preview` job) the first time it is asked
+//! for, then kept in the blob store: the API process runs no engine.
 
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
 use mediagen_core::time::now_ms;
 use mediagen_core::{ApiError, ErrorCode};
-use mediagen_pipelines::tts::preview_mp3;
+use std::time::Duration;
+
+use mediagen_core::job::JobStatus;
+use mediagen_core::Level;
+use mediagen_pipelines::tts::PreviewRequest;
+use serde_json::json;
 
 use crate::error::{ApiResult, Error};
 use crate::extract::ApiQuery;
-use crate::jobs::signed_url;
+use crate::extract::JobOptions;
+use crate::jobs::{create, signed_url, wait_for, JobSpec};
+use crate::middleware::Principal;
 use crate::routes::blobs::{serve, verify, SignedQuery};
 use crate::state::AppState;
 
@@ -30,7 +38,8 @@ pub fn preview_url(state: &AppState, voice_id: &str) -> String {
 /// A few seconds of the voice, as mp3. Signed like result URLs (no API key).
 #[utoipa::path(get, path = "/previews/{file}", tag = "voice",
     params(("file" = String, Path, description = "`<voiceId>.mp3`"), ("expires" = i64, Query), ("signature" = String, Query)),
-    responses((status = 200, description = "audio/mpeg"), (status = 403), (status = 404, description = "`voice_not_found`")))]
+    responses((status = 200, description = "audio/mpeg"), (status = 403), (status = 404, description = "`voice_not_found`"),
+        (status = 503, description = "`service_unavailable`: no worker has made the preview yet (`Retry-After`)")))]
 pub async fn get(
     State(state): State<AppState>,
     Path(file): Path<String>,
@@ -44,13 +53,53 @@ pub async fn get(
         return Err(ApiError::new(ErrorCode::VoiceNotFound).into());
     }
     if !state.blobs.exists(&key).await? {
-        let catalog = state.tts.clone();
-        let id = voice_id.clone();
-        let mp3 = tokio::task::spawn_blocking(move || preview_mp3(&catalog, &id))
-            .await
-            .map_err(Error::internal)?
-            .map_err(Error::internal)?;
-        state.blobs.put(&key, mp3.into()).await?;
+        let made = made_by_a_worker(&state, &voice_id).await?;
+        let mp3 = state.blobs.get_bytes(&made).await?;
+        state.blobs.put(&key, mp3).await?;
     }
     serve(&state, &key, "audio/mpeg", &headers).await
+}
+
+/// Has a worker make the preview (a `voice.preview` job of the operator
+/// account, at no cost; requests for the same voice share one job) and
+/// returns the key of the file it stored. 503 while no worker has made it
+/// within `sync_wait_seconds`.
+async fn made_by_a_worker(state: &AppState, voice_id: &str) -> ApiResult<String> {
+    let operator = state
+        .db
+        .operator_account()
+        .await?
+        .ok_or_else(|| Error::internal("no operator account"))?;
+    let who = Principal {
+        account_id: operator.id,
+        key_id: String::new(),
+        level: Level::Admin,
+        is_operator: true,
+    };
+    let opts = JobOptions {
+        respond_async: true,
+        idempotency_key: Some(format!("voice-preview:{voice_id}")),
+    };
+    let spec = JobSpec {
+        kind: "voice.preview",
+        payload: json!(PreviewRequest {
+            voice_id: voice_id.to_owned()
+        }),
+        units: 0.0,
+        dry_run: false,
+        media_seconds: 0.0,
+    };
+    let (job, _) = create(state, &who, opts, spec, None).await?;
+    state.events.job_submitted();
+    let wait = Duration::from_secs_f64(state.config.sync_wait_seconds);
+    let job = wait_for(state, job, wait).await?;
+    match (job.status, job.outputs.first()) {
+        (JobStatus::Completed, Some(output)) => Ok(output.key.clone()),
+        (JobStatus::Queued | JobStatus::Processing, _) => Err(Error::from(
+            ApiError::new(ErrorCode::ServiceUnavailable)
+                .with_message("The preview is being made; ask again in a moment."),
+        )
+        .with_retry_after(5)),
+        _ => Err(Error::internal("the preview job failed")),
+    }
 }

@@ -169,6 +169,16 @@ async fn voice_catalog_filters_sorting_and_paging(backend: Backend) {
         .await
         .unwrap();
     assert_eq!(again, mp3, "served from the stored copy");
+    // Made once, by a worker: one free `voice.preview` job of the operator.
+    let made: Value = app
+        .get("/v1/jobs?kind=voice.preview", &app.admin_key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(made["pagination"]["total"], 1, "{made}");
+    assert_eq!(made["data"][0]["status"], "completed", "{made}");
+    assert_eq!(made["data"][0]["credits"], 0, "{made}");
     let tampered = preview.replace("expires=", "expires=1");
     assert_error(
         app.client.get(&tampered).send().await.unwrap(),
@@ -212,3 +222,44 @@ async fn voice_catalog_filters_sorting_and_paging(backend: Backend) {
 }
 
 crate::on_both_backends!(voice_catalog_filters_sorting_and_paging);
+
+/// A preview no worker can make yet answers 503 with `Retry-After`; once a
+/// worker of its kind starts, the same URL serves the sample.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn previews_wait_for_a_worker() {
+    let app = TestApp::spawn_with(Backend::Sqlite, |c| {
+        c.worker_kinds = "test.sleep".into();
+        c.sync_wait_seconds = 1.0;
+    })
+    .await;
+    let voices: Value = app
+        .get("/v1/voices?engine=espeak&limit=1", &app.admin_key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let preview = voices["data"][0]["previewUrl"].as_str().unwrap().to_owned();
+    let r = app.client.get(&preview).send().await.unwrap();
+    assert_eq!(r.headers()["retry-after"], "5");
+    assert_error(r, 503, "service_unavailable").await;
+
+    let mut config = app.config.clone();
+    config.worker_kinds = "voice.preview".into();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let worker = tokio::spawn(mediagen_server::app::run_worker(config, async {
+        let _ = stopped.await;
+    }));
+    let mut served = None;
+    for _ in 0..60 {
+        let r = app.client.get(&preview).send().await.unwrap();
+        if r.status() == 200 {
+            served = Some(r.bytes().await.unwrap());
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
+    let mp3 = served.expect("the preview was made once a worker ran");
+    assert!(mp3.len() > 5_000, "{} bytes", mp3.len());
+    let _ = stop.send(());
+    worker.await.unwrap().unwrap();
+}
