@@ -224,12 +224,18 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
     }
     whole_numbers(&mut value);
     // A null member is absent only if `T` has such a member: an unknown
-    // name stays an error whatever its value (serde names an unknown
-    // field before it reads the value, so a probe of the name alone tells).
-    for name in nulls {
-        let probe = serde_json::json!({ name.clone(): null });
-        if let Err(e) = serde_json::from_value::<T>(probe) {
-            if e.to_string().starts_with("unknown field") {
+    // name stays an error whatever its value.
+    if !nulls.is_empty() {
+        let known = known_members::<T>();
+        for name in nulls {
+            let unknown = match &known {
+                Some(known) => !known.contains(&name),
+                // serde names an unknown field before it reads the value,
+                // so a probe of the name alone tells.
+                None => serde_json::from_value::<T>(serde_json::json!({ name.clone(): null }))
+                    .is_err_and(|e| e.to_string().starts_with("unknown field")),
+            };
+            if unknown {
                 return Err(ApiError::invalid_parameter(&name, "unknown parameter").into());
             }
         }
@@ -254,6 +260,30 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
             .to_owned();
         Error::from(ApiError::invalid_parameter(&parameter, reason))
     })
+}
+
+/// The member names a body type `T` takes, as serde lists them when it
+/// refuses a name no body uses (one probe, however many names are checked);
+/// `None` when `T` takes any name or the list cannot be read.
+fn known_members<T: DeserializeOwned>() -> Option<Vec<String>> {
+    const NOBODY: &str = "\u{1}";
+    let refusal = serde_json::from_value::<T>(serde_json::json!({ NOBODY: null }))
+        .err()?
+        .to_string();
+    let rest = refusal.strip_prefix(&format!("unknown field `{NOBODY}`, "))?;
+    if rest.starts_with("there are no fields") {
+        return Some(Vec::new());
+    }
+    let list = rest
+        .strip_prefix("expected one of ")
+        .or_else(|| rest.strip_prefix("expected "))?;
+    // serde writes `a`, `a` or `b`, and one of `a`, `b`, `c`.
+    Some(
+        list.split(", ")
+            .flat_map(|part| part.split(" or "))
+            .map(|n| n.trim_matches('`').to_owned())
+            .collect(),
+    )
 }
 
 /// Numbers written with a zero fraction (`5.0`, `-284.0`) are the integers
@@ -340,14 +370,34 @@ mod tests {
         assert_eq!(e.api.code, ErrorCode::InvalidJson);
     }
 
+    #[derive(serde::Deserialize, Debug)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Three {
+        a: Option<u8>,
+        b: Option<u8>,
+        c: Option<u8>,
+    }
+
     #[test]
     fn null_members_are_absent_but_unknown_names_stay_errors() {
+        assert_eq!(
+            known_members::<Three>(),
+            Some(vec!["a".to_owned(), "b".to_owned(), "c".to_owned()])
+        );
+        assert!(parse_json::<Three>(br#"{"a": null, "c": null}"#).is_ok());
+        let e = parse_json::<Three>(br#"{"a": null, "d": null}"#).unwrap_err();
+        assert_eq!(e.api.details["parameter"], "d");
         let b: Body = parse_json(br#"{"text": "a", "n": null}"#).unwrap();
         assert_eq!(b.n, None);
         let e = parse_json::<Body>(br#"{"text": "a", "": null}"#).unwrap_err();
         assert_eq!(e.api.details["parameter"], "");
         let e = parse_json::<Body>(br#"{"text": "a", "colour": null}"#).unwrap_err();
         assert_eq!(e.api.details["parameter"], "colour");
+        assert_eq!(
+            known_members::<Body>(),
+            Some(vec!["text".to_owned(), "n".to_owned()])
+        );
         let e = parse_json::<Body>(br#"{"text": null}"#).unwrap_err();
         assert_eq!(
             e.api.details["parameter"], "text",
