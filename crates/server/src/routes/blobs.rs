@@ -49,9 +49,10 @@ pub async fn download(
     };
     if state.config.storage_redirect {
         // The store serves the bytes itself, for as long as this URL is
-        // valid (at least a minute).
+        // valid and no longer (a job's files are deleted when its URLs
+        // have expired).
         let expires: i64 = q.expires.as_deref().unwrap_or("0").parse().unwrap_or(0);
-        let ttl = (expires - now_ms() / 1000).max(60) as u64;
+        let ttl = (expires - now_ms() / 1000).max(1) as u64;
         if let Some(url) = state
             .blobs
             .presigned_url(&key, std::time::Duration::from_secs(ttl))
