@@ -48,8 +48,8 @@ pub const MAX_BALANCE: i64 = 1_000_000_000_000_000;
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateAccount {
-    /// 1–100 characters.
-    #[schema(min_length = 1, max_length = 100)]
+    /// 1–100 characters (not only spaces).
+    #[schema(min_length = 1, max_length = 100, pattern = "\\S")]
     pub name: String,
     /// Credits to start with, 0 to 10^15.
     #[serde(default)]
