@@ -356,6 +356,14 @@ mod tests {
         assert_eq!(b.n, Some(5));
         let e = parse_json::<Body>(br#"{"text": "a", "n": 5.5}"#).unwrap_err();
         assert_eq!(e.api.details["parameter"], "n");
+        // Parsed exactly (serde_json's float_roundtrip): 16 digits and a
+        // zero fraction are still a whole number.
+        #[derive(serde::Deserialize)]
+        struct Seed {
+            seed: u64,
+        }
+        let s: Seed = parse_json(br#"{"seed": 1952943182550307.0}"#).unwrap();
+        assert_eq!(s.seed, 1_952_943_182_550_307);
         let e = parse_json::<Body>(br#"{"text": "a", "n": 1e300}"#).unwrap_err();
         assert_eq!(e.api.details["parameter"], "n");
     }
