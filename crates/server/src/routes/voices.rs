@@ -344,7 +344,7 @@ fn too_long_samples(seconds: f64) -> ApiError {
 }
 
 fn check_name(name: &str) -> ApiResult<String> {
-    let name = name.trim();
+    let name = super::trim_spaces(name);
     if name.is_empty() || name.chars().count() > 100 {
         return Err(ApiError::invalid_parameter("name", "must be 1 to 100 characters").into());
     }
