@@ -20,6 +20,11 @@ macro_rules! error_codes {
             /// The machine code, e.g. `invalid_api_key`.
             pub fn as_str(self) -> &'static str { match self { $( ErrorCode::$variant => $code, )* } }
 
+            /// The code named `code` (its machine string), if any.
+            pub fn parse(code: &str) -> Option<Self> {
+                match code { $( $code => Some(ErrorCode::$variant), )* _ => None }
+            }
+
             /// The default human message.
             pub fn default_message(self) -> &'static str {
                 match self { $( ErrorCode::$variant => $message, )* }

@@ -87,11 +87,36 @@ impl JobKind {
     }
 }
 
-/// The error object of a failed job: `{code, message}`.
+/// The error object of a failed job: `{code, message}`, and `details`
+/// when the work refused its input for a reason it can name (the sample a
+/// voice clone could not use, say): the same members an API error has.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct JobError {
     pub code: String,
     pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub details: Option<serde_json::Map<String, Value>>,
+}
+
+impl JobError {
+    pub fn new(code: &str, message: impl Into<String>) -> Self {
+        Self {
+            code: code.to_owned(),
+            message: message.into(),
+            details: None,
+        }
+    }
+}
+
+impl From<crate::ApiError> for JobError {
+    fn from(e: crate::ApiError) -> Self {
+        Self {
+            code: e.code.as_str().to_owned(),
+            message: e.message,
+            details: (!e.details.is_empty()).then_some(e.details),
+        }
+    }
 }
 
 /// A file a job produced, registered by the pipeline that wrote it. A job's

@@ -3,6 +3,7 @@
 //! layer, so a job is checked before credits are held and again when it runs.
 
 pub mod avatar;
+pub mod avatar_upload;
 pub mod dub;
 pub mod image;
 pub mod limits;
@@ -12,8 +13,10 @@ pub mod respeak;
 pub mod sound;
 pub mod stt;
 pub mod tts;
+pub mod tts_stream;
 pub mod video;
 pub mod voice;
+pub mod voice_clone;
 
 use mediagen_core::ApiError;
 use mediagen_engines::AudioFormat;

@@ -31,6 +31,9 @@ pub struct TtsRequest {
     /// When `voice_id` is a cloned voice: how it is spoken.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cloned: Option<ClonedVoice>,
+    /// Streamed to the client as it is made (`/v1/text-to-speech/stream`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stream: bool,
 }
 
 /// A cloned voice as speech engines speak it: the catalog voice closest to
@@ -160,6 +163,7 @@ impl TtsRequest {
             speed,
             timestamps: body.timestamps,
             cloned,
+            stream: false,
         })
     }
 
@@ -249,6 +253,9 @@ impl Pipeline for TtsPipeline {
 
     async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {
         let req: TtsRequest = ctx.payload()?;
+        if req.stream {
+            return crate::tts_stream::run(self.catalog.clone(), ctx, req).await;
+        }
         let catalog = self.catalog.clone();
         let progress = ctx.clone();
         let r = req.clone();

@@ -21,6 +21,7 @@ use mediagen_engines::stt::SttCatalog;
 use mediagen_engines::translate::{Apertium, Translator};
 use mediagen_engines::tts::TtsCatalog;
 use mediagen_pipelines::avatar::ExpandPipeline;
+use mediagen_pipelines::avatar_upload::AvatarUploadPipeline;
 use mediagen_pipelines::dub::{DubEditPipeline, DubLanguages, DubPipeline};
 use mediagen_pipelines::image::ImagePipeline;
 use mediagen_pipelines::sound::SoundPipeline;
@@ -28,6 +29,7 @@ use mediagen_pipelines::stt::SttPipeline;
 use mediagen_pipelines::tts::{PreviewPipeline, TtsPipeline};
 use mediagen_pipelines::video::TrimPipeline;
 use mediagen_pipelines::voice::VoiceChangePipeline;
+use mediagen_pipelines::voice_clone::VoiceClonePipeline;
 use mediagen_store::{BlobStore, Db, Signer};
 use mediagen_worker::testing::SleepPipeline;
 use mediagen_worker::{Events, Registry, Worker, WorkerConfig};
@@ -149,8 +151,9 @@ impl Needs {
                 "dubbing",
                 "dubbing.edit",
                 "voice.preview",
+                "voice.clone",
             ]),
-            stt: any(&["tts", "stt", "voice.change", "dubbing"]),
+            stt: any(&["tts", "stt", "voice.change", "dubbing", "voice.clone"]),
         }
     }
 }
@@ -295,14 +298,14 @@ async fn publish_avatars(
 
 /// The pipelines this process's workers run: every kind this build has,
 /// or those of `worker_kinds`.
-pub fn registry(config: &Config, engines: &Engines) -> anyhow::Result<Registry> {
-    all_pipelines(config, engines)
+pub fn registry(config: &Config, engines: &Engines, db: &Db) -> anyhow::Result<Registry> {
+    all_pipelines(config, engines, db)
         .only(&config.worker_kinds())
         .map_err(|e| anyhow::anyhow!("worker_kinds: {e}"))
 }
 
 /// The pipelines this build can run.
-fn all_pipelines(config: &Config, engines: &Engines) -> Registry {
+fn all_pipelines(config: &Config, engines: &Engines, db: &Db) -> Registry {
     let mut registry = Registry::new();
     registry.register(Arc::new(TtsPipeline {
         catalog: engines.tts.clone(),
@@ -311,11 +314,17 @@ fn all_pipelines(config: &Config, engines: &Engines) -> Registry {
     registry.register(Arc::new(PreviewPipeline {
         catalog: engines.tts.clone(),
     }));
+    registry.register(Arc::new(VoiceClonePipeline {
+        tts: engines.tts.clone(),
+        stt: engines.stt.clone(),
+        db: db.clone(),
+    }));
     registry.register(Arc::new(SttPipeline {
         catalog: engines.stt.clone(),
     }));
     registry.register(Arc::new(TrimPipeline));
     registry.register(Arc::new(ExpandPipeline));
+    registry.register(Arc::new(AvatarUploadPipeline { db: db.clone() }));
     registry.register(Arc::new(VoiceChangePipeline {
         tts: engines.tts.clone(),
         stt: engines.stt.clone(),
@@ -435,7 +444,7 @@ impl Application {
             n => Some(Worker::new(
                 services.db.clone(),
                 services.blobs.clone(),
-                registry(&config, &engines)?,
+                registry(&config, &engines, &services.db)?,
                 worker_config(&config, n),
                 events.clone(),
             )),
@@ -583,7 +592,7 @@ pub async fn run_worker(config: Config, shutdown: impl Future<Output = ()>) -> a
     let worker = Worker::new(
         services.db.clone(),
         services.blobs,
-        registry(&config, &engines)?,
+        registry(&config, &engines, &services.db)?,
         worker_config(&config, config.worker_concurrency),
         relayed_events(&services.db).await,
     );

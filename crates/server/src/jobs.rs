@@ -155,16 +155,26 @@ pub async fn submit(
     if spec.dry_run {
         return dry_run(state, who, &spec).await;
     }
-    let respond_async = opts.respond_async;
-    let (job, _) = create(state, who, opts, spec, None).await?;
-    state.events.job_submitted();
-    let job = if respond_async {
-        job
-    } else {
-        let wait = Duration::from_secs_f64(state.config.sync_wait_seconds);
-        wait_for(state, job, wait).await?
-    };
+    let job = create_and_wait(state, who, opts, spec).await?;
     job_response(state, job)
+}
+
+/// Creates the job and waits up to `sync_wait_seconds` for it to finish
+/// (not at all with `Prefer: respond-async`).
+async fn create_and_wait(
+    state: &AppState,
+    who: &Principal,
+    opts: JobOptions,
+    spec: JobSpec,
+) -> ApiResult<Job> {
+    let respond_async = opts.respond_async;
+    let (job, _) = create(state, who, opts, spec).await?;
+    state.events.job_submitted();
+    if respond_async {
+        return Ok(job);
+    }
+    let wait = Duration::from_secs_f64(state.config.sync_wait_seconds);
+    wait_for(state, job, wait).await
 }
 
 /// The price of a request, without creating a job.
@@ -190,7 +200,6 @@ pub async fn create(
     who: &Principal,
     opts: JobOptions,
     spec: JobSpec,
-    inline: Option<(String, i64)>,
 ) -> ApiResult<(Job, bool)> {
     let cost = price(state, spec.kind, spec.units);
     let created = state
@@ -206,7 +215,6 @@ pub async fn create(
             timeout_ms: (state.config.job_timeout(spec.media_seconds) * 1000.0) as i64,
             idempotency_key: opts.idempotency_key,
             max_concurrent: state.config.max_concurrent_jobs,
-            inline,
         })
         .await;
     match created {
@@ -231,6 +239,46 @@ pub async fn create(
         )
         .with_retry_after(1)),
         Err(CreateJobError::Store(e)) => Err(e.into()),
+    }
+}
+
+/// A job that makes one of the account's resources (a cloned voice, an
+/// avatar), submitted and waited for like any job.
+pub enum Made {
+    /// It completed: the resource exists.
+    Done(Job),
+    /// Still queued or running after `sync_wait_seconds` (or the client
+    /// asked `Prefer: respond-async`): the 202 answer with the job.
+    Pending(Response),
+}
+
+/// Submits a job that makes a resource and waits for it. A job that
+/// refused its input answers as the request would have (its 4xx code,
+/// message and details, e.g. 422 naming the sample); another failure is
+/// the usual `job_failed`.
+pub async fn make_resource(
+    state: &AppState,
+    who: &Principal,
+    opts: JobOptions,
+    spec: JobSpec,
+) -> ApiResult<Made> {
+    let job = create_and_wait(state, who, opts, spec).await?;
+    match job.status {
+        JobStatus::Completed => Ok(Made::Done(job)),
+        JobStatus::Failed => {
+            let refusal = job.error.as_ref().and_then(|e| {
+                let code =
+                    ErrorCode::parse(&e.code).filter(|c| (400..500).contains(&c.status()))?;
+                let mut refused = ApiError::new(code).with_message(e.message.clone());
+                refused.details = e.details.clone().unwrap_or_default();
+                Some(refused)
+            });
+            match refusal {
+                Some(refused) => Err(refused.into()),
+                None => job_response(state, job).map(Made::Pending),
+            }
+        }
+        _ => job_response(state, job).map(Made::Pending),
     }
 }
 

@@ -23,10 +23,6 @@ pub struct NewJob {
     pub idempotency_key: Option<String>,
     /// Jobs the account may have queued or running at once.
     pub max_concurrent: i64,
-    /// Run by the creating process itself (streaming answers): the job starts
-    /// as `processing` under this lease owner for `lease_ms`, so no worker
-    /// takes it unless the creator dies and the lease expires.
-    pub inline: Option<(String, i64)>,
 }
 
 /// Why a job was not created.
@@ -319,9 +315,8 @@ impl Db {
         sqlx::query(
             "INSERT INTO jobs (id, account_id, kind, status, payload, progress, cost, credit_state, \
              attempts, max_attempts, timeout_ms, idempotency_key, created_at, updated_at, \
-             lease_owner, lease_expires_at, started_at, units, unit_price) \
-             VALUES ($1, $2, $3, $10, $4, 0, $5, 'held', $11, $6, $7, $8, $9, $9, $12, $13, $14, \
-             $15, $16)",
+             units, unit_price) \
+             VALUES ($1, $2, $3, 'queued', $4, 0, $5, 'held', 0, $6, $7, $8, $9, $9, $10, $11)",
         )
         .bind(&id)
         .bind(&new.account_id)
@@ -332,18 +327,11 @@ impl Db {
         .bind(new.timeout_ms)
         .bind(new.idempotency_key.as_deref())
         .bind(now)
-        .bind(if new.inline.is_some() { "processing" } else { "queued" })
-        .bind(i64::from(new.inline.is_some()))
-        .bind(new.inline.as_ref().map(|(owner, _)| owner.clone()))
-        .bind(new.inline.as_ref().map(|(_, lease)| now + lease))
-        .bind(new.inline.as_ref().map(|_| now))
         .bind(new.units)
         .bind(new.unit_price)
         .execute(&mut *tx)
         .await?;
-        if new.inline.is_none() {
-            self.announce_queued(&mut *tx, new.kind.as_str()).await?;
-        }
+        self.announce_queued(&mut *tx, new.kind.as_str()).await?;
         tx.commit().await?;
         self.job_by_id(&id)
             .await?
@@ -662,15 +650,15 @@ impl Db {
                 if !settle_measured(&mut tx, &job, due).await? {
                     // More than the hold, and more than the balance covers:
                     // the job fails cleanly, nothing charged.
-                    let error = JobError {
-                        code: "insufficient_credits".into(),
-                        message: format!(
+                    let error = JobError::new(
+                        "insufficient_credits",
+                        format!(
                             "The input measured longer than its header said: {due} credits were \
                              needed, {} were held, and the balance does not cover the rest. \
                              Nothing was charged.",
                             job.cost
                         ),
-                    };
+                    );
                     sqlx::query(
                         "UPDATE jobs SET status = 'failed', result = NULL, outputs = NULL, \
                          error = $2, progress = 0 WHERE id = $1",
@@ -729,10 +717,10 @@ impl Db {
         .bind(now)
         .fetch_all(&self.pool)
         .await?;
-        let error = JobError {
-            code: "worker_lost".into(),
-            message: "The worker running this job stopped responding on every attempt.".into(),
-        };
+        let error = JobError::new(
+            "worker_lost",
+            "The worker running this job stopped responding on every attempt.",
+        );
         let mut failed = 0;
         for row in rows {
             let id: String = row.try_get("id")?;
@@ -813,7 +801,6 @@ mod tests {
                 timeout_ms: 60_000,
                 idempotency_key: None,
                 max_concurrent: 10,
-                inline: None,
             })
             .await
             .unwrap();

@@ -1,7 +1,8 @@
 //! Wake-ups across processes. On PostgreSQL the queue announces itself
 //! with `NOTIFY`: a job queued (channel `mediagen_queued`, payload its
 //! kind) and a job finished (channel `mediagen_finished`, payload its id),
-//! sent inside the transaction that made the change, so a listener hears
+//! and a streamed job's chunk written (channel `mediagen_chunk`, payload
+//! its id), sent inside the transaction that made the change, so a listener hears
 //! it exactly when the change is visible. Workers and synchronous waits
 //! listen; their polling stays as the fallback for notifications missed
 //! while a listener reconnects. SQLite has one process, so nothing to relay.
@@ -14,6 +15,7 @@ use crate::db::{Backend, Db, StoreError};
 
 const QUEUED: &str = "mediagen_queued";
 const FINISHED: &str = "mediagen_finished";
+const CHUNK: &str = "mediagen_chunk";
 
 /// What another process announced.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,6 +24,8 @@ pub enum Wakeup {
     Queued(String),
     /// This job reached a final status.
     Finished(String),
+    /// This streamed job wrote a chunk of its output.
+    Chunk(String),
 }
 
 impl Db {
@@ -40,6 +44,14 @@ impl Db {
         E: sqlx::Executor<'c, Database = sqlx::Any>,
     {
         self.announce(on, FINISHED, id).await
+    }
+
+    /// Announces (on PostgreSQL) that streamed job `id` wrote a chunk.
+    pub(crate) async fn announce_chunk<'c, E>(&self, on: E, id: &str) -> Result<(), StoreError>
+    where
+        E: sqlx::Executor<'c, Database = sqlx::Any>,
+    {
+        self.announce(on, CHUNK, id).await
     }
 
     async fn announce<'c, E>(&self, on: E, channel: &str, payload: &str) -> Result<(), StoreError>
@@ -71,13 +83,14 @@ impl Db {
             return Ok(None);
         };
         let mut listener = PgListener::connect(&url).await?;
-        listener.listen_all([QUEUED, FINISHED]).await?;
+        listener.listen_all([QUEUED, FINISHED, CHUNK]).await?;
         Ok(Some(tokio::spawn(async move {
             loop {
                 match listener.try_recv().await {
                     Ok(Some(n)) => match n.channel() {
                         QUEUED => deliver(Wakeup::Queued(n.payload().to_owned())),
                         FINISHED => deliver(Wakeup::Finished(n.payload().to_owned())),
+                        CHUNK => deliver(Wakeup::Chunk(n.payload().to_owned())),
                         _ => {}
                     },
                     // The connection was lost and is re-established on the

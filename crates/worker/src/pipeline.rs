@@ -16,21 +16,25 @@ pub enum JobFailure {
     /// The input cannot be processed: failed at once and refunded.
     #[error("aborted: {}", .0.message)]
     Abort(JobError),
+    /// Stopped part-way by its client (a stream closed early): failed, and
+    /// charged for the units of work delivered (refunded when none was).
+    #[error("cut short: {}", .0.message)]
+    Cut(JobError, f64),
 }
 
 impl JobFailure {
     pub fn abort(code: &str, message: impl Into<String>) -> Self {
-        Self::Abort(JobError {
-            code: code.to_owned(),
-            message: message.into(),
-        })
+        Self::Abort(JobError::new(code, message))
+    }
+
+    /// A refusal of the input as the API words it (code, message and
+    /// details): final.
+    pub fn refused(e: mediagen_core::ApiError) -> Self {
+        Self::Abort(e.into())
     }
 
     pub fn retry(code: &str, message: impl Into<String>) -> Self {
-        Self::Retry(JobError {
-            code: code.to_owned(),
-            message: message.into(),
-        })
+        Self::Retry(JobError::new(code, message))
     }
 
     /// A blob store or scratch-file fault: worth another attempt. The
@@ -45,7 +49,7 @@ impl JobFailure {
 
     pub fn error(&self) -> &JobError {
         match self {
-            JobFailure::Retry(e) | JobFailure::Abort(e) => e,
+            JobFailure::Retry(e) | JobFailure::Abort(e) | JobFailure::Cut(e, _) => e,
         }
     }
 }
@@ -67,13 +71,11 @@ pub fn public_error(e: JobError) -> JobError {
         return e;
     }
     tracing::warn!(code = %e.code, message = %e.message, "job error named a path; replaced");
-    JobError {
-        message: format!(
-            "The job failed ({}). Quote the job id when reporting it.",
-            e.code.replace('_', " ")
-        ),
-        code: e.code,
-    }
+    let message = format!(
+        "The job failed ({}). Quote the job id when reporting it.",
+        e.code.replace('_', " ")
+    );
+    JobError { message, ..e }
 }
 
 /// What a pipeline sees of the job it runs.
@@ -86,6 +88,7 @@ pub struct JobContext {
     outputs: Arc<std::sync::Mutex<Vec<JobOutput>>>,
     metered: Arc<std::sync::Mutex<Option<f64>>>,
     ledger: Option<Ledger>,
+    events: Option<crate::Events>,
 }
 
 /// Where a running job's hold is raised when it measures more work than
@@ -107,7 +110,33 @@ impl JobContext {
             outputs: Arc::default(),
             metered: Arc::default(),
             ledger: None,
+            events: None,
         }
+    }
+
+    /// A context whose streamed chunks wake the relays of this process at
+    /// once (others hear them through the database).
+    pub fn with_events(mut self, events: crate::Events) -> Self {
+        self.events = Some(events);
+        self
+    }
+
+    /// Streams chunk `seq` of the job's output to the API process relaying
+    /// it (through the database, keyed by this attempt). Returns the bytes
+    /// the client took when it has closed the stream: stop then.
+    pub async fn stream_chunk(&self, seq: i64, data: &[u8]) -> Result<Option<i64>, JobFailure> {
+        let Some(ledger) = &self.ledger else {
+            return Ok(None);
+        };
+        let closed = ledger
+            .db
+            .append_chunk(&self.job.id, self.job.attempts, seq, data)
+            .await
+            .map_err(JobFailure::storage)?;
+        if let Some(events) = &self.events {
+            events.chunk_written(&self.job.id);
+        }
+        Ok(closed)
     }
 
     /// A context whose measurements raise the job's hold in `db` at once
@@ -276,13 +305,7 @@ mod tests {
 
     #[test]
     fn errors_never_name_paths() {
-        let e = |m: &str| {
-            public_error(JobError {
-                code: "unreadable_media".into(),
-                message: m.into(),
-            })
-            .message
-        };
+        let e = |m: &str| public_error(JobError::new("unreadable_media", m)).message;
         for leaky in [
             "ffmpeg: /srv/data/tmp/.tmpAbC/input: Invalid data",
             "Object at location jobs/job_x/speech.mp3 not found",

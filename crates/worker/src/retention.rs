@@ -4,6 +4,8 @@
 //! API caps their expiry at it), so nothing a user can still fetch through
 //! an unexpired URL is removed. Runs in every worker's maintenance tick;
 //! sweeps in several processes at once only repeat each other's deletes.
+//! Streamed jobs' pieces left behind (a relay that died) go after an hour
+//! whatever the settings.
 
 use std::time::Duration;
 
@@ -39,6 +41,9 @@ fn cutoff(keep: Duration) -> i64 {
 /// so an interrupted sweep is completed by the next.
 pub async fn sweep(db: &Db, blobs: &BlobStore, retention: Retention) -> Swept {
     let mut swept = Swept::default();
+    if let Err(e) = db.sweep_chunks().await {
+        warn!(error = %e, "retention: deleting old stream pieces failed");
+    }
     if let Some(keep) = retention.jobs {
         match db.expired_jobs(cutoff(keep), BATCH).await {
             Ok(ids) => {

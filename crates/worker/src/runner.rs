@@ -45,6 +45,7 @@ impl Default for WorkerConfig {
 pub struct Events {
     submitted: Arc<Notify>,
     finished: broadcast::Sender<String>,
+    chunks: broadcast::Sender<String>,
     /// The relay from other processes, stopped with the last clone.
     relay: Arc<std::sync::Mutex<Option<AbortOnDrop>>>,
 }
@@ -62,6 +63,7 @@ impl Default for Events {
         Self {
             submitted: Arc::new(Notify::new()),
             finished: broadcast::channel(1024).0,
+            chunks: broadcast::channel(1024).0,
             relay: Arc::default(),
         }
     }
@@ -79,15 +81,30 @@ impl Events {
         self.finished.subscribe()
     }
 
+    /// Receives the ids of streamed jobs that wrote a chunk (here, and in
+    /// every process once relayed).
+    pub fn subscribe_chunks(&self) -> broadcast::Receiver<String> {
+        self.chunks.subscribe()
+    }
+
+    /// Wakes the relays of streamed job `id`: it wrote a chunk.
+    pub fn chunk_written(&self, id: &str) {
+        let _ = self.chunks.send(id.to_owned());
+    }
+
     /// Hears the other processes' announcements from the database (on
     /// PostgreSQL; nothing to hear on SQLite). Returns whether it does.
     pub async fn relay(&self, db: &Db) -> Result<bool, StoreError> {
         let (submitted, finished) = (self.submitted.clone(), self.finished.clone());
+        let chunks = self.chunks.clone();
         let task = db
             .listen(move |wakeup| match wakeup {
                 Wakeup::Queued(_) => submitted.notify_one(),
                 Wakeup::Finished(id) => {
                     let _ = finished.send(id);
+                }
+                Wakeup::Chunk(id) => {
+                    let _ = chunks.send(id);
                 }
             })
             .await?;
@@ -239,7 +256,9 @@ impl Worker {
             self.record(&id, Err(failure)).await;
             return;
         };
-        let ctx = JobContext::new(job, self.blobs.clone()).with_ledger(self.db.clone(), &self.id);
+        let ctx = JobContext::new(job, self.blobs.clone())
+            .with_ledger(self.db.clone(), &self.id)
+            .with_events(self.events.clone());
         // The pipeline runs in its own task: a panic there becomes a failed
         // job, not a dead worker.
         let mut task = tokio::spawn({
@@ -320,6 +339,11 @@ impl Worker {
             Err(JobFailure::Abort(e)) => {
                 self.db
                     .finish_job(id, &self.id, Outcome::Failed(public_error(e)))
+                    .await
+            }
+            Err(JobFailure::Cut(e, units)) => {
+                self.db
+                    .finish_job(id, &self.id, Outcome::Cut(public_error(e), units))
                     .await
             }
         };

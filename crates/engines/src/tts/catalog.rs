@@ -237,12 +237,11 @@ impl TtsCatalog {
         Ok(profile)
     }
 
-    /// The catalog voice speaking `language` (BCP-47 prefix) that sounds
-    /// most like `profile`: among the best-quality voices of the language,
-    /// of the same gender where there are any, the nearest in pitch and
-    /// formants of the first few (by name, so the choice is stable).
-    /// Blocking (measures voices not measured yet).
-    pub fn closest(&self, profile: &VoiceProfile, language: &str) -> Option<&VoiceInfo> {
+    /// The catalog voices that may speak for a voice of `gender` in
+    /// `language` (BCP-47 prefix): the best-quality voices of the language,
+    /// of the same gender where there are any, the first few by name (so
+    /// the choice is stable). Nothing is measured: cheap.
+    pub fn candidates(&self, gender: &str, language: &str) -> Vec<&VoiceInfo> {
         let prefix = language.get(..2).unwrap_or(language).to_ascii_lowercase();
         let speaks = |v: &&VoiceInfo| {
             v.languages
@@ -254,24 +253,34 @@ impl TtsCatalog {
             "medium" => 1,
             _ => 2,
         };
-        let best = self
+        let Some(best) = self
             .voices
             .iter()
             .filter(speaks)
             .map(|v| rank(v.quality))
-            .min()?;
+            .min()
+        else {
+            return Vec::new();
+        };
         let mut tier: Vec<&VoiceInfo> = self
             .voices
             .iter()
             .filter(speaks)
             .filter(|v| rank(v.quality) == best)
             .collect();
-        if tier.iter().any(|v| v.gender == profile.gender) {
-            tier.retain(|v| v.gender == profile.gender);
+        if tier.iter().any(|v| v.gender == gender) {
+            tier.retain(|v| v.gender == gender);
         }
         tier.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.id.cmp(&b.id)));
-        tier.into_iter()
-            .take(CANDIDATES)
+        tier.truncate(CANDIDATES);
+        tier
+    }
+
+    /// The candidate (see [`TtsCatalog::candidates`]) nearest to `profile`
+    /// in pitch and formants. Blocking (measures voices not measured yet).
+    pub fn closest(&self, profile: &VoiceProfile, language: &str) -> Option<&VoiceInfo> {
+        self.candidates(&profile.gender, language)
+            .into_iter()
             .filter_map(|v| self.profile(&v.id).ok().map(|p| (v, distance(&p, profile))))
             .min_by(|a, b| a.1.total_cmp(&b.1))
             .map(|(v, _)| v)

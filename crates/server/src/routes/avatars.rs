@@ -4,15 +4,15 @@
 
 use axum::extract::{Path, Request, State};
 use axum::http::StatusCode;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::Json;
 use mediagen_core::ids::new_id;
 use mediagen_core::page::RawPageQuery;
 use mediagen_core::time::{iso8601, now_ms};
 use mediagen_core::{ApiError, ErrorCode, Page};
 use mediagen_engines::avatar::{Look, CATALOG, FPS, SECONDS, SIZE};
-use mediagen_engines::video::{inspect, poster};
 use mediagen_pipelines::avatar::{not_a_video, ExpandOptions, ExpandRequest};
+use mediagen_pipelines::avatar_upload::AvatarUpload;
 use mediagen_pipelines::limits;
 use mediagen_store::{AvatarChanges, AvatarRecord};
 use serde::{Deserialize, Serialize};
@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 
 use crate::error::{ApiResult, Error};
 use crate::extract::{ApiJson, ApiQuery, Auth, JobOptions, Read, Write};
-use crate::jobs::{signed_url, submit, JobSpec};
+use crate::jobs::{make_resource, signed_url, submit, JobSpec, Made};
 use crate::media_input::{probe_upload, read_input, Input};
 use crate::routes::{clean_labels, form_labels, page_params, ListEnvelope};
 use crate::state::AppState;
@@ -307,19 +307,26 @@ fn check_meta(
 /// `multipart/form-data`: `file` (a video of a person or character, 1 s to
 /// 5 min, any container ffmpeg reads), `name` (required), optional
 /// `description`, `gender` (female, male, neutral (default)) and `labels`
-/// (comma-separated or a JSON list). The clip is kept as uploaded, with its
-/// first frame as the poster; it joins the account's catalog as `category:
-/// custom`, `style: photo`, visible to the account's keys only. No picture
-/// stream, or a clip shorter or longer than allowed → 422
-/// `unprocessable_entity`; not media → 415.
+/// (comma-separated or a JSON list). The clip is probed here and kept as
+/// uploaded; a worker (an `avatar.create` job, free) reads its picture and
+/// cuts the first frame as the poster. It joins the account's catalog as
+/// `category: custom`, `style: photo`, visible to the account's keys only.
+/// No picture stream, an unreadable clip, or a clip shorter or longer than
+/// allowed → 422 `unprocessable_entity`; not media → 415. 201 with the
+/// avatar when the worker is done within `sync_wait_seconds`; otherwise
+/// (or with `Prefer: respond-async`) 202 with the job, whose
+/// `result.avatarId` names the avatar once it completes.
 #[utoipa::path(post, path = "/v1/avatars", tag = "avatars", security(("bearer" = ["write"])),
     request_body(content((crate::forms::AvatarUploadForm = "multipart/form-data"))),
-    responses((status = 201, body = AvatarView), (status = 400), (status = 415), (status = 422)))]
+    responses((status = 201, body = AvatarView),
+              (status = 202, body = crate::jobs::JobView, description = "The `avatar.create` job, still running"),
+              (status = 400), (status = 415), (status = 422)))]
 pub async fn create(
     State(state): State<AppState>,
     auth: Auth<Write>,
+    opts: JobOptions,
     mut form: MultipartForm,
-) -> ApiResult<(StatusCode, Json<AvatarView>)> {
+) -> ApiResult<Response> {
     let fields = std::mem::take(&mut form.fields);
     if let Some(key) = fields
         .keys()
@@ -348,26 +355,6 @@ pub async fn create(
         .into());
     }
     let id = new_id("avatar");
-    let scratch = tempfile::tempdir().map_err(Error::internal)?;
-    let poster_path = scratch.path().join("poster.png");
-    let (path, out) = (upload.file.path().to_owned(), poster_path.clone());
-    let info = tokio::task::spawn_blocking(move || {
-        let info = inspect(&path)?;
-        if let Some(info) = &info {
-            poster(&path, info, &out)?;
-        }
-        Ok::<_, mediagen_engines::media::MediaError>(info)
-    })
-    .await
-    .map_err(Error::internal)?
-    .map_err(|e| {
-        tracing::info!(error = %e, "an avatar clip did not decode");
-        ApiError::unprocessable(
-            "file",
-            "the clip cannot be read: it is damaged or truncated",
-        )
-    })?
-    .ok_or_else(|| not_a_video("file"))?;
     let ext = match upload.sniffed_type() {
         "video/quicktime" => "mov",
         "video/webm" => "webm",
@@ -376,32 +363,40 @@ pub async fn create(
         _ => "bin",
     };
     let account = &auth.account_id;
-    let record = AvatarRecord {
+    let request = AvatarUpload {
         video_key: format!("avatars/{account}/{id}.{ext}"),
         poster_key: format!("avatars/{account}/{id}.png"),
-        id,
-        account_id: account.clone(),
+        avatar_id: id,
         name: meta.name.unwrap_or_default(),
         description: meta.description.unwrap_or_default(),
         gender: meta.gender.unwrap_or_else(|| "neutral".to_owned()),
         labels: meta.labels.unwrap_or_default(),
         content_type: upload.sniffed_type().to_owned(),
-        width: i64::from(info.width),
-        height: i64::from(info.height),
-        duration: (probed.duration * 1000.0).round() / 1000.0,
-        fps: (info.fps * 1000.0).round() / 1000.0,
-        created_at: 0,
+        duration: probed.duration,
     };
     state
         .blobs
-        .put_file(&record.video_key, upload.file.path())
+        .put_file(&request.video_key, upload.file.path())
         .await?;
-    state
-        .blobs
-        .put_file(&record.poster_key, &poster_path)
-        .await?;
-    let record = state.db.create_avatar(record).await?;
-    Ok((StatusCode::CREATED, Json(custom_view(&state, record))))
+    let spec = JobSpec {
+        kind: "avatar.create",
+        payload: serde_json::to_value(&request).map_err(Error::internal)?,
+        units: 0.0,
+        dry_run: false,
+        media_seconds: probed.duration,
+    };
+    let job = match make_resource(&state, &auth, opts, spec).await? {
+        Made::Done(job) => job,
+        Made::Pending(response) => return Ok(response),
+    };
+    // A retried Idempotency-Key finds the avatar its first request made.
+    let made: AvatarUpload = serde_json::from_value(job.payload).map_err(Error::internal)?;
+    let record = state
+        .db
+        .avatar(account, &made.avatar_id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("avatar", &made.avatar_id))?;
+    Ok((StatusCode::CREATED, Json(custom_view(&state, record))).into_response())
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]

@@ -89,7 +89,7 @@ async fn made_by_a_worker(state: &AppState, voice_id: &str) -> ApiResult<String>
         dry_run: false,
         media_seconds: 0.0,
     };
-    let (job, _) = create(state, &who, opts, spec, None).await?;
+    let (job, _) = create(state, &who, opts, spec).await?;
     state.events.job_submitted();
     let wait = Duration::from_secs_f64(state.config.sync_wait_seconds);
     let job = wait_for(state, job, wait).await?;

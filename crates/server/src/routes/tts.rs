@@ -83,13 +83,17 @@ pub async fn create(
 /// The same body as `POST /v1/text-to-speech`; answers `200` with the audio
 /// itself (chunked), starting as soon as the first sentence is synthesized.
 /// `X-Job-Id` names the job, which ends `completed` with an `audioUrl` of the
-/// whole audio. Closing the connection early cancels the job and refunds it.
-/// Streams best as `mp3`, `ogg`, `pcm` or `wav` (whose header then gives no
-/// length).
+/// whole audio. Closing the connection early stops the job: it is charged
+/// for the sentences sent in full and the rest is refunded. A worker makes
+/// the audio and this process relays it; when no worker begins it within
+/// `sync_wait_seconds` the job is cancelled (nothing charged): 503
+/// `service_unavailable` with `Retry-After`. Streams best as `mp3`, `ogg`,
+/// `pcm` or `wav` (whose header then gives no length).
 #[utoipa::path(post, path = "/v1/text-to-speech/stream", tag = "voice", security(("bearer" = ["write"])),
     request_body = TtsBodyDoc,
     responses((status = 200, description = "Chunked audio in the requested format", content_type = "audio/mpeg"),
-              (status = 400), (status = 402), (status = 404, description = "`voice_not_found`")))]
+              (status = 400), (status = 402), (status = 404, description = "`voice_not_found`"),
+              (status = 503, description = "`service_unavailable`: no worker began the speech in time (`Retry-After`)")))]
 pub async fn stream(
     State(state): State<AppState>,
     auth: Auth<Write>,

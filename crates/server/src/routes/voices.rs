@@ -2,28 +2,28 @@ use std::cmp::Ordering;
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use axum::Json;
 use mediagen_core::ids::new_id;
 use mediagen_core::page::RawPageQuery;
 use mediagen_core::time::now_ms;
 use mediagen_core::{ApiError, ErrorCode, Page};
-use mediagen_engines::audio::resample_linear;
-use mediagen_engines::media::{decode_mono, encode};
-use mediagen_engines::stt::detect_language;
 use mediagen_engines::tts::VoiceInfo;
-use mediagen_engines::voice::{analyse, check_sample, VoiceProfile, RATE};
-use mediagen_engines::{Audio, AudioFormat};
+use mediagen_engines::voice::{VoiceProfile, RATE};
 use mediagen_pipelines::tts::ClonedVoice;
+use mediagen_pipelines::voice_clone::{
+    samples_out_of_range, CloneRequest, StoredVoice, MAX_SAMPLE_SECONDS, MIN_SAMPLE_SECONDS,
+};
 use mediagen_store::{VoiceChanges, VoiceRecord};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::error::{ApiResult, Error};
-use crate::extract::{ApiJson, ApiQuery, Auth, Read, Write};
-use crate::jobs::signed_url;
+use crate::extract::{ApiJson, ApiQuery, Auth, JobOptions, Read, Write};
+use crate::jobs::{make_resource, signed_url, JobSpec, Made};
 use mediagen_pipelines::limits;
 
-use crate::media_input::probe_upload;
+use crate::media_input::{probe_upload, save};
 use crate::routes::previews::preview_url;
 use crate::routes::{clean_labels, form_labels, page_params, ListEnvelope};
 use crate::state::AppState;
@@ -62,16 +62,6 @@ pub struct VoiceView {
     /// converted toward the profile (the closest one in its language;
     /// `null` for the catalog, or when no catalog voice speaks it).
     pub base_voice_id: Option<String>,
-}
-
-/// A cloned voice's stored profile and the base voice chosen for it.
-#[derive(Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Stored {
-    #[serde(flatten)]
-    profile: VoiceProfile,
-    #[serde(default)]
-    base_voice_id: Option<String>,
 }
 
 impl VoiceView {
@@ -229,7 +219,7 @@ pub async fn get(
 /// A cloned voice as the catalog shows it.
 fn cloned_view(state: &AppState, v: VoiceRecord) -> VoiceView {
     let expires = now_ms() / 1000 + state.config.url_ttl_seconds as i64;
-    let stored: Option<Stored> = serde_json::from_value(v.profile).ok();
+    let stored: Option<StoredVoice> = serde_json::from_value(v.profile).ok();
     let (profile, base_voice_id) = match stored {
         Some(s) => (Some(s.profile), s.base_voice_id),
         None => (None, None),
@@ -266,8 +256,10 @@ async fn all_voices(state: &AppState, account_id: &str) -> ApiResult<Vec<VoiceVi
 }
 
 /// How a cloned voice of the account is spoken: its profile and base
-/// voice (chosen again if the stored one is gone). `None` for anything
-/// else (a catalog voice, or no voice: the caller answers 404).
+/// voice (when the stored one is gone from the catalog, the first
+/// candidate of its language and gender: choosing by measuring is a
+/// worker's work). `None` for anything else (a catalog voice, or no voice:
+/// the caller answers 404).
 pub async fn cloned_voice(
     state: &AppState,
     account_id: &str,
@@ -279,10 +271,14 @@ pub async fn cloned_voice(
     let Some(v) = state.db.voice(account_id, id).await? else {
         return Ok(None);
     };
-    let stored: Stored = serde_json::from_value(v.profile).map_err(Error::internal)?;
+    let stored: StoredVoice = serde_json::from_value(v.profile).map_err(Error::internal)?;
     let base_voice_id = match stored.base_voice_id {
         Some(b) if state.tts.voice(&b).is_some() => Some(b),
-        _ => closest_voice(state, &stored.profile, &v.language).await?,
+        _ => state
+            .tts
+            .candidates(&stored.profile.gender, &v.language)
+            .first()
+            .map(|c| c.id.clone()),
     };
     Ok(Some(ClonedVoice {
         base_voice_id,
@@ -291,56 +287,10 @@ pub async fn cloned_voice(
     }))
 }
 
-/// The catalog voice closest to `profile` in `language` (measuring
-/// catalog voices on first use, off the async runtime).
-async fn closest_voice(
-    state: &AppState,
-    profile: &VoiceProfile,
-    language: &str,
-) -> ApiResult<Option<String>> {
-    let (catalog, profile, language) = (state.tts.clone(), profile.clone(), language.to_owned());
-    tokio::task::spawn_blocking(move || catalog.closest(&profile, &language).map(|v| v.id.clone()))
-        .await
-        .map_err(Error::internal)
-}
-
-/// The language of a sample (24 kHz) as the recogniser hears it (ISO
-/// 639-1), or `en` when no recogniser is installed.
-async fn sample_language(state: &AppState, sample: &[f32]) -> ApiResult<String> {
-    let Some(model) = state.stt.model(None) else {
-        return Ok("en".to_owned());
-    };
-    let stt = state.stt.clone();
-    let pcm = resample_linear(
-        &sample[..sample.len().min(30 * RATE as usize)],
-        RATE,
-        16_000,
-    );
-    let (code, _) =
-        tokio::task::spawn_blocking(move || detect_language(model.as_ref(), stt.gate(), &pcm))
-            .await
-            .map_err(Error::internal)?
-            .map_err(Error::internal)?;
-    Ok(code)
-}
-
 pub fn voice_not_found(id: &str) -> ApiError {
     ApiError::new(ErrorCode::VoiceNotFound)
         .with_message(format!("No voice with id `{id}` exists."))
         .with_detail("parameter", "voiceId")
-}
-
-/// Total seconds of samples a cloned voice needs, and takes at most.
-const MIN_SAMPLE_SECONDS: f64 = 10.0;
-const MAX_SAMPLE_SECONDS: f64 = 300.0;
-
-fn too_long_samples(seconds: f64) -> ApiError {
-    ApiError::unprocessable(
-        "files",
-        format!("the samples must last {MIN_SAMPLE_SECONDS} s to {MAX_SAMPLE_SECONDS} s in total (these: {seconds:.1} s)"),
-    )
-    .with_detail("limit", "max_seconds")
-    .with_detail("maximum", MAX_SAMPLE_SECONDS)
 }
 
 fn check_name(name: &str) -> ApiResult<String> {
@@ -365,24 +315,32 @@ pub const LIST_CHOICES: [(&str, &[&str]); 2] = [
 /// (required, `true`: the speaker agreed to having their voice cloned),
 /// optional `description`, `labels` (comma-separated or a JSON list) and
 /// `language` (BCP-47; omitted or `auto`: detected by the recogniser on
-/// the first sample). Each sample is decoded and checked: silent, clipped
-/// or not speech → 422 `unprocessable_entity` naming the file
-/// (`details.index`); too little or too much in total → 422. The samples
-/// are analysed into a voice profile (median pitch and its spread,
+/// the first sample). The samples are probed here and kept as account
+/// files (`GET /v1/files`); a worker then decodes and checks each one
+/// (silent, clipped or not speech → 422 `unprocessable_entity` naming the
+/// file in `details.index`; too little or too much in total → 422),
+/// analyses them into a voice profile (median pitch and its spread,
 /// spectral centroid, speaking rate, a gender estimate), returned as
-/// `profile`, and the closest catalog voice of its language becomes its
-/// `baseVoiceId`. The voice joins the account's `GET /v1/voices` as
-/// `category: cloned`, visible to its keys only, and is a `voiceId` for
-/// `POST /v1/text-to-speech` (the base voice converted toward the
-/// profile) and `POST /v1/voice-changer`.
+/// `profile`, and picks the closest catalog voice of its language as its
+/// `baseVoiceId`. The answer is 201 with the voice when the worker is done
+/// within `sync_wait_seconds` (a `voice.clone` job, free); otherwise (or
+/// with `Prefer: respond-async`) 202 with the job, whose `result.voiceId`
+/// names the voice once it completes. `Idempotency-Key` is honoured. The
+/// voice joins the account's `GET /v1/voices` as `category: cloned`,
+/// visible to its keys only, and is a `voiceId` for `POST
+/// /v1/text-to-speech` (the base voice converted toward the profile) and
+/// `POST /v1/voice-changer`.
 #[utoipa::path(post, path = "/v1/voices", tag = "voice", security(("bearer" = ["write"])),
     request_body(content((crate::forms::VoiceCloneForm = "multipart/form-data"))),
-    responses((status = 201, body = VoiceView), (status = 400), (status = 415), (status = 422)))]
+    responses((status = 201, body = VoiceView),
+              (status = 202, body = crate::jobs::JobView, description = "The `voice.clone` job, still running"),
+              (status = 400), (status = 415), (status = 422)))]
 pub async fn create(
     State(state): State<AppState>,
     auth: Auth<Write>,
+    opts: JobOptions,
     mut form: MultipartForm,
-) -> ApiResult<(StatusCode, Json<VoiceView>)> {
+) -> ApiResult<Response> {
     let fields = std::mem::take(&mut form.fields);
     if let Some(key) = fields
         .keys()
@@ -429,91 +387,47 @@ pub async fn create(
         );
     }
     // Every sample is probed and the total length checked before any is
-    // decoded; decoding stops at the length the probe gave.
+    // kept; a worker decodes them (stopping at the length the probe gave).
     let mut probed = Vec::new();
     for upload in &uploads {
         probed.push(probe_upload(upload, "files", &limits::VOICE_SAMPLE).await?);
     }
     let claimed: f64 = probed.iter().map(|p| p.duration).sum();
-    if claimed > MAX_SAMPLE_SECONDS + 1.0 {
-        return Err(too_long_samples(claimed).into());
+    if !(MIN_SAMPLE_SECONDS - 1.0..=MAX_SAMPLE_SECONDS + 1.0).contains(&claimed) {
+        return Err(samples_out_of_range(claimed).into());
     }
-    let mut samples = Vec::new();
-    for (i, (upload, p)) in uploads.iter().zip(&probed).enumerate() {
-        let (path, max, demuxer) = (upload.file.path().to_owned(), p.duration + 0.5, p.demuxer);
-        let decoded = tokio::task::spawn_blocking(move || decode_mono(&path, demuxer, RATE, max))
-            .await
-            .map_err(Error::internal)?
-            .map_err(|e| {
-                tracing::info!(index = i, error = %e, "a voice sample did not decode");
-                ApiError::unprocessable("files", format!("sample {i} cannot be decoded"))
-            })?;
-        if let Err(problem) = check_sample(&decoded) {
-            return Err(ApiError::new(ErrorCode::UnprocessableEntity)
-                .with_message(format!("Sample {i}: {problem}."))
-                .with_detail("parameter", "files")
-                .with_detail("index", i)
-                .with_detail("reason", problem.to_string())
-                .into());
-        }
-        samples.push(decoded);
-    }
-    let seconds: f64 = samples
-        .iter()
-        .map(|s| s.len() as f64 / f64::from(RATE))
-        .sum();
-    if !(MIN_SAMPLE_SECONDS..=MAX_SAMPLE_SECONDS).contains(&seconds) {
-        return Err(too_long_samples(seconds).into());
-    }
-    // The preview: the first 10 s of the first sample (the language is
-    // heard on its first 30 s).
-    let preview: Vec<f32> = samples[0]
-        .iter()
-        .take(10 * RATE as usize)
-        .copied()
-        .collect();
-    let first: Vec<f32> = samples[0]
-        .iter()
-        .take(30 * RATE as usize)
-        .copied()
-        .collect();
-    let (profile, preview) = tokio::task::spawn_blocking(move || {
-        (
-            analyse(&samples),
-            encode(&Audio::new(preview, RATE), AudioFormat::Mp3, RATE),
-        )
-    })
-    .await
-    .map_err(Error::internal)?;
-    let profile = profile.map_err(|p| ApiError::unprocessable("files", p.to_string()))?;
-    let preview = preview.map_err(Error::internal)?;
-    let language = match language {
-        Some(l) => l,
-        None => sample_language(&state, &first).await?,
-    };
-    let base_voice_id = closest_voice(&state, &profile, &language).await?;
-    let id = new_id("voice");
     let account = &auth.account_id;
-    let preview_key = format!("voices/{account}/{id}.mp3");
-    state.blobs.put(&preview_key, preview.into()).await?;
-    let record = VoiceRecord {
-        id,
-        account_id: account.clone(),
+    let mut samples = Vec::new();
+    for (upload, p) in uploads.iter().zip(&probed) {
+        samples.push(save(&state, account, upload, p).await?.blob_key);
+    }
+    let request = CloneRequest {
+        voice_id: new_id("voice"),
         name,
         description,
         labels,
         language,
-        gender: profile.gender.clone(),
-        profile: serde_json::to_value(Stored {
-            profile,
-            base_voice_id,
-        })
-        .map_err(Error::internal)?,
-        preview_key,
-        created_at: 0,
+        samples,
     };
-    let record = state.db.create_voice(record).await?;
-    Ok((StatusCode::CREATED, Json(cloned_view(&state, record))))
+    let spec = JobSpec {
+        kind: "voice.clone",
+        payload: serde_json::to_value(&request).map_err(Error::internal)?,
+        units: 0.0,
+        dry_run: false,
+        media_seconds: claimed,
+    };
+    let job = match make_resource(&state, &auth, opts, spec).await? {
+        Made::Done(job) => job,
+        Made::Pending(response) => return Ok(response),
+    };
+    // A retried Idempotency-Key finds the voice its first request made.
+    let made: CloneRequest = serde_json::from_value(job.payload).map_err(Error::internal)?;
+    let record = state
+        .db
+        .voice(account, &made.voice_id)
+        .await?
+        .ok_or_else(|| voice_not_found(&made.voice_id))?;
+    Ok((StatusCode::CREATED, Json(cloned_view(&state, record))).into_response())
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]

@@ -586,3 +586,73 @@ async fn word_timestamps_follow_the_written_words() {
         "{words:?}"
     );
 }
+
+/// The API process makes no speech: a stream no worker begins within
+/// `sync_wait_seconds` is refused (503, nothing charged), and one that a
+/// separate worker process begins is relayed from it through PostgreSQL
+/// (woken by `NOTIFY`), whole and charged once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streams_are_made_by_a_separate_worker() {
+    let app = TestApp::spawn_with(Backend::Postgres, |c| {
+        c.worker_kinds = "test.sleep".into();
+        c.sync_wait_seconds = 1.0;
+    })
+    .await;
+    let (_, key) = app.account(10_000, "write").await;
+    let voice = joe(&app, &key).await;
+    let body = json!({"text": STORY, "voiceId": voice, "format": "pcm"});
+    let r = stream(&app, &key, body.clone()).await;
+    assert_eq!(r.headers()["retry-after"], "5");
+    assert_error(r, 503, "service_unavailable").await;
+    let credits = app.account_view(&key).await["credits"].clone();
+    assert_eq!(
+        (credits["used"].as_i64(), credits["reserved"].as_i64()),
+        (Some(0), Some(0)),
+        "{credits}"
+    );
+
+    let mut config = app.config.clone();
+    config.worker_kinds = "tts".into();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let worker = tokio::spawn(mediagen_server::app::run_worker(config, async {
+        let _ = stopped.await;
+    }));
+    // Warm: the worker loads its voice before the measured stream.
+    let mut served = false;
+    for _ in 0..60 {
+        let r = stream(&app, &key, json!({"text": "Ready.", "voiceId": voice})).await;
+        if r.status() == 200 {
+            served = !r.bytes().await.unwrap().is_empty();
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
+    assert!(served, "the worker streamed");
+    let start = std::time::Instant::now();
+    let mut r = stream(&app, &key, body).await;
+    assert_eq!(r.status(), 200);
+    let job_id = r.headers()["x-job-id"].to_str().unwrap().to_owned();
+    let mut bytes = Vec::new();
+    let mut first_audio = None;
+    while let Some(chunk) = r.chunk().await.unwrap() {
+        first_audio.get_or_insert_with(|| start.elapsed());
+        bytes.extend_from_slice(&chunk);
+    }
+    let total = start.elapsed();
+    let first_audio = first_audio.expect("audio arrived");
+    eprintln!("stream through a worker: first audio after {first_audio:?}, all after {total:?}");
+    assert!(first_audio.as_secs_f64() < total.as_secs_f64() * 0.7);
+    let job = app
+        .wait_job(&key, &job_id, std::time::Duration::from_secs(10), |j| {
+            j["status"] == "completed"
+        })
+        .await;
+    let stored = app
+        .download(job["result"]["audioUrl"].as_str().unwrap())
+        .await;
+    assert_eq!(stored, bytes, "the stream is the stored audio");
+    let chars = (STORY.chars().count() + "Ready.".len()) as i64;
+    assert_eq!(app.account_view(&key).await["credits"]["used"], chars);
+    let _ = stop.send(());
+    worker.await.unwrap().unwrap();
+}

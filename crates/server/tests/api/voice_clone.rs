@@ -463,6 +463,17 @@ async fn bad_samples_are_refused_with_the_reason() {
         let body = assert_error(clone_voice(&app, &key, files, fields).await, status, code).await;
         assert!(!body["error"]["message"].as_str().unwrap().is_empty());
     }
+    // The worker names the sample it could not use.
+    let files = vec![(speech.clone(), "a.wav"), (silent_again(&dir), "s.wav")];
+    let body = assert_error(
+        clone_voice(&app, &key, files, &ok).await,
+        422,
+        "unprocessable_entity",
+    )
+    .await;
+    assert_eq!(body["error"]["details"]["index"], 1, "{body}");
+    assert_eq!(body["error"]["details"]["parameter"], "files", "{body}");
+    assert!(body["error"]["details"]["reason"].is_string(), "{body}");
     // An unknown voice is 404; an unknown mode 400.
     let r = change_voice(&app, &key, speech.clone(), &[("voiceId", "nobody")]).await;
     assert_error(r, 404, "voice_not_found").await;
@@ -481,6 +492,108 @@ async fn bad_samples_are_refused_with_the_reason() {
     )
     .await;
     assert_error(r, 400, "invalid_parameter").await;
+}
+
+/// 12 s of silence as a wav file.
+fn silent_again(dir: &tempfile::TempDir) -> Vec<u8> {
+    let path = dir.path().join("silent-2.wav");
+    let ok = Command::new("ffmpeg")
+        .args([
+            "-v",
+            "error",
+            "-y",
+            "-f",
+            "lavfi",
+            "-i",
+            "anullsrc=r=24000:cl=mono:d=12",
+        ])
+        .arg(&path)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    std::fs::read(path).unwrap()
+}
+
+/// Cloning is a worker's job: with no worker of its kind the request
+/// answers 202 with a `voice.clone` job (the API process decodes
+/// nothing), and once such a worker starts the voice is made there, once,
+/// for its account only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cloning_waits_for_a_worker() {
+    let app = TestApp::spawn_with(Backend::Sqlite, |c| {
+        c.worker_kinds = "test.sleep".into();
+        c.sync_wait_seconds = 1.0;
+    })
+    .await;
+    let (_, key) = app.account(1_000, "write").await;
+    let (_, other) = app.account(1_000, "write").await;
+    let dir = tempfile::tempdir().unwrap();
+    let samples: Vec<(Vec<u8>, &str)> = TARGET_TEXTS
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let file = espeak(dir.path(), &format!("t{i}.wav"), "en-us+f3", "75", t);
+            (std::fs::read(file).unwrap(), "t.wav")
+        })
+        .collect();
+    let fields = [("name", "Later"), ("consent", "true")];
+    let r = clone_voice(&app, &key, samples, &fields).await;
+    assert_eq!(r.status(), 202);
+    let location = r.headers()["location"].to_str().unwrap().to_owned();
+    let job: Value = r.json().await.unwrap();
+    assert_eq!(job["kind"], "voice.clone");
+    assert_eq!(job["status"], "queued");
+    assert_eq!(
+        location,
+        format!("/v1/jobs/{}", job["id"].as_str().unwrap())
+    );
+    let cloned: Value = app
+        .get("/v1/voices?category=cloned", &key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(cloned["data"].as_array().unwrap().len(), 0, "{cloned}");
+
+    let mut config = app.config.clone();
+    config.worker_kinds = "voice.clone".into();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let worker = tokio::spawn(mediagen_server::app::run_worker(config, async {
+        let _ = stopped.await;
+    }));
+    let id = job["id"].as_str().unwrap();
+    let done = app
+        .wait_job(&key, id, std::time::Duration::from_secs(120), |j| {
+            j["status"] != "queued" && j["status"] != "processing"
+        })
+        .await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["credits"], 0, "{done}");
+    let voice_id = done["result"]["voiceId"].as_str().unwrap();
+    let voice: Value = app
+        .get(&format!("/v1/voices/{voice_id}"), &key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(voice["name"], "Later");
+    assert_eq!(voice["language"], "en", "{voice}");
+    assert_eq!(voice["gender"], "female", "{voice}");
+    assert!(voice["baseVoiceId"].is_string(), "{voice}");
+    let preview = voice["previewUrl"].as_str().unwrap();
+    assert!(app.download(preview).await.len() > 10_000);
+    let cloned: Value = app
+        .get("/v1/voices?category=cloned", &key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(cloned["data"].as_array().unwrap().len(), 1, "{cloned}");
+    for path in [format!("/v1/voices/{voice_id}"), format!("/v1/jobs/{id}")] {
+        assert_eq!(app.get(&path, &other).await.status(), 404, "{path}");
+    }
+    let _ = stop.send(());
+    worker.await.unwrap().unwrap();
 }
 
 /// Frame count and codec of a video's picture stream.

@@ -1,0 +1,119 @@
+//! `avatar.create`: an uploaded avatar clip made into one of the account's
+//! avatars by a worker. The API probes the clip (its container, streams
+//! and length against the allowlist) and stores it where the avatar keeps
+//! it; the worker reads its picture facts, cuts the first frame as the
+//! poster and records the avatar. A clip it cannot use is deleted.
+
+use mediagen_core::ApiError;
+use mediagen_engines::video::{inspect, poster, VideoInfo};
+use mediagen_store::{AvatarRecord, Db};
+use mediagen_worker::{JobContext, JobFailure, Pipeline};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use crate::avatar::not_a_video;
+
+/// What an avatar upload job is asked for (validated by the API, which
+/// chose the id and stored the clip at `video_key`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AvatarUpload {
+    pub avatar_id: String,
+    pub name: String,
+    pub description: String,
+    pub gender: String,
+    pub labels: Vec<String>,
+    pub video_key: String,
+    pub poster_key: String,
+    pub content_type: String,
+    /// Seconds, as probed.
+    pub duration: f64,
+}
+
+pub struct AvatarUploadPipeline {
+    pub db: Db,
+}
+
+impl AvatarUploadPipeline {
+    async fn make(&self, ctx: &JobContext, req: &AvatarUpload) -> Result<(), JobFailure> {
+        let dir = tempfile::tempdir().map_err(JobFailure::storage)?;
+        let clip = ctx
+            .blobs
+            .readable_file(&req.video_key, &dir.path().join("clip"))
+            .await
+            .map_err(JobFailure::storage)?;
+        let poster_path = dir.path().join("poster.png");
+        let out = poster_path.clone();
+        let info = tokio::task::spawn_blocking(move || {
+            let info = inspect(&clip)?;
+            if let Some(info) = &info {
+                poster(&clip, info, &out)?;
+            }
+            Ok::<Option<VideoInfo>, mediagen_engines::media::MediaError>(info)
+        })
+        .await
+        .map_err(|e| JobFailure::abort("internal_error", e.to_string()))?
+        .map_err(|e| {
+            tracing::info!(error = %e, "an avatar clip did not decode");
+            JobFailure::refused(ApiError::unprocessable(
+                "file",
+                "the clip cannot be read: it is damaged or truncated",
+            ))
+        })?
+        .ok_or_else(|| JobFailure::refused(not_a_video("file")))?;
+        ctx.blobs
+            .put_file(&req.poster_key, &poster_path)
+            .await
+            .map_err(JobFailure::storage)?;
+        let record = AvatarRecord {
+            id: req.avatar_id.clone(),
+            account_id: ctx.job.account_id.clone(),
+            name: req.name.clone(),
+            description: req.description.clone(),
+            gender: req.gender.clone(),
+            labels: req.labels.clone(),
+            video_key: req.video_key.clone(),
+            poster_key: req.poster_key.clone(),
+            content_type: req.content_type.clone(),
+            width: i64::from(info.width),
+            height: i64::from(info.height),
+            duration: (req.duration * 1000.0).round() / 1000.0,
+            fps: (info.fps * 1000.0).round() / 1000.0,
+            created_at: 0,
+        };
+        self.db
+            .create_avatar(record)
+            .await
+            .map_err(JobFailure::storage)?;
+        Ok(())
+    }
+}
+
+#[async_trait::async_trait]
+impl Pipeline for AvatarUploadPipeline {
+    fn kind(&self) -> &'static str {
+        "avatar.create"
+    }
+
+    async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {
+        let req: AvatarUpload = ctx.payload()?;
+        let done = json!({ "avatarId": req.avatar_id });
+        // A retried job whose first attempt recorded the avatar is done.
+        let found = self.db.avatar(&ctx.job.account_id, &req.avatar_id).await;
+        if found.map_err(JobFailure::storage)?.is_some() {
+            return Ok(done);
+        }
+        match self.make(&ctx, &req).await {
+            Ok(()) => Ok(done),
+            Err(refused @ JobFailure::Abort(_)) => {
+                for key in [&req.video_key, &req.poster_key] {
+                    if let Err(e) = ctx.blobs.delete(key).await {
+                        tracing::warn!(error = %e, "a refused avatar's clip was not deleted");
+                    }
+                }
+                Err(refused)
+            }
+            Err(other) => Err(other),
+        }
+    }
+}

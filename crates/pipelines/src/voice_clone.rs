@@ -1,0 +1,222 @@
+//! `voice.clone`: a cloned voice made from its samples by a worker. The
+//! API probes the samples and keeps them as account files; the worker
+//! decodes and checks each one, analyses them into a voice profile, hears
+//! the language (when not given), picks the closest catalog voice to speak
+//! for it, writes its preview and records the voice. The API process runs
+//! none of this.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use mediagen_core::{ApiError, ErrorCode};
+use mediagen_engines::audio::resample_linear;
+use mediagen_engines::media::{decode_mono, encode, probe};
+use mediagen_engines::stt::{detect_language, SttCatalog};
+use mediagen_engines::tts::TtsCatalog;
+use mediagen_engines::voice::{analyse, check_sample, VoiceProfile, RATE};
+use mediagen_engines::{Audio, AudioFormat};
+use mediagen_store::{Db, VoiceRecord};
+use mediagen_worker::{JobContext, JobFailure, Pipeline};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+/// Total seconds of samples a cloned voice needs, and takes at most.
+pub const MIN_SAMPLE_SECONDS: f64 = 10.0;
+pub const MAX_SAMPLE_SECONDS: f64 = 300.0;
+
+/// The refusal of samples that are too short or too long in total.
+pub fn samples_out_of_range(seconds: f64) -> ApiError {
+    ApiError::unprocessable(
+        "files",
+        format!("the samples must last {MIN_SAMPLE_SECONDS} s to {MAX_SAMPLE_SECONDS} s in total (these: {seconds:.1} s)"),
+    )
+    .with_detail("limit", "max_seconds")
+    .with_detail("maximum", MAX_SAMPLE_SECONDS)
+}
+
+/// A cloned voice's stored profile and the catalog voice chosen for it
+/// (the `profile` column of a voice).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoredVoice {
+    #[serde(flatten)]
+    pub profile: VoiceProfile,
+    #[serde(default)]
+    pub base_voice_id: Option<String>,
+}
+
+/// The blob key of a cloned voice's preview.
+pub fn cloned_preview_key(account_id: &str, voice_id: &str) -> String {
+    format!("voices/{account_id}/{voice_id}.mp3")
+}
+
+/// What a clone job is asked for (validated by the API; the id is chosen
+/// there, so a retried job makes the same voice once).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CloneRequest {
+    pub voice_id: String,
+    pub name: String,
+    pub description: String,
+    pub labels: Vec<String>,
+    /// BCP-47; `None`: heard by the recogniser on the first sample.
+    pub language: Option<String>,
+    /// Blob keys of the samples (account files), in the order sent.
+    pub samples: Vec<String>,
+}
+
+#[derive(Clone)]
+pub struct VoiceClonePipeline {
+    pub tts: Arc<TtsCatalog>,
+    pub stt: Arc<SttCatalog>,
+    pub db: Db,
+}
+
+/// What the samples make, before it is stored.
+struct Made {
+    profile: VoiceProfile,
+    preview: Vec<u8>,
+    language: String,
+    base_voice_id: Option<String>,
+}
+
+impl VoiceClonePipeline {
+    /// Decodes and checks every sample (blocking). A sample that cannot be
+    /// used is refused naming it (`details.index`).
+    fn decode(paths: &[PathBuf]) -> Result<Vec<Vec<f32>>, JobFailure> {
+        let mut samples = Vec::new();
+        for (i, path) in paths.iter().enumerate() {
+            let cannot = |e: &dyn std::fmt::Display| {
+                tracing::info!(index = i, error = %e, "a voice sample did not decode");
+                JobFailure::refused(
+                    ApiError::unprocessable("files", format!("sample {i} cannot be decoded"))
+                        .with_detail("index", i),
+                )
+            };
+            // Probed again here: the demuxer is forced to what the probe found.
+            let probed = probe(path).map_err(|e| cannot(&e))?;
+            let decoded = decode_mono(path, probed.demuxer, RATE, probed.duration + 0.5)
+                .map_err(|e| cannot(&e))?;
+            if let Err(problem) = check_sample(&decoded) {
+                return Err(JobFailure::refused(
+                    ApiError::new(ErrorCode::UnprocessableEntity)
+                        .with_message(format!("Sample {i}: {problem}."))
+                        .with_detail("parameter", "files")
+                        .with_detail("index", i)
+                        .with_detail("reason", problem.to_string()),
+                ));
+            }
+            samples.push(decoded);
+        }
+        Ok(samples)
+    }
+
+    /// The voice the samples make (blocking).
+    fn make(&self, paths: &[PathBuf], language: Option<String>) -> Result<Made, JobFailure> {
+        let samples = Self::decode(paths)?;
+        let seconds: f64 = samples
+            .iter()
+            .map(|s| s.len() as f64 / f64::from(RATE))
+            .sum();
+        if !(MIN_SAMPLE_SECONDS..=MAX_SAMPLE_SECONDS).contains(&seconds) {
+            return Err(JobFailure::refused(samples_out_of_range(seconds)));
+        }
+        // The preview is the first 10 s of the first sample; the language
+        // is heard on its first 30 s.
+        let first = &samples[0];
+        let preview = encode(
+            &Audio::new(first[..first.len().min(10 * RATE as usize)].to_vec(), RATE),
+            AudioFormat::Mp3,
+            RATE,
+        )
+        .map_err(|e| JobFailure::retry("internal_error", e.to_string()))?;
+        let language = match language {
+            Some(l) => l,
+            None => self.hear_language(&first[..first.len().min(30 * RATE as usize)])?,
+        };
+        let profile = analyse(&samples)
+            .map_err(|p| JobFailure::refused(ApiError::unprocessable("files", p.to_string())))?;
+        let base_voice_id = self.tts.closest(&profile, &language).map(|v| v.id.clone());
+        Ok(Made {
+            profile,
+            preview,
+            language,
+            base_voice_id,
+        })
+    }
+
+    /// The language of a sample (24 kHz) as the recogniser hears it (ISO
+    /// 639-1), or `en` when no recogniser is installed.
+    fn hear_language(&self, sample: &[f32]) -> Result<String, JobFailure> {
+        let Some(model) = self.stt.model(None) else {
+            return Ok("en".to_owned());
+        };
+        let pcm = resample_linear(sample, RATE, 16_000);
+        detect_language(model.as_ref(), self.stt.gate(), &pcm)
+            .map(|(code, _)| code)
+            .map_err(|e| JobFailure::retry("recognition_failed", e.to_string()))
+    }
+}
+
+#[async_trait::async_trait]
+impl Pipeline for VoiceClonePipeline {
+    fn kind(&self) -> &'static str {
+        "voice.clone"
+    }
+
+    async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {
+        let req: CloneRequest = ctx.payload()?;
+        let account = ctx.job.account_id.clone();
+        let done = json!({ "voiceId": req.voice_id });
+        // A retried job whose first attempt recorded the voice is done.
+        let found = self.db.voice(&account, &req.voice_id).await;
+        if found.map_err(JobFailure::storage)?.is_some() {
+            return Ok(done);
+        }
+        let dir = tempfile::tempdir().map_err(JobFailure::storage)?;
+        let mut paths = Vec::new();
+        for (i, key) in req.samples.iter().enumerate() {
+            let scratch = dir.path().join(format!("sample-{i}"));
+            let path = ctx
+                .blobs
+                .readable_file(key, &scratch)
+                .await
+                .map_err(JobFailure::storage)?;
+            paths.push(path);
+        }
+        ctx.set_progress(10);
+        let this = self.clone();
+        let language = req.language.clone();
+        let made = tokio::task::spawn_blocking(move || this.make(&paths, language))
+            .await
+            .map_err(|e| JobFailure::abort("internal_error", e.to_string()))??;
+        ctx.set_progress(90);
+        let preview_key = cloned_preview_key(&account, &req.voice_id);
+        ctx.blobs
+            .put(&preview_key, made.preview.into())
+            .await
+            .map_err(JobFailure::storage)?;
+        let stored = StoredVoice {
+            base_voice_id: made.base_voice_id,
+            profile: made.profile,
+        };
+        let record = VoiceRecord {
+            id: req.voice_id,
+            account_id: account,
+            name: req.name,
+            description: req.description,
+            labels: req.labels,
+            language: made.language,
+            gender: stored.profile.gender.clone(),
+            profile: serde_json::to_value(&stored)
+                .map_err(|e| JobFailure::abort("internal_error", e.to_string()))?,
+            preview_key,
+            created_at: 0,
+        };
+        self.db
+            .create_voice(record)
+            .await
+            .map_err(JobFailure::storage)?;
+        Ok(done)
+    }
+}
