@@ -172,12 +172,8 @@ impl Relay {
                 .db
                 .chunks_after(&id, self.attempt, self.seq)
                 .await?;
-            if let Some(last) = chunks.last() {
-                self.attempt = Some(last.attempt);
-                self.seq = Some(last.seq);
-                return Ok(Next::Audio(
-                    chunks.into_iter().flat_map(|c| c.data).collect(),
-                ));
+            if let Some(audio) = self.take(chunks) {
+                return Ok(Next::Audio(audio));
             }
             let Some(job) = self.state.db.job(&self.job().account_id, &id).await? else {
                 return Ok(Next::End(Box::new(self.job().clone()))); // swept meanwhile
@@ -190,12 +186,8 @@ impl Relay {
                     .db
                     .chunks_after(&id, self.attempt, self.seq)
                     .await?;
-                if let Some(last) = chunks.last() {
-                    self.attempt = Some(last.attempt);
-                    self.seq = Some(last.seq);
-                    return Ok(Next::Audio(
-                        chunks.into_iter().flat_map(|c| c.data).collect(),
-                    ));
+                if let Some(audio) = self.take(chunks) {
+                    return Ok(Next::Audio(audio));
                 }
                 return Ok(Next::End(Box::new(job)));
             }
@@ -210,6 +202,14 @@ impl Relay {
                 _ = tokio::time::sleep_until(deadline_or_never) => {}
             }
         }
+    }
+
+    /// The bytes of `chunks`, remembered as relayed (`None` when empty).
+    fn take(&mut self, chunks: Vec<mediagen_store::Chunk>) -> Option<Vec<u8>> {
+        let last = chunks.last()?;
+        self.attempt = Some(last.attempt);
+        self.seq = Some(last.seq);
+        Some(chunks.into_iter().flat_map(|c| c.data).collect())
     }
 
     /// The stream was relayed to its end: its pieces are no longer needed.
