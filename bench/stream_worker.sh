@@ -42,7 +42,7 @@ echo "## Time to first audio, $(date -u +%F)"
 port=18193
 start_server $port --models-dir "$models"
 measure "sqlite, one process:" $port "$key"
-kill -9 "$pid"; rm -rf "$dir"
+{ kill -9 "$pid"; wait "$pid"; } 2>/dev/null || true; rm -rf "$dir"
 
 db=mg_bench_stream_$$
 psql "$admin" -qc "CREATE DATABASE $db"

@@ -39,7 +39,8 @@ struct Cli {
 enum Command {
     /// Run the API with in-process workers.
     Serve,
-    /// Run workers only (scale-out: many of these beside `serve --workers 0`).
+    /// Run workers only (scale-out: many of these beside API processes run
+    /// with `workers = 0`, i.e. `MEDIAGEN_WORKERS=0 mediagen serve`).
     Worker {
         /// The job kinds to claim, comma-separated (`tts,stt`; setting
         /// `worker_kinds`) [default: every kind].

@@ -246,27 +246,33 @@ async fn resources(app: &TestApp, account: &str, key: &str) -> Owned {
     .await;
     let key_id = created(app.post("/v1/keys", key, json!({"level": "read"})).await).await;
     let clip = crate::avatars::video(dir.path(), "clip.mp4", 2.0);
-    let avatar = created(
-        app.post_form(
-            "/v1/avatars",
+    let avatar = app
+        .made(
             key,
-            crate::helpers::form(vec![("file", clip, "clip.mp4")], &[("name", "Mine")]),
+            app.post_form(
+                "/v1/avatars",
+                key,
+                crate::helpers::form(vec![("file", clip, "clip.mp4")], &[("name", "Mine")]),
+            )
+            .await,
+            "avatarId",
         )
-        .await,
-    )
-    .await;
-    let voice = created(
-        app.post_form(
-            "/v1/voices",
+        .await;
+    let voice = app
+        .made(
             key,
-            crate::helpers::form(
-                vec![("files", sample, "s.wav")],
-                &[("name", "Mine"), ("consent", "true"), ("language", "en")],
-            ),
+            app.post_form(
+                "/v1/voices",
+                key,
+                crate::helpers::form(
+                    vec![("files", sample, "s.wav")],
+                    &[("name", "Mine"), ("consent", "true"), ("language", "en")],
+                ),
+            )
+            .await,
+            "voiceId",
         )
-        .await,
-    )
-    .await;
+        .await;
     let ids = [
         ("/v1/jobs/{id}", job.clone()),
         ("/v1/dubbing/{jobId}/segments", job),

@@ -344,6 +344,28 @@ impl TestApp {
         }
     }
 
+    /// The id of the resource (a cloned voice, an avatar) a creation
+    /// request made: at once (201), or once its job completed (202: the
+    /// worker took longer than `sync_wait_seconds`; `result.<field>`).
+    pub async fn made(&self, key: &str, r: Response, field: &str) -> String {
+        let status = r.status().as_u16();
+        let v: Value = r.json().await.unwrap();
+        match status {
+            201 => v["id"].as_str().unwrap().to_owned(),
+            202 => {
+                let id = v["id"].as_str().unwrap();
+                let job = self
+                    .wait_job(key, id, Duration::from_secs(300), |j| {
+                        j["status"] != "queued" && j["status"] != "processing"
+                    })
+                    .await;
+                assert_eq!(job["status"], "completed", "{job}");
+                job["result"][field].as_str().unwrap().to_owned()
+            }
+            _ => panic!("not created: {status} {v}"),
+        }
+    }
+
     /// The body of a result URL (signed, so no key).
     pub async fn download(&self, url: &str) -> Vec<u8> {
         let r = self.client.get(url).send().await.unwrap();

@@ -258,6 +258,7 @@ async fn an_api_process_without_workers_stays_small() {
         .env("MEDIAGEN_MODELS_DIR", crate::helpers::models_dir())
         .env("MEDIAGEN_BIND", format!("127.0.0.1:{port}"))
         .env("MEDIAGEN_WORKERS", "0")
+        .env("MEDIAGEN_SYNC_WAIT_SECONDS", "1")
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
@@ -299,6 +300,32 @@ async fn an_api_process_without_workers_stays_small() {
         .await
         .unwrap();
     assert_eq!(queued.status(), 202);
+    // Cloning and streaming are workers' work: queued, or refused for want
+    // of a worker, never done here.
+    let form = crate::helpers::form(
+        vec![(
+            "files",
+            crate::helpers::silent_wav(12 * 24_000, 24_000),
+            "s.wav",
+        )],
+        &[("name", "Later"), ("consent", "true")],
+    );
+    let queued = client
+        .post(format!("{addr}/v1/voices"))
+        .bearer_auth(key)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(queued.status(), 202);
+    let streamed = client
+        .post(format!("{addr}/v1/text-to-speech/stream"))
+        .bearer_auth(key)
+        .json(&json!({"text": "Nobody will stream this here.", "voiceId": voice}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(streamed.status(), 503);
     assert_eq!(get("/v1/jobs").await.unwrap().status(), 200);
     let status = std::fs::read_to_string(format!("/proc/{}/status", api.id().unwrap())).unwrap();
     let peak_kb: u64 = status
