@@ -100,9 +100,11 @@ pub struct JobError {
 }
 
 impl JobError {
-    pub fn new(code: &str, message: impl Into<String>) -> Self {
+    /// An error of `code` (one of the error table's: a job's failure
+    /// codes are API error codes, with their statuses and docs).
+    pub fn new(code: crate::ErrorCode, message: impl Into<String>) -> Self {
         Self {
-            code: code.to_owned(),
+            code: code.as_str().to_owned(),
             message: message.into(),
             details: None,
         }

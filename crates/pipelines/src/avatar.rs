@@ -6,7 +6,7 @@ use std::cell::Cell;
 use std::collections::HashMap;
 use std::path::Path;
 
-use mediagen_core::ApiError;
+use mediagen_core::{ApiError, ErrorCode};
 use mediagen_engines::avatar::{frame, CATALOG, FPS, SECONDS, SIZE};
 use mediagen_engines::expand::{
     mouth_track, plan_seamless, plan_simple, render, render_drawn, seam_score, thumbnails, Mode,
@@ -155,7 +155,7 @@ pub fn not_a_video(parameter: &str) -> ApiError {
 pub struct ExpandPipeline;
 
 fn failed(e: impl std::fmt::Display) -> JobFailure {
-    JobFailure::abort("expansion_failed", e.to_string())
+    JobFailure::abort(ErrorCode::ExpansionFailed, e.to_string())
 }
 
 fn round3(x: f64) -> f64 {
@@ -196,11 +196,11 @@ fn talking(
     let look = CATALOG
         .iter()
         .find(|l| l.id == look_id)
-        .ok_or_else(|| JobFailure::abort("invalid_payload", "unknown presenter"))?;
+        .ok_or_else(|| JobFailure::abort(ErrorCode::InvalidPayload, "unknown presenter"))?;
     let fps = f64::from(FPS);
     let frames = ((seconds * fps).round() as usize).max(1);
     let pcm = pcm::decode(audio, demuxer, &scratch.join("voice.f32"), 16_000, seconds)
-        .map_err(|e| JobFailure::abort("unreadable_media", e.to_string()))?;
+        .map_err(|e| JobFailure::abort(ErrorCode::UnreadableMedia, e.to_string()))?;
     let samples = pcm
         .read_at(0, ((seconds + 1.0) * 16_000.0) as usize)
         .map_err(failed)?;
@@ -229,14 +229,19 @@ fn expand(
     out: &Output,
 ) -> Result<Made, JobFailure> {
     let unreadable =
-        |e: &dyn std::fmt::Display| JobFailure::abort("unreadable_media", e.to_string());
+        |e: &dyn std::fmt::Display| JobFailure::abort(ErrorCode::UnreadableMedia, e.to_string());
     let info = inspect(source)
         .map_err(|e| unreadable(&e))?
-        .ok_or_else(|| JobFailure::abort("not_video", "the source has no picture stream"))?;
+        .ok_or_else(|| {
+            JobFailure::abort(ErrorCode::NotVideo, "the source has no picture stream")
+        })?;
     let cache = scratch.join("frames.yuv");
     let thumbs = thumbnails(source, &info, Some(&cache)).map_err(|e| unreadable(&e))?;
     if thumbs.is_empty() {
-        return Err(JobFailure::abort("not_video", "the source has no frames"));
+        return Err(JobFailure::abort(
+            ErrorCode::NotVideo,
+            "the source has no frames",
+        ));
     }
     let total = ((req.seconds * info.fps).round() as usize).max(1);
     let plan = match req.mode {
@@ -293,8 +298,9 @@ impl Pipeline for ExpandPipeline {
                 let audio = match &audio {
                     Some(path) => Some((
                         path.as_path(),
-                        demuxer(path)
-                            .map_err(|e| JobFailure::abort("unreadable_media", e.to_string()))?,
+                        demuxer(path).map_err(|e| {
+                            JobFailure::abort(ErrorCode::UnreadableMedia, e.to_string())
+                        })?,
                     )),
                     None => None,
                 };
@@ -308,11 +314,14 @@ impl Pipeline for ExpandPipeline {
                         talking(&ctx, look, audio, &scratch, req.seconds, &output)
                     }
                     (_, _, Some(source)) => expand(&ctx, &req, source, &scratch, &output),
-                    _ => Err(JobFailure::abort("invalid_payload", "nothing to expand")),
+                    _ => Err(JobFailure::abort(
+                        ErrorCode::InvalidPayload,
+                        "nothing to expand",
+                    )),
                 }
             })
             .await
-            .map_err(|e| JobFailure::abort("internal_error", e.to_string()))??
+            .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))??
         };
         ctx.put_output_file(
             "/videoUrl",
@@ -341,7 +350,6 @@ impl Pipeline for ExpandPipeline {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mediagen_core::ErrorCode;
 
     fn fields(pairs: &[(&str, &str)]) -> HashMap<String, String> {
         pairs

@@ -5,6 +5,7 @@
 //! poster and records the avatar. A clip it cannot use is deleted.
 
 use mediagen_core::ApiError;
+use mediagen_core::ErrorCode;
 use mediagen_engines::video::{inspect, poster, VideoInfo};
 use mediagen_store::{AvatarRecord, Db};
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
@@ -52,7 +53,7 @@ impl AvatarUploadPipeline {
             Ok::<Option<VideoInfo>, mediagen_engines::media::MediaError>(info)
         })
         .await
-        .map_err(|e| JobFailure::abort("internal_error", e.to_string()))?
+        .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))?
         .map_err(|e| {
             tracing::info!(error = %e, "an avatar clip did not decode");
             JobFailure::refused(ApiError::unprocessable(

@@ -407,8 +407,8 @@ fn round3(x: f64) -> f64 {
 
 fn tts_failure(e: TtsError) -> JobFailure {
     match e {
-        TtsError::Cancelled => JobFailure::abort("cancelled", "The job was cancelled."),
-        e => JobFailure::abort("synthesis_failed", e.to_string()),
+        TtsError::Cancelled => JobFailure::abort(ErrorCode::Cancelled, "The job was cancelled."),
+        e => JobFailure::abort(ErrorCode::SynthesisFailed, e.to_string()),
     }
 }
 
@@ -459,8 +459,9 @@ impl DubPipeline {
         ctx: &JobContext,
         timings: &mut Value,
     ) -> Result<Dubbed, JobFailure> {
-        let unreadable =
-            |e: &dyn std::fmt::Display| JobFailure::abort("unreadable_media", e.to_string());
+        let unreadable = |e: &dyn std::fmt::Display| {
+            JobFailure::abort(ErrorCode::UnreadableMedia, e.to_string())
+        };
         let video = inspect(input).map_err(|e| unreadable(&e))?;
         let max = DUBBING.max_seconds + 1.0;
         let demuxer = match &video {
@@ -471,7 +472,10 @@ impl DubPipeline {
         let original = pcm::decode(input, demuxer, &scratch.join("original.f32"), RATE, max)
             .map_err(|e| unreadable(&e))?;
         if original.is_empty() {
-            return Err(JobFailure::abort("no_audio", "the file has no sound"));
+            return Err(JobFailure::abort(
+                ErrorCode::NoAudio,
+                "the file has no sound",
+            ));
         }
         let total = original.duration();
         let (from, to) = (
@@ -484,7 +488,10 @@ impl DubPipeline {
         let pcm = pcm::decode(input, demuxer, &scratch.join("heard.f32"), 16_000, max)
             .map_err(|e| unreadable(&e))?;
         let model = self.stt.model(None).ok_or_else(|| {
-            JobFailure::abort("engine_unavailable", "dubbing needs a speech-to-text model")
+            JobFailure::abort(
+                ErrorCode::EngineUnavailable,
+                "dubbing needs a speech-to-text model",
+            )
         })?;
         // Progress of a pass of the recogniser, from `from` by `share`.
         let hearing = |from: f64, share: f64| {
@@ -517,12 +524,12 @@ impl DubPipeline {
                 let e = self
                     .languages
                     .unsupported(Some(&source), &req.target_language);
-                JobFailure::abort("unsupported_language_pair", e.message)
+                JobFailure::abort(ErrorCode::UnsupportedLanguagePair, e.message)
             })?;
         let spoken_segments = within(&heard, from, to);
         if spoken_segments.is_empty() {
             return Err(JobFailure::abort(
-                "no_speech",
+                ErrorCode::NoSpeech,
                 "No speech was heard in the part of the file to dub.",
             ));
         }
@@ -542,9 +549,11 @@ impl DubPipeline {
                     .translate(&source, &req.target_language, &texts)
                     .map_err(|e| match e {
                         TranslateError::Unsupported(..) => {
-                            JobFailure::abort("unsupported_language_pair", e.to_string())
+                            JobFailure::abort(ErrorCode::UnsupportedLanguagePair, e.to_string())
                         }
-                        TranslateError::Failed(m) => JobFailure::retry("translation_failed", m),
+                        TranslateError::Failed(m) => {
+                            JobFailure::retry(ErrorCode::TranslationFailed, m)
+                        }
                     })?;
                 spoken_segments
                     .iter()
@@ -611,7 +620,7 @@ impl DubPipeline {
             .unzip();
         if lines.is_empty() {
             return Err(JobFailure::abort(
-                "no_speech",
+                ErrorCode::NoSpeech,
                 "Nothing was left to say after translation.",
             ));
         }
@@ -650,8 +659,12 @@ impl DubPipeline {
                 })
                 .map(|v| v.id.clone())
         };
-        let no_voice =
-            || JobFailure::abort("voice_not_found", format!("no voice speaks `{target}`"));
+        let no_voice = || {
+            JobFailure::abort(
+                ErrorCode::VoiceNotFound,
+                format!("no voice speaks `{target}`"),
+            )
+        };
         let (speaker, convert_to) = match &req.voice {
             DubVoice::Voice {
                 voice_id,
@@ -672,7 +685,10 @@ impl DubPipeline {
             }
             DubVoice::Clone => {
                 let p = speaker_profile().ok_or_else(|| {
-                    JobFailure::abort("no_speech", "the speaker's voice could not be measured")
+                    JobFailure::abort(
+                        ErrorCode::NoSpeech,
+                        "the speaker's voice could not be measured",
+                    )
                 })?;
                 (closest(&p).ok_or_else(no_voice)?, Some(p))
             }
@@ -917,7 +933,7 @@ impl Pipeline for DubPipeline {
                 .map(|d| (d, timings))
         })
         .await
-        .map_err(|e| JobFailure::abort("internal_error", e.to_string()))??;
+        .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))??;
         store(&ctx, &req, dubbed, timings).await
     }
 }
@@ -1052,14 +1068,15 @@ impl DubEditPipeline {
         ctx: &JobContext,
         timings: &mut Value,
     ) -> Result<Dubbed, JobFailure> {
-        let unreadable =
-            |e: &dyn std::fmt::Display| JobFailure::abort("unreadable_media", e.to_string());
+        let unreadable = |e: &dyn std::fmt::Display| {
+            JobFailure::abort(ErrorCode::UnreadableMedia, e.to_string())
+        };
         let video = inspect(input).map_err(|e| unreadable(&e))?;
         if kept.lengths.len() != e.segments.len()
             || kept.lengths.iter().sum::<usize>() != lines.len()
         {
             return Err(JobFailure::abort(
-                "dub_unavailable",
+                ErrorCode::DubUnavailable,
                 "the stored dub does not match its lines",
             ));
         }
@@ -1118,7 +1135,10 @@ impl DubEditPipeline {
             .map_err(tts_failure)?;
             ctx.set_progress(((done + 1) * 80 / e.edits.len()) as i64);
             if ctx.is_cancelled() {
-                return Err(JobFailure::abort("cancelled", "The job was cancelled."));
+                return Err(JobFailure::abort(
+                    ErrorCode::Cancelled,
+                    "The job was cancelled.",
+                ));
             }
         }
         timings["synthesize"] = json!(round3(clock.elapsed().as_secs_f64()));
@@ -1161,7 +1181,7 @@ impl Pipeline for DubEditPipeline {
         let stored = |name: &str| format!("jobs/{}/dub/{name}", edit.source_job);
         let gone = |e: mediagen_store::BlobError| {
             JobFailure::abort(
-                "dub_unavailable",
+                ErrorCode::DubUnavailable,
                 format!("the dub's stored lines are gone: {e}"),
             )
         };
@@ -1183,7 +1203,7 @@ impl Pipeline for DubEditPipeline {
                 .await
                 .map_err(gone)?,
         )
-        .map_err(|e| JobFailure::abort("dub_unavailable", e.to_string()))?;
+        .map_err(|e| JobFailure::abort(ErrorCode::DubUnavailable, e.to_string()))?;
         let this = Self {
             tts: self.tts.clone(),
         };
@@ -1194,7 +1214,7 @@ impl Pipeline for DubEditPipeline {
                 .map(|d| (d, timings))
         })
         .await
-        .map_err(|e| JobFailure::abort("internal_error", e.to_string()))??;
+        .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))??;
         let mut result = store(&ctx, &edit.request, dubbed, timings).await?;
         result["sourceJobId"] = json!(edit.source_job);
         result["editedSegments"] = json!(edit.edits.iter().map(|e| e.index).collect::<Vec<_>>());

@@ -217,14 +217,17 @@ impl ImagePipeline {
     /// The embedded engine: the scene drawn once per seed.
     fn compose(&self, r: &ImageRequest) -> Result<(Vec<Made>, Value), JobFailure> {
         let icons = self.icons.as_ref().ok_or_else(|| {
-            JobFailure::abort("engine_unavailable", "the icon set is not installed")
+            JobFailure::abort(
+                ErrorCode::EngineUnavailable,
+                "the icon set is not installed",
+            )
         })?;
         let scene = r.scene(icons, r.style.as_deref().and_then(Style::parse));
         let made = (0..u64::from(r.n))
             .map(|i| {
                 let seed = r.seed.wrapping_add(i);
                 let picture = render(&scene, r.width, r.height, seed)
-                    .map_err(|e| JobFailure::abort("render_failed", e.to_string()))?;
+                    .map_err(|e| JobFailure::abort(ErrorCode::RenderFailed, e.to_string()))?;
                 Ok(Made {
                     seed,
                     bytes: encode(&picture, r.format)?,
@@ -271,7 +274,7 @@ impl ImagePipeline {
                     )
                     .map_err(neural::failure)?;
                 let picture = Picture::from_rgb(image.width, image.height, &image.rgb)
-                    .map_err(|e| JobFailure::abort("encoding_failed", e.to_string()))?;
+                    .map_err(|e| JobFailure::abort(ErrorCode::EncodingFailed, e.to_string()))?;
                 Ok(Made {
                     seed,
                     bytes: encode(&picture, r.format)?,
@@ -291,7 +294,7 @@ impl ImagePipeline {
 fn encode(picture: &Picture, format: ImageFormat) -> Result<Vec<u8>, JobFailure> {
     picture
         .encode(format)
-        .map_err(|e| JobFailure::abort("encoding_failed", e.to_string()))
+        .map_err(|e| JobFailure::abort(ErrorCode::EncodingFailed, e.to_string()))
 }
 
 #[async_trait::async_trait]
@@ -309,7 +312,7 @@ impl Pipeline for ImagePipeline {
             None => this.compose(&r),
         })
         .await
-        .map_err(|e| JobFailure::abort("internal_error", e.to_string()))??;
+        .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))??;
         let mut out = Vec::new();
         for (i, m) in made.into_iter().enumerate() {
             let size = m.bytes.len() as u64;

@@ -2,6 +2,7 @@
 //! model (`model`, `steps`, `guidanceScale`): validation against the models
 //! on disk, loading, progress and failures.
 
+use mediagen_core::ErrorCode;
 use std::sync::Arc;
 
 use mediagen_core::ApiError;
@@ -121,10 +122,10 @@ impl Neural {
 pub fn failure(e: DiffusionError) -> JobFailure {
     match e {
         DiffusionError::NotFound { .. } | DiffusionError::Load(..) => {
-            JobFailure::abort("model_unavailable", e.to_string())
+            JobFailure::abort(ErrorCode::ModelUnavailable, e.to_string())
         }
-        DiffusionError::Run(_) => JobFailure::abort("generation_failed", e.to_string()),
-        DiffusionError::Cancelled => JobFailure::abort("cancelled", e.to_string()),
+        DiffusionError::Run(_) => JobFailure::abort(ErrorCode::GenerationFailed, e.to_string()),
+        DiffusionError::Cancelled => JobFailure::abort(ErrorCode::Cancelled, e.to_string()),
     }
 }
 

@@ -1,6 +1,7 @@
 //! A new sound track delivered the way the input came: as an audio file in
 //! the requested format, or inside the input video (picture copied).
 
+use mediagen_core::ErrorCode;
 use std::path::{Path, PathBuf};
 
 use mediagen_engines::pcm::{encode, PcmFile};
@@ -33,7 +34,8 @@ pub fn deliver(
     scratch: &Path,
     stem: &str,
 ) -> Result<Delivered, JobFailure> {
-    let failed = |e: &dyn std::fmt::Display| JobFailure::abort("encoding_failed", e.to_string());
+    let failed =
+        |e: &dyn std::fmt::Display| JobFailure::abort(ErrorCode::EncodingFailed, e.to_string());
     let Some(info) = video else {
         let name = format!("{stem}.{}", format.extension());
         let path = scratch.join(&name);

@@ -152,7 +152,7 @@ impl SoundPipeline {
     /// The embedded engine: the prompt's plan rendered.
     fn synthesize(r: &SoundRequest) -> Result<(Audio, Value), JobFailure> {
         let plan = sound::plan(&r.prompt)
-            .map_err(|_| JobFailure::abort("unsupported_prompt", "nothing to make"))?;
+            .map_err(|_| JobFailure::abort(ErrorCode::UnsupportedPrompt, "nothing to make"))?;
         let audio = sound::render(&plan, r.duration, r.seed, r.looped, r.sample_rate);
         let about = json!({
             "model": neural::EMBEDDED,
@@ -211,11 +211,11 @@ impl Pipeline for SoundPipeline {
                 None => Self::synthesize(&r)?,
             };
             let bytes = encode(&audio, r.format, r.sample_rate)
-                .map_err(|e| JobFailure::retry("encoding_failed", e.to_string()))?;
+                .map_err(|e| JobFailure::retry(ErrorCode::EncodingFailed, e.to_string()))?;
             Ok::<_, JobFailure>((bytes, about))
         })
         .await
-        .map_err(|e| JobFailure::abort("internal_error", e.to_string()))??;
+        .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))??;
         ctx.put_output(
             "/audioUrl",
             &format!("sound.{}", req.format.extension()),

@@ -1,5 +1,6 @@
 //! `stt`: an uploaded audio or video file → text with timestamps.
 
+use mediagen_core::ErrorCode;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -234,9 +235,9 @@ pub struct SttPipeline {
 /// A recogniser's failure as a job's.
 pub(crate) fn stt_failure(e: SttError) -> JobFailure {
     match e {
-        SttError::Cancelled => JobFailure::abort("cancelled", "The job was cancelled."),
-        SttError::Input(m) => JobFailure::abort("unreadable_media", m),
-        SttError::Failed(m) => JobFailure::retry("recognition_failed", m),
+        SttError::Cancelled => JobFailure::abort(ErrorCode::Cancelled, "The job was cancelled."),
+        SttError::Input(m) => JobFailure::abort(ErrorCode::UnreadableMedia, m),
+        SttError::Failed(m) => JobFailure::retry(ErrorCode::RecognitionFailed, m),
     }
 }
 
@@ -250,17 +251,17 @@ impl Pipeline for SttPipeline {
         let req: SttRequest = ctx.payload()?;
         let model = self.catalog.model(Some(&req.model)).ok_or_else(|| {
             JobFailure::abort(
-                "engine_unavailable",
+                ErrorCode::EngineUnavailable,
                 format!("model {} is not installed here", req.model),
             )
         })?;
-        let dir =
-            tempfile::tempdir().map_err(|e| JobFailure::retry("storage_error", e.to_string()))?;
+        let dir = tempfile::tempdir()
+            .map_err(|e| JobFailure::retry(ErrorCode::StorageError, e.to_string()))?;
         let input = ctx
             .blobs
             .readable_file(&req.input, &dir.path().join("input"))
             .await
-            .map_err(|e| JobFailure::retry("storage_error", e.to_string()))?;
+            .map_err(|e| JobFailure::retry(ErrorCode::StorageError, e.to_string()))?;
         let progress = ctx.clone();
         let opts = SttOptions {
             language: req.language.clone(),
@@ -276,7 +277,7 @@ impl Pipeline for SttPipeline {
             let scratch = input.with_extension("pcm");
             let pcm = demuxer(&input)
                 .and_then(|d| pcm::decode(&input, d, &scratch, 16_000, duration))
-                .map_err(|e| JobFailure::abort("unreadable_media", e.to_string()))?;
+                .map_err(|e| JobFailure::abort(ErrorCode::UnreadableMedia, e.to_string()))?;
             progress.meter_blocking(pcm.duration())?;
             transcribe_stream(model.as_ref(), catalog.gate(), &opts, &pcm, &mut |done| {
                 progress.set_progress((done * 100.0) as i64);
@@ -285,9 +286,9 @@ impl Pipeline for SttPipeline {
             .map_err(stt_failure)
         })
         .await
-        .map_err(|e| JobFailure::abort("internal_error", e.to_string()))??;
+        .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))??;
         let mut result = serde_json::to_value(&transcript)
-            .map_err(|e| JobFailure::abort("internal_error", e.to_string()))?;
+            .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))?;
         result["model"] = json!(req.model);
         result["task"] = json!(if req.translate {
             "translate"

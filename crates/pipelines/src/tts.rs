@@ -1,5 +1,6 @@
 //! `tts`: text → speech with a catalog voice → encoded audio in the blob store.
 
+use mediagen_core::ErrorCode;
 use std::sync::Arc;
 
 use mediagen_core::ApiError;
@@ -233,15 +234,17 @@ pub struct TtsPipeline {
 fn failure(e: TtsError) -> JobFailure {
     match e {
         TtsError::UnknownVoice(v) => JobFailure::abort(
-            "voice_not_found",
+            ErrorCode::VoiceNotFound,
             format!("voice {v} is no longer available"),
         ),
         TtsError::EngineUnavailable { .. } => {
-            JobFailure::abort("engine_unavailable", e.to_string())
+            JobFailure::abort(ErrorCode::EngineUnavailable, e.to_string())
         }
-        TtsError::Cancelled => JobFailure::abort("cancelled", "The job was cancelled."),
-        TtsError::PhonemesUnsupported => JobFailure::abort("synthesis_failed", e.to_string()),
-        TtsError::Failed(m) => JobFailure::retry("synthesis_failed", m),
+        TtsError::Cancelled => JobFailure::abort(ErrorCode::Cancelled, "The job was cancelled."),
+        TtsError::PhonemesUnsupported => {
+            JobFailure::abort(ErrorCode::SynthesisFailed, e.to_string())
+        }
+        TtsError::Failed(m) => JobFailure::retry(ErrorCode::SynthesisFailed, m),
     }
 }
 
@@ -282,11 +285,11 @@ impl Pipeline for TtsPipeline {
                 None
             };
             let bytes = encode(&audio, r.format, r.sample_rate)
-                .map_err(|e| JobFailure::retry("encoding_failed", e.to_string()))?;
+                .map_err(|e| JobFailure::retry(ErrorCode::EncodingFailed, e.to_string()))?;
             Ok::<_, JobFailure>((bytes, audio.duration(), words))
         })
         .await
-        .map_err(|e| JobFailure::abort("internal_error", e.to_string()))??;
+        .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))??;
         ctx.put_output("/audioUrl", &req.output_name(), bytes.into())
             .await?;
         let mut result = req.result(duration);
@@ -336,7 +339,7 @@ fn word_timestamps(
 ) -> Result<Vec<TimedWord>, JobFailure> {
     let model = stt.model(None).ok_or_else(|| {
         JobFailure::abort(
-            "engine_unavailable",
+            ErrorCode::EngineUnavailable,
             "word timestamps need a speech-to-text model",
         )
     })?;
@@ -354,7 +357,7 @@ fn word_timestamps(
         words: true,
     };
     let heard = transcribe(model.as_ref(), stt.gate(), &pcm, &opts)
-        .map_err(|e| JobFailure::retry("alignment_failed", e.to_string()))?;
+        .map_err(|e| JobFailure::retry(ErrorCode::AlignmentFailed, e.to_string()))?;
     let recognised: Vec<(String, f64, f64)> = heard
         .words
         .iter()
@@ -512,8 +515,8 @@ impl Pipeline for PreviewPipeline {
         let voice = req.voice_id.clone();
         let mp3 = tokio::task::spawn_blocking(move || preview_mp3(&catalog, &voice))
             .await
-            .map_err(|e| JobFailure::abort("internal_error", e.to_string()))?
-            .map_err(|e| JobFailure::abort("synthesis_failed", e))?;
+            .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))?
+            .map_err(|e| JobFailure::abort(ErrorCode::SynthesisFailed, e))?;
         ctx.put_output("/audioUrl", "preview.mp3", mp3.into())
             .await?;
         Ok(json!({ "voiceId": req.voice_id }))

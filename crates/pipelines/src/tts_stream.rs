@@ -8,6 +8,7 @@
 //! the worker stops at its next chunk and the job is charged for the
 //! sentences those bytes held in full (the rest is refunded).
 
+use mediagen_core::ErrorCode;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -63,7 +64,7 @@ fn disconnected(req: &TtsRequest, (done, count): (usize, usize)) -> JobFailure {
         "The client closed the stream before the audio was complete ({done} of {count} \
          sentences sent; charged for those)."
     );
-    let error = JobError::new("client_disconnected", message);
+    let error = JobError::new(ErrorCode::ClientDisconnected, message);
     if done == 0 {
         return JobFailure::Abort(error);
     }
@@ -77,7 +78,8 @@ pub async fn run(
     ctx: JobContext,
     req: TtsRequest,
 ) -> Result<Value, JobFailure> {
-    let encoding = |e: &dyn std::fmt::Display| JobFailure::retry("encoding_failed", e.to_string());
+    let encoding =
+        |e: &dyn std::fmt::Display| JobFailure::retry(ErrorCode::EncodingFailed, e.to_string());
     let voice_rate = req.native_rate(&catalog);
     let args = encoder_args(req.format, voice_rate, req.sample_rate).map_err(|e| encoding(&e))?;
     let mut encoder = tokio::process::Command::new("ffmpeg")
@@ -151,8 +153,8 @@ pub async fn run(
     }
     let duration = match spoken {
         Ok(Ok(duration)) => duration,
-        Ok(Err(e)) => return Err(JobFailure::abort("synthesis_failed", e.to_string())),
-        Err(e) => return Err(JobFailure::abort("internal_error", e.to_string())),
+        Ok(Err(e)) => return Err(JobFailure::abort(ErrorCode::SynthesisFailed, e.to_string())),
+        Err(e) => return Err(JobFailure::abort(ErrorCode::InternalError, e.to_string())),
     };
     ctx.put_output("/audioUrl", &req.output_name(), all.into())
         .await?;

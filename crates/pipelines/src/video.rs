@@ -218,12 +218,12 @@ impl Pipeline for TrimPipeline {
             let (input, out, req) = (input.clone(), out.clone(), req.clone());
             tokio::task::spawn_blocking(move || {
                 let unreadable = |e: &dyn std::fmt::Display| {
-                    JobFailure::abort("unreadable_media", e.to_string())
+                    JobFailure::abort(ErrorCode::UnreadableMedia, e.to_string())
                 };
                 let points: Vec<f64> = req.ranges.iter().flat_map(|r| [r.start, r.end]).collect();
                 let (info, packets) = inspect_near(&input, &points)
                     .map_err(|e| unreadable(&e))?
-                    .ok_or_else(|| JobFailure::abort("not_video", "the file has no video stream"))?;
+                    .ok_or_else(|| JobFailure::abort(ErrorCode::NotVideo, "the file has no video stream"))?;
                 let mut reencoded = None;
                 let mut fallback = None;
                 let trimmed = match req.mode {
@@ -235,8 +235,7 @@ impl Pipeline for TrimPipeline {
                                 .as_deref()
                                 .is_none_or(|a| req.format.accepts(a));
                         if !fits {
-                            return Err(JobFailure::abort(
-                                "incompatible_format",
+                            return Err(JobFailure::abort(ErrorCode::IncompatibleFormat,
                                 format!(
                                     "fast mode copies H.264 or HEVC video into mp4, mov or mkv ({} into {} cannot be copied); use mode accurate",
                                     info.video_codec,
@@ -260,18 +259,18 @@ impl Pipeline for TrimPipeline {
                         }
                     },
                 }
-                .map_err(|e| JobFailure::abort("trim_failed", e.to_string()))?;
+                .map_err(|e| JobFailure::abort(ErrorCode::TrimFailed, e.to_string()))?;
                 // What was cut, as written: a source shorter than its header
                 // (a truncated upload) yields less than the ranges planned.
                 let written = inspect(&out)
                     .ok()
                     .flatten()
                     .map(|o| o.duration)
-                    .ok_or_else(|| JobFailure::abort("trim_failed", "the trimmed file is unreadable"))?;
+                    .ok_or_else(|| JobFailure::abort(ErrorCode::TrimFailed, "the trimmed file is unreadable"))?;
                 Ok((trimmed, reencoded, fallback, info, written))
             })
             .await
-            .map_err(|e| JobFailure::abort("internal_error", e.to_string()))??
+            .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))??
         };
         ctx.put_output_file(
             "/videoUrl",

@@ -3,6 +3,7 @@
 //! kept) or re-spoken (transcribed, then said again by a catalog voice in
 //! each line's time slot).
 
+use mediagen_core::ErrorCode;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -153,12 +154,12 @@ fn round(x: f64, digits: i32) -> f64 {
 
 fn tts_failure(e: TtsError) -> JobFailure {
     match e {
-        TtsError::Cancelled => JobFailure::abort("cancelled", "The job was cancelled."),
+        TtsError::Cancelled => JobFailure::abort(ErrorCode::Cancelled, "The job was cancelled."),
         TtsError::UnknownVoice(v) => JobFailure::abort(
-            "voice_not_found",
+            ErrorCode::VoiceNotFound,
             format!("voice {v} is no longer available"),
         ),
-        e => JobFailure::abort("synthesis_failed", e.to_string()),
+        e => JobFailure::abort(ErrorCode::SynthesisFailed, e.to_string()),
     }
 }
 
@@ -215,18 +216,18 @@ impl VoiceChangePipeline {
         let speaker = match &req.cloned {
             Some(c) => c
                 .base()
-                .map_err(|e| JobFailure::abort("voice_cannot_speak", e.message))?,
+                .map_err(|e| JobFailure::abort(ErrorCode::VoiceCannotSpeak, e.message))?,
             None => req.voice_id.as_str(),
         };
         let voice = self.tts.voice(speaker).ok_or_else(|| {
             JobFailure::abort(
-                "voice_not_found",
+                ErrorCode::VoiceNotFound,
                 format!("voice {speaker} is no longer available"),
             )
         })?;
         let model = self.stt.model(None).ok_or_else(|| {
             JobFailure::abort(
-                "engine_unavailable",
+                ErrorCode::EngineUnavailable,
                 "revoice needs a speech-to-text model (none is installed)",
             )
         })?;
@@ -257,7 +258,7 @@ impl VoiceChangePipeline {
             .collect();
         if lines.is_empty() {
             return Err(JobFailure::abort(
-                "no_speech",
+                ErrorCode::NoSpeech,
                 "No speech was heard in the file, so there is nothing to re-speak.",
             ));
         }
@@ -340,8 +341,9 @@ impl Pipeline for VoiceChangePipeline {
         };
         let job = ctx.clone();
         let (delivered, changed, seconds) = tokio::task::spawn_blocking(move || {
-            let unreadable =
-                |e: &dyn std::fmt::Display| JobFailure::abort("unreadable_media", e.to_string());
+            let unreadable = |e: &dyn std::fmt::Display| {
+                JobFailure::abort(ErrorCode::UnreadableMedia, e.to_string())
+            };
             let video = inspect(&input).map_err(|e| unreadable(&e))?;
             let demuxer = match &video {
                 Some(v) => v.demuxer,
@@ -351,7 +353,10 @@ impl Pipeline for VoiceChangePipeline {
             let original = pcm::decode(&input, demuxer, &scratch.join("original.f32"), RATE, max)
                 .map_err(|e| unreadable(&e))?;
             if original.is_empty() {
-                return Err(JobFailure::abort("no_audio", "the file has no sound"));
+                return Err(JobFailure::abort(
+                    ErrorCode::NoAudio,
+                    "the file has no sound",
+                ));
             }
             // Charged for the sound decoded, not the header's estimate (a
             // hold too small is raised before the work, or the job stops).
@@ -377,7 +382,7 @@ impl Pipeline for VoiceChangePipeline {
             Ok((delivered, changed, seconds))
         })
         .await
-        .map_err(|e| JobFailure::abort("internal_error", e.to_string()))??;
+        .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))??;
         delivered.store(&ctx).await?;
         let mut result = json!({
             "duration": round(seconds, 3),

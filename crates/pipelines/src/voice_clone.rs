@@ -129,7 +129,7 @@ impl VoiceClonePipeline {
             AudioFormat::Mp3,
             RATE,
         )
-        .map_err(|e| JobFailure::retry("internal_error", e.to_string()))?;
+        .map_err(|e| JobFailure::retry(ErrorCode::InternalError, e.to_string()))?;
         let language = match language {
             Some(l) => l,
             None => self.hear_language(&first[..first.len().min(30 * RATE as usize)])?,
@@ -154,7 +154,7 @@ impl VoiceClonePipeline {
         let pcm = resample_linear(sample, RATE, 16_000);
         detect_language(model.as_ref(), self.stt.gate(), &pcm)
             .map(|(code, _)| code)
-            .map_err(|e| JobFailure::retry("recognition_failed", e.to_string()))
+            .map_err(|e| JobFailure::retry(ErrorCode::RecognitionFailed, e.to_string()))
     }
 }
 
@@ -189,7 +189,7 @@ impl Pipeline for VoiceClonePipeline {
         let language = req.language.clone();
         let made = tokio::task::spawn_blocking(move || this.make(&paths, language))
             .await
-            .map_err(|e| JobFailure::abort("internal_error", e.to_string()))??;
+            .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))??;
         ctx.set_progress(90);
         let preview_key = cloned_preview_key(&account, &req.voice_id);
         ctx.blobs
@@ -209,7 +209,7 @@ impl Pipeline for VoiceClonePipeline {
             language: made.language,
             gender: stored.profile.gender.clone(),
             profile: serde_json::to_value(&stored)
-                .map_err(|e| JobFailure::abort("internal_error", e.to_string()))?,
+                .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))?,
             preview_key,
             created_at: 0,
         };

@@ -252,10 +252,8 @@ pub enum Made {
     Pending(Response),
 }
 
-/// Submits a job that makes a resource and waits for it. A job that
-/// refused its input answers as the request would have (its 4xx code,
-/// message and details, e.g. 422 naming the sample); another failure is
-/// the usual `job_failed`.
+/// Submits a job that makes a resource and waits for it (answers as
+/// [`job_response`] unless it completed).
 pub async fn make_resource(
     state: &AppState,
     who: &Principal,
@@ -265,30 +263,38 @@ pub async fn make_resource(
     let job = create_and_wait(state, who, opts, spec).await?;
     match job.status {
         JobStatus::Completed => Ok(Made::Done(job)),
-        JobStatus::Failed => {
-            let refusal = job.error.as_ref().and_then(|e| {
-                let code =
-                    ErrorCode::parse(&e.code).filter(|c| (400..500).contains(&c.status()))?;
-                let mut refused = ApiError::new(code).with_message(e.message.clone());
-                refused.details = e.details.clone().unwrap_or_default();
-                Some(refused)
-            });
-            match refusal {
-                Some(refused) => Err(refused.into()),
-                None => job_response(state, job).map(Made::Pending),
-            }
-        }
         _ => job_response(state, job).map(Made::Pending),
     }
 }
 
-/// The answer for a job just submitted or waited for.
+/// The error a failed job answers with when it failed on its input: its
+/// own code when that is a client error (4xx) of the error table, with its
+/// message and details (a 422 naming the sample a clone could not use, a
+/// 402 for a measured input the balance cannot cover). `None` for server
+/// faults, which answer `job_failed`.
+fn refused(job: &Job) -> Option<ApiError> {
+    let e = job.error.as_ref()?;
+    let code = ErrorCode::parse(&e.code).filter(|c| (400..500).contains(&c.status()))?;
+    let mut refused = ApiError::new(code).with_message(e.message.clone());
+    refused.details = e.details.clone().unwrap_or_default();
+    Some(refused)
+}
+
+/// The answer for a job just submitted or waited for: the job when it
+/// completed (200) or still runs (202 with `Location`); when it failed on
+/// its input, that error (see [`refused`]); otherwise `job_failed`.
 pub fn job_response(state: &AppState, job: Job) -> ApiResult<Response> {
     match job.status {
         JobStatus::Completed => {
             Ok((StatusCode::OK, Json(JobView::new(state, job))).into_response())
         }
         JobStatus::Failed | JobStatus::Cancelled => {
+            if let Some(refused) = refused(&job) {
+                return Err(refused
+                    .with_detail("jobId", job.id)
+                    .with_detail("status", job.status.as_str())
+                    .into());
+            }
             let id = job.id.clone();
             let view = JobView::new(state, job);
             let message = view

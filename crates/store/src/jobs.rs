@@ -1,4 +1,5 @@
 use mediagen_core::job::{Job, JobError, JobOutput};
+use mediagen_core::ErrorCode;
 use mediagen_core::{ids::new_id, time::now_ms, CreditState, JobKind, JobStatus};
 use serde_json::Value;
 use sqlx::any::AnyRow;
@@ -651,7 +652,7 @@ impl Db {
                     // More than the hold, and more than the balance covers:
                     // the job fails cleanly, nothing charged.
                     let error = JobError::new(
-                        "insufficient_credits",
+                        ErrorCode::InsufficientCredits,
                         format!(
                             "The input measured longer than its header said: {due} credits were \
                              needed, {} were held, and the balance does not cover the rest. \
@@ -718,7 +719,7 @@ impl Db {
         .fetch_all(&self.pool)
         .await?;
         let error = JobError::new(
-            "worker_lost",
+            ErrorCode::WorkerLost,
             "The worker running this job stopped responding on every attempt.",
         );
         let mut failed = 0;

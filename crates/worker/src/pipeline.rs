@@ -1,3 +1,4 @@
+use mediagen_core::ErrorCode;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;
@@ -23,7 +24,7 @@ pub enum JobFailure {
 }
 
 impl JobFailure {
-    pub fn abort(code: &str, message: impl Into<String>) -> Self {
+    pub fn abort(code: ErrorCode, message: impl Into<String>) -> Self {
         Self::Abort(JobError::new(code, message))
     }
 
@@ -33,7 +34,7 @@ impl JobFailure {
         Self::Abort(e.into())
     }
 
-    pub fn retry(code: &str, message: impl Into<String>) -> Self {
+    pub fn retry(code: ErrorCode, message: impl Into<String>) -> Self {
         Self::Retry(JobError::new(code, message))
     }
 
@@ -42,7 +43,7 @@ impl JobFailure {
     pub fn storage(e: impl std::fmt::Display) -> Self {
         tracing::warn!(error = %e, "storage fault");
         Self::retry(
-            "storage_error",
+            ErrorCode::StorageError,
             "Storage was briefly unavailable while the job ran.",
         )
     }
@@ -172,7 +173,7 @@ impl JobContext {
             Ok(())
         } else {
             Err(JobFailure::abort(
-                "insufficient_credits",
+                ErrorCode::InsufficientCredits,
                 "The input measured longer than its header said and the balance does not \
                  cover the difference, so the job stopped before its work. Nothing was charged.",
             ))
@@ -226,7 +227,7 @@ impl JobContext {
     /// The job's payload as the pipeline's request type.
     pub fn payload<T: serde::de::DeserializeOwned>(&self) -> Result<T, JobFailure> {
         serde_json::from_value(self.job.payload.clone())
-            .map_err(|e| JobFailure::abort("invalid_payload", e.to_string()))
+            .map_err(|e| JobFailure::abort(ErrorCode::InvalidPayload, e.to_string()))
     }
 
     /// The blob key for a file of this job: `jobs/<id>/<name>`. Files
@@ -305,7 +306,7 @@ mod tests {
 
     #[test]
     fn errors_never_name_paths() {
-        let e = |m: &str| public_error(JobError::new("unreadable_media", m)).message;
+        let e = |m: &str| public_error(JobError::new(ErrorCode::UnreadableMedia, m)).message;
         for leaky in [
             "ffmpeg: /srv/data/tmp/.tmpAbC/input: Invalid data",
             "Object at location jobs/job_x/speech.mp3 not found",

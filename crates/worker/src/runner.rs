@@ -1,3 +1,4 @@
+use mediagen_core::ErrorCode;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -250,7 +251,7 @@ impl Worker {
         let timeout = Duration::from_millis(job.timeout_ms.max(1) as u64);
         let Some(pipeline) = self.registry.get(job.kind.as_str()) else {
             let failure = JobFailure::abort(
-                "unsupported_job_kind",
+                ErrorCode::UnsupportedJobKind,
                 format!("no worker can run `{}` jobs", job.kind.as_str()),
             );
             self.record(&id, Err(failure)).await;
@@ -276,7 +277,7 @@ impl Worker {
                         Ok(result) => Some(result),
                         Err(e) if e.is_panic() => {
                             error!("pipeline panicked");
-                            Some(Err(JobFailure::abort("internal_error", "The job failed because of an internal error.")))
+                            Some(Err(JobFailure::abort(ErrorCode::InternalError, "The job failed because of an internal error.")))
                         }
                         Err(_) => None,
                     };
@@ -284,7 +285,7 @@ impl Worker {
                 _ = &mut deadline => {
                     ctx.cancel();
                     task.abort();
-                    break Some(Err(JobFailure::abort("job_timeout", format!("The job did not finish within {} s.", timeout.as_secs()))));
+                    break Some(Err(JobFailure::abort(ErrorCode::JobTimeout, format!("The job did not finish within {} s.", timeout.as_secs()))));
                 }
                 _ = beat.tick() => {
                     match self.db.heartbeat(&id, &self.id, self.config.lease.as_millis() as i64, ctx.progress()).await {

@@ -2,6 +2,7 @@
 //! credits before (and beside) the real capabilities. It is registered only
 //! when the server runs with test jobs enabled, never in a default install.
 
+use mediagen_core::ErrorCode;
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -37,21 +38,29 @@ impl Pipeline for SleepPipeline {
 
     async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {
         let p: SleepPayload = serde_json::from_value(ctx.job.payload.clone())
-            .map_err(|e| JobFailure::abort("invalid_payload", e.to_string()))?;
+            .map_err(|e| JobFailure::abort(ErrorCode::InvalidPayload, e.to_string()))?;
         let steps = 10u64;
         for i in 0..steps {
             if ctx.is_cancelled() {
-                return Err(JobFailure::abort("cancelled", "job cancelled"));
+                return Err(JobFailure::abort(ErrorCode::Cancelled, "job cancelled"));
             }
             tokio::time::sleep(Duration::from_millis(p.ms / steps)).await;
             ctx.set_progress(((i + 1) * 100 / steps) as i64);
         }
         match p.fail.as_deref() {
-            Some("abort") => return Err(JobFailure::abort("test_failure", "failed as asked")),
+            Some("abort") => {
+                return Err(JobFailure::abort(ErrorCode::TestFailure, "failed as asked"))
+            }
             Some("retry") => {
                 return Err(JobFailure::retry(
-                    "test_transient",
+                    ErrorCode::TestTransient,
                     "transient failure as asked",
+                ))
+            }
+            Some("refuse") => {
+                return Err(JobFailure::refused(
+                    mediagen_core::ApiError::unprocessable("fail", "refused as asked")
+                        .with_detail("asked", "refuse"),
                 ))
             }
             Some("panic") => panic!("test.sleep panicked as asked"),

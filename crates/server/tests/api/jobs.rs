@@ -94,6 +94,39 @@ async fn retryable_failures_retry_then_fail_and_refund(backend: Backend) {
     );
 }
 
+/// A job that refuses its input answers a waiting request with that
+/// client error (code, message, details, and the job's id), not a 500;
+/// the job keeps the same error and is refunded.
+async fn input_refusals_answer_with_their_own_code(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let (_, key) = app.account(50, "write").await;
+    let body = assert_error(
+        app.test_job(&key, json!({"ms": 0, "units": 5, "fail": "refuse"}))
+            .await,
+        422,
+        "unprocessable_entity",
+    )
+    .await;
+    let details = &body["error"]["details"];
+    assert_eq!(
+        (&details["parameter"], &details["asked"]),
+        (&json!("fail"), &json!("refuse")),
+        "{body}"
+    );
+    let id = details["jobId"].as_str().unwrap();
+    let job: Value = app
+        .get(&format!("/v1/jobs/{id}"), &key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(job["status"], "failed");
+    assert_eq!(job["error"]["code"], "unprocessable_entity", "{job}");
+    assert_eq!(job["error"]["details"]["asked"], "refuse", "{job}");
+    assert_eq!(job["attempts"], 1, "a refusal is not retried");
+    assert_eq!(app.account_view(&key).await["credits"]["balance"], 50);
+}
+
 async fn jobs_that_overrun_their_time_limit_fail(backend: Backend) {
     let app = TestApp::spawn_with(backend, |c| c.job_timeout_seconds = 0.3).await;
     let (_, key) = app.account(50, "write").await;
@@ -111,5 +144,6 @@ crate::on_both_backends!(
     sync_and_async_answers,
     progress_is_reported_while_running,
     retryable_failures_retry_then_fail_and_refund,
-    jobs_that_overrun_their_time_limit_fail
+    jobs_that_overrun_their_time_limit_fail,
+    input_refusals_answer_with_their_own_code
 );
