@@ -3,6 +3,18 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+/// Seconds rounded to the millisecond: times in results never show float
+/// noise such as `5.6000000000000005`.
+pub fn round_ms(seconds: f64) -> f64 {
+    (seconds * 1000.0).round() / 1000.0
+}
+
+/// Serializes seconds rounded to the millisecond, for a field marked
+/// `#[serde(serialize_with = "mediagen_core::time::seconds")]`.
+pub fn seconds<S: serde::Serializer>(value: &f64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(round_ms(*value))
+}
+
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> i64 {
     SystemTime::now()
@@ -33,6 +45,22 @@ pub fn parse_iso8601(s: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn times_in_json_are_whole_milliseconds() {
+        #[derive(serde::Serialize)]
+        struct Span {
+            #[serde(serialize_with = "seconds")]
+            end: f64,
+        }
+        assert_eq!(round_ms(5.6000000000000005), 5.6);
+        assert_eq!(round_ms(1.23456), 1.235);
+        let json = serde_json::to_string(&Span {
+            end: 2.8 * 2.0 + 1e-15,
+        })
+        .unwrap();
+        assert_eq!(json, r#"{"end":5.6}"#);
+    }
 
     #[test]
     fn renders_and_parses_round_trip() {

@@ -2,6 +2,7 @@
 //! asked, or as long as a voice track that is put under it; a built-in
 //! presenter with a voice track is drawn talking instead.
 
+use mediagen_core::time::round_ms;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::path::Path;
@@ -156,10 +157,6 @@ pub struct ExpandPipeline;
 
 fn failed(e: impl std::fmt::Display) -> JobFailure {
     JobFailure::abort(ErrorCode::ExpansionFailed, e.to_string())
-}
-
-fn round3(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
 }
 
 /// A frame counter that reports progress and stops a cancelled job.
@@ -330,9 +327,9 @@ impl Pipeline for ExpandPipeline {
         )
         .await?;
         Ok(json!({
-            "duration": round3(made.frames as f64 / made.fps),
+            "duration": round_ms(made.frames as f64 / made.fps),
             "frames": made.frames,
-            "fps": round3(made.fps),
+            "fps": round_ms(made.fps),
             "width": made.width,
             "height": made.height,
             "mode": if req.talking.is_some() { "talking" } else { req.mode.as_str() },

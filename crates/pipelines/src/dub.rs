@@ -5,6 +5,7 @@
 //! the original with its speech ducked (85–90), mux or encode and store the
 //! subtitles (90–100).
 
+use mediagen_core::time::round_ms;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
@@ -354,13 +355,18 @@ pub struct DubPipeline {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct DubbedLine {
+    #[serde(serialize_with = "mediagen_core::time::seconds")]
     pub start: f64,
+    #[serde(serialize_with = "mediagen_core::time::seconds")]
     pub end: f64,
     pub source_text: String,
     pub translated_text: String,
+    #[serde(serialize_with = "mediagen_core::time::seconds")]
     pub spoken_start: f64,
+    #[serde(serialize_with = "mediagen_core::time::seconds")]
     pub spoken_end: f64,
     pub speedup: f64,
+    #[serde(serialize_with = "mediagen_core::time::seconds")]
     pub overrun: f64,
 }
 
@@ -399,10 +405,6 @@ struct Dubbed {
     lines: Vec<DubbedLine>,
     subtitles_srt: String,
     subtitles_vtt: String,
-}
-
-fn round3(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
 }
 
 fn tts_failure(e: TtsError) -> JobFailure {
@@ -533,7 +535,7 @@ impl DubPipeline {
                 "No speech was heard in the part of the file to dub.",
             ));
         }
-        timings["transcribe"] = json!(round3(clock.elapsed().as_secs_f64()));
+        timings["transcribe"] = json!(round_ms(clock.elapsed().as_secs_f64()));
         ctx.set_progress(30);
 
         // Translate.
@@ -624,7 +626,7 @@ impl DubPipeline {
                 "Nothing was left to say after translation.",
             ));
         }
-        timings["translate"] = json!(round3(clock.elapsed().as_secs_f64()));
+        timings["translate"] = json!(round_ms(clock.elapsed().as_secs_f64()));
         ctx.set_progress(40);
 
         // Synthesize, fitted into the slots.
@@ -701,7 +703,7 @@ impl DubPipeline {
             (Some(target), Some(source)) => Some(Toward { target, source }),
             _ => None,
         };
-        timings["voice"] = json!(round3(clock.elapsed().as_secs_f64()));
+        timings["voice"] = json!(round_ms(clock.elapsed().as_secs_f64()));
         let clock = Instant::now();
         let spoken = speak_lines(
             &self.tts,
@@ -716,7 +718,7 @@ impl DubPipeline {
             },
         )
         .map_err(tts_failure)?;
-        timings["synthesize"] = json!(round3(clock.elapsed().as_secs_f64()));
+        timings["synthesize"] = json!(round_ms(clock.elapsed().as_secs_f64()));
 
         // The bed: the original with its speech ducked (or dropped),
         // window by window.
@@ -774,7 +776,7 @@ fn finish(
             mix_lines(window, at, &assembled.spoken)
         })
         .map_err(JobFailure::storage)?;
-    timings["mix"] = json!(round3(clock.elapsed().as_secs_f64()));
+    timings["mix"] = json!(round_ms(clock.elapsed().as_secs_f64()));
     ctx.set_progress(90);
     let clock = Instant::now();
     let delivered = deliver(
@@ -785,7 +787,7 @@ fn finish(
         scratch,
         "dubbed",
     )?;
-    timings["mux"] = json!(round3(clock.elapsed().as_secs_f64()));
+    timings["mux"] = json!(round_ms(clock.elapsed().as_secs_f64()));
     let subtitle_cues = cues(
         &assembled
             .lines
@@ -800,8 +802,8 @@ fn finish(
         .zip(&assembled.sources)
         .zip(&assembled.spoken)
         .map(|((l, source_text), s)| DubbedLine {
-            start: round3(l.start),
-            end: round3(l.end),
+            start: round_ms(l.start),
+            end: round_ms(l.end),
             source_text: source_text.clone(),
             translated_text: l.text.clone(),
             spoken_start: s.placed.start,
@@ -894,7 +896,7 @@ async fn store(
         }
     }
     let mut result = json!({
-        "duration": round3(dubbed.duration),
+        "duration": round_ms(dubbed.duration),
         "fileId": req.file_id,
         "sourceLanguage": a.source_language,
         "targetLanguage": target,
@@ -1141,7 +1143,7 @@ impl DubEditPipeline {
                 ));
             }
         }
-        timings["synthesize"] = json!(round3(clock.elapsed().as_secs_f64()));
+        timings["synthesize"] = json!(round_ms(clock.elapsed().as_secs_f64()));
         let assembled = Assembled {
             bed,
             lines: texts,

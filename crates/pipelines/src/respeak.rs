@@ -3,6 +3,7 @@
 //! time-fitted into the slot it had, on one track as long as the original.
 //! Shared by the voice changer's `revoice` mode and by dubbing.
 
+use mediagen_core::time::round_ms;
 use mediagen_engines::audio::{resample_linear, Audio};
 use mediagen_engines::tts::{TtsCatalog, TtsError};
 use mediagen_engines::voice::{Transform, VoiceConverter, VoiceProfile, WorldConverter, RATE};
@@ -125,10 +126,10 @@ fn fit_line(
     let end = start + secs(samples.len());
     Spoken {
         placed: Placed {
-            start: round3(start),
-            end: round3(end),
-            speedup: round3(speedup),
-            overrun: round3((end - line.end).max(0.0)),
+            start: round_ms(start),
+            end: round_ms(end),
+            speedup: round_ms(speedup),
+            overrun: round_ms((end - line.end).max(0.0)),
         },
         samples,
     }
@@ -206,10 +207,6 @@ pub fn mix_lines(window: &mut [f32], at: usize, spoken: &[Spoken]) {
     for (b, t) in window.iter_mut().zip(track) {
         *b = (*b + t).clamp(-1.0, 1.0);
     }
-}
-
-fn round3(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
 }
 
 /// `window` (the samples of a track from index `at`) with the spans of

@@ -325,7 +325,9 @@ fn spoken_text(text: &str) -> String {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TimedWord {
     pub word: String,
+    #[serde(serialize_with = "mediagen_core::time::seconds")]
     pub start: f64,
+    #[serde(serialize_with = "mediagen_core::time::seconds")]
     pub end: f64,
 }
 

@@ -28,7 +28,9 @@ use crate::tts::EngineStatus;
 #[serde(rename_all = "camelCase")]
 pub struct Segment {
     pub id: usize,
+    #[serde(serialize_with = "mediagen_core::time::seconds")]
     pub start: f64,
+    #[serde(serialize_with = "mediagen_core::time::seconds")]
     pub end: f64,
     pub text: String,
     pub avg_logprob: f64,
@@ -39,7 +41,9 @@ pub struct Segment {
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Word {
     pub word: String,
+    #[serde(serialize_with = "mediagen_core::time::seconds")]
     pub start: f64,
+    #[serde(serialize_with = "mediagen_core::time::seconds")]
     pub end: f64,
     pub probability: f64,
 }
@@ -54,6 +58,7 @@ pub struct Transcript {
     /// Probability of the detected language (1.0 when it was given).
     pub language_probability: f64,
     /// Seconds of audio.
+    #[serde(serialize_with = "mediagen_core::time::seconds")]
     pub duration: f64,
     pub segments: Vec<Segment>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
