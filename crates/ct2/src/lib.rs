@@ -127,9 +127,23 @@ pub fn library_path(models_dir: &Path) -> std::path::PathBuf {
 }
 
 impl Library {
-    pub fn open(path: &Path) -> Result<Arc<Self>, String> {
-        // SAFETY: the library is our shim over CTranslate2; loading it runs
-        // only CTranslate2's and the C++ runtime's initialisers.
+    /// Loads the shim the setup step built into `models_dir` (see
+    /// [`library_path`]).
+    pub fn open_installed(models_dir: &Path) -> Result<Arc<Self>, String> {
+        // SAFETY: the library at `library_path` is the shim built by
+        // scripts/setup.sh from native/ct2_whisper.cpp, whose exports have
+        // the signatures declared in this file.
+        unsafe { Self::open(&library_path(models_dir)) }
+    }
+
+    /// Loads the shim at `path` and resolves its functions.
+    ///
+    /// # Safety
+    /// `path` must be the shim the setup step built (`library_path`): its
+    /// initialisers run on load, and its functions are called with the
+    /// signatures declared here, which nothing can check.
+    pub unsafe fn open(path: &Path) -> Result<Arc<Self>, String> {
+        // SAFETY: the caller vouches for the library (see above).
         let lib = unsafe { libloading::Library::new(path) }
             .map_err(|e| format!("{}: {e}", path.display()))?;
         macro_rules! sym {

@@ -138,10 +138,13 @@ async fn main() -> anyhow::Result<()> {
     let config = Config::load(cli.config.as_deref(), std::env::vars(), overrides)?;
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("MEDIAGEN_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn")),
+            tracing_subscriber::EnvFilter::try_from_env("MEDIAGEN_LOG").unwrap_or_else(|_| {
+                tracing_subscriber::EnvFilter::new("info,sqlx=warn,whisper_rs=warn")
+            }),
         )
         .with_writer(std::io::stderr)
+        // Colours only for a person at a terminal, never in files or pipes.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     for warning in &config.warnings {
         tracing::warn!("{warning}");

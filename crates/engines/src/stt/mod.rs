@@ -566,15 +566,15 @@ impl SttCatalog {
                 .and_then(|n| n.to_str())
                 .unwrap_or("whisper")
                 .to_owned();
-            let (lib, lib_path, dir_owned, model_name) = (
+            let (lib, models, dir_owned, model_name) = (
                 lib.clone(),
-                lib_path.clone(),
+                models_dir.to_path_buf(),
                 dir.to_path_buf(),
                 name.clone(),
             );
             let load = Box::new(move || -> Result<Arc<dyn SpeechToText>, String> {
                 let lib = lib
-                    .get_or_init(|| mediagen_ct2::Library::open(&lib_path))
+                    .get_or_init(|| mediagen_ct2::Library::open_installed(&models))
                     .as_ref()
                     .map_err(|e| format!("CTranslate2 runtime not loaded ({e})"))?;
                 Ok(Arc::new(Ct2Engine::load(
@@ -590,11 +590,14 @@ impl SttCatalog {
         }
     }
 
-    /// Loads every model now (a worker warming up, so its first request
-    /// does not wait); the models that failed, with why.
+    /// Loads the default model now (a worker warming up, so its first
+    /// request does not wait); the others, among them every whisper.cpp
+    /// model, load when a request first names them, so one runtime is
+    /// loaded unless asked for. The models that failed, with why.
     pub fn warm(&self) -> Vec<String> {
         self.models
             .iter()
+            .take(1)
             .filter_map(|m| match m.session(&SttOptions::default()) {
                 Ok(_) => None,
                 Err(e) => Some(format!("{}: {e}", m.name())),

@@ -31,6 +31,9 @@ impl WhisperEngine {
             .and_then(|s| s.to_str())
             .map(|s| s.trim_start_matches("ggml-").to_owned())
             .unwrap_or_else(|| "whisper".into());
+        // whisper.cpp and ggml log through `tracing` (levels and formatting
+        // as every other line; no colours) instead of straight to stderr.
+        whisper_rs::install_logging_hooks();
         let ctx = WhisperContext::new_with_params(path, WhisperContextParameters::default())
             .map_err(|e| e.to_string())?;
         Ok(Self {
