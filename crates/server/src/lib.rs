@@ -17,6 +17,7 @@ pub mod routes;
 pub mod state;
 pub mod streaming;
 pub mod upload;
+pub mod voices;
 
 pub use app::Application;
 pub use config::Config;

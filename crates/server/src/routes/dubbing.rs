@@ -10,8 +10,8 @@ use crate::error::{ApiResult, Error};
 use crate::extract::{ApiJson, Auth, JobOptions, Read, Write};
 use crate::jobs::{submit, JobSpec};
 use crate::media_input::media_input;
-use crate::routes::voices::{cloned_voice, voice_not_found};
 use crate::state::AppState;
+use crate::voices::{cloned_voice, voice_not_found};
 use mediagen_pipelines::limits::DUBBING as LIMITS;
 
 /// Dub a file into another language

@@ -5,8 +5,8 @@ use mediagen_pipelines::tts::{TtsBody, TtsRequest};
 use crate::error::ApiResult;
 use crate::extract::{ApiJson, Auth, JobOptions, Write};
 use crate::jobs::{dry_run, submit, JobSpec};
-use crate::routes::voices::cloned_voice;
 use crate::state::AppState;
+use crate::voices::cloned_voice;
 
 /// The request body, for the OpenAPI document.
 #[derive(utoipa::ToSchema)]

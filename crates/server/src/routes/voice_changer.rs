@@ -5,8 +5,8 @@ use mediagen_pipelines::voice::ChangeOptions;
 use crate::error::ApiResult;
 use crate::extract::{Auth, JobOptions, Write};
 use crate::media_input::media_input;
-use crate::routes::voices::{cloned_voice, voice_not_found};
 use crate::state::AppState;
+use crate::voices::{cloned_voice, voice_not_found};
 use mediagen_pipelines::limits::VOICE_CHANGER as LIMITS;
 
 /// Change the voice in a file

@@ -7,10 +7,9 @@ use axum::Json;
 use mediagen_core::ids::new_id;
 use mediagen_core::page::RawPageQuery;
 use mediagen_core::time::now_ms;
-use mediagen_core::{ApiError, ErrorCode, Page};
+use mediagen_core::{ApiError, Page};
 use mediagen_engines::tts::VoiceInfo;
 use mediagen_engines::voice::{VoiceProfile, RATE};
-use mediagen_pipelines::tts::ClonedVoice;
 use mediagen_pipelines::voice_clone::{
     samples_out_of_range, CloneRequest, StoredVoice, MAX_SAMPLE_SECONDS, MIN_SAMPLE_SECONDS,
 };
@@ -28,6 +27,7 @@ use crate::routes::previews::preview_url;
 use crate::routes::{clean_labels, form_labels, page_params, ListEnvelope};
 use crate::state::AppState;
 use crate::upload::MultipartForm;
+use crate::voices::voice_not_found;
 
 /// A voice.
 #[derive(Serialize, utoipa::ToSchema)]
@@ -253,44 +253,6 @@ async fn all_voices(state: &AppState, account_id: &str) -> ApiResult<Vec<VoiceVi
         .map(|v| VoiceView::new(state, v))
         .chain(cloned.into_iter().map(|v| cloned_view(state, v)))
         .collect())
-}
-
-/// How a cloned voice of the account is spoken: its profile and base
-/// voice (when the stored one is gone from the catalog, the first
-/// candidate of its language and gender: choosing by measuring is a
-/// worker's work). `None` for anything else (a catalog voice, or no voice:
-/// the caller answers 404).
-pub async fn cloned_voice(
-    state: &AppState,
-    account_id: &str,
-    id: &str,
-) -> ApiResult<Option<ClonedVoice>> {
-    if state.tts.voice(id).is_some() {
-        return Ok(None);
-    }
-    let Some(v) = state.db.voice(account_id, id).await? else {
-        return Ok(None);
-    };
-    let stored: StoredVoice = serde_json::from_value(v.profile).map_err(Error::internal)?;
-    let base_voice_id = match stored.base_voice_id {
-        Some(b) if state.tts.voice(&b).is_some() => Some(b),
-        _ => state
-            .tts
-            .candidates(&stored.profile.gender, &v.language)
-            .first()
-            .map(|c| c.id.clone()),
-    };
-    Ok(Some(ClonedVoice {
-        base_voice_id,
-        language: v.language,
-        profile: stored.profile,
-    }))
-}
-
-pub fn voice_not_found(id: &str) -> ApiError {
-    ApiError::new(ErrorCode::VoiceNotFound)
-        .with_message(format!("No voice with id `{id}` exists."))
-        .with_detail("parameter", "voiceId")
 }
 
 fn check_name(name: &str) -> ApiResult<String> {
