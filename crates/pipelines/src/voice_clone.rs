@@ -121,6 +121,10 @@ impl VoiceClonePipeline {
         if !(MIN_SAMPLE_SECONDS..=MAX_SAMPLE_SECONDS).contains(&seconds) {
             return Err(JobFailure::refused(samples_out_of_range(seconds)));
         }
+        // The analysis first: it is what refuses samples (too little voiced
+        // speech), so a refusal comes before the slower steps.
+        let profile = analyse(&samples)
+            .map_err(|p| JobFailure::refused(ApiError::unprocessable("files", p.to_string())))?;
         // The preview is the first 10 s of the first sample; the language
         // is heard on its first 30 s.
         let first = &samples[0];
@@ -129,13 +133,11 @@ impl VoiceClonePipeline {
             AudioFormat::Mp3,
             RATE,
         )
-        .map_err(|e| JobFailure::retry(ErrorCode::InternalError, e.to_string()))?;
+        .map_err(|e| JobFailure::retry(ErrorCode::EncodingFailed, e.to_string()))?;
         let language = match language {
             Some(l) => l,
             None => self.hear_language(&first[..first.len().min(30 * RATE as usize)])?,
         };
-        let profile = analyse(&samples)
-            .map_err(|p| JobFailure::refused(ApiError::unprocessable("files", p.to_string())))?;
         let base_voice_id = self.tts.closest(&profile, &language).map(|v| v.id.clone());
         Ok(Made {
             profile,
