@@ -49,19 +49,29 @@ pub async fn stream_tts(
         media_seconds: 0.0,
     };
     // Listening before the job exists: no announcement is missed.
-    let mut relay = Relay::listening(&state);
+    let heard = (
+        state.events.subscribe_chunks(),
+        state.events.subscribe_finished(),
+    );
     let (job, fresh) = create(&state, who, opts, spec).await?;
     if !fresh {
         // A retry of a streamed request: the audio is in the job's result.
         return job_response(&state, job);
     }
     state.events.job_submitted();
-    relay.job = Some(job.clone());
+    let mut relay = Relay::new(&state, job.clone(), heard);
     let wait = Duration::from_secs_f64(state.config.sync_wait_seconds);
     let first = match relay.next(Some(Instant::now() + wait)).await? {
         Next::Audio(bytes) => bytes,
-        Next::End(job) => return job_response(&state, *job),
-        Next::TimedOut => return no_worker(&state, &job).await,
+        // Over before any audio: no stream to close.
+        Next::End(job) => {
+            relay.ended = true;
+            return job_response(&state, *job);
+        }
+        Next::TimedOut => {
+            relay.ended = true;
+            return no_worker(&state, &job).await;
+        }
     };
     let job_id = job.id.clone();
     let sent = relay.sent.clone();
@@ -124,7 +134,7 @@ enum Next {
 /// Follows one job's stream in the database.
 struct Relay {
     state: AppState,
-    job: Option<Job>,
+    job: Job,
     /// The attempt followed and the last piece relayed.
     attempt: Option<i64>,
     seq: Option<i64>,
@@ -136,21 +146,42 @@ struct Relay {
 }
 
 impl Relay {
-    fn listening(state: &AppState) -> Self {
+    /// Follows `job`'s stream, woken by `chunks` and `finished` (subscribed
+    /// before the job was created).
+    fn new(
+        state: &AppState,
+        job: Job,
+        (chunks, finished): (broadcast::Receiver<String>, broadcast::Receiver<String>),
+    ) -> Self {
         Self {
             state: state.clone(),
-            job: None,
+            job,
             attempt: None,
             seq: None,
             sent: Arc::default(),
             ended: false,
-            chunks: state.events.subscribe_chunks(),
-            finished: state.events.subscribe_finished(),
+            chunks,
+            finished,
         }
     }
 
-    fn job(&self) -> &Job {
-        self.job.as_ref().expect("the relay follows a job")
+    /// The pieces not relayed yet, remembered as relayed (`None` when
+    /// there are none), and whether a later attempt streams instead.
+    async fn unrelayed(&mut self) -> Result<(Option<Vec<u8>>, bool), mediagen_store::StoreError> {
+        let (chunks, superseded) = self
+            .state
+            .db
+            .chunks_after(&self.job.id, self.attempt, self.seq)
+            .await?;
+        let Some(last) = chunks.last() else {
+            return Ok((None, superseded));
+        };
+        self.attempt = Some(last.attempt);
+        self.seq = Some(last.seq);
+        Ok((
+            Some(chunks.into_iter().flat_map(|c| c.data).collect()),
+            superseded,
+        ))
     }
 
     /// The next audio of the stream, waiting for it (until `deadline`).
@@ -165,28 +196,19 @@ impl Relay {
         });
         let far = Instant::now() + Duration::from_secs(365 * 24 * 3600);
         let deadline_or_never = deadline.unwrap_or(far);
+        let id = self.job.id.clone();
         loop {
-            let id = self.job().id.clone();
-            let (chunks, superseded) = self
-                .state
-                .db
-                .chunks_after(&id, self.attempt, self.seq)
-                .await?;
-            if let Some(audio) = self.take(chunks) {
+            let (audio, superseded) = self.unrelayed().await?;
+            if let Some(audio) = audio {
                 return Ok(Next::Audio(audio));
             }
-            let Some(job) = self.state.db.job(&self.job().account_id, &id).await? else {
-                return Ok(Next::End(Box::new(self.job().clone()))); // swept meanwhile
+            let Some(job) = self.state.db.job(&self.job.account_id, &id).await? else {
+                return Ok(Next::End(Box::new(self.job.clone()))); // swept meanwhile
             };
             if superseded || job.status.is_terminal() {
                 // Pieces are appended before the job finishes: one more
                 // look finds any that came in between.
-                let (chunks, _) = self
-                    .state
-                    .db
-                    .chunks_after(&id, self.attempt, self.seq)
-                    .await?;
-                if let Some(audio) = self.take(chunks) {
+                if let (Some(audio), _) = self.unrelayed().await? {
                     return Ok(Next::Audio(audio));
                 }
                 return Ok(Next::End(Box::new(job)));
@@ -204,18 +226,10 @@ impl Relay {
         }
     }
 
-    /// The bytes of `chunks`, remembered as relayed (`None` when empty).
-    fn take(&mut self, chunks: Vec<mediagen_store::Chunk>) -> Option<Vec<u8>> {
-        let last = chunks.last()?;
-        self.attempt = Some(last.attempt);
-        self.seq = Some(last.seq);
-        Some(chunks.into_iter().flat_map(|c| c.data).collect())
-    }
-
     /// The stream was relayed to its end: its pieces are no longer needed.
     async fn ended(&mut self) {
         self.ended = true;
-        if let Err(e) = self.state.db.drop_chunks(&self.job().id).await {
+        if let Err(e) = self.state.db.drop_chunks(&self.job.id).await {
             tracing::warn!(error = %e, "a relayed stream's pieces were left to the sweep");
         }
     }
@@ -237,10 +251,10 @@ impl Drop for Relay {
     /// A response dropped before its end: the client went away. The bytes
     /// it took are recorded on the job; its worker stops and charges them.
     fn drop(&mut self) {
-        let Some(job) = self.job.as_ref().filter(|_| !self.ended) else {
+        if self.ended {
             return;
-        };
-        let (db, id) = (self.state.db.clone(), job.id.clone());
+        }
+        let (db, id) = (self.state.db.clone(), self.job.id.clone());
         let taken = self.sent.load(Ordering::Relaxed) as i64;
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {

@@ -26,6 +26,25 @@ pub struct NewJob {
     pub max_concurrent: i64,
 }
 
+#[cfg(test)]
+impl NewJob {
+    /// A job of `kind` for the store's tests: 1 credit, 3 attempts.
+    pub(crate) fn test(account_id: &str, kind: &str) -> Self {
+        NewJob {
+            account_id: account_id.to_owned(),
+            kind: JobKind::new(kind),
+            payload: serde_json::json!({}),
+            cost: 1,
+            units: 1.0,
+            unit_price: 1.0,
+            max_attempts: 3,
+            timeout_ms: 60_000,
+            idempotency_key: None,
+            max_concurrent: 10,
+        }
+    }
+}
+
 /// Why a job was not created.
 #[derive(Debug, thiserror::Error)]
 pub enum CreateJobError {
@@ -790,21 +809,12 @@ mod tests {
         let url = format!("sqlite://{}", dir.path().join("t.db").display());
         let db = Db::connect(&url).await.unwrap();
         let account = db.create_account("a", false, 100).await.unwrap();
-        let job = db
-            .create_job(NewJob {
-                account_id: account.id.clone(),
-                kind: JobKind("stt".into()),
-                payload: json!({}),
-                cost: 13,
-                units: 13.0,
-                unit_price: 1.0,
-                max_attempts: 3,
-                timeout_ms: 60_000,
-                idempotency_key: None,
-                max_concurrent: 10,
-            })
-            .await
-            .unwrap();
+        let job = NewJob {
+            cost: 13,
+            units: 13.0,
+            ..NewJob::test(&account.id, "stt")
+        };
+        let job = db.create_job(job).await.unwrap();
         assert!(db
             .claim_job("w1", 30_000, &["tts"])
             .await

@@ -57,42 +57,40 @@ impl Db {
         Ok(delivered)
     }
 
-    /// The chunks of job `id` after `seq` (all with `None`), of its first
-    /// attempt that streamed when `attempt` is `None`, else of that one,
-    /// and whether a later attempt has begun streaming.
+    /// The chunks of job `id` not relayed yet: those of the attempt
+    /// followed (`attempt`) after `seq`, or of its first attempt that
+    /// streamed when none is followed yet; and whether a later attempt has
+    /// begun streaming. Only unrelayed chunks are read.
     pub async fn chunks_after(
         &self,
         id: &str,
         attempt: Option<i64>,
         seq: Option<i64>,
     ) -> Result<(Vec<Chunk>, bool), StoreError> {
+        let (attempt_from, seq_after) = (attempt.unwrap_or(0), seq.unwrap_or(-1));
         let rows = sqlx::query(
             "SELECT attempt, seq, data FROM stream_chunks WHERE job_id = $1 \
-             AND attempt >= $2 ORDER BY attempt, seq",
+             AND (attempt > $2 OR (attempt = $2 AND seq > $3)) ORDER BY attempt, seq",
         )
         .bind(id)
-        .bind(attempt.unwrap_or(0))
+        .bind(attempt_from)
+        .bind(seq_after)
         .fetch_all(&self.pool)
         .await?;
         let mut chunks = Vec::new();
         let mut followed = attempt;
-        let mut superseded = false;
         for row in rows {
             let chunk = Chunk {
                 attempt: row.try_get("attempt")?,
                 seq: row.try_get("seq")?,
                 data: row.try_get("data")?,
             };
-            let of = *followed.get_or_insert(chunk.attempt);
-            if chunk.attempt != of {
-                superseded = true;
-                break;
+            if chunk.attempt != *followed.get_or_insert(chunk.attempt) {
+                return Ok((chunks, true));
             }
-            if seq.is_none_or(|s| chunk.seq > s) {
-                chunks.push(chunk);
-            }
+            chunks.push(chunk);
         }
-        Ok((chunks, superseded))
+        Ok((chunks, false))
     }
 
     /// Records that the client of streamed job `id` closed the stream after
@@ -133,7 +131,6 @@ impl Db {
 mod tests {
     use super::*;
     use crate::NewJob;
-    use mediagen_core::JobKind;
 
     /// A relay follows the first attempt that streamed, piece by piece; a
     /// later attempt ends it; a close is read back by the worker's next
@@ -145,18 +142,7 @@ mod tests {
         let db = Db::connect(&url).await.unwrap();
         let account = db.create_account("a", false, 100).await.unwrap();
         let job = db
-            .create_job(NewJob {
-                account_id: account.id,
-                kind: JobKind::new("tts"),
-                payload: serde_json::json!({}),
-                cost: 1,
-                units: 1.0,
-                unit_price: 1.0,
-                max_attempts: 3,
-                timeout_ms: 60_000,
-                idempotency_key: None,
-                max_concurrent: 10,
-            })
+            .create_job(NewJob::test(&account.id, "tts"))
             .await
             .unwrap();
         let id = &job.id;
