@@ -12,7 +12,7 @@ if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet piper-tts==1.8.0 kokoro-onnx==0.6.1 onnxruntime==1.31.1
 fi
-cargo build --release --locked --quiet --example tts_bench -p mediagen-engines
+cargo build --release --locked --quiet --example tts_bench -p mediagen-speech
 cargo build --release --locked --quiet --bin mediagen
 
 echo "## Piper en_US-joe-medium, 10 sentences, 2 threads, $(date -u +%F)"

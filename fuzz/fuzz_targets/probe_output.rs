@@ -4,8 +4,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mediagen_engines::media::{parse_probe, DEMUXERS};
-use mediagen_engines::video::parse_info;
+use mediagen_media::media::{parse_probe, DEMUXERS};
+use mediagen_media::video::parse_info;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {

@@ -11,6 +11,7 @@ pub mod job;
 pub mod keys;
 pub mod page;
 pub mod params;
+pub mod rng;
 pub mod time;
 
 pub use error::{ApiError, ErrorCode};

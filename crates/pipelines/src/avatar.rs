@@ -8,14 +8,14 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use mediagen_core::{ApiError, ErrorCode};
-use mediagen_engines::avatar::{frame, CATALOG, FPS, SECONDS, SIZE};
-use mediagen_engines::expand::{
+use mediagen_media::avatar::{frame, CATALOG, FPS, SECONDS, SIZE};
+use mediagen_media::expand::{
     mouth_track, plan_seamless, plan_simple, render, render_drawn, seam_score, thumbnails, Mode,
     Output,
 };
-use mediagen_engines::media::demuxer;
-use mediagen_engines::pcm;
-use mediagen_engines::video::{inspect, Container};
+use mediagen_media::media::demuxer;
+use mediagen_media::pcm;
+use mediagen_media::video::{inspect, Container};
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};

@@ -6,7 +6,7 @@
 
 use mediagen_core::ApiError;
 use mediagen_core::ErrorCode;
-use mediagen_engines::video::{inspect, poster, VideoInfo};
+use mediagen_media::video::{inspect, poster, VideoInfo};
 use mediagen_store::{AvatarRecord, Db};
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
 use serde::{Deserialize, Serialize};
@@ -50,7 +50,7 @@ impl AvatarUploadPipeline {
             if let Some(info) = &info {
                 poster(&clip, info, &out)?;
             }
-            Ok::<Option<VideoInfo>, mediagen_engines::media::MediaError>(info)
+            Ok::<Option<VideoInfo>, mediagen_media::media::MediaError>(info)
         })
         .await
         .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))?

@@ -1,15 +1,15 @@
 //! `image`: a text prompt → a composed scene (the embedded engine of
-//! `mediagen_engines::image`) or a neural model's picture
-//! (`mediagen_engines::diffusion`) → PNG, JPEG or WebP images in the blob
+//! `mediagen_generate::image`) or a neural model's picture
+//! (`mediagen_generate::diffusion`) → PNG, JPEG or WebP images in the blob
 //! store.
 
 use std::sync::Arc;
 
 use mediagen_core::{ApiError, ErrorCode};
-use mediagen_engines::diffusion::{DiffusionModels, Medium};
-use mediagen_engines::image::icons::Icons;
-use mediagen_engines::image::scene::{self, Scene, Style};
-use mediagen_engines::image::{render, ImageFormat, Picture};
+use mediagen_generate::diffusion::{DiffusionModels, Medium};
+use mediagen_generate::image::icons::Icons;
+use mediagen_generate::image::scene::{self, Scene, Style};
+use mediagen_generate::image::{render, ImageFormat, Picture};
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};

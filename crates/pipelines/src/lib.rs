@@ -19,7 +19,7 @@ pub mod voice;
 pub mod voice_clone;
 
 use mediagen_core::ApiError;
-use mediagen_engines::AudioFormat;
+use mediagen_media::AudioFormat;
 
 /// The `format` and `sampleRate` of a request that makes audio: mp3 when no
 /// format is asked, and the format's rate nearest above `native` when no rate

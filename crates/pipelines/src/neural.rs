@@ -6,7 +6,7 @@ use mediagen_core::ErrorCode;
 use std::sync::Arc;
 
 use mediagen_core::ApiError;
-use mediagen_engines::diffusion::{
+use mediagen_generate::diffusion::{
     DiffusionError, DiffusionModel, DiffusionModels, Found, Generate, Medium,
 };
 use mediagen_worker::{JobContext, JobFailure};

@@ -4,9 +4,9 @@
 use mediagen_core::ErrorCode;
 use std::path::{Path, PathBuf};
 
-use mediagen_engines::pcm::{encode, PcmFile};
-use mediagen_engines::video::{replace_audio, Container, VideoInfo};
-use mediagen_engines::AudioFormat;
+use mediagen_media::pcm::{encode, PcmFile};
+use mediagen_media::video::{replace_audio, Container, VideoInfo};
+use mediagen_media::AudioFormat;
 use mediagen_worker::{JobContext, JobFailure};
 use serde_json::{json, Value};
 

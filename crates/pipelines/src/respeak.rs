@@ -4,9 +4,9 @@
 //! Shared by the voice changer's `revoice` mode and by dubbing.
 
 use mediagen_core::time::round_ms;
-use mediagen_engines::audio::{resample_linear, Audio};
-use mediagen_engines::tts::{TtsCatalog, TtsError};
-use mediagen_engines::voice::{Transform, VoiceConverter, VoiceProfile, WorldConverter, RATE};
+use mediagen_media::audio::{resample_linear, Audio};
+use mediagen_speech::tts::{TtsCatalog, TtsError};
+use mediagen_speech::voice::{Transform, VoiceConverter, VoiceProfile, WorldConverter, RATE};
 use serde::Serialize;
 
 /// A line to speak and the time it had in the original, seconds.

@@ -1,14 +1,14 @@
 //! `sound`: a text prompt → a sound plan → synthesized, mixed audio (the
-//! embedded engine of `mediagen_engines::sound`), or a neural model's sound
-//! (`mediagen_engines::diffusion`) → the blob store.
+//! embedded engine of `mediagen_generate::sound`), or a neural model's sound
+//! (`mediagen_generate::diffusion`) → the blob store.
 
 use std::sync::Arc;
 
 use mediagen_core::{ApiError, ErrorCode};
-use mediagen_engines::diffusion::{DiffusionModels, Medium};
-use mediagen_engines::media::encode;
-use mediagen_engines::sound::{self, CONCEPTS, MAX_SECONDS, MIN_SECONDS};
-use mediagen_engines::{Audio, AudioFormat};
+use mediagen_generate::diffusion::{DiffusionModels, Medium};
+use mediagen_generate::sound::{self, CONCEPTS, MAX_SECONDS, MIN_SECONDS};
+use mediagen_media::media::encode;
+use mediagen_media::{Audio, AudioFormat};
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};

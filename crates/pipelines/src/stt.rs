@@ -5,11 +5,11 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use mediagen_core::ApiError;
-use mediagen_engines::media::demuxer;
-use mediagen_engines::pcm;
+use mediagen_media::media::demuxer;
+use mediagen_media::pcm;
 
 use crate::limits::SPEECH_TO_TEXT;
-use mediagen_engines::stt::{
+use mediagen_speech::stt::{
     languages, transcribe_stream, Segment, SttCatalog, SttError, SttOptions, Transcript,
 };
 use mediagen_worker::{JobContext, JobFailure, Pipeline};

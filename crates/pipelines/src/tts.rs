@@ -4,12 +4,12 @@ use mediagen_core::ErrorCode;
 use std::sync::Arc;
 
 use mediagen_core::ApiError;
-use mediagen_engines::audio::{resample_linear, Audio};
-use mediagen_engines::media::encode;
-use mediagen_engines::stt::{languages as stt_languages, transcribe, SttCatalog, SttOptions};
-use mediagen_engines::tts::{ssml, TtsCatalog, TtsError};
-use mediagen_engines::voice::{Transform, VoiceConverter, VoiceProfile, WorldConverter, RATE};
-use mediagen_engines::AudioFormat;
+use mediagen_media::audio::{resample_linear, Audio};
+use mediagen_media::media::encode;
+use mediagen_media::AudioFormat;
+use mediagen_speech::stt::{languages as stt_languages, transcribe, SttCatalog, SttOptions};
+use mediagen_speech::tts::{ssml, TtsCatalog, TtsError};
+use mediagen_speech::voice::{Transform, VoiceConverter, VoiceProfile, WorldConverter, RATE};
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};

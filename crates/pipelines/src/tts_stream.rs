@@ -14,9 +14,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use mediagen_core::job::JobError;
-use mediagen_engines::media::encoder_args;
-use mediagen_engines::tts::TtsCatalog;
-use mediagen_engines::AudioFormat;
+use mediagen_media::media::encoder_args;
+use mediagen_media::AudioFormat;
+use mediagen_speech::tts::TtsCatalog;
 use mediagen_worker::{JobContext, JobFailure};
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

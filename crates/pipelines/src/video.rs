@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use mediagen_core::{ApiError, ErrorCode};
-use mediagen_engines::video::{
+use mediagen_media::video::{
     inspect, inspect_near, smart_cut_refusal, trim_accurate, trim_fast, trim_smart, Container,
     Range,
 };

@@ -11,15 +11,13 @@ use crate::limits::VOICE_CHANGER;
 use mediagen_core::ApiError;
 use std::path::Path;
 
-use mediagen_engines::media::demuxer;
-use mediagen_engines::pcm::{self, PcmFile};
-use mediagen_engines::stt::{
-    languages as stt_languages, transcribe_stream, SttCatalog, SttOptions,
-};
-use mediagen_engines::tts::{TtsCatalog, TtsError};
-use mediagen_engines::video::inspect;
-use mediagen_engines::voice::{median_pitch_of, VoiceConverter, WorldConverter, RATE};
-use mediagen_engines::AudioFormat;
+use mediagen_media::media::demuxer;
+use mediagen_media::pcm::{self, PcmFile};
+use mediagen_media::video::inspect;
+use mediagen_media::AudioFormat;
+use mediagen_speech::stt::{languages as stt_languages, transcribe_stream, SttCatalog, SttOptions};
+use mediagen_speech::tts::{TtsCatalog, TtsError};
+use mediagen_speech::voice::{median_pitch_of, VoiceConverter, WorldConverter, RATE};
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};

@@ -9,12 +9,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use mediagen_core::{ApiError, ErrorCode};
-use mediagen_engines::audio::resample_linear;
-use mediagen_engines::media::{decode_mono, encode, probe};
-use mediagen_engines::stt::{detect_language, SttCatalog};
-use mediagen_engines::tts::TtsCatalog;
-use mediagen_engines::voice::{analyse, check_sample, VoiceProfile, RATE};
-use mediagen_engines::{Audio, AudioFormat};
+use mediagen_media::audio::resample_linear;
+use mediagen_media::media::{decode_mono, encode, probe};
+use mediagen_media::{Audio, AudioFormat};
+use mediagen_speech::stt::{detect_language, SttCatalog};
+use mediagen_speech::tts::TtsCatalog;
+use mediagen_speech::voice::{analyse, check_sample, VoiceProfile, RATE};
 use mediagen_store::{Db, VoiceRecord};
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
 use serde::{Deserialize, Serialize};

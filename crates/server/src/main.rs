@@ -176,7 +176,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Accounts(cmd) => accounts(config, cmd).await,
         Command::Models(ModelsCommand::Tiny { dir }) => {
             let dir = dir.unwrap_or(config.models_dir);
-            mediagen_engines::diffusion::tiny::write_all(&dir)?;
+            mediagen_generate::diffusion::tiny::write_all(&dir)?;
             println!(
                 "wrote {0}/image/tiny-sd and {0}/sound/tiny-audioldm",
                 dir.display()

@@ -3,8 +3,8 @@
 use std::ops::Deref;
 use std::sync::Arc;
 
-use mediagen_engines::stt::SttCatalog;
-use mediagen_engines::tts::TtsCatalog;
+use mediagen_speech::stt::SttCatalog;
+use mediagen_speech::tts::TtsCatalog;
 use mediagen_store::{BlobStore, Db, Signer};
 use mediagen_worker::Events;
 
@@ -30,13 +30,13 @@ pub struct Inner {
     /// The built-in avatars that were rendered (their ids).
     pub avatars: Vec<&'static str>,
     /// The image engine's icon set, when installed.
-    pub icons: Option<Arc<mediagen_engines::image::icons::Icons>>,
+    pub icons: Option<Arc<mediagen_generate::image::icons::Icons>>,
     /// Neural image and sound models under the models directory.
-    pub diffusion: Arc<mediagen_engines::diffusion::DiffusionModels>,
+    pub diffusion: Arc<mediagen_generate::diffusion::DiffusionModels>,
     /// The language pairs dubbing can do.
     pub dubbing: Arc<mediagen_pipelines::dub::DubLanguages>,
     /// Text translation (reported by `GET /v1/models`).
-    pub translator: Arc<dyn mediagen_engines::translate::Translator>,
+    pub translator: Arc<dyn mediagen_speech::translate::Translator>,
     pub limiter: RateLimiter,
     pub keys: KeyCache,
     pub metrics: Metrics,

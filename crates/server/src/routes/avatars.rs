@@ -10,7 +10,7 @@ use mediagen_core::ids::new_id;
 use mediagen_core::page::RawPageQuery;
 use mediagen_core::time::{iso8601, now_ms};
 use mediagen_core::{ApiError, ErrorCode, Page};
-use mediagen_engines::avatar::{Look, CATALOG, FPS, SECONDS, SIZE};
+use mediagen_media::avatar::{Look, CATALOG, FPS, SECONDS, SIZE};
 use mediagen_pipelines::avatar::{not_a_video, ExpandOptions, ExpandRequest};
 use mediagen_pipelines::avatar_upload::AvatarUpload;
 use mediagen_pipelines::limits;

@@ -2,7 +2,7 @@ use axum::extract::State;
 use axum::Json;
 use mediagen_core::page::PageParams;
 use mediagen_core::Page;
-use mediagen_engines::diffusion::Medium;
+use mediagen_generate::diffusion::Medium;
 use mediagen_pipelines::neural::EMBEDDED;
 use serde::Serialize;
 
@@ -81,7 +81,7 @@ pub async fn list(
                 voices: 0,
                 detail: format!(
                     "built in: {} sound concepts",
-                    mediagen_engines::sound::CONCEPTS.len()
+                    mediagen_generate::sound::CONCEPTS.len()
                 ),
             },
             ModelView {

@@ -1,7 +1,7 @@
 use axum::extract::State;
 use axum::response::Response;
 use axum::Json;
-use mediagen_engines::sound::{vocabulary as sound_vocabulary, Vocabulary};
+use mediagen_generate::sound::{vocabulary as sound_vocabulary, Vocabulary};
 use mediagen_pipelines::sound::{SoundBody, SoundRequest};
 
 use crate::error::ApiResult;

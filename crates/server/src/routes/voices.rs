@@ -8,11 +8,11 @@ use mediagen_core::ids::new_id;
 use mediagen_core::page::RawPageQuery;
 use mediagen_core::time::now_ms;
 use mediagen_core::{ApiError, Page};
-use mediagen_engines::tts::VoiceInfo;
-use mediagen_engines::voice::{VoiceProfile, RATE};
 use mediagen_pipelines::voice_clone::{
     samples_out_of_range, CloneRequest, StoredVoice, MAX_SAMPLE_SECONDS, MIN_SAMPLE_SECONDS,
 };
+use mediagen_speech::tts::VoiceInfo;
+use mediagen_speech::voice::{VoiceProfile, RATE};
 use mediagen_store::{VoiceChanges, VoiceRecord};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};

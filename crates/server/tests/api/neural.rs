@@ -1,8 +1,8 @@
 //! Neural image and sound models picked with `model`: the tiny
-//! random-weight models `mediagen_engines::diffusion::tiny` writes, in a
+//! random-weight models `mediagen_generate::diffusion::tiny` writes, in a
 //! models directory of the test's own, run end to end through the API.
 
-use mediagen_engines::diffusion::tiny;
+use mediagen_generate::diffusion::tiny;
 use serde_json::{json, Value};
 
 use crate::helpers::{assert_error, models_dir, Backend, TestApp};

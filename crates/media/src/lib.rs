@@ -1,0 +1,15 @@
+//! Media tools: ffprobe and ffmpeg (always subprocesses: untrusted media and a
+//! GPL build never run in our process), audio buffers and PCM files, video
+//! keyframes and trimming, avatar rendering and expansion.
+
+pub mod audio;
+pub mod avatar;
+pub mod draw;
+pub mod expand;
+pub mod media;
+pub mod pcm;
+pub mod process;
+pub mod video;
+
+pub use audio::Audio;
+pub use media::AudioFormat;

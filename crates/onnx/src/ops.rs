@@ -1,0 +1,462 @@
+//! Our own ONNX operators, registered with every session built from a
+//! rewritten graph ([`crate::rewrite`]): `Snake` (the vocoder activation
+//! `x + inv · sin²(αx)` with per-channel α and inv, in one pass), `Sin`,
+//! `Interleave` (the phases of a transposed convolution put in time
+//! order) and `LeakyConv` (a vocoder's `x + conv(leaky_relu(x))`, by
+//! [`mediagen_kernels::conv1d`]). onnxruntime runs `Sin` on one thread; these split
+//! their work over the session's intra-op threads (`par_for`), row by row
+//! or in blocks.
+
+use std::sync::{Mutex, OnceLock};
+
+use mediagen_kernels::conv1d::Conv1d;
+
+use ort::operator::{
+    BoxedKernel, ComputeContext, KernelContext, Operator, OperatorDomain, OperatorInput,
+    OperatorOutput,
+};
+use ort::value::TensorElementType;
+
+/// The operator domain the rewritten graphs name.
+pub const DOMAIN: &str = "ai.mediagen";
+
+/// Elements a `Sin` task takes at a time.
+const BLOCK: usize = 16 * 1024;
+
+/// The domain with our operators, for a session builder.
+pub fn domain() -> ort::Result<OperatorDomain> {
+    OperatorDomain::new(DOMAIN)?
+        .add(Snake)?
+        .add(Sin)?
+        .add(Interleave)?
+        .add(LeakyConv)
+}
+
+/// `sin(x)` in straight-line arithmetic the compiler vectorises: x = kπ + r
+/// with |r| ≤ π/2 (π split in three parts, the first two exact in kπ for
+/// |k| < 2¹³), sin r by its Taylor series to r¹¹ (the next term is below
+/// 6e-8 at π/2), and the sign flipped for odd k, read off the rounding's low
+/// bit. Within 2e-7 of the true value for |x| < 2¹³π; larger arguments are
+/// left to the exact (scalar) `sin` ([`REDUCED_LIMIT`]).
+#[inline(always)]
+fn sin_reduced(x: f32) -> f32 {
+    const ROUND: f32 = 12_582_912.0; // 1.5 · 2²³: adding it rounds to an integer
+    const PI_A: f32 = 3.140_625;
+    const PI_B: f32 = 9.675_026e-4;
+    const PI_C: f32 = 1.509_958e-7;
+    let t = x * std::f32::consts::FRAC_1_PI + ROUND;
+    let k = t - ROUND;
+    let r = ((x - k * PI_A) - k * PI_B) - k * PI_C;
+    let r2 = r * r;
+    let p = r + r
+        * r2
+        * (-1.0 / 6.0
+            + r2 * (1.0 / 120.0
+                + r2 * (-1.0 / 5040.0 + r2 * (1.0 / 362_880.0 + r2 * (-1.0 / 39_916_800.0)))));
+    f32::from_bits(p.to_bits() ^ (t.to_bits() << 31))
+}
+
+/// Arguments beyond which [`sin_reduced`] is not used (below 2¹³π).
+const REDUCED_LIMIT: f32 = 25_000.0;
+
+/// Whether [`sin_reduced`] is exact enough for `v` (false for NaN).
+fn reducible(v: f32) -> bool {
+    v.abs() < REDUCED_LIMIT
+}
+
+/// `out[i] = sin(x[i])`.
+pub fn sin_into(x: &[f32], out: &mut [f32]) {
+    for (o, &v) in out.iter_mut().zip(x) {
+        *o = sin_reduced(v);
+    }
+    // Rare: huge or non-finite arguments, done exactly.
+    if !x.iter().all(|&v| reducible(v)) {
+        for (o, &v) in out.iter_mut().zip(x) {
+            if !reducible(v) {
+                *o = v.sin();
+            }
+        }
+    }
+}
+
+/// `out[i] = x[i] + inv · sin²(alpha · x[i])`.
+pub fn snake_into(x: &[f32], alpha: f32, inv: f32, out: &mut [f32]) {
+    for (o, &v) in out.iter_mut().zip(x) {
+        let s = sin_reduced(alpha * v);
+        *o = v + inv * s * s;
+    }
+    if !x.iter().all(|&v| reducible(alpha * v)) {
+        for (o, &v) in out.iter_mut().zip(x) {
+            if !reducible(alpha * v) {
+                let s = (alpha * v).sin();
+                *o = v + inv * s * s;
+            }
+        }
+    }
+}
+
+/// Output `i`, allocated with `shape`.
+fn float_output<'a>(
+    ctx: &'a ComputeContext,
+    i: usize,
+    shape: Vec<i64>,
+) -> ort::Result<ort::value::ValueRefMut<'a>> {
+    ctx.output(i, shape)?
+        .ok_or_else(|| ort::Error::new(format!("output {i} missing")))
+}
+
+fn float_input(ctx: &ComputeContext, i: usize) -> ort::Result<ort::value::ValueRef<'_>> {
+    ctx.input(i)?
+        .ok_or_else(|| ort::Error::new(format!("input {i} missing")))
+}
+
+/// Hands task `i` (what it writes) with its index to `f` on the session's
+/// threads.
+fn par_tasks<T: Send>(
+    ctx: &ComputeContext,
+    tasks: Vec<T>,
+    f: impl Fn(usize, &mut T) + Sync + Send,
+) -> ort::Result<()> {
+    let tasks: Vec<Mutex<T>> = tasks.into_iter().map(Mutex::new).collect();
+    ctx.par_for(tasks.len(), 0, |i| {
+        let mut task = tasks[i].lock().unwrap_or_else(|e| e.into_inner());
+        f(i, &mut task);
+    })
+}
+
+/// Splits `out` into pieces of `len` and hands piece `i` with its index to
+/// `f` on the session's threads.
+fn par_chunks(
+    ctx: &ComputeContext,
+    out: &mut [f32],
+    len: usize,
+    f: impl Fn(usize, &mut [f32]) + Sync + Send,
+) -> ort::Result<()> {
+    par_tasks(ctx, out.chunks_mut(len.max(1)).collect(), |i, piece| {
+        f(i, piece)
+    })
+}
+
+/// Integer attribute `name` of operator `op`, as a count.
+fn count_attr(kctx: &KernelContext<'_>, op: &str, name: &str) -> ort::Result<usize> {
+    let v: i64 = kctx
+        .get(name)
+        .ok_or_else(|| ort::Error::new(format!("{op}: no {name}")))?;
+    usize::try_from(v).map_err(|_| ort::Error::new(format!("{op}: {name} {v}")))
+}
+
+struct Snake;
+
+impl Operator for Snake {
+    type Kernel<'attr> = BoxedKernel<'attr>;
+
+    fn name(&self) -> &str {
+        "Snake"
+    }
+
+    fn inputs(&self) -> impl IntoIterator<Item = OperatorInput> {
+        [const { OperatorInput::required(TensorElementType::Float32) }; 3]
+    }
+
+    fn outputs(&self) -> impl IntoIterator<Item = OperatorOutput> {
+        [OperatorOutput::required(TensorElementType::Float32)]
+    }
+
+    fn create_kernel<'attr>(&self, _: &KernelContext<'attr>) -> ort::Result<Self::Kernel<'attr>> {
+        Ok(Box::new(|ctx: &ComputeContext| {
+            let (x, alpha, inv) = (
+                float_input(ctx, 0)?,
+                float_input(ctx, 1)?,
+                float_input(ctx, 2)?,
+            );
+            let (shape, x) = x.try_extract_tensor::<f32>()?;
+            let (_, alpha) = alpha.try_extract_tensor::<f32>()?;
+            let (_, inv) = inv.try_extract_tensor::<f32>()?;
+            let channels = alpha.len();
+            let &[_, c, t] = &shape[..] else {
+                return Err(ort::Error::new(format!("Snake: input of shape {shape:?}")));
+            };
+            if c as usize != channels || inv.len() != channels {
+                return Err(ort::Error::new(
+                    "Snake: α or 1/α does not match the channels",
+                ));
+            }
+            let t = t as usize;
+            let mut y = float_output(ctx, 0, shape.to_vec())?;
+            let (_, out) = y.try_extract_tensor_mut::<f32>()?;
+            par_chunks(ctx, out, t, |row, out| {
+                let c = row % channels;
+                snake_into(&x[row * t..row * t + out.len()], alpha[c], inv[c], out);
+            })
+        }))
+    }
+}
+
+struct Sin;
+
+impl Operator for Sin {
+    type Kernel<'attr> = BoxedKernel<'attr>;
+
+    fn name(&self) -> &str {
+        "Sin"
+    }
+
+    fn inputs(&self) -> impl IntoIterator<Item = OperatorInput> {
+        [OperatorInput::required(TensorElementType::Float32)]
+    }
+
+    fn outputs(&self) -> impl IntoIterator<Item = OperatorOutput> {
+        [OperatorOutput::required(TensorElementType::Float32)]
+    }
+
+    fn create_kernel<'attr>(&self, _: &KernelContext<'attr>) -> ort::Result<Self::Kernel<'attr>> {
+        Ok(Box::new(|ctx: &ComputeContext| {
+            let x = float_input(ctx, 0)?;
+            let (shape, x) = x.try_extract_tensor::<f32>()?;
+            let mut y = float_output(ctx, 0, shape.to_vec())?;
+            let (_, out) = y.try_extract_tensor_mut::<f32>()?;
+            par_chunks(ctx, out, BLOCK, |i, out| {
+                sin_into(&x[i * BLOCK..i * BLOCK + out.len()], out);
+            })
+        }))
+    }
+}
+
+/// `out[c, i] = phases[c · stride + r, m]` where `i + trim_start = m ·
+/// stride + r`: one channel of `Interleave`, its phases given as rows of
+/// `len` steps.
+pub fn interleave_into(
+    phases: &[f32],
+    len: usize,
+    stride: usize,
+    trim_start: usize,
+    out: &mut [f32],
+) {
+    let total = out.len();
+    let at = |a: usize| phases[(a % stride) * len + a / stride];
+    // Up to the first whole step, then step by step (one value of each
+    // phase), then what is left: no division per value in between.
+    let head = ((stride - trim_start % stride) % stride).min(total);
+    let (first, rest) = out.split_at_mut(head);
+    for (i, o) in first.iter_mut().enumerate() {
+        *o = at(trim_start + i);
+    }
+    let mut groups = rest.chunks_exact_mut(stride);
+    for (m, group) in ((trim_start + head) / stride..).zip(&mut groups) {
+        for (r, o) in group.iter_mut().enumerate() {
+            *o = phases[r * len + m];
+        }
+    }
+    let tail = groups.into_remainder();
+    let from = trim_start + total - tail.len();
+    for (i, o) in tail.iter_mut().enumerate() {
+        *o = at(from + i);
+    }
+}
+
+struct Interleave;
+
+impl Operator for Interleave {
+    type Kernel<'attr> = BoxedKernel<'attr>;
+
+    fn name(&self) -> &str {
+        "Interleave"
+    }
+
+    fn inputs(&self) -> impl IntoIterator<Item = OperatorInput> {
+        [OperatorInput::required(TensorElementType::Float32)]
+    }
+
+    fn outputs(&self) -> impl IntoIterator<Item = OperatorOutput> {
+        [OperatorOutput::required(TensorElementType::Float32)]
+    }
+
+    fn create_kernel<'attr>(
+        &self,
+        kctx: &KernelContext<'attr>,
+    ) -> ort::Result<Self::Kernel<'attr>> {
+        let attr = |name: &str| count_attr(kctx, "Interleave", name);
+        let (stride, trim_start, trim_end) = (
+            attr("stride")?.max(1),
+            attr("trim_start")?,
+            attr("trim_end")?,
+        );
+        Ok(Box::new(move |ctx: &ComputeContext| {
+            let x = float_input(ctx, 0)?;
+            let (shape, x) = x.try_extract_tensor::<f32>()?;
+            let &[n, rows, len] = &shape[..] else {
+                return Err(ort::Error::new(format!(
+                    "Interleave: input of shape {shape:?}"
+                )));
+            };
+            let (rows, len) = (rows as usize, len as usize);
+            let out_len = (len * stride)
+                .checked_sub(trim_start + trim_end)
+                .filter(|_| rows % stride == 0)
+                .ok_or_else(|| ort::Error::new(format!("Interleave: input of shape {shape:?}")))?;
+            let channels = rows / stride;
+            let mut y = float_output(ctx, 0, vec![n, channels as i64, out_len as i64])?;
+            let (_, out) = y.try_extract_tensor_mut::<f32>()?;
+            par_chunks(ctx, out, out_len, |c, out| {
+                let phases = &x[c * stride * len..(c + 1) * stride * len];
+                interleave_into(phases, len, stride, trim_start, out);
+            })
+        }))
+    }
+}
+
+/// `y = conv(leaky_relu(x), w, b)`, plus `x` when `residual` is 1: a 1-D
+/// convolution (stride 1, one group) with `dilation` and `pad_left` /
+/// `pad_right` zeros, its weights (constant) packed on the first run.
+/// Inputs x `[1, C_in, T]`, w `[C_out, C_in, K]`, b `[C_out]`; attributes
+/// `slope` (of the leaky ReLU, 1 for none), `dilation`, `pad_left`,
+/// `pad_right`, `residual`.
+struct LeakyConv;
+
+impl Operator for LeakyConv {
+    type Kernel<'attr> = BoxedKernel<'attr>;
+
+    fn name(&self) -> &str {
+        "LeakyConv"
+    }
+
+    fn inputs(&self) -> impl IntoIterator<Item = OperatorInput> {
+        [const { OperatorInput::required(TensorElementType::Float32) }; 3]
+    }
+
+    fn outputs(&self) -> impl IntoIterator<Item = OperatorOutput> {
+        [OperatorOutput::required(TensorElementType::Float32)]
+    }
+
+    fn create_kernel<'attr>(
+        &self,
+        kctx: &KernelContext<'attr>,
+    ) -> ort::Result<Self::Kernel<'attr>> {
+        let attr = |name: &str| count_attr(kctx, "LeakyConv", name);
+        let slope: f32 = kctx
+            .get("slope")
+            .ok_or_else(|| ort::Error::new("LeakyConv: no slope"))?;
+        let (dilation, pads, residual) = (
+            attr("dilation")?,
+            [attr("pad_left")?, attr("pad_right")?],
+            attr("residual")? == 1,
+        );
+        let conv: OnceLock<Result<Conv1d, String>> = OnceLock::new();
+        Ok(Box::new(move |ctx: &ComputeContext| {
+            let (x, w, b) = (
+                float_input(ctx, 0)?,
+                float_input(ctx, 1)?,
+                float_input(ctx, 2)?,
+            );
+            let (shape, x) = x.try_extract_tensor::<f32>()?;
+            let conv = conv
+                .get_or_init(|| {
+                    let (wshape, w) = w.try_extract_tensor::<f32>().map_err(|e| e.to_string())?;
+                    let (_, b) = b.try_extract_tensor::<f32>().map_err(|e| e.to_string())?;
+                    let dims = <[usize; 3]>::try_from(
+                        wshape.iter().map(|&d| d as usize).collect::<Vec<_>>(),
+                    )
+                    .map_err(|d| format!("weights of shape {d:?}"))?;
+                    Conv1d::new(w, Some(b), dims, dilation, pads, slope, residual)
+                        .ok_or_else(|| format!("weights of shape {wshape:?} not supported"))
+                })
+                .as_ref()
+                .map_err(|e| ort::Error::new(format!("LeakyConv: {e}")))?;
+            let &[1, c, len] = &shape[..] else {
+                return Err(ort::Error::new(format!(
+                    "LeakyConv: input of shape {shape:?}"
+                )));
+            };
+            let len = len as usize;
+            let out_len = conv
+                .out_len(len)
+                .filter(|_| c as usize == conv.c_in())
+                .ok_or_else(|| ort::Error::new(format!("LeakyConv: input of shape {shape:?}")))?;
+            let mut y = float_output(ctx, 0, vec![1, conv.c_out() as i64, out_len as i64])?;
+            let (_, out) = y.try_extract_tensor_mut::<f32>()?;
+            let chunk = conv.chunk();
+            // Task i writes columns i·chunk.. of every output channel.
+            let mut pieces: Vec<Vec<&mut [f32]>> = (0..out_len.div_ceil(chunk))
+                .map(|_| Vec::with_capacity(conv.c_out()))
+                .collect();
+            for row in out.chunks_mut(out_len.max(1)) {
+                for (piece, task) in row.chunks_mut(chunk).zip(&mut pieces) {
+                    task.push(piece);
+                }
+            }
+            par_tasks(ctx, pieces, |i, rows| {
+                conv.run_chunk(x, len, i * chunk, rows)
+            })
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sine_is_within_a_float_step() {
+        let xs: Vec<f32> = (-200_000..200_000)
+            .map(|i| i as f32 * 0.000_37)
+            .chain([
+                0.0,
+                -0.0,
+                24_999.9,
+                -25_000.0,
+                1e5,
+                -3.3e6,
+                1e30,
+                f32::INFINITY,
+                f32::NAN,
+            ])
+            .collect();
+        let mut out = vec![0.0; xs.len()];
+        sin_into(&xs, &mut out);
+        for (&x, &y) in xs.iter().zip(&out) {
+            let want = f64::from(x).sin();
+            if want.is_nan() {
+                assert!(y.is_nan(), "sin({x}) = {y}");
+                continue;
+            }
+            assert!(
+                (f64::from(y) - want).abs() < 2e-7,
+                "sin({x}) = {y}, want {want}"
+            );
+        }
+    }
+
+    #[test]
+    fn interleaving_puts_the_phases_in_time_order() {
+        let (len, stride) = (7, 3);
+        let phases: Vec<f32> = (0..len * stride).map(|v| v as f32).collect();
+        for trim_start in 0..5 {
+            for n in [0, 1, 2, 5, len * stride - trim_start] {
+                let mut out = vec![-1.0; n];
+                interleave_into(&phases, len, stride, trim_start, &mut out);
+                let want: Vec<f32> = (0..n)
+                    .map(|i| {
+                        let a = i + trim_start;
+                        phases[(a % stride) * len + a / stride]
+                    })
+                    .collect();
+                assert_eq!(out, want, "trim {trim_start}, {n} values");
+            }
+        }
+    }
+
+    #[test]
+    fn snake_adds_the_scaled_square_of_the_sine() {
+        let xs: Vec<f32> = (-1000..1000).map(|i| i as f32 * 0.013).collect();
+        let mut out = vec![0.0; xs.len()];
+        snake_into(&xs, 1.7, 0.4, &mut out);
+        for (&x, &y) in xs.iter().zip(&out) {
+            let s = (1.7 * f64::from(x)).sin();
+            let want = f64::from(x) + 0.4 * s * s;
+            assert!(
+                (f64::from(y) - want).abs() < 1e-6,
+                "snake({x}) = {y}, want {want}"
+            );
+        }
+    }
+}

@@ -1,0 +1,16 @@
+//! `dubbing`: speech in audio or video re-spoken in another language.
+//!
+//! Stages (the job's `progress` moves through them): transcribe (0–30),
+//! translate (30–40), synthesize and time-fit each line (40–85), mix over
+//! the original with its speech ducked (85–90), mux or encode and store the
+//! subtitles (90–100).
+
+mod edit;
+mod languages;
+mod options;
+mod run;
+
+pub use edit::{DubEdit, DubEditPipeline, LineEdit};
+pub use languages::{DubLanguages, Pair, Via};
+pub use options::{DubOptions, DubRequest, DubVoice};
+pub use run::{DubPipeline, DubbedLine};

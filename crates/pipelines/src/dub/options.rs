@@ -1,0 +1,321 @@
+//! A dubbing request: its options, validated, and the job's payload.
+
+use std::collections::HashMap;
+
+use mediagen_core::ApiError;
+use mediagen_media::AudioFormat;
+use mediagen_speech::voice::RATE;
+use serde::{Deserialize, Serialize};
+
+use super::languages::DubLanguages;
+use crate::audio_output;
+use crate::tts::ClonedVoice;
+
+/// Who speaks the dub.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "mode", rename_all = "camelCase")]
+pub enum DubVoice {
+    /// The catalog voice of the target language closest to the speaker.
+    Auto,
+    /// That voice, converted toward the original speaker's voice profile.
+    Clone,
+    /// A given voice (catalog or the account's cloned voice).
+    #[serde(rename_all = "camelCase")]
+    Voice {
+        voice_id: String,
+        cloned: Option<ClonedVoice>,
+    },
+}
+
+/// A validated dubbing request (also the job's payload).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct DubRequest {
+    pub input: String,
+    pub file_id: String,
+    /// ISO 639-1, or `None` to detect.
+    pub source_language: Option<String>,
+    pub target_language: String,
+    pub voice: DubVoice,
+    pub keep_background: bool,
+    pub start_time: Option<f64>,
+    pub end_time: Option<f64>,
+    pub max_speedup: f64,
+    pub format: AudioFormat,
+    pub sample_rate: u32,
+}
+
+/// The options of a dubbing request besides the input.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DubOptions {
+    pub source_language: Option<String>,
+    pub target_language: String,
+    /// `voiceId` when given (resolved by the caller).
+    pub voice_id: Option<String>,
+    /// `clone` asked instead of `auto`.
+    pub clone: bool,
+    pub keep_background: bool,
+    pub start_time: Option<f64>,
+    pub end_time: Option<f64>,
+    pub max_speedup: f64,
+    pub format: AudioFormat,
+    pub sample_rate: u32,
+}
+
+fn number(fields: &HashMap<String, String>, key: &str) -> Result<Option<f64>, ApiError> {
+    fields
+        .get(key)
+        .map(|v| {
+            v.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| ApiError::invalid_parameter(key, "must be a number"))
+        })
+        .transpose()
+}
+
+fn language(fields: &HashMap<String, String>, key: &str) -> Result<Option<String>, ApiError> {
+    match fields.get(key).map(|l| l.trim().to_ascii_lowercase()) {
+        None => Ok(None),
+        Some(l) if l.is_empty() || l == "auto" => Ok(None),
+        Some(l) => {
+            let code = l.split(['-', '_']).next().unwrap_or_default().to_owned();
+            if code.len() == 2 && code.chars().all(|c| c.is_ascii_lowercase()) {
+                Ok(Some(code))
+            } else {
+                Err(ApiError::invalid_parameter(
+                    key,
+                    "must be an ISO 639-1 code such as en or es",
+                ))
+            }
+        }
+    }
+}
+
+impl DubOptions {
+    /// Validates the options (JSON fields or multipart text parts, as
+    /// strings) against the supported pairs. Errors name the parameter.
+    pub fn parse(
+        fields: &HashMap<String, String>,
+        languages: &DubLanguages,
+        duration: f64,
+    ) -> Result<Self, ApiError> {
+        const KNOWN: [&str; 12] = [
+            "targetLanguage",
+            "sourceLanguage",
+            "voiceId",
+            "voiceMode",
+            "keepBackground",
+            "startTime",
+            "endTime",
+            "maxSpeedup",
+            "format",
+            "sampleRate",
+            "fileId",
+            "dryRun",
+        ];
+        if let Some(key) = fields.keys().find(|k| !KNOWN.contains(&k.as_str())) {
+            return Err(ApiError::invalid_parameter(key, "unknown parameter"));
+        }
+        let target_language = language(fields, "targetLanguage")?
+            .ok_or_else(|| ApiError::invalid_parameter("targetLanguage", "required"))?;
+        let source_language = language(fields, "sourceLanguage")?;
+        match &source_language {
+            Some(s) if languages.find(s, &target_language).is_none() => {
+                return Err(languages.unsupported(Some(s), &target_language))
+            }
+            None if !languages.targets().contains(&target_language.as_str()) => {
+                return Err(languages.unsupported(None, &target_language))
+            }
+            _ => {}
+        }
+        let voice_id = fields
+            .get("voiceId")
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty());
+        let clone = match fields.get("voiceMode").map(String::as_str) {
+            None | Some("auto") => false,
+            Some("clone") => true,
+            Some(_) => {
+                return Err(ApiError::invalid_parameter(
+                    "voiceMode",
+                    "must be auto or clone",
+                ))
+            }
+        };
+        if clone && voice_id.is_some() {
+            return Err(ApiError::invalid_parameter(
+                "voiceMode",
+                "give either voiceId or voiceMode, not both",
+            ));
+        }
+        let keep_background = mediagen_core::params::boolean(fields, "keepBackground", true)?;
+        let start_time = number(fields, "startTime")?;
+        let end_time = number(fields, "endTime")?;
+        let (from, to) = (start_time.unwrap_or(0.0), end_time.unwrap_or(duration));
+        if from < 0.0 || to <= from || (duration > 0.0 && from >= duration) {
+            return Err(ApiError::unprocessable(
+                "startTime",
+                format!(
+                    "startTime and endTime must give a part of the file (0 ≤ start < end, start before {duration:.3} s)"
+                ),
+            ));
+        }
+        let max_speedup = number(fields, "maxSpeedup")?.unwrap_or(1.3);
+        if !(1.0..=2.0).contains(&max_speedup) {
+            return Err(ApiError::invalid_parameter(
+                "maxSpeedup",
+                "must be from 1.0 to 2.0",
+            ));
+        }
+        let rate = match fields.get("sampleRate") {
+            None => None,
+            Some(r) => Some(
+                r.parse()
+                    .map_err(|_| ApiError::invalid_parameter("sampleRate", "must be an integer"))?,
+            ),
+        };
+        let (format, sample_rate) =
+            audio_output(fields.get("format").map(String::as_str), rate, RATE)?;
+        Ok(Self {
+            source_language,
+            target_language,
+            voice_id,
+            clone,
+            keep_background,
+            start_time,
+            end_time,
+            max_speedup,
+            format,
+            sample_rate,
+        })
+    }
+
+    /// Seconds of the file that are dubbed (billed).
+    pub fn seconds(&self, duration: f64) -> f64 {
+        let end = self.end_time.unwrap_or(duration).min(duration);
+        (end - self.start_time.unwrap_or(0.0)).max(0.0)
+    }
+
+    /// The job's payload; `cloned` is the resolved `voiceId` when it names
+    /// a cloned voice.
+    pub fn with(self, input: String, file_id: String, cloned: Option<ClonedVoice>) -> DubRequest {
+        let voice = match self.voice_id {
+            Some(voice_id) => DubVoice::Voice { voice_id, cloned },
+            None if self.clone => DubVoice::Clone,
+            None => DubVoice::Auto,
+        };
+        DubRequest {
+            input,
+            file_id,
+            source_language: self.source_language,
+            target_language: self.target_language,
+            voice,
+            keep_background: self.keep_background,
+            start_time: self.start_time,
+            end_time: self.end_time,
+            max_speedup: self.max_speedup,
+            format: self.format,
+            sample_rate: self.sample_rate,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::languages::{Pair, Via};
+    use super::*;
+    use mediagen_core::ErrorCode;
+    use serde_json::json;
+
+    fn f(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    fn languages() -> DubLanguages {
+        DubLanguages {
+            pairs: vec![
+                Pair {
+                    source: "en".into(),
+                    target: "es".into(),
+                    translator: Via::Apertium,
+                },
+                Pair {
+                    source: "es".into(),
+                    target: "en".into(),
+                    translator: Via::Whisper,
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn options_are_validated() {
+        let l = languages();
+        let ok = DubOptions::parse(&f(&[("targetLanguage", "es")]), &l, 10.0).unwrap();
+        assert_eq!(ok.max_speedup, 1.3);
+        assert!(ok.keep_background && !ok.clone);
+        assert_eq!(ok.seconds(10.0), 10.0);
+        let part = DubOptions::parse(
+            &f(&[
+                ("targetLanguage", "ES-es"),
+                ("startTime", "2"),
+                ("endTime", "5.5"),
+            ]),
+            &l,
+            10.0,
+        )
+        .unwrap();
+        assert_eq!(
+            (part.target_language.as_str(), part.seconds(10.0)),
+            ("es", 3.5)
+        );
+        for (fields, param) in [
+            (f(&[]), "targetLanguage"),
+            (f(&[("targetLanguage", "spanish")]), "targetLanguage"),
+            (
+                f(&[("targetLanguage", "es"), ("maxSpeedup", "3")]),
+                "maxSpeedup",
+            ),
+            (
+                f(&[("targetLanguage", "es"), ("voiceMode", "x")]),
+                "voiceMode",
+            ),
+            (
+                f(&[("targetLanguage", "es"), ("keepBackground", "1")]),
+                "keepBackground",
+            ),
+            (
+                f(&[("targetLanguage", "es"), ("startTime", "x")]),
+                "startTime",
+            ),
+            (f(&[("targetLanguage", "es"), ("speed", "2")]), "speed"),
+        ] {
+            let e = DubOptions::parse(&fields, &l, 10.0).unwrap_err();
+            assert_eq!(e.details["parameter"], param, "{fields:?}");
+        }
+        // Unsupported pairs are 422 and list what works.
+        let e = DubOptions::parse(&f(&[("targetLanguage", "de")]), &l, 10.0).unwrap_err();
+        assert_eq!(e.code, ErrorCode::UnprocessableEntity);
+        assert_eq!(e.details["supportedTargets"], json!(["en", "es"]));
+        let e = DubOptions::parse(
+            &f(&[("targetLanguage", "en"), ("sourceLanguage", "fr")]),
+            &l,
+            10.0,
+        )
+        .unwrap_err();
+        assert_eq!(e.details["supportedSources"], json!(["es"]));
+        // A part past the end.
+        let e = DubOptions::parse(
+            &f(&[("targetLanguage", "es"), ("startTime", "12")]),
+            &l,
+            10.0,
+        )
+        .unwrap_err();
+        assert_eq!(e.code, ErrorCode::UnprocessableEntity);
+    }
+}

@@ -1,0 +1,621 @@
+//! The `dubbing` job: transcribe, translate, speak and time-fit each line,
+//! mix, and store the dub with what editing it needs.
+
+use mediagen_core::time::round_ms;
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::limits::DUBBING;
+use mediagen_core::ErrorCode;
+use mediagen_media::media::demuxer;
+use mediagen_media::pcm::{self, PcmFile};
+use mediagen_media::video::{inspect, VideoInfo};
+use mediagen_speech::stt::{transcribe_stream, Segment, SttCatalog, SttOptions, Transcript};
+use mediagen_speech::translate::{TranslateError, Translator};
+use mediagen_speech::tts::{TtsCatalog, TtsError};
+use mediagen_speech::voice::{analyse, VoiceProfile, RATE};
+use mediagen_worker::{JobContext, JobFailure, Pipeline};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::languages::{DubLanguages, Via};
+use super::options::{DubRequest, DubVoice};
+use crate::output::{deliver, Delivered};
+use crate::respeak::{mix_lines, speak_lines, Ducker, Fit, Line, Spoken, Toward};
+use crate::stt::{srt, stt_failure, vtt};
+
+pub struct DubPipeline {
+    pub tts: Arc<TtsCatalog>,
+    pub stt: Arc<SttCatalog>,
+    pub translator: Arc<dyn Translator>,
+    pub languages: Arc<DubLanguages>,
+}
+
+/// A dubbed line as the result lists it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct DubbedLine {
+    #[serde(serialize_with = "mediagen_core::time::seconds")]
+    pub start: f64,
+    #[serde(serialize_with = "mediagen_core::time::seconds")]
+    pub end: f64,
+    pub source_text: String,
+    pub translated_text: String,
+    #[serde(serialize_with = "mediagen_core::time::seconds")]
+    pub spoken_start: f64,
+    #[serde(serialize_with = "mediagen_core::time::seconds")]
+    pub spoken_end: f64,
+    pub speedup: f64,
+    #[serde(serialize_with = "mediagen_core::time::seconds")]
+    pub overrun: f64,
+}
+
+/// A dub before it is mixed: the bed (the original with its speech ducked)
+/// and every line as spoken. Kept with the job so lines can be edited.
+pub(super) struct Assembled {
+    /// A file of samples at [`RATE`].
+    pub(super) bed: PcmFile,
+    pub(super) lines: Vec<Line>,
+    pub(super) sources: Vec<String>,
+    pub(super) spoken: Vec<Spoken>,
+    /// The catalog voice that spoke.
+    pub(super) speaker: String,
+    /// The profile the speaker was converted toward, if any.
+    pub(super) toward: Option<VoiceProfile>,
+    pub(super) source_language: String,
+    /// SubRip of the original's lines.
+    pub(super) transcript: String,
+}
+
+/// What is stored beside a dub for editing (`dub/kept.json`; the samples
+/// in `dub/bed.f32` and `dub/lines.f32`, little-endian f32 at [`RATE`]).
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct Kept {
+    pub(super) lengths: Vec<usize>,
+    pub(super) toward: Option<VoiceProfile>,
+    pub(super) transcript: String,
+}
+
+/// What the blocking part made.
+pub(super) struct Dubbed {
+    pub(super) delivered: Delivered,
+    pub(super) duration: f64,
+    pub(super) assembled: Assembled,
+    pub(super) lines: Vec<DubbedLine>,
+    pub(super) subtitles_srt: String,
+    pub(super) subtitles_vtt: String,
+}
+
+pub(super) fn tts_failure(e: TtsError) -> JobFailure {
+    match e {
+        TtsError::Cancelled => JobFailure::abort(ErrorCode::Cancelled, "The job was cancelled."),
+        e => JobFailure::abort(ErrorCode::SynthesisFailed, e.to_string()),
+    }
+}
+
+pub(super) fn cues(lines: &[(f64, f64, &str)]) -> Vec<Segment> {
+    lines
+        .iter()
+        .enumerate()
+        .map(|(id, (start, end, text))| Segment {
+            id,
+            start: *start,
+            end: *end,
+            text: (*text).to_owned(),
+            avg_logprob: 0.0,
+            no_speech_prob: 0.0,
+        })
+        .collect()
+}
+
+/// The segments whose middle lies within `[from, to]`, with text.
+fn within(t: &Transcript, from: f64, to: f64) -> Vec<Segment> {
+    t.segments
+        .iter()
+        .filter(|s| {
+            let mid = (s.start + s.end) / 2.0;
+            mid >= from && mid <= to && s.text.chars().any(char::is_alphanumeric)
+        })
+        .cloned()
+        .collect()
+}
+
+/// Speech line fitting for dubs: the following silence is borrowed before
+/// speeding up; a short line keeps its natural pace (the rest of its slot
+/// stays quiet) rather than being drawn out.
+pub(super) fn dub_fit(max_speedup: f64) -> Fit {
+    Fit {
+        max_speedup,
+        min_speedup: 1.0,
+        borrow_silence: true,
+    }
+}
+
+impl DubPipeline {
+    fn dub(
+        &self,
+        req: &DubRequest,
+        input: &std::path::Path,
+        scratch: &std::path::Path,
+        ctx: &JobContext,
+        timings: &mut Value,
+    ) -> Result<Dubbed, JobFailure> {
+        let unreadable = |e: &dyn std::fmt::Display| {
+            JobFailure::abort(ErrorCode::UnreadableMedia, e.to_string())
+        };
+        let video = inspect(input).map_err(|e| unreadable(&e))?;
+        let max = DUBBING.max_seconds + 1.0;
+        let demuxer = match &video {
+            Some(v) => v.demuxer,
+            None => demuxer(input).map_err(|e| unreadable(&e))?,
+        };
+        // Both decoded to files, read window by window from there.
+        let original = pcm::decode(input, demuxer, &scratch.join("original.f32"), RATE, max)
+            .map_err(|e| unreadable(&e))?;
+        if original.is_empty() {
+            return Err(JobFailure::abort(
+                ErrorCode::NoAudio,
+                "the file has no sound",
+            ));
+        }
+        let total = original.duration();
+        let (from, to) = (
+            req.start_time.unwrap_or(0.0),
+            req.end_time.unwrap_or(total).min(total),
+        );
+        // Charged for the part dubbed as decoded, not the header's estimate
+        // (a hold too small is raised before the work, or the job stops).
+        ctx.meter_blocking((to - from).max(0.0))?;
+        let pcm = pcm::decode(input, demuxer, &scratch.join("heard.f32"), 16_000, max)
+            .map_err(|e| unreadable(&e))?;
+        let model = self.stt.model(None).ok_or_else(|| {
+            JobFailure::abort(
+                ErrorCode::EngineUnavailable,
+                "dubbing needs a speech-to-text model",
+            )
+        })?;
+        // Progress of a pass of the recogniser, from `from` by `share`.
+        let hearing = |from: f64, share: f64| {
+            move |done: f64| {
+                ctx.set_progress((from + done * share) as i64);
+                !ctx.is_cancelled()
+            }
+        };
+
+        // Transcribe.
+        let clock = Instant::now();
+        let opts = SttOptions {
+            language: req.source_language.clone(),
+            ..SttOptions::default()
+        };
+        let heard = transcribe_stream(
+            model.as_ref(),
+            self.stt.gate(),
+            &opts,
+            &pcm,
+            &mut hearing(0.0, 15.0),
+        )
+        .map_err(stt_failure)?;
+        let source = heard.language.clone();
+        let pair = self
+            .languages
+            .find(&source, &req.target_language)
+            .cloned()
+            .ok_or_else(|| {
+                let e = self
+                    .languages
+                    .unsupported(Some(&source), &req.target_language);
+                JobFailure::abort(ErrorCode::UnsupportedLanguagePair, e.message)
+            })?;
+        let spoken_segments = within(&heard, from, to);
+        if spoken_segments.is_empty() {
+            return Err(JobFailure::abort(
+                ErrorCode::NoSpeech,
+                "No speech was heard in the part of the file to dub.",
+            ));
+        }
+        timings["transcribe"] = json!(round_ms(clock.elapsed().as_secs_f64()));
+        ctx.set_progress(30);
+
+        // Translate.
+        let clock = Instant::now();
+        let (lines, sources): (Vec<Line>, Vec<String>) = match pair.translator {
+            Via::Apertium => {
+                let texts: Vec<String> = spoken_segments
+                    .iter()
+                    .map(|s| s.text.trim().to_owned())
+                    .collect();
+                let translated = self
+                    .translator
+                    .translate(&source, &req.target_language, &texts)
+                    .map_err(|e| match e {
+                        TranslateError::Unsupported(..) => {
+                            JobFailure::abort(ErrorCode::UnsupportedLanguagePair, e.to_string())
+                        }
+                        TranslateError::Failed(m) => {
+                            JobFailure::retry(ErrorCode::TranslationFailed, m)
+                        }
+                    })?;
+                spoken_segments
+                    .iter()
+                    .zip(translated)
+                    .map(|(s, text)| {
+                        (
+                            Line {
+                                start: s.start,
+                                end: s.end,
+                                text,
+                            },
+                            s.text.trim().to_owned(),
+                        )
+                    })
+                    .unzip()
+            }
+            Via::Whisper => {
+                let opts = SttOptions {
+                    language: Some(source.clone()),
+                    translate: true,
+                    ..SttOptions::default()
+                };
+                let english = transcribe_stream(
+                    model.as_ref(),
+                    self.stt.gate(),
+                    &opts,
+                    &pcm,
+                    &mut hearing(15.0, 15.0),
+                )
+                .map_err(stt_failure)?;
+                within(&english, from, to)
+                    .into_iter()
+                    .map(|e| {
+                        let said: Vec<&str> = spoken_segments
+                            .iter()
+                            .filter(|s| {
+                                let mid = (s.start + s.end) / 2.0;
+                                mid >= e.start && mid <= e.end
+                            })
+                            .map(|s| s.text.trim())
+                            .collect();
+                        (
+                            Line {
+                                start: e.start,
+                                end: e.end,
+                                text: e.text.trim().to_owned(),
+                            },
+                            said.join(" "),
+                        )
+                    })
+                    .unzip()
+            }
+        };
+        let keep: Vec<bool> = lines
+            .iter()
+            .map(|l| l.text.chars().any(char::is_alphanumeric))
+            .collect();
+        let (lines, sources): (Vec<Line>, Vec<String>) = lines
+            .into_iter()
+            .zip(sources)
+            .zip(&keep)
+            .filter(|(_, k)| **k)
+            .map(|(p, _)| p)
+            .unzip();
+        if lines.is_empty() {
+            return Err(JobFailure::abort(
+                ErrorCode::NoSpeech,
+                "Nothing was left to say after translation.",
+            ));
+        }
+        timings["translate"] = json!(round_ms(clock.elapsed().as_secs_f64()));
+        ctx.set_progress(40);
+
+        // Synthesize, fitted into the slots.
+        let clock = Instant::now();
+        let speaker_profile = || {
+            // The original speaker, measured on up to 30 s of its lines.
+            let mut speech = Vec::new();
+            for l in &lines {
+                let (a, b) = (
+                    (l.start * f64::from(RATE)) as usize,
+                    (l.end * f64::from(RATE)) as usize,
+                );
+                speech.extend(original.read_at(a, b.saturating_sub(a)).ok()?);
+                if speech.len() > 30 * RATE as usize {
+                    break;
+                }
+            }
+            analyse(&[speech]).ok()
+        };
+        let target = &req.target_language;
+        let closest = |profile: &mediagen_speech::voice::VoiceProfile| {
+            self.tts.closest(profile, target).map(|v| v.id.clone())
+        };
+        let first_voice = || {
+            self.tts
+                .voices()
+                .iter()
+                .find(|v| {
+                    v.languages
+                        .iter()
+                        .any(|l| l.to_ascii_lowercase().starts_with(target.as_str()))
+                })
+                .map(|v| v.id.clone())
+        };
+        let no_voice = || {
+            JobFailure::abort(
+                ErrorCode::VoiceNotFound,
+                format!("no voice speaks `{target}`"),
+            )
+        };
+        let (speaker, convert_to) = match &req.voice {
+            DubVoice::Voice {
+                voice_id,
+                cloned: None,
+            } => (voice_id.clone(), None),
+            DubVoice::Voice {
+                cloned: Some(c), ..
+            } => (
+                closest(&c.profile).ok_or_else(no_voice)?,
+                Some(c.profile.clone()),
+            ),
+            DubVoice::Auto => {
+                let voice = match speaker_profile() {
+                    Some(p) => closest(&p),
+                    None => first_voice(),
+                };
+                (voice.ok_or_else(no_voice)?, None)
+            }
+            DubVoice::Clone => {
+                let p = speaker_profile().ok_or_else(|| {
+                    JobFailure::abort(
+                        ErrorCode::NoSpeech,
+                        "the speaker's voice could not be measured",
+                    )
+                })?;
+                (closest(&p).ok_or_else(no_voice)?, Some(p))
+            }
+        };
+        let base_profile = match &convert_to {
+            Some(_) => Some(self.tts.profile(&speaker).map_err(tts_failure)?),
+            None => None,
+        };
+        let toward = match (&convert_to, &base_profile) {
+            (Some(target), Some(source)) => Some(Toward { target, source }),
+            _ => None,
+        };
+        timings["voice"] = json!(round_ms(clock.elapsed().as_secs_f64()));
+        let clock = Instant::now();
+        let spoken = speak_lines(
+            &self.tts,
+            &speaker,
+            toward,
+            &lines,
+            original.len(),
+            &dub_fit(req.max_speedup),
+            |done| {
+                ctx.set_progress(40 + (done * 45.0) as i64);
+                !ctx.is_cancelled()
+            },
+        )
+        .map_err(tts_failure)?;
+        timings["synthesize"] = json!(round_ms(clock.elapsed().as_secs_f64()));
+
+        // The bed: the original with its speech ducked (or dropped),
+        // window by window.
+        let (a, b) = (
+            (from * f64::from(RATE)) as usize,
+            (to * f64::from(RATE)) as usize,
+        );
+        let mut ducker = Ducker::default();
+        let bed = original
+            .map_windows(&scratch.join("bed.f32"), |at, window| {
+                if req.keep_background {
+                    ducker.duck(window, at, &lines);
+                } else {
+                    let end = at + window.len();
+                    for i in a.max(at)..b.min(end) {
+                        window[i - at] = 0.0;
+                    }
+                }
+            })
+            .map_err(JobFailure::storage)?;
+        let transcript = srt(&cues(
+            &spoken_segments
+                .iter()
+                .map(|s| (s.start, s.end, s.text.trim()))
+                .collect::<Vec<_>>(),
+        ));
+        let assembled = Assembled {
+            bed,
+            lines,
+            sources,
+            spoken,
+            speaker,
+            toward: convert_to,
+            source_language: source,
+            transcript,
+        };
+        finish(req, input, video.as_ref(), scratch, assembled, ctx, timings)
+    }
+}
+
+/// Mixes the lines over the bed, muxes or encodes, and writes subtitles.
+pub(super) fn finish(
+    req: &DubRequest,
+    input: &std::path::Path,
+    video: Option<&VideoInfo>,
+    scratch: &std::path::Path,
+    assembled: Assembled,
+    ctx: &JobContext,
+    timings: &mut Value,
+) -> Result<Dubbed, JobFailure> {
+    let clock = Instant::now();
+    let audio = assembled
+        .bed
+        .map_windows(&scratch.join("mixed.f32"), |at, window| {
+            mix_lines(window, at, &assembled.spoken)
+        })
+        .map_err(JobFailure::storage)?;
+    timings["mix"] = json!(round_ms(clock.elapsed().as_secs_f64()));
+    ctx.set_progress(90);
+    let clock = Instant::now();
+    let delivered = deliver(
+        input,
+        video,
+        &audio,
+        (req.format, req.sample_rate),
+        scratch,
+        "dubbed",
+    )?;
+    timings["mux"] = json!(round_ms(clock.elapsed().as_secs_f64()));
+    let subtitle_cues = cues(
+        &assembled
+            .lines
+            .iter()
+            .zip(&assembled.spoken)
+            .map(|(l, s)| (s.placed.start, s.placed.end, l.text.as_str()))
+            .collect::<Vec<_>>(),
+    );
+    let lines = assembled
+        .lines
+        .iter()
+        .zip(&assembled.sources)
+        .zip(&assembled.spoken)
+        .map(|((l, source_text), s)| DubbedLine {
+            start: round_ms(l.start),
+            end: round_ms(l.end),
+            source_text: source_text.clone(),
+            translated_text: l.text.clone(),
+            spoken_start: s.placed.start,
+            spoken_end: s.placed.end,
+            speedup: s.placed.speedup,
+            overrun: s.placed.overrun,
+        })
+        .collect();
+    Ok(Dubbed {
+        delivered,
+        duration: audio.duration(),
+        assembled,
+        lines,
+        subtitles_srt: srt(&subtitle_cues),
+        subtitles_vtt: vtt(&subtitle_cues),
+    })
+}
+
+pub(super) fn f32_bytes(x: &[f32]) -> Vec<u8> {
+    x.iter().flat_map(|s| s.to_le_bytes()).collect()
+}
+
+pub(super) fn f32_samples(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+/// Stores a dub (its file, subtitles and what editing needs) under the
+/// job and answers its result.
+pub(super) async fn store(
+    ctx: &JobContext,
+    req: &DubRequest,
+    mut dubbed: Dubbed,
+    timings: Value,
+) -> Result<Value, JobFailure> {
+    dubbed.delivered.store(ctx).await?;
+    let a = &dubbed.assembled;
+    ctx.blobs
+        .put_file(&ctx.output_key("dub/bed.f32"), a.bed.path())
+        .await
+        .map_err(JobFailure::storage)?;
+    let kept = Kept {
+        lengths: a.spoken.iter().map(|s| s.samples.len()).collect(),
+        toward: a.toward.clone(),
+        transcript: a.transcript.clone(),
+    };
+    let lines: Vec<f32> = a
+        .spoken
+        .iter()
+        .flat_map(|s| s.samples.iter().copied())
+        .collect();
+    let target = &req.target_language;
+    let files = [
+        (
+            ctx.output_key("transcript.srt"),
+            a.transcript.clone().into_bytes(),
+        ),
+        (
+            ctx.output_key(&format!("{target}.srt")),
+            std::mem::take(&mut dubbed.subtitles_srt).into_bytes(),
+        ),
+        (
+            ctx.output_key(&format!("{target}.vtt")),
+            std::mem::take(&mut dubbed.subtitles_vtt).into_bytes(),
+        ),
+        (ctx.output_key("dub/lines.f32"), f32_bytes(&lines)),
+        (
+            ctx.output_key("dub/kept.json"),
+            serde_json::to_vec(&kept).unwrap_or_default(),
+        ),
+    ];
+    // The dubbed file and the subtitles are the dub's outputs; the rest is
+    // its working state, kept for edits and never given a URL.
+    let fields = [
+        Some("/transcriptUrl"),
+        Some("/translatedSubtitlesUrl"),
+        Some("/translatedVttUrl"),
+        None,
+        None,
+    ];
+    for ((k, bytes), field) in files.into_iter().zip(fields) {
+        let size = bytes.len() as u64;
+        ctx.blobs
+            .put(&k, bytes.into())
+            .await
+            .map_err(JobFailure::storage)?;
+        if let Some(field) = field {
+            ctx.register_output(field, &k, size);
+        }
+    }
+    let mut result = json!({
+        "duration": round_ms(dubbed.duration),
+        "fileId": req.file_id,
+        "sourceLanguage": a.source_language,
+        "targetLanguage": target,
+        "voiceId": a.speaker,
+        "segments": dubbed.lines,
+        "timings": timings,
+    });
+    dubbed.delivered.describe(&mut result);
+    Ok(result)
+}
+
+#[async_trait::async_trait]
+impl Pipeline for DubPipeline {
+    fn kind(&self) -> &'static str {
+        "dubbing"
+    }
+
+    async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {
+        let req: DubRequest = ctx.payload()?;
+        let dir = tempfile::tempdir().map_err(JobFailure::storage)?;
+        let input = ctx
+            .blobs
+            .readable_file(&req.input, &dir.path().join("input"))
+            .await
+            .map_err(JobFailure::storage)?;
+        let this = Self {
+            tts: self.tts.clone(),
+            stt: self.stt.clone(),
+            translator: self.translator.clone(),
+            languages: self.languages.clone(),
+        };
+        let (r, job, scratch) = (req.clone(), ctx.clone(), dir.path().to_owned());
+        let (dubbed, timings) = tokio::task::spawn_blocking(move || {
+            let mut timings = json!({});
+            this.dub(&r, &input, &scratch, &job, &mut timings)
+                .map(|d| (d, timings))
+        })
+        .await
+        .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))??;
+        store(&ctx, &req, dubbed, timings).await
+    }
+}

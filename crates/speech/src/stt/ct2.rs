@@ -1,0 +1,540 @@
+//! Whisper on CTranslate2 (the runtime faster-whisper uses): int8 weights
+//! and kernels, through `mediagen-ct2` (loaded at run time, so a server
+//! without it still starts). The model is
+//! a CTranslate2 folder (`model.bin`, `config.json`, `vocabulary.txt`);
+//! features, prompts, the temperature fallback and the reading of timestamp
+//! tokens are done here, as whisper's own decoding loop does them.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+use mediagen_ct2::{Encoded, Library, Options, Whisper};
+
+use super::mel::{Mel, WINDOW};
+use super::{Segment, SpeechToText, SttError, SttOptions, SttSession, Window, Word};
+use mediagen_bpe::Bpe;
+
+pub use mediagen_ct2::library_path;
+
+/// The special tokens of a whisper vocabulary.
+struct Specials {
+    sot: usize,
+    eot: usize,
+    transcribe: usize,
+    translate: usize,
+    start_of_prev: usize,
+    /// The first timestamp token, `<|0.00|>`; each next one is 20 ms later.
+    timestamp_begin: usize,
+}
+
+pub struct Ct2Engine {
+    name: String,
+    model: Whisper,
+    /// Windows decoded at once.
+    decoders: usize,
+    multilingual: bool,
+    mel: Mel,
+    tokens: Vec<String>,
+    specials: Specials,
+    /// Prompts are tokenized with the model's own BPE (tokenizer.json).
+    bpe: Option<Bpe>,
+    byte_of: std::collections::HashMap<char, u8>,
+}
+
+fn fail(e: String) -> SttError {
+    SttError::Failed(e)
+}
+
+/// Seconds per timestamp token and per encoder frame.
+const TIME_STEP: f64 = 0.02;
+/// Samples per mel frame.
+const HOP: usize = 160;
+/// Threads of the decoder (the encoder takes the configured number).
+const DECODER_THREADS: usize = 1;
+/// Whisper's fallback temperatures.
+const TEMPERATURES: [f32; 6] = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0];
+
+fn bpe_from_tokenizer_json(path: &Path) -> Result<Bpe, String> {
+    let json = mediagen_bpe::read_json(path)?;
+    let vocab = serde_json::from_value(json["model"]["vocab"].clone())
+        .map_err(|e| format!("{}: vocab: {e}", path.display()))?;
+    let merges: Vec<String> = json["model"]["merges"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|m| match m {
+                    serde_json::Value::String(s) => Some(s.clone()),
+                    serde_json::Value::Array(p) => {
+                        Some(format!("{} {}", p.first()?.as_str()?, p.get(1)?.as_str()?))
+                    }
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let eot = serde_json::json!({
+        "bos_token": "<|endoftext|>", "eos_token": "<|endoftext|>",
+        "unk_token": "<|endoftext|>", "pad_token": "<|endoftext|>",
+    });
+    Bpe::new(vocab, &merges.join("\n"), &[eot])
+}
+
+impl Ct2Engine {
+    /// Loads a CTranslate2 whisper folder; `name` is what requests call it.
+    /// The encoder runs on `threads` threads; `decoders` windows decode at
+    /// once, each on one thread.
+    pub fn load(
+        lib: &Arc<Library>,
+        dir: &Path,
+        name: &str,
+        threads: usize,
+        decoders: usize,
+    ) -> Result<Self, String> {
+        let vocab_path = dir.join("vocabulary.txt");
+        let tokens: Vec<String> = std::fs::read_to_string(&vocab_path)
+            .map_err(|e| format!("{}: {e}", vocab_path.display()))?
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        let id = |t: &str| {
+            tokens
+                .iter()
+                .position(|x| x == t)
+                .ok_or_else(|| format!("{}: no {t}", vocab_path.display()))
+        };
+        let specials = Specials {
+            sot: id("<|startoftranscript|>")?,
+            eot: id("<|endoftext|>")?,
+            transcribe: id("<|transcribe|>")?,
+            translate: id("<|translate|>")?,
+            start_of_prev: id("<|startofprev|>")?,
+            timestamp_begin: id("<|notimestamps|>")? + 1,
+        };
+        let bpe = bpe_from_tokenizer_json(&dir.join("tokenizer.json"))
+            .map_err(|e| tracing::warn!(model = name, "prompts are ignored: {e}"))
+            .ok();
+        // The encoder's large products gain from every thread; the
+        // decoder's small steps lose to a second thread's synchronisation
+        // (beam 5 on base: 1.26 s a window on one thread, 1.84 s on two).
+        let model = Whisper::load(lib, dir, threads, decoders, DECODER_THREADS, "int8")?;
+        let (multilingual, n_mels) = (model.multilingual(), model.n_mels());
+        let byte_of = mediagen_bpe::byte_chars()
+            .iter()
+            .enumerate()
+            .map(|(b, &c)| (c, b as u8))
+            .collect();
+        Ok(Self {
+            name: name.to_owned(),
+            model,
+            decoders: decoders.max(1),
+            multilingual,
+            mel: Mel::new(n_mels),
+            tokens,
+            specials,
+            bpe,
+            byte_of,
+        })
+    }
+
+    /// The timestamp token of `seconds` from a window's start.
+    fn timestamp(&self, seconds: f64) -> usize {
+        let steps = (seconds / TIME_STEP).round().clamp(0.0, 1500.0) as usize;
+        self.specials.timestamp_begin + steps
+    }
+
+    /// Text of token ids (byte-level pieces joined, then read as UTF-8).
+    fn text(&self, ids: &[usize]) -> String {
+        let bytes: Vec<u8> = ids
+            .iter()
+            .filter_map(|&i| self.tokens.get(i))
+            .flat_map(|t| t.chars().filter_map(|c| self.byte_of.get(&c).copied()))
+            .collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    fn encode(&self, audio: &[f32]) -> Result<Encoded<'_>, SttError> {
+        let (features, frames) = self.mel.window(audio);
+        self.model
+            .encode(&features, self.mel.n_mels(), WINDOW, frames)
+            .map_err(fail)
+    }
+}
+
+/// One decoding's result.
+struct Decoded {
+    ids: Vec<usize>,
+    avg_logprob: f64,
+    no_speech: f64,
+}
+
+/// The most likely language of a window: ISO 639-1 code and probability.
+fn detect(enc: &Encoded<'_>) -> Result<(String, f64), SttError> {
+    let best = enc.detect(1).map_err(fail)?;
+    let (token, p) = best
+        .into_iter()
+        .next()
+        .ok_or_else(|| fail("no language detected".into()))?;
+    let code = token
+        .trim_start_matches("<|")
+        .trim_end_matches("|>")
+        .to_owned();
+    Ok((code, f64::from(p)))
+}
+
+/// Greedy beam search of 5 at temperature 0, else best of 5 samples.
+fn generate(enc: &Encoded<'_>, prompt: &[usize], temperature: f32) -> Result<Decoded, SttError> {
+    let opts = if temperature > 0.0 {
+        Options {
+            beam_size: 1,
+            temperature,
+            num_hypotheses: 5,
+            sampling_topk: 0,
+            ..Options::default()
+        }
+    } else {
+        Options::default()
+    };
+    let g = enc.generate(prompt, &opts).map_err(fail)?;
+    // The score is the summed log-probability over the length (length
+    // penalty 1); whisper averages over the length plus the end token.
+    let len = g.ids.len() as f64;
+    Ok(Decoded {
+        avg_logprob: f64::from(g.score) * len / (len + 1.0),
+        ids: g.ids,
+        no_speech: f64::from(g.no_speech),
+    })
+}
+
+/// Word times by cross-attention alignment of `text` (token ids), seconds
+/// from the window's start: (start, end, mean probability) for each word,
+/// given as a range of `text`.
+fn align(
+    enc: &Encoded<'_>,
+    start: &[usize],
+    text: &[usize],
+    words: &[std::ops::Range<usize>],
+) -> Result<Vec<(f64, f64, f64)>, SttError> {
+    let a = enc.align(start, text, 7).map_err(fail)?;
+    // When each text token (and the end token) starts: where the path
+    // first reaches its index.
+    let mut starts = vec![None; text.len() + 1];
+    for &(t, f) in &a.path {
+        if let Some(slot) = starts.get_mut(t) {
+            slot.get_or_insert(f as f64 * TIME_STEP);
+        }
+    }
+    let mut last = 0.0;
+    let starts: Vec<f64> = starts
+        .into_iter()
+        .map(|s| {
+            last = s.unwrap_or(last);
+            last
+        })
+        .collect();
+    Ok(words
+        .iter()
+        .map(|r| {
+            let p = &a.probs[r.clone()];
+            let mean = f64::from(p.iter().sum::<f32>()) / p.len().max(1) as f64;
+            (starts[r.start], starts[r.end], mean)
+        })
+        .collect())
+}
+
+/// How compressible text is: its length over its zlib-compressed length
+/// (whisper's test for a decoder stuck repeating itself).
+fn compression_ratio(text: &str) -> f64 {
+    if text.is_empty() {
+        return 0.0;
+    }
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    let _ = z.write_all(text.as_bytes());
+    let packed = z.finish().map(|v| v.len()).unwrap_or(1).max(1);
+    text.len() as f64 / packed as f64
+}
+
+impl SpeechToText for Ct2Engine {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn multilingual(&self) -> bool {
+        self.multilingual
+    }
+
+    fn lanes(&self) -> usize {
+        self.decoders
+    }
+
+    fn session(&self, opts: &SttOptions) -> Result<Box<dyn SttSession + '_>, SttError> {
+        let mut history = Vec::new();
+        if let (Some(text), Some(bpe)) = (&opts.prompt, &self.bpe) {
+            let ids = bpe.pieces_of(&format!(" {}", text.trim()));
+            history.extend(ids.iter().map(|&i| i as usize));
+        }
+        Ok(Box::new(Ct2Session {
+            engine: self,
+            history,
+            opts: opts.clone(),
+            ready: None,
+        }))
+    }
+}
+
+struct Ct2Session<'a> {
+    engine: &'a Ct2Engine,
+    /// The user's prompt and the text so far (token ids): the decoder sees
+    /// the last of it before each window, as whisper conditions on the
+    /// previous text.
+    history: Vec<usize>,
+    opts: SttOptions,
+    /// The window the language was detected on, encoded: the first window
+    /// to transcribe is the same audio.
+    ready: Option<(Vec<f32>, Encoded<'a>)>,
+}
+
+/// Tokens of previous text a prompt keeps (half the decoder's context).
+const PROMPT_TOKENS: usize = 223;
+
+/// A decoded stretch: (start, end) in seconds and its text tokens.
+type Piece = (f64, f64, Vec<usize>);
+
+impl Ct2Session<'_> {
+    /// The start sequence: start of transcript, language and task (English
+    /// models take the start token alone).
+    fn start(&self, language: &str) -> Vec<usize> {
+        let e = self.engine;
+        let s = &e.specials;
+        if !e.multilingual {
+            return vec![s.sot];
+        }
+        let lang = format!("<|{language}|>");
+        let mut seq = vec![s.sot];
+        if let Some(id) = e.tokens.iter().position(|t| *t == lang) {
+            seq.push(id);
+        }
+        seq.push(if self.opts.translate {
+            s.translate
+        } else {
+            s.transcribe
+        });
+        seq
+    }
+
+    /// Decodes one window with whisper's temperature fallback: greedy beam
+    /// search first, then sampling at rising temperatures while the text is
+    /// too repetitive or too unlikely (unless the window is silence).
+    fn decode(&self, enc: &Encoded<'_>, prompt: &[usize]) -> Result<(Decoded, f32), SttError> {
+        let mut best: Option<(Decoded, f32)> = None;
+        for &t in &TEMPERATURES {
+            let d = generate(enc, prompt, t)?;
+            let text = self.engine.text(&self.text_ids(&d.ids));
+            let silent = d.no_speech > 0.6 && d.avg_logprob < -1.0;
+            let good = compression_ratio(&text) <= 2.4 && d.avg_logprob >= -1.0;
+            if good || silent {
+                return Ok((d, t));
+            }
+            if best
+                .as_ref()
+                .is_none_or(|b| d.avg_logprob > b.0.avg_logprob)
+            {
+                best = Some((d, t));
+            }
+        }
+        best.ok_or_else(|| fail("no decoding".into()))
+    }
+
+    fn text_ids(&self, ids: &[usize]) -> Vec<usize> {
+        ids.iter()
+            .copied()
+            .filter(|&i| i < self.engine.specials.eot)
+            .collect()
+    }
+
+    /// Splits decoded ids at timestamp tokens into pieces of text with their
+    /// times (seconds from the window's start, within `length`); also
+    /// returns where decoding should resume (seconds), `length` when the
+    /// window is done.
+    fn pieces(&self, ids: &[usize], length: f64) -> (Vec<Piece>, f64) {
+        let s = &self.engine.specials;
+        let (mut pieces, mut text, mut open) = (Vec::new(), Vec::new(), None::<f64>);
+        let mut last_end = 0.0;
+        let mut ended_on_pair = false;
+        for &id in ids {
+            if id == s.eot {
+                break;
+            }
+            if id >= s.timestamp_begin {
+                let t = ((id - s.timestamp_begin) as f64 * TIME_STEP).min(length);
+                if text.is_empty() {
+                    ended_on_pair = open.is_some();
+                    open = Some(t);
+                } else {
+                    pieces.push((open.unwrap_or(last_end), t, std::mem::take(&mut text)));
+                    last_end = t;
+                    open = None;
+                    ended_on_pair = false;
+                }
+            } else if id < s.eot {
+                text.push(id);
+                ended_on_pair = false;
+            }
+        }
+        if !text.is_empty() {
+            pieces.push((open.unwrap_or(last_end), length, text));
+            return (pieces, length);
+        }
+        // "…<|t1|><|t2|>" then the end: speech was cut at t2; resume there.
+        match (ended_on_pair, open) {
+            (true, Some(t)) if t > 0.0 => (pieces, t),
+            _ => (pieces, length),
+        }
+    }
+}
+
+/// The part of `audio` one window holds.
+fn window_of(audio: &[f32]) -> &[f32] {
+    &audio[..audio.len().min(WINDOW * HOP)]
+}
+
+impl<'a> SttSession for Ct2Session<'a> {
+    fn detect_language(&mut self, audio: &[f32]) -> Result<(String, f64), SttError> {
+        let window = window_of(audio);
+        let enc = self.encoded(window)?;
+        let language = detect(&enc);
+        self.ready = Some((window.to_vec(), enc));
+        language
+    }
+
+    fn transcribe(&mut self, audio: &[f32], language: &str) -> Result<Window, SttError> {
+        let window = window_of(audio);
+        let enc = self.encoded(window)?;
+        self.decode_window(window, &enc, language)
+    }
+}
+
+impl<'a> Ct2Session<'a> {
+    /// The window's encoding: the language detection's, or a new one.
+    fn encoded(&mut self, window: &[f32]) -> Result<Encoded<'a>, SttError> {
+        match self.ready.take() {
+            Some((audio, enc)) if audio == window => Ok(enc),
+            _ => self.engine.encode(window),
+        }
+    }
+
+    fn decode_window(
+        &mut self,
+        window: &[f32],
+        enc: &Encoded<'_>,
+        language: &str,
+    ) -> Result<Window, SttError> {
+        let rate = super::chunk::RATE as f64;
+        let length = window.len() as f64 / rate;
+        let start = self.start(language);
+        let mut prompt = Vec::new();
+        if !self.history.is_empty() {
+            let from = self.history.len().saturating_sub(PROMPT_TOKENS);
+            prompt.push(self.engine.specials.start_of_prev);
+            prompt.extend_from_slice(&self.history[from..]);
+        }
+        prompt.extend_from_slice(&start);
+        let (d, temperature) = self.decode(enc, &prompt)?;
+        tracing::debug!(length, temperature, tokens = d.ids.len(), "window decoded");
+        let mut out = Window {
+            consumed: window.len(),
+            ..Window::default()
+        };
+        let silent = d.no_speech > 0.6 && d.avg_logprob < -1.0;
+        if silent {
+            return Ok(out);
+        }
+        let (pieces, resume) = self.pieces(&d.ids, length);
+        if self.opts.words {
+            out.words = self.words(enc, &start, &pieces, 0.0)?;
+        }
+        // Text decoded by sampling at a high temperature is not trusted as
+        // context.
+        if temperature > 0.5 {
+            self.history.clear();
+        }
+        for (s, e, ids) in &pieces {
+            // Context keeps the timestamps too (as whisper's does), or the
+            // decoder learns from it to stop giving them.
+            self.history.push(self.engine.timestamp(*s));
+            self.history.extend_from_slice(ids);
+            self.history.push(self.engine.timestamp(*e));
+            let text = self.engine.text(ids).trim().to_owned();
+            if text.is_empty() {
+                continue;
+            }
+            out.segments.push(Segment {
+                id: out.segments.len(),
+                start: *s,
+                end: e.max(*s),
+                text,
+                avg_logprob: d.avg_logprob,
+                no_speech_prob: d.no_speech,
+            });
+        }
+        // The decoder may also stop early claiming silence; if 0.8 s or more
+        // follows its last timestamp and 0.3 s of it is speech, the rest is
+        // left for the next window (as whisper's loop seeks there). A
+        // shorter tail is left alone: decoding a fragment invites the model
+        // to invent a sentence.
+        let last_end = pieces.last().map_or(0.0, |p| p.1);
+        let resume = if resume >= length && last_end > 0.0 && last_end < length - 0.8 {
+            let rest = &window[((last_end * rate) as usize).min(window.len())..];
+            if super::chunk::has_speech(rest, window) {
+                last_end
+            } else {
+                resume
+            }
+        } else {
+            resume
+        };
+        // Every piece ends by `resume`: what follows is decoded next time.
+        if resume > 0.0 && resume < length {
+            out.consumed = ((resume * rate) as usize / HOP * HOP).min(window.len());
+        }
+        Ok(out)
+    }
+}
+
+impl Ct2Session<'_> {
+    /// Word timestamps for the pieces of one window, seconds from `at`
+    /// onwards: a token that starts with a space starts a word.
+    fn words(
+        &self,
+        enc: &Encoded<'_>,
+        start: &[usize],
+        pieces: &[Piece],
+        at: f64,
+    ) -> Result<Vec<Word>, SttError> {
+        let e = self.engine;
+        let text: Vec<usize> = pieces.iter().flat_map(|p| p.2.iter().copied()).collect();
+        if text.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut spans: Vec<std::ops::Range<usize>> = Vec::new();
+        for (i, &id) in text.iter().enumerate() {
+            let piece = e.text(&[id]);
+            match spans.last_mut() {
+                Some(r) if !piece.starts_with(' ') => r.end = i + 1,
+                _ => spans.push(i..i + 1),
+            }
+        }
+        let times = align(enc, start, &text, &spans)?;
+        Ok(spans
+            .iter()
+            .zip(times)
+            .map(|(r, (s, end, p))| Word {
+                word: e.text(&text[r.clone()]).trim().to_owned(),
+                start: at + s,
+                end: at + end.max(s),
+                probability: p,
+            })
+            .filter(|w| !w.word.is_empty())
+            .collect())
+    }
+}

@@ -1,0 +1,767 @@
+//! Speech-to-text: the `SpeechToText` trait and two whisper engines:
+//! CTranslate2 (int8, the default where its runtime is installed) and
+//! whisper.cpp (any ggml file).
+
+pub mod chunk;
+mod ct2;
+mod gate;
+mod lazy;
+mod mel;
+mod whisper;
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use lazy::LazyStt;
+
+pub use ct2::Ct2Engine;
+pub use gate::DecodeGate;
+pub use whisper::WhisperEngine;
+
+use chunk::{plan, Plan, MAX_CHUNK, RATE};
+
+use crate::tts::EngineStatus;
+
+/// A recognised segment, seconds from the start of the audio.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Segment {
+    pub id: usize,
+    #[serde(serialize_with = "mediagen_core::time::seconds")]
+    pub start: f64,
+    #[serde(serialize_with = "mediagen_core::time::seconds")]
+    pub end: f64,
+    pub text: String,
+    pub avg_logprob: f64,
+    pub no_speech_prob: f64,
+}
+
+/// A recognised word with its time span.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Word {
+    pub word: String,
+    #[serde(serialize_with = "mediagen_core::time::seconds")]
+    pub start: f64,
+    #[serde(serialize_with = "mediagen_core::time::seconds")]
+    pub end: f64,
+    pub probability: f64,
+}
+
+/// What the recogniser heard.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Transcript {
+    pub text: String,
+    /// ISO 639-1 code.
+    pub language: String,
+    /// Probability of the detected language (1.0 when it was given).
+    pub language_probability: f64,
+    /// Seconds of audio.
+    #[serde(serialize_with = "mediagen_core::time::seconds")]
+    pub duration: f64,
+    pub segments: Vec<Segment>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub words: Vec<Word>,
+}
+
+/// How to transcribe.
+#[derive(Debug, Clone, Default)]
+pub struct SttOptions {
+    /// ISO 639-1 code, or `None` to detect.
+    pub language: Option<String>,
+    /// Translate into English.
+    pub translate: bool,
+    /// Text that biases the vocabulary.
+    pub prompt: Option<String>,
+    /// Word timestamps.
+    pub words: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SttError {
+    #[error("recognition failed: {0}")]
+    Failed(String),
+    #[error("cancelled")]
+    Cancelled,
+    /// The audio could not be read.
+    #[error("{0}")]
+    Input(String),
+}
+
+/// A speech recogniser. Synchronous and CPU-bound: call from a blocking
+/// thread. Audio is 16 kHz mono.
+pub trait SpeechToText: Send + Sync {
+    /// Model name, e.g. `base`.
+    fn name(&self) -> &str;
+    /// True when the model knows other languages than English.
+    fn multilingual(&self) -> bool;
+    /// A decoder for one request (its buffers are reused chunk after chunk).
+    fn session(&self, opts: &SttOptions) -> Result<Box<dyn SttSession + '_>, SttError>;
+    /// How many sessions can decode at once without slowing each other
+    /// (long files are split into that many parts decoded side by side).
+    fn lanes(&self) -> usize {
+        1
+    }
+}
+
+/// One request's decoder. Times are seconds from the start of `audio`.
+pub trait SttSession {
+    /// The spoken language of `audio` (ISO 639-1) and its probability.
+    fn detect_language(&mut self, audio: &[f32]) -> Result<(String, f64), SttError>;
+    /// Transcribes at most one window (30 s) of audio.
+    fn transcribe(&mut self, audio: &[f32], language: &str) -> Result<Window, SttError>;
+}
+
+/// What one window's decoding gave.
+#[derive(Debug, Default)]
+pub struct Window {
+    pub segments: Vec<Segment>,
+    pub words: Vec<Word>,
+    /// Samples of the audio this covers: all of it, or less when the
+    /// decoder stopped early while speech followed; the rest is decoded
+    /// again at the start of the next window (as whisper's own loop seeks
+    /// to the last timestamp), without a window of its own.
+    pub consumed: usize,
+}
+
+/// Audio at least this long (seconds) is split into sections decoded side
+/// by side, where the model and the gate allow more than one decoding at
+/// once.
+const SPLIT_MIN: f64 = 60.0;
+/// Seconds before a section decoded for context (its text only).
+const CONTEXT: usize = 20;
+
+/// 16 kHz mono audio that can be read from any point.
+pub trait AudioSource: Sync {
+    /// Samples in all.
+    fn samples(&self) -> usize;
+    /// Up to `max` samples from sample `at`; fewer only at the end.
+    fn read_at(&self, at: usize, max: usize) -> Result<Vec<f32>, SttError>;
+}
+
+impl AudioSource for &[f32] {
+    fn samples(&self) -> usize {
+        self.len()
+    }
+
+    fn read_at(&self, at: usize, max: usize) -> Result<Vec<f32>, SttError> {
+        let at = at.min(self.len());
+        Ok(self[at..(at + max).min(self.len())].to_vec())
+    }
+}
+
+/// A file of 16 kHz samples (see [`mediagen_media::pcm::decode`]).
+impl AudioSource for mediagen_media::pcm::PcmFile {
+    fn samples(&self) -> usize {
+        debug_assert_eq!(self.rate(), RATE as u32);
+        self.len()
+    }
+
+    fn read_at(&self, at: usize, max: usize) -> Result<Vec<f32>, SttError> {
+        mediagen_media::pcm::PcmFile::read_at(self, at, max)
+            .map_err(|e| SttError::Input(e.to_string()))
+    }
+}
+
+/// Transcribes audio of any length, read piece by piece from `audio`:
+/// silence is skipped, speech is decoded in chunks of one window cut at
+/// pauses, each chunk under a permit of `gate`, and times are shifted onto
+/// the whole file's clock. `progress` gets the fraction done (0–1) after
+/// each chunk and returns false to cancel. Memory stays at two windows of
+/// audio a decoding, whatever the length.
+///
+/// Whisper decodes one window after another, each given the text before
+/// it, and a decoding step is too small to gain from more threads; so where
+/// the model decodes several windows at once ([`SpeechToText::lanes`]) and
+/// the gate lets them, audio of a minute or more is cut (at a pause) into
+/// that many sections of equal length, decoded side by side. A section
+/// after the first first decodes the 20 s before it for their text only,
+/// which its first window is given as context, as every window is given
+/// the text before it.
+pub fn transcribe_stream(
+    model: &dyn SpeechToText,
+    gate: &DecodeGate,
+    opts: &SttOptions,
+    audio: &dyn AudioSource,
+    progress: &mut dyn FnMut(f64) -> bool,
+) -> Result<Transcript, SttError> {
+    let total = audio.samples();
+    // Sections of at least half a minute each.
+    let lanes = model
+        .lanes()
+        .min(gate.permits())
+        .min(total / (SPLIT_MIN as usize * RATE / 2));
+    if lanes < 2 {
+        return transcribe_lane(model, gate, opts, audio, 0..total, 0..0, progress);
+    }
+    // Where the sections meet: in a pause within 5 s of each equal share.
+    let mut bounds = vec![0];
+    for k in 1..lanes {
+        let at = total * k / lanes;
+        let from = at.saturating_sub(5 * RATE);
+        let around = audio.read_at(from, 10 * RATE)?;
+        let cut = from + chunk::split_near(&around, at - from);
+        bounds.push(cut.clamp(bounds[k - 1], total));
+    }
+    bounds.push(total);
+    let mut opts = opts.clone();
+    let mut detected = None;
+    if opts.language.is_none() {
+        let first = audio.read_at(0, 2 * MAX_CHUNK)?;
+        let found = detect_language(model, gate, first_chunk(&first))?;
+        opts.language = Some(found.0.clone());
+        detected = Some(found);
+    }
+    let done: Vec<AtomicUsize> = (0..lanes).map(|_| AtomicUsize::new(0)).collect();
+    let cancel = AtomicBool::new(false);
+    let results: Vec<Result<Transcript, SttError>> = std::thread::scope(|s| {
+        let others: Vec<_> = (1..lanes)
+            .map(|k| {
+                let (range, done, cancel) = (bounds[k]..bounds[k + 1], &done[k], &cancel);
+                let context =
+                    bounds[k].saturating_sub(CONTEXT * RATE).max(bounds[k - 1])..bounds[k];
+                // The request's prompt comes first, as at a file's start;
+                // the text of `context` follows it.
+                let opts = opts.clone();
+                s.spawn(move || {
+                    let len = range.len() as f64;
+                    transcribe_lane(model, gate, &opts, audio, range, context, &mut |f| {
+                        done.store((f * len) as usize, Ordering::Relaxed);
+                        !cancel.load(Ordering::Relaxed)
+                    })
+                })
+            })
+            .collect();
+        let len = (bounds[1] - bounds[0]) as f64;
+        let first = transcribe_lane(
+            model,
+            gate,
+            &opts,
+            audio,
+            bounds[0]..bounds[1],
+            0..0,
+            &mut |f| {
+                done[0].store((f * len) as usize, Ordering::Relaxed);
+                let sum: usize = done.iter().map(|d| d.load(Ordering::Relaxed)).sum();
+                let go = progress(sum as f64 / total as f64);
+                if !go {
+                    cancel.store(true, Ordering::Relaxed);
+                }
+                go
+            },
+        );
+        let mut all = vec![first];
+        all.extend(others.into_iter().map(|h| {
+            h.join()
+                .unwrap_or_else(|_| Err(SttError::Failed("a decoding thread panicked".into())))
+        }));
+        all
+    });
+    let mut out = Transcript::default();
+    for (k, result) in results.into_iter().enumerate() {
+        let t = result?;
+        if !t.text.is_empty() {
+            if !out.text.is_empty() {
+                out.text.push(' ');
+            }
+            out.text.push_str(&t.text);
+        }
+        let at = bounds[k] as f64 / RATE as f64;
+        for mut seg in t.segments {
+            seg.id = out.segments.len();
+            seg.start += at;
+            seg.end += at;
+            out.segments.push(seg);
+        }
+        out.words.extend(t.words.into_iter().map(|mut w| {
+            w.start += at;
+            w.end += at;
+            w
+        }));
+    }
+    if !progress(1.0) {
+        return Err(SttError::Cancelled);
+    }
+    (out.language, out.language_probability) =
+        detected.unwrap_or_else(|| (opts.language.unwrap_or_default(), 1.0));
+    out.duration = total as f64 / RATE as f64;
+    Ok(out)
+}
+
+/// The first chunk [`plan`] gives for the whole of `audio` (its start, when
+/// all of it is silence).
+fn first_chunk(mut audio: &[f32]) -> &[f32] {
+    let whole = audio;
+    loop {
+        match plan(audio, true) {
+            Plan::Skip(n) => audio = &audio[n..],
+            Plan::Chunk { end } => return &audio[..end],
+            Plan::NeedMore | Plan::Done => return &whole[..whole.len().min(MAX_CHUNK)],
+        }
+    }
+}
+
+/// One decoding after another over `range` of `audio` (samples), times
+/// from the range's start ([`transcribe_stream`] for one section).
+fn transcribe_lane(
+    model: &dyn SpeechToText,
+    gate: &DecodeGate,
+    opts: &SttOptions,
+    audio: &dyn AudioSource,
+    range: std::ops::Range<usize>,
+    context: std::ops::Range<usize>,
+    progress: &mut dyn FnMut(f64) -> bool,
+) -> Result<Transcript, SttError> {
+    let duration = range.len() as f64 / RATE as f64;
+    let mut pos = range.start;
+    let mut read = |n: usize| {
+        let piece = audio.read_at(pos, n.min(range.end - pos))?;
+        pos += piece.len();
+        Ok::<_, SttError>(piece)
+    };
+    let mut session = model.session(opts)?;
+    let mut language = opts.language.clone().map(|l| (l, 1.0));
+    if language.is_none() && !model.multilingual() {
+        language = Some(("en".to_owned(), 1.0));
+    }
+    if let (false, Some((code, _))) = (context.is_empty(), &language) {
+        // Decoded for its text only, which the next window is given.
+        let before = audio.read_at(context.start, context.len())?;
+        let _permit = gate.acquire();
+        session.transcribe(&before, code)?;
+    }
+    let (mut buf, mut offset, mut ended) = (Vec::<f32>::new(), 0usize, false);
+    let (mut segments, mut words) = (Vec::<Segment>::new(), Vec::<Word>::new());
+    loop {
+        if !ended && buf.len() < 2 * MAX_CHUNK {
+            let want = 2 * MAX_CHUNK - buf.len();
+            let more = read(want)?;
+            ended = more.len() < want;
+            buf.extend_from_slice(&more);
+        }
+        match plan(&buf, ended) {
+            Plan::Done => break,
+            Plan::NeedMore => continue,
+            Plan::Skip(n) => {
+                buf.drain(..n);
+                offset += n;
+            }
+            Plan::Chunk { end } => {
+                let at = offset as f64 / RATE as f64;
+                let Window {
+                    segments: mut segs,
+                    words: mut ws,
+                    consumed,
+                } = {
+                    let _permit = gate.acquire();
+                    if language.is_none() {
+                        language = Some(session.detect_language(&buf[..end])?);
+                    }
+                    let code = language.as_ref().map(|l| l.0.clone()).unwrap_or_default();
+                    session.transcribe(&buf[..end], &code)?
+                };
+                // At least a second forward, whatever the decoder says.
+                let end = consumed.clamp(end.min(RATE), end);
+                let limit = at + end as f64 / RATE as f64;
+                let floor = segments.last().map_or(0.0, |s| s.start);
+                for s in &mut segs {
+                    s.start = (s.start + at).clamp(floor, limit);
+                    s.end = (s.end + at).clamp(s.start, limit);
+                    s.id = segments.len();
+                    segments.push(s.clone());
+                }
+                for w in &mut ws {
+                    w.start = (w.start + at).min(limit);
+                    w.end = (w.end + at).clamp(w.start, limit);
+                }
+                words.append(&mut ws);
+                buf.drain(..end);
+                offset += end;
+                let done = offset as f64 / RATE as f64 / duration.max(0.001);
+                if !progress(done.min(1.0)) {
+                    return Err(SttError::Cancelled);
+                }
+            }
+        }
+    }
+    let text = segments
+        .iter()
+        .map(|s| s.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let (language, language_probability) = language.unwrap_or_else(|| ("en".to_owned(), 0.0));
+    Ok(Transcript {
+        text,
+        language,
+        language_probability,
+        duration: (offset + buf.len()) as f64 / RATE as f64,
+        segments,
+        words,
+    })
+}
+
+/// The spoken language of the first window of `audio` (16 kHz mono): an
+/// ISO 639-1 code and its probability; English for English-only models.
+pub fn detect_language(
+    model: &dyn SpeechToText,
+    gate: &DecodeGate,
+    audio: &[f32],
+) -> Result<(String, f64), SttError> {
+    if !model.multilingual() {
+        return Ok(("en".to_owned(), 1.0));
+    }
+    let mut session = model.session(&SttOptions::default())?;
+    let _permit = gate.acquire();
+    session.detect_language(&audio[..audio.len().min(MAX_CHUNK)])
+}
+
+/// Transcribes audio held in memory (short clips).
+pub fn transcribe(
+    model: &dyn SpeechToText,
+    gate: &DecodeGate,
+    audio: &[f32],
+    opts: &SttOptions,
+) -> Result<Transcript, SttError> {
+    transcribe_stream(model, gate, opts, &audio, &mut |_| true)
+}
+
+/// The recognisers found in `<models>/whisper/`, sharing one limit on
+/// concurrent decodes.
+pub struct SttCatalog {
+    models: Vec<Arc<dyn SpeechToText>>,
+    status: Vec<EngineStatus>,
+    gate: Arc<DecodeGate>,
+}
+
+impl Default for SttCatalog {
+    fn default() -> Self {
+        Self {
+            models: Vec::new(),
+            status: Vec::new(),
+            gate: Arc::new(DecodeGate::new(1)),
+        }
+    }
+}
+
+impl SttCatalog {
+    /// Loads the models under `<models>/whisper/`: CTranslate2 folders
+    /// (`<name>/model.bin`, run by the CTranslate2 runtime the setup step
+    /// installs in `<models>/.ct2/lib/`) and ggml files (`ggml-<name>.bin`,
+    /// run by whisper.cpp). A model is called by its folder's or file's
+    /// name; when both formats of one name are present, the CTranslate2
+    /// folder answers to it and the ggml file to its whole stem
+    /// (`ggml-base`). The default is `base`. At most `concurrency` chunks
+    /// are decoded at once across all requests.
+    pub fn discover(models_dir: &Path, threads: usize, concurrency: usize) -> Self {
+        let mut catalog = Self {
+            gate: Arc::new(DecodeGate::new(concurrency)),
+            ..Self::default()
+        };
+        let dir = models_dir.join("whisper");
+        let mut entries: Vec<_> = std::fs::read_dir(&dir)
+            .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+            .unwrap_or_default();
+        entries.sort();
+        let folders: Vec<_> = entries
+            .iter()
+            .filter(|p| p.join("model.bin").is_file())
+            .collect();
+        if !folders.is_empty() {
+            catalog.load_ct2(models_dir, &folders, threads, concurrency);
+        }
+        let files = entries.iter().filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("ggml-") && n.ends_with(".bin"))
+        });
+        for file in files {
+            let stem = file
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or("whisper")
+                .to_owned();
+            let short = stem.trim_start_matches("ggml-").to_owned();
+            // The whole stem when the short name belongs to another model.
+            let name = if catalog.model(Some(&short)).is_some() {
+                stem
+            } else {
+                short.clone()
+            };
+            let (path, renamed) = (file.to_path_buf(), name != short);
+            let load = Box::new(move || -> Result<Arc<dyn SpeechToText>, String> {
+                let mut engine = WhisperEngine::load(&path, threads)?;
+                if renamed {
+                    engine.rename_to_stem(&path);
+                }
+                Ok(Arc::new(engine))
+            });
+            catalog.add("whisper.cpp", Arc::new(LazyStt::new(name, 1, load)), file);
+        }
+        if catalog.models.is_empty() {
+            let detail = format!(
+                "no whisper models in {} (run scripts/models.sh)",
+                dir.display()
+            );
+            catalog.unavailable("whisper", detail);
+        }
+        // The default first: base, then the rest by name.
+        catalog
+            .models
+            .sort_by_key(|m| (m.name() != "base", m.name().to_owned()));
+        catalog
+    }
+
+    fn add(&mut self, engine: &'static str, model: Arc<dyn SpeechToText>, from: &Path) {
+        tracing::info!(
+            model = model.name(),
+            engine,
+            "speech-to-text model found (loaded on first use)"
+        );
+        self.status.push(EngineStatus {
+            engine,
+            name: Some(model.name().to_owned()),
+            kind: "speech-to-text",
+            available: true,
+            voices: 0,
+            detail: format!("{} ({})", model.name(), from.display()),
+        });
+        self.models.push(model);
+    }
+
+    /// An engine that could not be used, logged and reported.
+    fn unavailable(&mut self, engine: &'static str, detail: String) {
+        tracing::warn!("speech-to-text ({engine}) unavailable: {detail}");
+        self.status.push(EngineStatus {
+            engine,
+            name: None,
+            kind: "speech-to-text",
+            available: false,
+            voices: 0,
+            detail,
+        });
+    }
+
+    /// CTranslate2 folders, when its runtime is installed.
+    fn load_ct2(
+        &mut self,
+        models_dir: &Path,
+        folders: &[&std::path::PathBuf],
+        threads: usize,
+        decoders: usize,
+    ) {
+        let lib_path = ct2::library_path(models_dir);
+        if !lib_path.is_file() {
+            let detail = format!(
+                "CTranslate2 runtime not found at {}; run scripts/models.sh",
+                lib_path.display()
+            );
+            self.unavailable("ctranslate2", detail);
+            return;
+        }
+        // Opened with the first model that loads, once for all of them.
+        let lib: Arc<OnceLock<Result<Arc<mediagen_ct2::Library>, String>>> = Arc::default();
+        for dir in folders {
+            let name = dir
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or("whisper")
+                .to_owned();
+            let (lib, models, dir_owned, model_name) = (
+                lib.clone(),
+                models_dir.to_path_buf(),
+                dir.to_path_buf(),
+                name.clone(),
+            );
+            let load = Box::new(move || -> Result<Arc<dyn SpeechToText>, String> {
+                let lib = lib
+                    .get_or_init(|| mediagen_ct2::Library::open_installed(&models))
+                    .as_ref()
+                    .map_err(|e| format!("CTranslate2 runtime not loaded ({e})"))?;
+                Ok(Arc::new(Ct2Engine::load(
+                    lib,
+                    &dir_owned,
+                    &model_name,
+                    threads,
+                    decoders,
+                )?))
+            });
+            let model = LazyStt::new(name, decoders.max(1), load);
+            self.add("ctranslate2", Arc::new(model), dir);
+        }
+    }
+
+    /// Loads the default model now (a worker warming up, so its first
+    /// request does not wait); the others, among them every whisper.cpp
+    /// model, load when a request first names them, so one runtime is
+    /// loaded unless asked for. The models that failed, with why.
+    pub fn warm(&self) -> Vec<String> {
+        self.models
+            .iter()
+            .take(1)
+            .filter_map(|m| match m.session(&SttOptions::default()) {
+                Ok(_) => None,
+                Err(e) => Some(format!("{}: {e}", m.name())),
+            })
+            .collect()
+    }
+
+    /// The limit on concurrent decodes.
+    pub fn gate(&self) -> &DecodeGate {
+        &self.gate
+    }
+
+    pub fn status(&self) -> &[EngineStatus] {
+        &self.status
+    }
+
+    /// Model names, the default first.
+    pub fn names(&self) -> Vec<String> {
+        self.models.iter().map(|m| m.name().to_owned()).collect()
+    }
+
+    /// A model by name, or the default.
+    pub fn model(&self, name: Option<&str>) -> Option<Arc<dyn SpeechToText>> {
+        match name {
+            None => self.models.first().cloned(),
+            Some(n) => self.models.iter().find(|m| m.name() == n).cloned(),
+        }
+    }
+}
+
+/// The ISO 639-1 codes whisper recognises.
+pub fn languages() -> Vec<&'static str> {
+    (0..=whisper_rs::get_lang_max_id())
+        .filter_map(whisper_rs::get_lang_str)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+    use std::sync::Mutex;
+
+    /// A recogniser that hears one segment per window, spanning it, and
+    /// notes which threads decoded.
+    struct Echo {
+        threads: Mutex<HashSet<std::thread::ThreadId>>,
+        /// Samples of each session's first window.
+        firsts: Mutex<Vec<usize>>,
+    }
+
+    impl Echo {
+        fn new() -> Self {
+            Self {
+                threads: Mutex::new(HashSet::new()),
+                firsts: Mutex::new(Vec::new()),
+            }
+        }
+    }
+
+    struct EchoSession<'a>(&'a Echo, bool);
+
+    impl SpeechToText for Echo {
+        fn name(&self) -> &str {
+            "echo"
+        }
+        fn multilingual(&self) -> bool {
+            true
+        }
+        fn session(&self, _: &SttOptions) -> Result<Box<dyn SttSession + '_>, SttError> {
+            Ok(Box::new(EchoSession(self, false)))
+        }
+        fn lanes(&self) -> usize {
+            2
+        }
+    }
+
+    impl SttSession for EchoSession<'_> {
+        fn detect_language(&mut self, _: &[f32]) -> Result<(String, f64), SttError> {
+            Ok(("de".into(), 0.9))
+        }
+        fn transcribe(&mut self, audio: &[f32], _: &str) -> Result<Window, SttError> {
+            if !std::mem::replace(&mut self.1, true) {
+                self.0.firsts.lock().unwrap().push(audio.len());
+            }
+            self.0
+                .threads
+                .lock()
+                .unwrap()
+                .insert(std::thread::current().id());
+            Ok(Window {
+                segments: vec![Segment {
+                    id: 0,
+                    start: 0.0,
+                    end: audio.len() as f64 / RATE as f64,
+                    text: "x".into(),
+                    avg_logprob: 0.0,
+                    no_speech_prob: 0.0,
+                }],
+                words: Vec::new(),
+                consumed: audio.len(),
+            })
+        }
+    }
+
+    #[test]
+    fn long_audio_is_decoded_in_sections_side_by_side_on_one_clock() {
+        // 100 s of sound with a second of silence every 10 s.
+        let audio: Vec<f32> = (0..100 * RATE)
+            .map(|i| {
+                let t = i as f32 / RATE as f32;
+                if t % 10.0 > 9.0 {
+                    0.0
+                } else {
+                    0.3 * (i as f32 * 0.05).sin()
+                }
+            })
+            .collect();
+        let echo = Echo::new();
+        let mut seen = Vec::new();
+        let t = transcribe_stream(
+            &echo,
+            &DecodeGate::new(2),
+            &SttOptions::default(),
+            &audio.as_slice(),
+            &mut |f| {
+                seen.push(f);
+                true
+            },
+        )
+        .unwrap();
+        assert_eq!(echo.threads.lock().unwrap().len(), 2, "two decodings");
+        // The second section's decoder first heard the 20 s before it, for
+        // context only (its text is not in the transcript: no overlap below).
+        let firsts = echo.firsts.lock().unwrap().clone();
+        assert!(firsts.contains(&(CONTEXT * RATE)), "{firsts:?}");
+        assert_eq!((t.language.as_str(), t.duration), ("de", 100.0));
+        // Segments in order, ids renumbered, the whole file heard once (the
+        // chunks are cut inside the pauses, so they cover them too).
+        assert!(t.segments.iter().enumerate().all(|(i, s)| s.id == i));
+        assert!(t.segments.windows(2).all(|w| w[0].end <= w[1].start + 1e-6));
+        let heard: f64 = t.segments.iter().map(|s| s.end - s.start).sum();
+        assert!((95.0..=100.0).contains(&heard), "{heard} s heard");
+        for k in 0..10 {
+            let mid = k as f64 * 10.0 + 4.5;
+            assert!(
+                t.segments.iter().any(|s| s.start <= mid && mid <= s.end),
+                "{mid} s not heard: {:?}",
+                t.segments
+            );
+        }
+        assert!(seen.windows(2).all(|w| w[0] <= w[1]), "{seen:?}");
+        assert_eq!(seen.last(), Some(&1.0));
+    }
+
+    #[test]
+    fn short_audio_or_one_decoding_stays_in_one_section() {
+        let audio = vec![0.1f32; 40 * RATE];
+        let echo = Echo::new();
+        transcribe(&echo, &DecodeGate::new(2), &audio, &SttOptions::default()).unwrap();
+        assert_eq!(echo.threads.lock().unwrap().len(), 1);
+        let audio = vec![0.1f32; 90 * RATE];
+        transcribe(&echo, &DecodeGate::new(1), &audio, &SttOptions::default()).unwrap();
+        assert_eq!(echo.threads.lock().unwrap().len(), 1);
+    }
+}

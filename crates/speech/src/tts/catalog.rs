@@ -1,0 +1,362 @@
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use crate::tts::espeak::{self, EspeakEngine};
+use crate::tts::kokoro::KokoroEngine;
+use crate::tts::normalize::normalize;
+use crate::tts::piper::PiperEngine;
+use crate::tts::ssml::{self, Segment};
+use crate::tts::{text, TextToSpeech, TtsError, VoiceInfo};
+use crate::voice::{analyse, VoiceProfile, RATE as VOICE_RATE};
+use mediagen_media::audio::{resample_linear, Audio};
+
+/// Pause between sentences, seconds.
+const SENTENCE_GAP: f64 = 0.12;
+
+/// What start-up found of one engine.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EngineStatus {
+    pub engine: &'static str,
+    /// The model's name, where requests pick models by name (speech-to-text).
+    pub name: Option<String>,
+    pub kind: &'static str,
+    pub available: bool,
+    pub voices: usize,
+    /// Where it loaded from, or why it is missing.
+    pub detail: String,
+}
+
+/// Every voice of every engine found at start-up, by id.
+#[derive(Default)]
+pub struct TtsCatalog {
+    engines: Vec<Arc<dyn TextToSpeech>>,
+    voices: Vec<VoiceInfo>,
+    engine_of: HashMap<String, usize>,
+    status: Vec<EngineStatus>,
+    /// Voice profiles of catalog voices, measured on first use.
+    profiles: Mutex<HashMap<String, VoiceProfile>>,
+    /// Where measured profiles are also kept across restarts (derived from
+    /// the models, so beside them: `<models>/.profiles/`); `None` keeps
+    /// them in memory only.
+    profile_dir: Option<std::path::PathBuf>,
+}
+
+/// Bumped when the measurement changes, so older kept profiles are redone.
+const PROFILE_VERSION: u32 = 1;
+
+/// What a catalog voice reads to have its profile measured (a few
+/// sentences with varied vowels; numbers for languages without a text).
+fn profile_text(language: &str) -> &'static str {
+    match language.get(..2).unwrap_or("") {
+        "en" => {
+            "The rainbow is a division of white light into many beautiful colors. \
+                 These take the shape of a long round arch, with its path high above, \
+                 and its two ends apparently beyond the horizon."
+        }
+        "es" => {
+            "El arco iris es la división de la luz blanca en muchos colores hermosos. \
+                 Tiene la forma de un arco largo y redondo, con su camino muy alto, \
+                 y sus dos extremos más allá del horizonte."
+        }
+        "fr" => {
+            "L'arc-en-ciel divise la lumière blanche en de nombreuses belles couleurs. \
+                 Il prend la forme d'un long arc arrondi, très haut dans le ciel, \
+                 et ses deux extrémités semblent au-delà de l'horizon."
+        }
+        "it" => {
+            "L'arcobaleno divide la luce bianca in molti bei colori. \
+                 Ha la forma di un lungo arco rotondo, alto nel cielo, \
+                 e le sue due estremità sembrano oltre l'orizzonte."
+        }
+        "pt" => {
+            "O arco-íris divide a luz branca em muitas cores bonitas. \
+                 Tem a forma de um longo arco redondo, muito alto no céu, \
+                 e as suas duas pontas parecem estar além do horizonte."
+        }
+        "de" => {
+            "Der Regenbogen teilt das weiße Licht in viele schöne Farben. \
+                 Er hat die Form eines langen runden Bogens, hoch am Himmel, \
+                 und seine beiden Enden liegen scheinbar hinter dem Horizont."
+        }
+        _ => "1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20.",
+    }
+}
+
+/// How unlike two voices sound: pitch and formants on a log scale (the
+/// formants count double: pitch is moved by conversion anyway).
+fn distance(a: &VoiceProfile, b: &VoiceProfile) -> f64 {
+    let ln = |x: f64, y: f64| (x.max(1.0) / y.max(1.0)).ln().abs();
+    ln(a.pitch_median, b.pitch_median) + 2.0 * ln(a.centroid, b.centroid)
+}
+
+/// How many catalog voices are measured to choose the closest one.
+const CANDIDATES: usize = 4;
+
+impl TtsCatalog {
+    /// Loads the engines whose programs and models are present. A missing
+    /// engine is reported (log line and [`TtsCatalog::status`]), never fatal.
+    pub fn discover(models_dir: &Path, threads: usize) -> Self {
+        let mut catalog = Self {
+            profile_dir: Some(models_dir.join(".profiles")),
+            ..Self::default()
+        };
+        match KokoroEngine::load(models_dir, threads) {
+            Ok(engine) => catalog.add(Arc::new(engine), format!("{}/kokoro", models_dir.display())),
+            Err(e) => catalog.missing("kokoro", e),
+        }
+        match PiperEngine::load(models_dir, threads) {
+            Ok((engine, problems)) => {
+                for p in problems {
+                    tracing::warn!("piper voice skipped: {p}");
+                }
+                catalog.add(Arc::new(engine), format!("{}/piper", models_dir.display()));
+            }
+            Err(e) => catalog.missing("piper", e),
+        }
+        match espeak::available().and_then(|_| EspeakEngine::load()) {
+            Ok(engine) => catalog.add(Arc::new(engine), "espeak-ng program".into()),
+            Err(e) => catalog.missing("espeak", format!("espeak-ng is not installed ({e})")),
+        }
+        catalog
+    }
+
+    /// A catalog of the given engines (tests, custom builds).
+    pub fn from_engines(engines: Vec<Arc<dyn TextToSpeech>>) -> Self {
+        let mut catalog = Self::default();
+        for e in engines {
+            catalog.add(e, "in-process".into());
+        }
+        catalog
+    }
+
+    fn add(&mut self, engine: Arc<dyn TextToSpeech>, detail: String) {
+        let index = self.engines.len();
+        let voices = engine.voices();
+        tracing::info!(
+            engine = engine.engine(),
+            voices = voices.len(),
+            "text-to-speech engine ready"
+        );
+        self.status.push(EngineStatus {
+            name: None,
+            engine: engine.engine(),
+            kind: "text-to-speech",
+            available: true,
+            voices: voices.len(),
+            detail,
+        });
+        for v in voices {
+            self.engine_of.insert(v.id.clone(), index);
+            self.voices.push(v);
+        }
+        self.engines.push(engine);
+    }
+
+    fn missing(&mut self, engine: &'static str, reason: String) {
+        tracing::warn!(engine, "text-to-speech engine unavailable: {reason}");
+        self.status.push(EngineStatus {
+            name: None,
+            engine,
+            kind: "text-to-speech",
+            available: false,
+            voices: 0,
+            detail: reason,
+        });
+    }
+
+    /// Loads every engine's models now (a worker warming up, so its first
+    /// request does not wait); what failed, with why.
+    pub fn warm(&self) -> Vec<String> {
+        self.engines.iter().flat_map(|e| e.warm()).collect()
+    }
+
+    pub fn voices(&self) -> &[VoiceInfo] {
+        &self.voices
+    }
+
+    pub fn voice(&self, id: &str) -> Option<&VoiceInfo> {
+        self.voices.iter().find(|v| v.id == id)
+    }
+
+    pub fn status(&self) -> &[EngineStatus] {
+        &self.status
+    }
+
+    /// The voice profile of a catalog voice, measured once (the voice
+    /// reads a few sentences in its language) and then kept. Blocking.
+    pub fn profile(&self, voice_id: &str) -> Result<VoiceProfile, TtsError> {
+        if let Some(p) = self.profiles.lock().expect("profiles").get(voice_id) {
+            return Ok(p.clone());
+        }
+        let voice = self
+            .voice(voice_id)
+            .ok_or_else(|| TtsError::UnknownVoice(voice_id.into()))?;
+        let kept = self
+            .profile_dir
+            .as_ref()
+            .map(|d| d.join(format!("{voice_id}.v{PROFILE_VERSION}.json")));
+        let stored = kept
+            .as_ref()
+            .and_then(|path| std::fs::read(path).ok())
+            .and_then(|bytes| serde_json::from_slice::<VoiceProfile>(&bytes).ok());
+        let profile = match stored {
+            Some(p) => p,
+            None => {
+                let audio =
+                    self.speak(voice_id, profile_text(&voice.language), 1.0, |_, _, _| true)?;
+                let samples = resample_linear(&audio.samples, audio.sample_rate, VOICE_RATE);
+                let p = analyse(&[samples])
+                    .map_err(|e| TtsError::Failed(format!("the voice cannot be measured: {e}")))?;
+                if let Some(path) = &kept {
+                    // Best effort: a read-only models directory keeps them in memory.
+                    let written = path
+                        .parent()
+                        .map_or(Ok(()), std::fs::create_dir_all)
+                        .and_then(|()| {
+                            let tmp = path.with_extension(format!(
+                                "{}-{:?}.tmp",
+                                std::process::id(),
+                                std::thread::current().id()
+                            ));
+                            std::fs::write(&tmp, serde_json::to_vec(&p).unwrap_or_default())?;
+                            std::fs::rename(&tmp, path)
+                        });
+                    if let Err(e) = written {
+                        tracing::debug!(error = %e, "voice profile not kept on disk");
+                    }
+                }
+                p
+            }
+        };
+        self.profiles
+            .lock()
+            .expect("profiles")
+            .insert(voice_id.to_owned(), profile.clone());
+        Ok(profile)
+    }
+
+    /// The catalog voices that may speak for a voice of `gender` in
+    /// `language` (BCP-47 prefix): the best-quality voices of the language,
+    /// of the same gender where there are any, the first few by name (so
+    /// the choice is stable). Nothing is measured: cheap.
+    pub fn candidates(&self, gender: &str, language: &str) -> Vec<&VoiceInfo> {
+        let prefix = language.get(..2).unwrap_or(language).to_ascii_lowercase();
+        let speaks = |v: &&VoiceInfo| {
+            v.languages
+                .iter()
+                .any(|l| l.to_ascii_lowercase().starts_with(&prefix))
+        };
+        let rank = |q: &str| match q {
+            "high" => 0,
+            "medium" => 1,
+            _ => 2,
+        };
+        let Some(best) = self
+            .voices
+            .iter()
+            .filter(speaks)
+            .map(|v| rank(v.quality))
+            .min()
+        else {
+            return Vec::new();
+        };
+        let mut tier: Vec<&VoiceInfo> = self
+            .voices
+            .iter()
+            .filter(speaks)
+            .filter(|v| rank(v.quality) == best)
+            .collect();
+        if tier.iter().any(|v| v.gender == gender) {
+            tier.retain(|v| v.gender == gender);
+        }
+        tier.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.id.cmp(&b.id)));
+        tier.truncate(CANDIDATES);
+        tier
+    }
+
+    /// The candidate (see [`TtsCatalog::candidates`]) nearest to `profile`
+    /// in pitch and formants. Blocking (measures voices not measured yet).
+    pub fn closest(&self, profile: &VoiceProfile, language: &str) -> Option<&VoiceInfo> {
+        self.candidates(&profile.gender, language)
+            .into_iter()
+            .filter_map(|v| self.profile(&v.id).ok().map(|p| (v, distance(&p, profile))))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(v, _)| v)
+    }
+
+    /// Speaks `text` (plain text, or SSML when it starts with `<speak`),
+    /// normalised for the voice's language, sentence by sentence. `each`
+    /// sees every piece of audio as it is made (sentences and breaks), with
+    /// its index and the piece count, and returns false to stop (cancel).
+    pub fn speak(
+        &self,
+        voice_id: &str,
+        text: &str,
+        speed: f32,
+        mut each: impl FnMut(usize, usize, &Audio) -> bool,
+    ) -> Result<Audio, TtsError> {
+        let voice = self
+            .voice(voice_id)
+            .ok_or_else(|| TtsError::UnknownVoice(voice_id.into()))?;
+        let engine = &self.engines[self.engine_of[voice_id]];
+        let segments = if ssml::is_ssml(text) {
+            ssml::parse(text).map_err(|e| TtsError::Failed(e.to_string()))?
+        } else {
+            ssml::plain(text)
+        };
+        // Expand into the units that are synthesized one by one.
+        enum Unit<'a> {
+            Sentence(String, f32),
+            Silence(f64),
+            Ipa(&'a str, &'a str, f32),
+        }
+        let mut units = Vec::new();
+        for seg in &segments {
+            match seg {
+                Segment::Text { text, rate } => {
+                    for s in text::sentences(&normalize(text, &voice.language)) {
+                        units.push(Unit::Sentence(s, *rate));
+                    }
+                }
+                Segment::Break(secs) => units.push(Unit::Silence(*secs)),
+                Segment::Phonemes { ipa, text, rate } => units.push(Unit::Ipa(ipa, text, *rate)),
+            }
+        }
+        let mut out = Audio::new(Vec::new(), voice.sample_rate);
+        let n = units.len();
+        for (i, unit) in units.iter().enumerate() {
+            let mut audio = match unit {
+                Unit::Silence(secs) => Audio::silence(*secs, voice.sample_rate),
+                Unit::Sentence(sentence, rate) => {
+                    engine.synthesize(&voice.key, sentence, speed * rate)?
+                }
+                Unit::Ipa(ipa, text, rate) => {
+                    match engine.synthesize_ipa(&voice.key, ipa, speed * rate) {
+                        Err(TtsError::PhonemesUnsupported) => {
+                            engine.synthesize(&voice.key, text, speed * rate)?
+                        }
+                        other => other?,
+                    }
+                }
+            };
+            if !matches!(unit, Unit::Silence(_)) {
+                // Engines pad sentences with different amounts of silence;
+                // the pause between sentences is ours to choose.
+                audio.trim_silence(-45.0, 0.04);
+                let next_is_speech = units
+                    .get(i + 1)
+                    .is_some_and(|u| !matches!(u, Unit::Silence(_)));
+                if next_is_speech {
+                    audio.append(&Audio::silence(SENTENCE_GAP, audio.sample_rate));
+                }
+            }
+            if !each(i, n, &audio) {
+                return Err(TtsError::Cancelled);
+            }
+            out.append(&audio);
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,112 @@
+//! Text-to-speech: engines behind one trait, and the voice catalog that
+//! routes a voice id to its engine.
+
+mod catalog;
+pub mod espeak;
+pub mod kokoro;
+pub mod normalize;
+pub mod piper;
+pub mod ssml;
+pub mod text;
+
+pub use catalog::{EngineStatus, TtsCatalog};
+
+use mediagen_media::audio::Audio;
+
+/// A voice as the catalog lists it.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VoiceInfo {
+    /// Stable opaque id (20 characters), derived from engine and key.
+    pub id: String,
+    /// The engine's own name for the voice.
+    #[serde(skip)]
+    pub key: String,
+    pub name: String,
+    /// BCP-47 tag, e.g. `en-US`.
+    pub language: String,
+    /// Every language the voice speaks (BCP-47).
+    pub languages: Vec<String>,
+    /// `male`, `female` or `neutral`.
+    pub gender: String,
+    pub accent: Option<String>,
+    pub engine: &'static str,
+    /// `high` (neural, best), `medium` (neural, fast), `low` (formant).
+    pub quality: &'static str,
+    /// The engine's native rate, Hz.
+    pub sample_rate: u32,
+    pub description: String,
+    /// The espeak-ng voice used for text normalisation and phonemes.
+    #[serde(skip)]
+    pub espeak_voice: String,
+}
+
+/// Why synthesis failed.
+#[derive(Debug, thiserror::Error)]
+pub enum TtsError {
+    #[error("unknown voice `{0}`")]
+    UnknownVoice(String),
+    #[error("the {engine} engine is not available: {reason}")]
+    EngineUnavailable {
+        engine: &'static str,
+        reason: String,
+    },
+    #[error("synthesis failed: {0}")]
+    Failed(String),
+    #[error("cancelled")]
+    Cancelled,
+    #[error("this engine cannot speak phonemes")]
+    PhonemesUnsupported,
+}
+
+/// One speech engine. Synthesis is synchronous and CPU-bound: call it from
+/// a blocking thread. The text is one normalised sentence.
+pub trait TextToSpeech: Send + Sync {
+    /// `kokoro`, `piper` or `espeak`.
+    fn engine(&self) -> &'static str;
+
+    /// The voices this engine offers.
+    fn voices(&self) -> Vec<VoiceInfo>;
+
+    /// Speaks one sentence with voice `key` at `speed` (1.0 = normal).
+    fn synthesize(&self, key: &str, sentence: &str, speed: f32) -> Result<Audio, TtsError>;
+
+    /// Speaks IPA phonemes as given (SSML `<phoneme>`). Engines that cannot
+    /// take phonemes answer [`TtsError::PhonemesUnsupported`] and the text is
+    /// spoken instead.
+    fn synthesize_ipa(&self, _key: &str, _ipa: &str, _speed: f32) -> Result<Audio, TtsError> {
+        Err(TtsError::PhonemesUnsupported)
+    }
+
+    /// Loads the engine's models now (they load on first use otherwise);
+    /// what failed, with why.
+    fn warm(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// A stable 20-character id for a voice.
+pub fn voice_id(engine: &str, key: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(format!("{engine}:{key}").as_bytes());
+    let n = u128::from_be_bytes(digest[..16].try_into().expect("16 bytes"));
+    let mut out = String::new();
+    let mut v = n;
+    const B62: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    for _ in 0..20 {
+        out.push(B62[(v % 62) as usize] as char);
+        v /= 62;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn voice_ids_are_stable_and_distinct() {
+        let a = super::voice_id("piper", "en_US-joe-medium");
+        assert_eq!(a.len(), 20);
+        assert_eq!(a, super::voice_id("piper", "en_US-joe-medium"));
+        assert_ne!(a, super::voice_id("espeak", "en_US-joe-medium"));
+    }
+}
