@@ -1,299 +1,13 @@
-//! Video trimming with ffmpeg and ffprobe, run as subprocesses: files only
-//! (`-protocol_whitelist file,pipe`), no stdin, a time limit scaled to the
-//! media, and every argument built by us from validated numbers (no
-//! user-supplied string reaches a command line or a filter graph).
+//! Cutting ranges out of a video: frame-accurate (re-encoded), smart (whole
+//! GOPs copied, the edges re-encoded) and fast (copied from keyframes).
 
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
-use crate::media::{demuxer_of, ffmpeg, in_dir_of, open_input, MediaError, DEMUXERS};
+use super::keyframes::{closed_end, key_times, Packet};
+use super::probe::VideoInfo;
+use crate::media::{ffmpeg, MediaError};
 use crate::process::run;
-
-/// What ffprobe says about a video file.
-#[derive(Debug, Clone, PartialEq)]
-pub struct VideoInfo {
-    /// Seconds.
-    pub duration: f64,
-    pub width: u32,
-    pub height: u32,
-    /// Frames per second (the stream's nominal rate).
-    pub fps: f64,
-    /// True when the nominal and the average rate agree (constant rate).
-    pub constant_rate: bool,
-    pub video_codec: String,
-    /// The picture's pixel format, e.g. `yuv420p`.
-    pub pix_fmt: String,
-    /// `None` without an audio stream.
-    pub audio_codec: Option<String>,
-    /// The sound's channel count (0 without sound).
-    pub audio_channels: u32,
-    /// The picture stream's index in the file.
-    pub video_index: u64,
-    /// The demuxer ffprobe read the file with, one of
-    /// [`crate::media::DEMUXERS`]; every decode names it.
-    pub demuxer: &'static str,
-}
-
-impl VideoInfo {
-    /// `-format_whitelist <d> -f <d> -i <path>` for this file.
-    fn open<'a>(&self, cmd: &'a mut Command, path: &Path) -> &'a mut Command {
-        open_input(cmd, path, self.demuxer)
-    }
-
-    /// `-format_whitelist <d> -f <d>` (the caller adds `-i`, after
-    /// seeking options).
-    pub fn demuxer_args(&self) -> [&'static str; 4] {
-        ["-format_whitelist", self.demuxer, "-f", self.demuxer]
-    }
-}
-
-fn rate(r: &str) -> Option<f64> {
-    let (n, d) = r.split_once('/')?;
-    let (n, d): (f64, f64) = (n.parse().ok()?, d.parse().ok()?);
-    (n > 0.0 && d > 0.0).then_some(n / d)
-}
-
-fn ffprobe(args: &[&str], path: &Path, timeout: f64) -> Result<String, MediaError> {
-    let mut cmd = Command::new("ffprobe");
-    in_dir_of(&mut cmd, path)
-        .args(["-v", "error", "-protocol_whitelist", "file"])
-        .args(["-format_whitelist", &DEMUXERS.join(",")])
-        .args(args)
-        .arg(path);
-    let out = run(cmd, b"", Duration::from_secs_f64(timeout))?;
-    Ok(String::from_utf8_lossy(&out).into_owned())
-}
-
-/// Parses `ffprobe -show_streams -show_format -of json`.
-pub fn parse_info(json: &str) -> Option<VideoInfo> {
-    let v: serde_json::Value = serde_json::from_str(json).ok()?;
-    let streams = v["streams"].as_array()?;
-    let video = streams
-        .iter()
-        .find(|s| s["codec_type"] == "video" && s["disposition"]["attached_pic"] != 1)?;
-    let audio = streams.iter().find(|s| s["codec_type"] == "audio");
-    let nominal = rate(video["r_frame_rate"].as_str()?)?;
-    let average = video["avg_frame_rate"].as_str().and_then(rate);
-    Some(VideoInfo {
-        duration: v["format"]["duration"].as_str()?.parse().ok()?,
-        width: video["width"].as_u64()? as u32,
-        height: video["height"].as_u64()? as u32,
-        fps: nominal,
-        constant_rate: average.is_some_and(|a| (a - nominal).abs() < 0.01 * nominal),
-        video_codec: video["codec_name"].as_str()?.to_owned(),
-        pix_fmt: video["pix_fmt"].as_str().unwrap_or("").to_owned(),
-        audio_codec: audio.and_then(|a| a["codec_name"].as_str().map(str::to_owned)),
-        audio_channels: audio.and_then(|a| a["channels"].as_u64()).unwrap_or(0) as u32,
-        video_index: video["index"].as_u64().unwrap_or(0),
-        demuxer: demuxer_of(v["format"]["format_name"].as_str()?)?,
-    })
-}
-
-/// The video facts of a file; `None` when it has no picture stream.
-pub fn inspect(path: &Path) -> Result<Option<VideoInfo>, MediaError> {
-    let json = ffprobe(
-        &["-show_streams", "-show_format", "-of", "json"],
-        path,
-        60.0,
-    )?;
-    Ok(parse_info(&json))
-}
-
-/// Writes the first frame of a video as a PNG poster.
-pub fn poster(input: &Path, info: &VideoInfo, out: &Path) -> Result<(), MediaError> {
-    let mut cmd = ffmpeg();
-    info.open(&mut cmd, input)
-        .args([
-            "-map",
-            "0:v:0",
-            "-frames:v",
-            "1",
-            "-f",
-            "image2",
-            "-c:v",
-            "png",
-        ])
-        .arg(out);
-    run(cmd, b"", Duration::from_secs(60))?;
-    Ok(())
-}
-
-/// `input`'s picture, copied, with the sound of `audio` (a WAV file we
-/// wrote, re-encoded for `container`) instead of its own.
-pub fn replace_audio(
-    input: &Path,
-    info: &VideoInfo,
-    audio: &Path,
-    container: Container,
-    out: &Path,
-) -> Result<(), MediaError> {
-    let mut cmd = ffmpeg();
-    info.open(&mut cmd, input)
-        .args(["-f", "wav", "-i"])
-        .arg(audio)
-        .args(["-map", "0:v:0", "-map", "1:a:0", "-c:v", "copy"])
-        .args([
-            "-c:a",
-            if container == Container::Webm {
-                "libopus"
-            } else {
-                "aac"
-            },
-        ])
-        .args(["-b:a", &container.audio_bitrate(1)])
-        .args(["-f", container.muxer()])
-        .arg(out);
-    run(cmd, b"", time_limit(info.duration))?;
-    Ok(())
-}
-
-/// A video packet as the index lists it, in decoding order.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Packet {
-    /// Presentation time, seconds.
-    pub pts: f64,
-    /// Decoding time, seconds.
-    pub dts: f64,
-    pub key: bool,
-}
-
-/// All video packets from ffprobe's packet listing (`pts_time,dts_time,
-/// flags`), in decoding order, each once.
-fn read_packets(path: &Path, timeout: f64) -> Result<Vec<Packet>, MediaError> {
-    let csv = ffprobe(
-        &[
-            "-select_streams",
-            "v:0",
-            "-show_entries",
-            "packet=pts_time,dts_time,flags",
-            "-of",
-            "csv=p=0",
-        ],
-        path,
-        timeout,
-    )?;
-    Ok(parse_packets(&csv))
-}
-
-fn parse_packets(csv: &str) -> Vec<Packet> {
-    let mut packets: Vec<Packet> = csv
-        .lines()
-        .filter_map(|l| {
-            let mut f = l.split(',');
-            let pts = f.next()?.parse().ok()?;
-            let dts = f.next()?.parse().unwrap_or(pts);
-            let key = f.next()?.contains('K');
-            Some(Packet { pts, dts, key })
-        })
-        .collect();
-    sort_packets(&mut packets);
-    packets
-}
-
-/// Decoding order, each packet once (the listed windows may overlap).
-fn sort_packets(packets: &mut Vec<Packet>) {
-    packets.sort_by(|a, b| a.dts.total_cmp(&b.dts));
-    packets.dedup_by(|a, b| a.dts == b.dts);
-}
-
-/// How far past each point [`inspect_near`] reads the packet index.
-const KEY_WINDOW: f64 = 12.0;
-
-/// The video facts of a file (`None` without a picture) and its video
-/// packets around the given points, in one ffprobe run: for each point,
-/// from the keyframe at or before it to [`KEY_WINDOW`] seconds after it
-/// (`-read_intervals`: a seek and a few hundred packets each, not the whole
-/// index). Falls back to the whole index when a point has no keyframe after
-/// it within the window and before the end (very long GOPs).
-pub fn inspect_near(
-    path: &Path,
-    points: &[f64],
-) -> Result<Option<(VideoInfo, Vec<Packet>)>, MediaError> {
-    let intervals = points
-        .iter()
-        .map(|p| format!("{}%+{KEY_WINDOW}", secs(*p)))
-        .collect::<Vec<_>>()
-        .join(",");
-    let json = ffprobe(
-        &[
-            "-show_streams",
-            "-show_format",
-            "-read_intervals",
-            &intervals,
-            "-show_entries",
-            "packet=stream_index,pts_time,dts_time,flags",
-            "-of",
-            "json",
-        ],
-        path,
-        60.0,
-    )?;
-    let Some(info) = parse_info(&json) else {
-        return Ok(None);
-    };
-    let v: serde_json::Value = serde_json::from_str(&json).unwrap_or_default();
-    let time = |p: &serde_json::Value, k: &str| p[k].as_str().and_then(|t| t.parse::<f64>().ok());
-    let mut packets: Vec<Packet> = v["packets"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|p| p["stream_index"].as_u64() == Some(info.video_index))
-        .filter_map(|p| {
-            let pts = time(p, "pts_time")?;
-            Some(Packet {
-                pts,
-                dts: time(p, "dts_time").unwrap_or(pts),
-                key: p["flags"].as_str().is_some_and(|f| f.contains('K')),
-            })
-        })
-        .collect();
-    sort_packets(&mut packets);
-    let covered = points
-        .iter()
-        .all(|&p| p + KEY_WINDOW >= info.duration || packets.iter().any(|k| k.key && k.pts >= p));
-    if !covered {
-        packets = read_packets(path, 60.0 + info.duration / 10.0)?;
-    }
-    Ok(Some((info, packets)))
-}
-
-/// The keyframe times among `packets`, sorted.
-pub fn key_times(packets: &[Packet]) -> Vec<f64> {
-    let mut keys: Vec<f64> = packets.iter().filter(|p| p.key).map(|p| p.pts).collect();
-    keys.sort_by(f64::total_cmp);
-    keys.dedup();
-    keys
-}
-
-/// Where a stream copy can end near frame `end`: the first frame index
-/// `e >= end` such that the packets decoded from the keyframe at `key`
-/// (a frame index) up to some point are exactly the frames `key..e` (no
-/// later picture decoded before them, so the prefix is complete and
-/// decodable whatever the B-frame order). Returns `e` and the number of
-/// packets from `key`. `None` when no such point is found in the packets
-/// listed (a gap, an open GOP, or the window's end): then the copy runs on
-/// to the next keyframe.
-pub fn closed_end(packets: &[Packet], key: i64, end: i64, fps: f64) -> Option<(i64, usize)> {
-    let frame = |t: f64| (t * fps).round() as i64;
-    let start = packets.iter().position(|p| p.key && frame(p.pts) == key)?;
-    let run = &packets[start..];
-    // Deeper than any B-frame pyramid.
-    const LOOKAHEAD: usize = 16;
-    let mut last = i64::MIN;
-    for n in 0..run.len() {
-        if n > 0 && (run[n].dts - run[n - 1].dts) * fps > 2.5 {
-            return None;
-        }
-        last = last.max(frame(run[n].pts));
-        let complete = last - key + 1 == n as i64 + 1;
-        let ahead = &run[n + 1..(n + 1 + LOOKAHEAD).min(run.len())];
-        if last + 1 >= end && complete && ahead.iter().all(|p| frame(p.pts) > last) {
-            return Some((last + 1, n + 1));
-        }
-    }
-    None
-}
 
 /// A time range in seconds, `start` < `end`.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -404,7 +118,7 @@ pub struct Trimmed {
     pub method: &'static str,
 }
 
-fn secs(t: f64) -> String {
+pub(crate) fn secs(t: f64) -> String {
     format!("{t:.6}")
 }
 
@@ -801,33 +515,13 @@ fn applied(frames: &[(i64, i64)], fps: f64) -> Vec<Range> {
         .collect()
 }
 
-fn time_limit(duration: f64) -> Duration {
+pub(super) fn time_limit(duration: f64) -> Duration {
     Duration::from_secs_f64(120.0 + duration * 4.0)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn probe_json_is_read() {
-        let json = r#"{"streams":[{"codec_type":"video","codec_name":"h264","width":640,"height":360,
-            "r_frame_rate":"25/1","avg_frame_rate":"25/1"},{"codec_type":"audio","codec_name":"aac",
-            "channels":2}],"format":{"duration":"10.000000","format_name":"mov,mp4,m4a,3gp,3g2,mj2"}}"#;
-        let info = parse_info(json).unwrap();
-        assert_eq!((info.width, info.height, info.fps), (640, 360, 25.0));
-        assert!(info.constant_rate);
-        assert_eq!(info.audio_codec.as_deref(), Some("aac"));
-        assert_eq!(info.audio_channels, 2);
-        assert_eq!(info.demuxer, "mov");
-        // Formats that open other files are never read.
-        for other in ["hls", "concat", "image2", ""] {
-            let named = json.replace("mov,mp4,m4a,3gp,3g2,mj2", other);
-            assert_eq!(parse_info(&named), None, "{other}");
-        }
-        let audio_only = r#"{"streams":[{"codec_type":"audio","codec_name":"mp3"}],"format":{"duration":"3","format_name":"mp3"}}"#;
-        assert_eq!(parse_info(audio_only), None);
-    }
 
     #[test]
     fn smart_cuts_copy_whole_gops_only() {
@@ -869,30 +563,5 @@ mod tests {
         assert!(Container::Mp4.accepts("h264") && !Container::Webm.accepts("h264"));
         assert_eq!(Container::parse("mkv"), Some(Container::Mkv));
         assert_eq!(Container::parse("avi"), None);
-    }
-
-    /// I P B b b P B b b ... (pts order 0 3 1 2 ...): a copied prefix is
-    /// complete only after each B-frame group.
-    #[test]
-    fn copies_end_where_decoding_order_closes() {
-        let fps = 25.0;
-        let mut packets = Vec::new();
-        let order = [0, 4, 2, 1, 3, 8, 6, 5, 7, 12, 10, 9, 11];
-        for (d, &p) in order.iter().enumerate() {
-            packets.push(Packet {
-                pts: (p + 50) as f64 / fps,
-                dts: (d as f64 - 1.0 + 50.0) / fps,
-                key: p == 0,
-            });
-        }
-        // Frame 52 is wanted: the first closed prefix covering it is 50..=54.
-        assert_eq!(closed_end(&packets, 50, 52, fps), Some((55, 5)));
-        assert_eq!(closed_end(&packets, 50, 55, fps), Some((55, 5)));
-        assert_eq!(closed_end(&packets, 50, 56, fps), Some((59, 9)));
-        // No keyframe there, or a gap in the listing.
-        assert_eq!(closed_end(&packets, 51, 52, fps), None);
-        let mut gap = packets.clone();
-        gap.drain(3..6);
-        assert_eq!(closed_end(&gap, 50, 56, fps), None);
     }
 }
