@@ -18,7 +18,7 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
-RUN cargo build --release --locked -p mediagen-server --bin mediagen \
+RUN cargo build --release --locked -p mediagen --bin mediagen \
  && cp target/release/mediagen /usr/local/bin/mediagen
 
 # The models directory, empty: the deployment mounts one.

@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: run test setup build bench fuzz clean-data
+.PHONY: run test test-long setup build bench fuzz clean-data
 
 setup:
 	@scripts/setup.sh
@@ -16,6 +16,12 @@ run: build
 
 test: setup
 	@scripts/test.sh
+
+# The long tests (`#[ignore]`d in `make test`: 20 minutes of audio
+# transcribed in bounded memory); CI runs them after `make test` when time
+# allows.
+test-long: setup
+	cargo test --locked -p mediagen --test api -- --ignored
 
 bench: build
 	@bench/platform.sh

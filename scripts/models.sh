@@ -51,7 +51,7 @@ def package(source):
             subprocess.run(["npm", "pack", "--silent", spec, "--pack-destination", os.path.abspath(cache)],
                            check=True, stdout=subprocess.DEVNULL)
         return tgz
-    if kind == "crate-tree":
+    if kind in ("crate", "crate-tree"):
         name, version = spec.split("==")
         path = os.path.join(cache, f"{name}-{version}.crate")
         if not os.path.exists(path):
@@ -137,10 +137,19 @@ PY
 # the library installed above, again whenever its source changes.
 shim=crates/ct2/native/ct2_whisper.cpp
 lib="$models/.ct2/lib"
-stamp=$(sha256sum "$shim" | cut -d' ' -f1)
+# Headers and library must be one release: the headers' version file and
+# the library's file name both name it, and the shim carries it (checked at
+# load by crates/ct2).
+headers=$(sed -n 's/^__version__ = "\([0-9.]*\)"$/\1/p' "$models/.ct2/ctranslate2.version.py")
+library=$(ls "$lib"/libctranslate2-*.so.* | sed 's/.*\.so\.//')
+if [ -z "$headers" ] || [ "$headers" != "$library" ]; then
+  echo "models: CTranslate2 headers ($headers) and library ($library) are not one release (models.lock)" >&2
+  exit 1
+fi
+stamp=$(printf '%s %s' "$(sha256sum "$shim" | cut -d' ' -f1)" "$headers")
 if [ ! -f "$lib/libmediagen_ct2.so" ] || [ "$(cat "$lib/.shim.sha256" 2>/dev/null)" != "$stamp" ]; then
-  echo "models: building $lib/libmediagen_ct2.so" >&2
-  ${CXX:-g++} -O2 -std=c++17 -shared -fPIC -I "$models/.ct2/include" "$shim" \
+  echo "models: building $lib/libmediagen_ct2.so (CTranslate2 $headers)" >&2
+  ${CXX:-g++} -O2 -std=c++17 -shared -fPIC -DMG_CT2_VERSION="\"$headers\"" -I "$models/.ct2/include" "$shim" \
     "$lib"/libctranslate2-*.so.* -Wl,--disable-new-dtags,-rpath,'$ORIGIN' \
     -o "$lib/libmediagen_ct2.so.part"
   mv "$lib/libmediagen_ct2.so.part" "$lib/libmediagen_ct2.so"

@@ -36,8 +36,18 @@ command -v npm >/dev/null 2>&1 || apt_install npm
 
 # Rust: a rustup toolchain when there is one, else Debian's current Rust
 # (rustc-web/cargo-web track recent stable releases on Debian 12).
-if ! command -v cargo >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/cargo" ]; then
-  apt_install rustc-web cargo-web
+# `make test`'s lint gates need rustfmt and clippy: installed here, never
+# skipped there.
+[ -x "$HOME/.cargo/bin/cargo" ] && export PATH="$HOME/.cargo/bin:$PATH"
+if command -v rustup >/dev/null 2>&1; then
+  for component in rustfmt clippy; do
+    rustup component list --installed | grep -q "^$component" || rustup component add "$component"
+  done
+elif command -v cargo >/dev/null 2>&1; then
+  cargo fmt --version >/dev/null 2>&1 || apt_install rustfmt-web
+  cargo clippy --version >/dev/null 2>&1 || apt_install rust-web-clippy
+else
+  apt_install rustc-web cargo-web rustfmt-web rust-web-clippy
 fi
 
 mkdir -p models data

@@ -17,16 +17,9 @@ echo "test: S3 tests use $MEDIAGEN_TEST_S3_ENDPOINT"
 psql "$MEDIAGEN_TEST_POSTGRES_URL" -qtAc "select datname from pg_database where datname like 'mg_test_%'" \
   | while read -r db; do [ -n "$db" ] && psql "$MEDIAGEN_TEST_POSTGRES_URL" -qc "DROP DATABASE IF EXISTS $db WITH (FORCE)"; done
 
-if cargo fmt --version >/dev/null 2>&1; then
-  cargo fmt --all -- --check
-else
-  echo "test: WARNING rustfmt is not installed; formatting not checked"
-fi
-if cargo clippy --version >/dev/null 2>&1; then
-  cargo clippy --all-targets --locked -- -D warnings
-else
-  echo "test: WARNING clippy is not installed; lints not checked"
-fi
+# The lint gates (rustfmt and clippy are installed by scripts/setup.sh).
+cargo fmt --all -- --check
+cargo clippy --all-targets --locked -- -D warnings
 
 # One process per test binary: the integration tests share the loaded
 # speech models (they are large) while each test has its own server,
@@ -36,7 +29,7 @@ cargo test --workspace --locked --no-fail-fast
 # The published contract: schemathesis (coverage, fuzzing and stateful
 # phases, every check) against a fresh server of the debug build, bounded in
 # time; any failure fails the run (docs/api.md).
-cargo build --locked -p mediagen-server --bin mediagen
+cargo build --locked -p mediagen --bin mediagen
 scripts/contract.sh 90
 
 # The deployment files (Dockerfile, deploy/compose.yaml, deploy/k8s/)

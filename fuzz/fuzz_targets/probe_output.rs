@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mediagen_media::media::{parse_probe, DEMUXERS};
+use mediagen_probe::{parse_probe, DEMUXERS};
 use mediagen_media::video::parse_info;
 
 fuzz_target!(|data: &[u8]| {

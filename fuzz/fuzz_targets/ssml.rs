@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mediagen_speech::tts::ssml::{parse, plain, Segment, MAX_BREAK};
+use mediagen_core::ssml::{parse, plain, Segment, MAX_BREAK};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {

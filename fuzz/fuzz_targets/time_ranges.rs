@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use libfuzzer_sys::fuzz_target;
-use mediagen_pipelines::video::{parse_time, TrimOptions};
+use mediagen_jobs::video::{parse_time, TrimOptions};
 
 const DURATION: f64 = 60.0;
 

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use regex::Regex;
+use fancy_regex::Regex;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flavour {
@@ -118,9 +118,15 @@ impl Bpe {
             .find_map(|c| c["model_max_length"].as_u64())
             .filter(|&n| n <= 4096)
             .unwrap_or(77) as usize;
+        // The reference pre-tokenizers' patterns. GPT-2's needs a
+        // lookahead: a run of spaces before a word leaves its last space to
+        // the word. CLIP's reference also matches its start and end markers
+        // in the text; ours does not, so user text never becomes a marker.
         let split = match flavour {
             Flavour::Clip => r"'s|'t|'re|'ve|'m|'ll|'d|\p{L}+|\p{N}|[^\s\p{L}\p{N}]+",
-            Flavour::Gpt2 => r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+",
+            Flavour::Gpt2 => {
+                r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+            }
         };
         Ok(Self {
             flavour,
@@ -171,8 +177,11 @@ impl Bpe {
     /// The ids of the text's pieces alone, exactly as written (no start or
     /// end token, nothing trimmed or cut).
     pub fn pieces_of(&self, text: &str) -> Vec<i64> {
+        // Matching cannot fail on these patterns (no backtracking limit is
+        // reached by a lookahead of one character); a failure ends the text.
         self.split
             .find_iter(text)
+            .map_while(Result::ok)
             .flat_map(|m| self.pieces(m.as_str()))
             .map(|piece| self.vocab.get(&piece).copied().unwrap_or(self.unk))
             .collect()

@@ -6,13 +6,16 @@
 
 pub mod billing;
 pub mod error;
+pub mod format;
 pub mod ids;
 pub mod job;
 pub mod keys;
 pub mod page;
 pub mod params;
 pub mod rng;
+pub mod ssml;
 pub mod time;
+pub mod voice;
 
 pub use error::{ApiError, ErrorCode};
 pub use job::{CreditState, JobKind, JobStatus};

@@ -3,6 +3,11 @@
 // the library still starts. Built by scripts/models.sh against the headers
 // and the shared library of the pinned CTranslate2 release (models.lock).
 //
+// The build passes MG_CT2_VERSION, the release of the headers it compiles
+// against (python/ctranslate2/version.py of the same source tree), after
+// checking that the library it links is that release too. The loader
+// refuses a shim of another release or of another interface version.
+//
 // Every function catches C++ exceptions and reports them as text in `err`
 // (NUL-terminated, at most `err_len` bytes); none throws across the boundary.
 
@@ -14,6 +19,14 @@
 
 #include "ctranslate2/models/whisper.h"
 #include "ctranslate2/utils.h"
+
+#ifndef MG_CT2_VERSION
+#error "build with -DMG_CT2_VERSION=\"<CTranslate2 release>\" (scripts/models.sh does)"
+#endif
+
+// The version of this C interface: raised whenever a signature here changes
+// (crates/ct2/src/lib.rs checks it at load).
+#define MG_CT2_ABI 1
 
 using ctranslate2::StorageView;
 using ctranslate2::models::Whisper;
@@ -189,5 +202,11 @@ long mg_ct2_align(mg_ct2* m, const mg_ct2_enc* e, const size_t* start, size_t n_
     return static_cast<long>(n);
   });
 }
+
+// The CTranslate2 release this shim was built against.
+const char* mg_ct2_version() { return MG_CT2_VERSION; }
+
+// The version of this C interface (MG_CT2_ABI).
+int mg_ct2_abi() { return MG_CT2_ABI; }
 
 }  // extern "C"

@@ -11,6 +11,14 @@ use std::ffi::{c_char, c_int, c_long, c_void, CStr, CString};
 use std::path::Path;
 use std::sync::Arc;
 
+/// The CTranslate2 release the shim must be built against (the one
+/// models.lock pins, headers and library alike).
+pub const CT2_RELEASE: &str = "4.7.1";
+
+/// The version of the shim's C interface these declarations match
+/// (`MG_CT2_ABI` in native/ct2_whisper.cpp).
+pub const ABI: c_int = 1;
+
 /// Decoding options (the C side's `mg_ct2_opts`).
 #[repr(C)]
 #[derive(Debug, Clone)]
@@ -56,6 +64,8 @@ type LoadFn = unsafe extern "C" fn(
     usize,
 ) -> *mut c_void;
 type FreeFn = unsafe extern "C" fn(*mut c_void);
+type VersionFn = unsafe extern "C" fn() -> *const c_char;
+type AbiFn = unsafe extern "C" fn() -> c_int;
 type FlagFn = unsafe extern "C" fn(*const c_void) -> c_int;
 type SizeFn = unsafe extern "C" fn(*const c_void) -> usize;
 type EncodeFn = unsafe extern "C" fn(
@@ -157,6 +167,14 @@ impl Library {
                 }
             };
         }
+        // A shim of another release or interface is refused before any of
+        // its other functions is called: their layouts may differ.
+        let version: VersionFn = sym!("mg_ct2_version");
+        let abi: AbiFn = sym!("mg_ct2_abi");
+        // SAFETY: both take nothing; the version is a static NUL-terminated
+        // string of the shim's.
+        let (version, abi) = unsafe { (CStr::from_ptr(version()).to_string_lossy(), abi()) };
+        check_build(&version, abi)?;
         Ok(Arc::new(Self {
             load: sym!("mg_ct2_load"),
             free: sym!("mg_ct2_free"),
@@ -170,6 +188,18 @@ impl Library {
             _lib: lib,
         }))
     }
+}
+
+/// Whether a shim built against CTranslate2 `version` with interface `abi`
+/// is the one these declarations call.
+fn check_build(version: &str, abi: c_int) -> Result<(), String> {
+    if version != CT2_RELEASE || abi != ABI {
+        return Err(format!(
+            "the CTranslate2 shim was built for CTranslate2 {version} (interface {abi}), \
+             this build needs {CT2_RELEASE} (interface {ABI}): run scripts/models.sh"
+        ));
+    }
+    Ok(())
 }
 
 const ERR_LEN: usize = 512;
@@ -437,5 +467,43 @@ impl Encoded<'_> {
             .map(|p| (p[0].max(0) as usize, p[1].max(0) as usize))
             .collect();
         Ok(Alignment { path, probs })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shim_of_another_build_is_refused() {
+        assert_eq!(check_build(CT2_RELEASE, ABI), Ok(()));
+        let other = check_build("4.6.0", ABI).unwrap_err();
+        assert!(
+            other.contains("4.6.0") && other.contains(CT2_RELEASE),
+            "{other}"
+        );
+        assert!(check_build(CT2_RELEASE, ABI + 1).is_err());
+    }
+
+    /// The release the loader expects is the one models.lock installs.
+    #[test]
+    fn the_expected_release_is_the_pinned_one() {
+        let lock = include_str!("../../../models.lock");
+        let pin = format!("pypi:ctranslate2=={CT2_RELEASE}");
+        assert!(lock.contains(&pin), "models.lock does not pin {pin}");
+    }
+
+    /// The installed shim (scripts/models.sh, run by `make test`'s setup)
+    /// loads: it carries this release and interface.
+    #[test]
+    fn the_installed_shim_loads() {
+        let models = std::env::var_os("MEDIAGEN_MODELS_DIR")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| {
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models")
+            });
+        if let Err(e) = Library::open_installed(&models) {
+            panic!("{e}");
+        }
     }
 }

@@ -8,7 +8,7 @@ pub mod draw;
 pub mod expand;
 pub mod media;
 pub mod pcm;
-pub mod process;
+pub use mediagen_probe::process;
 pub mod video;
 
 pub use audio::Audio;

@@ -166,7 +166,7 @@ pub fn encode(
         .arg("-i")
         .arg(pcm.path())
         .args(["-ar", &rate.to_string(), "-ac", "1"])
-        .args(format.ffmpeg_output())
+        .args(crate::media::ffmpeg_output(format))
         .arg(dest);
     // Generous: encoding runs at hundreds of times real time.
     run(

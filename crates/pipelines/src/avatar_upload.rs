@@ -9,27 +9,11 @@ use mediagen_core::ErrorCode;
 use mediagen_media::video::{inspect, poster, VideoInfo};
 use mediagen_store::{AvatarRecord, Db};
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::avatar::not_a_video;
 
-/// What an avatar upload job is asked for (validated by the API, which
-/// chose the id and stored the clip at `video_key`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AvatarUpload {
-    pub avatar_id: String,
-    pub name: String,
-    pub description: String,
-    pub gender: String,
-    pub labels: Vec<String>,
-    pub video_key: String,
-    pub poster_key: String,
-    pub content_type: String,
-    /// Seconds, as probed.
-    pub duration: f64,
-}
+pub use mediagen_jobs::avatar_upload::*;
 
 pub struct AvatarUploadPipeline {
     pub db: Db,

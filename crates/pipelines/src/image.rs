@@ -5,162 +5,26 @@
 
 use std::sync::Arc;
 
-use mediagen_core::{ApiError, ErrorCode};
+use crate::neural::NeuralRun;
+use mediagen_core::ErrorCode;
 use mediagen_generate::diffusion::{DiffusionModels, Medium};
 use mediagen_generate::image::icons::Icons;
 use mediagen_generate::image::scene::{self, Scene, Style};
 use mediagen_generate::image::{render, ImageFormat, Picture};
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::neural::{self, Neural};
 
-/// Longest prompt, characters.
-pub const MAX_PROMPT: usize = 1000;
-/// Canvas sides, pixels.
-pub const MIN_SIDE: u32 = 64;
-pub const MAX_SIDE: u32 = 2048;
-pub const MAX_IMAGES: u32 = 4;
+pub use mediagen_jobs::image::*;
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ImageBody {
-    pub prompt: String,
-    #[serde(default)]
-    pub width: Option<u32>,
-    #[serde(default)]
-    pub height: Option<u32>,
-    #[serde(default)]
-    pub n: Option<u32>,
-    #[serde(default)]
-    pub seed: Option<u64>,
-    #[serde(default)]
-    pub style: Option<String>,
-    #[serde(default)]
-    pub negative_prompt: Option<String>,
-    #[serde(default)]
-    pub format: Option<String>,
-    #[serde(default)]
-    pub model: Option<String>,
-    #[serde(default)]
-    pub steps: Option<u32>,
-    #[serde(default)]
-    pub guidance_scale: Option<f32>,
-    #[serde(default)]
-    pub dry_run: bool,
-}
-
-/// A validated request (also the job's payload).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct ImageRequest {
-    pub prompt: String,
-    pub width: u32,
-    pub height: u32,
-    pub n: u32,
-    pub seed: u64,
-    pub style: Option<String>,
-    pub negative_prompt: Option<String>,
-    pub format: ImageFormat,
-    /// A neural model; `None`: the embedded engine.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub neural: Option<Neural>,
-}
-
-fn side(name: &str, v: Option<u32>) -> Result<u32, ApiError> {
-    let v = v.unwrap_or(1024);
-    if (MIN_SIDE..=MAX_SIDE).contains(&v) && v.is_multiple_of(8) {
-        Ok(v)
-    } else {
-        Err(ApiError::invalid_parameter(
-            name,
-            format!("must be a multiple of 8 from {MIN_SIDE} to {MAX_SIDE} (got {v})"),
-        ))
-    }
-}
-
-impl ImageRequest {
-    /// Validates a body; errors name the parameter. The embedded engine
-    /// (no `model`) needs the icon set (503 otherwise) and a prompt naming
-    /// something it can draw (422 `unsupported_prompt`); a neural model must
-    /// be in the models directory.
-    pub fn parse(
-        body: ImageBody,
-        icons: Option<&Icons>,
-        models: &DiffusionModels,
-    ) -> Result<Self, ApiError> {
-        let prompt = crate::prompt(&body.prompt, MAX_PROMPT)?;
-        let (width, height) = (side("width", body.width)?, side("height", body.height)?);
-        let n = body.n.unwrap_or(1);
-        if !(1..=MAX_IMAGES).contains(&n) {
-            return Err(ApiError::invalid_parameter(
-                "n",
-                format!("must be 1 to {MAX_IMAGES}"),
-            ));
-        }
-        let style = match body.style.as_deref() {
-            None => None,
-            Some(s) => Some(Style::parse(s).ok_or_else(|| {
-                ApiError::invalid_parameter("style", "must be one of flat, watercolor, pixel")
-            })?),
-        };
-        let format = match body.format.as_deref() {
-            None => ImageFormat::Png,
-            Some(f) => ImageFormat::parse(f).ok_or_else(|| {
-                ApiError::invalid_parameter("format", "must be one of png, jpeg, webp")
-            })?,
-        };
-        let neural = Neural::parse(
-            body.model,
-            body.steps,
-            body.guidance_scale,
-            Medium::Image,
-            models,
-        )?
-        .map(|(n, _)| n);
-        let req = Self {
-            prompt,
-            width,
-            height,
-            n,
-            seed: body.seed.unwrap_or_else(|| rand::random::<u32>().into()),
-            style: body.style,
-            negative_prompt: body.negative_prompt,
-            format,
-            neural,
-        };
-        if req.neural.is_some() {
-            return Ok(req);
-        }
-        let icons = icons.ok_or_else(|| {
-            ApiError::new(ErrorCode::EngineUnavailable).with_message(
-                "The image engine's icon set is not installed: run scripts/models.sh.",
-            )
-        })?;
-        let scene = req.scene(icons, style);
-        if scene.objects.is_empty() && !scene.described {
-            return Err(ApiError::new(ErrorCode::UnsupportedPrompt)
-                .with_message(
-                    "Nothing in the prompt names something this engine can draw: objects (any \
-                     emoji name or keyword: cat, hat, tree, car, robot…), a setting (beach, \
-                     forest, city, snow, desert, room, sky, mountains, meadow) or a time of day \
-                     (day, sunset, night).",
-                )
-                .with_detail("parameter", "prompt")
-                .with_detail("ignoredTerms", scene.ignored));
-        }
-        Ok(req)
-    }
-
-    /// Billable units: images, each counted per started megapixel
-    /// (1024×1024 or less is one).
-    pub fn units(&self) -> f64 {
-        let pixels = u64::from(self.width) * u64::from(self.height);
-        f64::from(self.n) * pixels.div_ceil(1 << 20) as f64
-    }
-
+/// The embedded engine's scene for a request.
+pub trait SceneOf {
     /// The prompt's scene without what the negative prompt names.
+    fn scene(&self, icons: &Icons, style: Option<Style>) -> Scene;
+}
+
+impl SceneOf for ImageRequest {
     fn scene(&self, icons: &Icons, style: Option<Style>) -> Scene {
         let mut scene = scene::parse(&self.prompt, icons, style);
         if let Some(negative) = &self.negative_prompt {

@@ -5,100 +5,27 @@
 use mediagen_core::ErrorCode;
 use std::sync::Arc;
 
-use mediagen_core::ApiError;
 use mediagen_generate::diffusion::{
-    DiffusionError, DiffusionModel, DiffusionModels, Found, Generate, Medium,
+    DiffusionError, DiffusionModel, DiffusionModels, Generate, Medium,
 };
 use mediagen_worker::{JobContext, JobFailure};
-use serde::{Deserialize, Serialize};
 
-/// The name that selects the embedded engine (also the default).
-pub const EMBEDDED: &str = "embedded";
-pub const MAX_STEPS: u32 = 150;
-pub const MAX_GUIDANCE: f32 = 30.0;
+pub use mediagen_jobs::neural::*;
 
-/// A validated neural-model choice (part of the job's payload).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct Neural {
-    pub model: String,
-    pub steps: Option<u32>,
-    pub guidance_scale: Option<f32>,
-}
+/// Running a neural-model choice on the engines.
+pub trait NeuralRun {
+    fn request<'a>(&self, prompt: &'a str, negative: Option<&'a str>, seed: u64) -> Generate<'a>;
 
-impl Neural {
-    /// `None` for the embedded engine, else the choice and the model as
-    /// found on disk. Errors name the parameter: an unknown model lists
-    /// what the models directory holds.
-    pub fn parse(
-        model: Option<String>,
-        steps: Option<u32>,
-        guidance_scale: Option<f32>,
+    /// The model, loaded on first use (blocking).
+    fn load(
+        &self,
         medium: Medium,
         models: &DiffusionModels,
-    ) -> Result<Option<(Self, Found)>, ApiError> {
-        let model = model.filter(|m| m != EMBEDDED);
-        let Some(model) = model else {
-            for (name, given) in [
-                ("steps", steps.is_some()),
-                ("guidanceScale", guidance_scale.is_some()),
-            ] {
-                if given {
-                    return Err(ApiError::unprocessable(
-                        name,
-                        "applies to neural models only (see `model`)",
-                    ));
-                }
-            }
-            return Ok(None);
-        };
-        let on_disk = match models.find(medium, &model) {
-            Ok(f) => f,
-            Err(e) => {
-                let mut names = vec![EMBEDDED.to_owned()];
-                if let DiffusionError::NotFound { found, .. } = e {
-                    names.extend(found);
-                }
-                // Which models exist is this server's, not the document's:
-                // a well-formed name it lacks is 422.
-                return Err(ApiError::unprocessable(
-                    "model",
-                    format!(
-                        "must be one of: {} (neural models are folders under models/{}/, see docs/models.md)",
-                        names.join(", "),
-                        medium.folder()
-                    ),
-                ));
-            }
-        };
-        if steps.is_some_and(|s| !(1..=MAX_STEPS).contains(&s)) {
-            return Err(ApiError::invalid_parameter(
-                "steps",
-                format!("must be 1 to {MAX_STEPS}"),
-            ));
-        }
-        if guidance_scale.is_some_and(|g| !(0.0..=MAX_GUIDANCE).contains(&g)) {
-            return Err(ApiError::invalid_parameter(
-                "guidanceScale",
-                format!("must be 0 to {MAX_GUIDANCE}"),
-            ));
-        }
-        Ok(Some((
-            Self {
-                model,
-                steps,
-                guidance_scale,
-            },
-            on_disk,
-        )))
-    }
+    ) -> Result<Arc<DiffusionModel>, JobFailure>;
+}
 
-    pub fn request<'a>(
-        &self,
-        prompt: &'a str,
-        negative: Option<&'a str>,
-        seed: u64,
-    ) -> Generate<'a> {
+impl NeuralRun for Neural {
+    fn request<'a>(&self, prompt: &'a str, negative: Option<&'a str>, seed: u64) -> Generate<'a> {
         Generate {
             prompt,
             negative_prompt: negative,
@@ -109,7 +36,7 @@ impl Neural {
     }
 
     /// The model, loaded on first use (blocking).
-    pub fn load(
+    fn load(
         &self,
         medium: Medium,
         models: &DiffusionModels,

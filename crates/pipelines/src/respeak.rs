@@ -4,7 +4,7 @@
 //! Shared by the voice changer's `revoice` mode and by dubbing.
 
 use mediagen_core::time::round_ms;
-use mediagen_media::audio::{resample_linear, Audio};
+use mediagen_media::audio::{resample, Audio};
 use mediagen_speech::tts::{TtsCatalog, TtsError};
 use mediagen_speech::voice::{Transform, VoiceConverter, VoiceProfile, WorldConverter, RATE};
 use serde::Serialize;
@@ -94,7 +94,7 @@ pub struct Spoken {
 fn natural_speech(catalog: &TtsCatalog, speaker: &str, text: &str) -> Result<Vec<f32>, TtsError> {
     let mut audio = catalog.speak(speaker, text, 1.0, |_, _, _| true)?;
     audio.trim_silence(-45.0, 0.02);
-    Ok(resample_linear(&audio.samples, audio.sample_rate, RATE))
+    Ok(resample(&audio.samples, audio.sample_rate, RATE))
 }
 
 /// Fits naturally spoken `natural` into the slot of `line`: it starts at

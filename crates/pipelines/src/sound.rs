@@ -4,144 +4,18 @@
 
 use std::sync::Arc;
 
-use mediagen_core::{ApiError, ErrorCode};
+use crate::neural::NeuralRun;
+use mediagen_core::ErrorCode;
 use mediagen_generate::diffusion::{DiffusionModels, Medium};
-use mediagen_generate::sound::{self, CONCEPTS, MAX_SECONDS, MIN_SECONDS};
+use mediagen_generate::sound::{self};
 use mediagen_media::media::encode;
-use mediagen_media::{Audio, AudioFormat};
+use mediagen_media::Audio;
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::neural::{self, Neural};
 
-/// Longest prompt, characters.
-pub const MAX_PROMPT: usize = 1000;
-
-/// The request body as sent.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SoundBody {
-    pub prompt: String,
-    #[serde(default)]
-    pub duration: Option<f64>,
-    #[serde(default, rename = "loop")]
-    pub looped: bool,
-    #[serde(default)]
-    pub seed: Option<u64>,
-    #[serde(default)]
-    pub format: Option<String>,
-    #[serde(default)]
-    pub sample_rate: Option<u32>,
-    #[serde(default)]
-    pub model: Option<String>,
-    #[serde(default)]
-    pub steps: Option<u32>,
-    #[serde(default)]
-    pub guidance_scale: Option<f32>,
-    #[serde(default)]
-    pub negative_prompt: Option<String>,
-    #[serde(default)]
-    pub dry_run: bool,
-}
-
-/// A validated request (also the job's payload).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct SoundRequest {
-    pub prompt: String,
-    /// Seconds, resolved (the plan's natural length when none was asked).
-    pub duration: f32,
-    #[serde(rename = "loop")]
-    pub looped: bool,
-    pub seed: u64,
-    pub format: AudioFormat,
-    pub sample_rate: u32,
-    /// A neural model; `None`: the embedded engine.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub neural: Option<Neural>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub negative_prompt: Option<String>,
-}
-
-/// Sample rate when none is asked (a neural model's own rate is used
-/// instead when it names one).
-const DEFAULT_RATE: u32 = 44_100;
-/// Length a neural model makes when none is asked, seconds (AudioLDM's).
-const NEURAL_SECONDS: f32 = 10.0;
-
-/// The embedded engine's plan for a prompt, or 422 `unsupported_prompt`.
-fn plan(prompt: &str) -> Result<sound::Plan, ApiError> {
-    sound::plan(prompt).map_err(|e| {
-        ApiError::new(ErrorCode::UnsupportedPrompt)
-            .with_message(
-                "Nothing in the prompt names a sound this engine can make. It understands: \
-                 the sources in `details.understood` (and their words, listed by GET \
-                 /v1/sound-generation/vocabulary), with modifiers such as distant, heavy, \
-                 soft, fast, slow, deep, high and a tempo in bpm.",
-            )
-            .with_detail("parameter", "prompt")
-            .with_detail(
-                "understood",
-                CONCEPTS.iter().map(|c| c.name).collect::<Vec<_>>(),
-            )
-            .with_detail("ignoredTerms", e.ignored_terms)
-    })
-}
-
-impl SoundRequest {
-    /// Validates a body; errors name the parameter, or (422
-    /// `unsupported_prompt`, embedded engine) list what it understands.
-    pub fn parse(body: SoundBody, models: &DiffusionModels) -> Result<Self, ApiError> {
-        let prompt = crate::prompt(&body.prompt, MAX_PROMPT)?;
-        let (neural, on_disk) = Neural::parse(
-            body.model,
-            body.steps,
-            body.guidance_scale,
-            Medium::Sound,
-            models,
-        )?
-        .unzip();
-        let (natural, native) = match &on_disk {
-            Some(found) => (NEURAL_SECONDS, found.sample_rate().unwrap_or(DEFAULT_RATE)),
-            None => (plan(&prompt)?.natural_seconds(), DEFAULT_RATE),
-        };
-        let duration = match body.duration {
-            None => natural,
-            Some(d) if (f64::from(MIN_SECONDS)..=f64::from(MAX_SECONDS)).contains(&d) => d as f32,
-            Some(_) => {
-                return Err(ApiError::invalid_parameter(
-                    "duration",
-                    format!("must be from {MIN_SECONDS} to {MAX_SECONDS} seconds, or omitted"),
-                ))
-            }
-        };
-        if body.negative_prompt.is_some() && neural.is_none() {
-            return Err(ApiError::unprocessable(
-                "negativePrompt",
-                "applies to neural models only (see `model`)",
-            ));
-        }
-        let (format, sample_rate) =
-            crate::audio_output(body.format.as_deref(), body.sample_rate, native)?;
-        let seed = body.seed.unwrap_or_else(|| rand::random::<u32>().into());
-        Ok(Self {
-            prompt,
-            duration,
-            looped: body.looped,
-            seed,
-            format,
-            sample_rate,
-            neural,
-            negative_prompt: body.negative_prompt,
-        })
-    }
-
-    /// Billable units: seconds of sound, rounded up.
-    pub fn seconds(&self) -> f64 {
-        f64::from(self.duration).ceil()
-    }
-}
+pub use mediagen_jobs::sound::*;
 
 #[derive(Clone)]
 pub struct SoundPipeline {

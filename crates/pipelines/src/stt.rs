@@ -1,187 +1,19 @@
 //! `stt`: an uploaded audio or video file → text with timestamps.
 
 use mediagen_core::ErrorCode;
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use mediagen_core::ApiError;
 use mediagen_media::media::demuxer;
 use mediagen_media::pcm;
 
-use crate::limits::SPEECH_TO_TEXT;
+use mediagen_jobs::limits::SPEECH_TO_TEXT;
 use mediagen_speech::stt::{
-    languages, transcribe_stream, Segment, SttCatalog, SttError, SttOptions, Transcript,
+    transcribe_stream, Segment, SttCatalog, SttError, SttOptions, Transcript,
 };
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-/// Output formats.
-pub const FORMATS: [&str; 5] = ["json", "text", "srt", "vtt", "verbose_json"];
-
-/// A validated speech-to-text request (also the job's payload).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct SttRequest {
-    /// Blob key of the input file.
-    pub input: String,
-    pub file_id: String,
-    /// Seconds, from probing.
-    pub duration: f64,
-    /// ISO 639-1, or `None` to detect.
-    pub language: Option<String>,
-    pub translate: bool,
-    pub prompt: Option<String>,
-    pub response_format: String,
-    pub words: bool,
-    pub model: String,
-}
-
-impl SttRequest {
-    /// Validates the request's options (from JSON fields or multipart text
-    /// parts, as strings). Errors name the parameter.
-    pub fn parse(
-        fields: &HashMap<String, String>,
-        catalog: &SttCatalog,
-    ) -> Result<SttOptionsParsed, ApiError> {
-        for key in fields.keys() {
-            if ![
-                "language",
-                "task",
-                "prompt",
-                "responseFormat",
-                "timestampGranularities",
-                "model",
-                "fileId",
-                "dryRun",
-            ]
-            .contains(&key.as_str())
-            {
-                return Err(ApiError::invalid_parameter(key, "unknown parameter"));
-            }
-        }
-        let model_name = fields.get("model").map(String::as_str);
-        let model = catalog.model(model_name).ok_or_else(|| {
-            ApiError::invalid_parameter(
-                "model",
-                format!("must be one of: {}", catalog.names().join(", ")),
-            )
-        })?;
-        let language = match fields
-            .get("language")
-            .map(|l| l.trim().to_ascii_lowercase())
-        {
-            None => None,
-            Some(l) if l.is_empty() || l == "auto" => None,
-            Some(l) => {
-                if !languages().contains(&l.as_str()) {
-                    return Err(ApiError::invalid_parameter(
-                        "language",
-                        format!("`{l}` is not a supported ISO 639-1 code (or send `auto`)"),
-                    ));
-                }
-                if !model.multilingual() && l != "en" {
-                    return Err(ApiError::invalid_parameter(
-                        "language",
-                        format!("model `{}` knows English only", model.name()),
-                    ));
-                }
-                Some(l)
-            }
-        };
-        let translate = match fields.get("task").map(String::as_str) {
-            None | Some("transcribe") => false,
-            Some("translate") => true,
-            Some(_) => {
-                return Err(ApiError::invalid_parameter(
-                    "task",
-                    "must be transcribe or translate",
-                ))
-            }
-        };
-        let response_format = fields
-            .get("responseFormat")
-            .cloned()
-            .unwrap_or_else(|| "json".into());
-        if !FORMATS.contains(&response_format.as_str()) {
-            return Err(ApiError::invalid_parameter(
-                "responseFormat",
-                format!("must be one of {}", FORMATS.join(", ")),
-            ));
-        }
-        let granularities = fields
-            .get("timestampGranularities")
-            .map(String::as_str)
-            .unwrap_or("segment");
-        let words = granularities.split(',').map(str::trim).any(|g| g == "word");
-        if granularities
-            .split(',')
-            .map(str::trim)
-            .any(|g| g != "word" && g != "segment")
-        {
-            return Err(ApiError::invalid_parameter(
-                "timestampGranularities",
-                "must be segment, word or both",
-            ));
-        }
-        if words && response_format != "verbose_json" {
-            return Err(ApiError::invalid_parameter(
-                "timestampGranularities",
-                "word timestamps need responseFormat verbose_json",
-            ));
-        }
-        let prompt = fields
-            .get("prompt")
-            .filter(|p| !p.trim().is_empty())
-            .cloned();
-        if prompt.as_ref().is_some_and(|p| p.chars().count() > 1000) {
-            return Err(ApiError::invalid_parameter(
-                "prompt",
-                "must be at most 1000 characters",
-            ));
-        }
-        Ok(SttOptionsParsed {
-            language,
-            translate,
-            prompt,
-            response_format,
-            words,
-            model: model.name().to_owned(),
-        })
-    }
-
-    /// Billable units: seconds of audio.
-    pub fn seconds(&self) -> f64 {
-        self.duration
-    }
-}
-
-/// The options part of a request, before the file is known.
-#[derive(Debug, Clone)]
-pub struct SttOptionsParsed {
-    pub language: Option<String>,
-    pub translate: bool,
-    pub prompt: Option<String>,
-    pub response_format: String,
-    pub words: bool,
-    pub model: String,
-}
-
-impl SttOptionsParsed {
-    pub fn with_file(self, input: String, file_id: String, duration: f64) -> SttRequest {
-        SttRequest {
-            input,
-            file_id,
-            duration,
-            language: self.language,
-            translate: self.translate,
-            prompt: self.prompt,
-            response_format: self.response_format,
-            words: self.words,
-            model: self.model,
-        }
-    }
-}
+pub use mediagen_jobs::stt::*;
 
 fn timestamp(seconds: f64, sep: char) -> String {
     let ms = (seconds.max(0.0) * 1000.0).round() as u64;

@@ -13,6 +13,7 @@ use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::tts::Speak;
 use mediagen_core::job::JobError;
 use mediagen_media::media::encoder_args;
 use mediagen_media::AudioFormat;

@@ -4,141 +4,25 @@
 //! each line's time slot).
 
 use mediagen_core::ErrorCode;
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::limits::VOICE_CHANGER;
-use mediagen_core::ApiError;
+use mediagen_jobs::limits::VOICE_CHANGER;
 use std::path::Path;
 
 use mediagen_media::media::demuxer;
 use mediagen_media::pcm::{self, PcmFile};
 use mediagen_media::video::inspect;
-use mediagen_media::AudioFormat;
 use mediagen_speech::stt::{languages as stt_languages, transcribe_stream, SttCatalog, SttOptions};
 use mediagen_speech::tts::{TtsCatalog, TtsError};
 use mediagen_speech::voice::{median_pitch_of, VoiceConverter, WorldConverter, RATE};
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::audio_output;
 use crate::output::deliver;
 use crate::respeak::{clear_lines, mix_lines, speak_lines, Fit, Line, Toward};
 use crate::stt::stt_failure;
-use crate::tts::ClonedVoice;
 
-/// How the voice is changed.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum ChangeMode {
-    /// Pitch and formants moved with the WORLD vocoder; everything else kept.
-    #[default]
-    Convert,
-    /// Transcribed and spoken again by the target (or its base) voice.
-    Revoice,
-}
-
-impl ChangeMode {
-    fn as_str(self) -> &'static str {
-        match self {
-            Self::Convert => "convert",
-            Self::Revoice => "revoice",
-        }
-    }
-}
-
-/// A validated voice change (also the job's payload).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct ChangeRequest {
-    /// Blob key of the input file.
-    pub input: String,
-    pub file_id: String,
-    pub voice_id: String,
-    /// Set when `voice_id` is a cloned voice (else a catalog voice).
-    #[serde(default)]
-    pub cloned: Option<ClonedVoice>,
-    #[serde(default)]
-    pub mode: ChangeMode,
-    pub format: AudioFormat,
-    pub sample_rate: u32,
-}
-
-/// The options of a voice change besides the input and the target.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ChangeOptions {
-    pub voice_id: String,
-    pub mode: ChangeMode,
-    pub format: AudioFormat,
-    pub sample_rate: u32,
-}
-
-impl ChangeOptions {
-    pub fn parse(fields: &HashMap<String, String>) -> Result<Self, ApiError> {
-        const KNOWN: [&str; 5] = ["voiceId", "mode", "format", "sampleRate", "dryRun"];
-        if let Some(key) = fields.keys().find(|k| !KNOWN.contains(&k.as_str())) {
-            return Err(ApiError::invalid_parameter(key, "unknown parameter"));
-        }
-        let voice_id = fields
-            .get("voiceId")
-            .filter(|v| !v.trim().is_empty())
-            .ok_or_else(|| ApiError::invalid_parameter("voiceId", "required"))?
-            .clone();
-        let mode = match fields.get("mode").map(String::as_str) {
-            None | Some("convert") => ChangeMode::Convert,
-            Some("revoice") => ChangeMode::Revoice,
-            Some(_) => {
-                return Err(ApiError::invalid_parameter(
-                    "mode",
-                    "must be convert or revoice",
-                ))
-            }
-        };
-        let rate = match fields.get("sampleRate") {
-            None => None,
-            Some(r) => Some(
-                r.parse()
-                    .map_err(|_| ApiError::invalid_parameter("sampleRate", "must be an integer"))?,
-            ),
-        };
-        let (format, sample_rate) =
-            audio_output(fields.get("format").map(String::as_str), rate, RATE)?;
-        Ok(Self {
-            voice_id,
-            mode,
-            format,
-            sample_rate,
-        })
-    }
-
-    /// A cloned voice re-speaks through its base voice, which must exist
-    /// (else 422 naming `voiceId`).
-    pub fn check(&self, cloned: Option<&ClonedVoice>) -> Result<(), ApiError> {
-        match (self.mode, cloned) {
-            (ChangeMode::Revoice, Some(c)) => c.base().map(|_| ()),
-            _ => Ok(()),
-        }
-    }
-
-    /// The job's payload.
-    pub fn with(
-        self,
-        input: String,
-        file_id: String,
-        cloned: Option<ClonedVoice>,
-    ) -> ChangeRequest {
-        ChangeRequest {
-            input,
-            file_id,
-            voice_id: self.voice_id,
-            cloned,
-            mode: self.mode,
-            format: self.format,
-            sample_rate: self.sample_rate,
-        }
-    }
-}
+pub use mediagen_jobs::voice::*;
 
 pub struct VoiceChangePipeline {
     pub tts: Arc<TtsCatalog>,
@@ -396,36 +280,5 @@ impl Pipeline for VoiceChangePipeline {
         }
         delivered.describe(&mut result);
         Ok(result)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn options_are_validated() {
-        let f = |pairs: &[(&str, &str)]| -> HashMap<String, String> {
-            pairs
-                .iter()
-                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-                .collect()
-        };
-        let ok = ChangeOptions::parse(&f(&[("voiceId", "voice_1"), ("format", "wav")])).unwrap();
-        assert_eq!((ok.format, ok.sample_rate), (AudioFormat::Wav, RATE));
-        assert_eq!(ok.mode, ChangeMode::Convert);
-        let re = ChangeOptions::parse(&f(&[("voiceId", "v"), ("mode", "revoice")])).unwrap();
-        assert_eq!(re.mode, ChangeMode::Revoice);
-        for (bad, param) in [
-            (f(&[]), "voiceId"),
-            (f(&[("voiceId", "v"), ("mode", "magic")]), "mode"),
-            (f(&[("voiceId", "v"), ("format", "aiff")]), "format"),
-            (f(&[("voiceId", "v"), ("pitch", "2")]), "pitch"),
-        ] {
-            assert_eq!(
-                ChangeOptions::parse(&bad).unwrap_err().details["parameter"],
-                param
-            );
-        }
     }
 }

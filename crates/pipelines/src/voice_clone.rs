@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use mediagen_core::{ApiError, ErrorCode};
-use mediagen_media::audio::resample_linear;
+use mediagen_media::audio::resample;
 use mediagen_media::media::{decode_mono, encode, probe};
 use mediagen_media::{Audio, AudioFormat};
 use mediagen_speech::stt::{detect_language, SttCatalog};
@@ -17,53 +17,9 @@ use mediagen_speech::tts::TtsCatalog;
 use mediagen_speech::voice::{analyse, check_sample, VoiceProfile, RATE};
 use mediagen_store::{Db, VoiceRecord};
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-/// Total seconds of samples a cloned voice needs, and takes at most.
-pub const MIN_SAMPLE_SECONDS: f64 = 10.0;
-pub const MAX_SAMPLE_SECONDS: f64 = 300.0;
-
-/// The refusal of samples that are too short or too long in total.
-pub fn samples_out_of_range(seconds: f64) -> ApiError {
-    ApiError::unprocessable(
-        "files",
-        format!("the samples must last {MIN_SAMPLE_SECONDS} s to {MAX_SAMPLE_SECONDS} s in total (these: {seconds:.1} s)"),
-    )
-    .with_detail("limit", "max_seconds")
-    .with_detail("maximum", MAX_SAMPLE_SECONDS)
-}
-
-/// A cloned voice's stored profile and the catalog voice chosen for it
-/// (the `profile` column of a voice).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct StoredVoice {
-    #[serde(flatten)]
-    pub profile: VoiceProfile,
-    #[serde(default)]
-    pub base_voice_id: Option<String>,
-}
-
-/// The blob key of a cloned voice's preview.
-pub fn cloned_preview_key(account_id: &str, voice_id: &str) -> String {
-    format!("voices/{account_id}/{voice_id}.mp3")
-}
-
-/// What a clone job is asked for (validated by the API; the id is chosen
-/// there, so a retried job makes the same voice once).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CloneRequest {
-    pub voice_id: String,
-    pub name: String,
-    pub description: String,
-    pub labels: Vec<String>,
-    /// BCP-47; `None`: heard by the recogniser on the first sample.
-    pub language: Option<String>,
-    /// Blob keys of the samples (account files), in the order sent.
-    pub samples: Vec<String>,
-}
+pub use mediagen_jobs::voice_clone::*;
 
 #[derive(Clone)]
 pub struct VoiceClonePipeline {
@@ -153,7 +109,7 @@ impl VoiceClonePipeline {
         let Some(model) = self.stt.model(None) else {
             return Ok("en".to_owned());
         };
-        let pcm = resample_linear(sample, RATE, 16_000);
+        let pcm = resample(sample, RATE, 16_000);
         detect_language(model.as_ref(), self.stt.gate(), &pcm)
             .map(|(code, _)| code)
             .map_err(|e| JobFailure::retry(ErrorCode::RecognitionFailed, e.to_string()))

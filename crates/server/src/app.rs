@@ -1,9 +1,7 @@
 //! Building and running the application: services, router, workers.
 
-use std::collections::HashMap;
 use std::future::Future;
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -14,24 +12,8 @@ use axum::routing::{delete, get, post};
 use axum::Router;
 use mediagen_core::ids::random_base62;
 use mediagen_core::{ErrorCode, Level};
-use mediagen_generate::diffusion::{DiffusionModels, Medium};
-use mediagen_generate::image::icons::Icons;
-use mediagen_media::avatar;
-use mediagen_pipelines::avatar::ExpandPipeline;
-use mediagen_pipelines::avatar_upload::AvatarUploadPipeline;
-use mediagen_pipelines::dub::{DubEditPipeline, DubLanguages, DubPipeline};
-use mediagen_pipelines::image::ImagePipeline;
-use mediagen_pipelines::sound::SoundPipeline;
-use mediagen_pipelines::stt::SttPipeline;
-use mediagen_pipelines::tts::{PreviewPipeline, TtsPipeline};
-use mediagen_pipelines::video::TrimPipeline;
-use mediagen_pipelines::voice::VoiceChangePipeline;
-use mediagen_pipelines::voice_clone::VoiceClonePipeline;
-use mediagen_speech::stt::SttCatalog;
-use mediagen_speech::translate::{Apertium, Translator};
-use mediagen_speech::tts::TtsCatalog;
+use mediagen_jobs::Catalog;
 use mediagen_store::{BlobStore, Db, Signer};
-use mediagen_worker::testing::SleepPipeline;
 use mediagen_worker::{Events, Registry, Worker, WorkerConfig};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -105,250 +87,27 @@ fn redact(url: &str) -> String {
     }
 }
 
-/// The engines every pipeline draws on.
-#[derive(Clone)]
-pub struct Engines {
-    pub tts: Arc<TtsCatalog>,
-    pub stt: Arc<SttCatalog>,
-    /// The image engine's icon set (`None` when not installed).
-    pub icons: Option<Arc<Icons>>,
-    /// Neural image and sound models (folders under the models directory,
-    /// loaded on first use).
-    pub diffusion: Arc<DiffusionModels>,
-    /// Text translation (Apertium's installed pairs).
-    pub translator: Arc<dyn Translator>,
-    /// The language pairs dubbing can do with these engines.
-    pub dubbing: Arc<DubLanguages>,
-}
+/// What a process's engines bring to its API and in-process workers. The
+/// `mediagen` binary provides it over the pipelines; the server never
+/// imports an engine crate.
+#[async_trait::async_trait]
+pub trait EngineHost: Send + Sync {
+    /// The catalog requests are checked against (found on disk: no model
+    /// is loaded).
+    async fn catalog(&self, config: &Config) -> anyhow::Result<Arc<dyn Catalog>>;
 
-/// Which engines a process loads: an API process validates requests
-/// against every engine's voices and models, while a worker loads only
-/// what the kinds it claims run (a trim worker loads no model at all).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Needs {
-    /// Text-to-speech voices (Kokoro, Piper, espeak-ng).
-    pub tts: bool,
-    /// Speech recognisers.
-    pub stt: bool,
-}
+    /// Renders the built-in avatars where missing and copies their clips
+    /// and posters into the blob store (so signed URLs serve them). Returns
+    /// the ids ready.
+    async fn publish_avatars(
+        &self,
+        config: &Config,
+        blobs: &BlobStore,
+    ) -> anyhow::Result<Vec<&'static str>>;
 
-impl Needs {
-    pub const ALL: Needs = Needs {
-        tts: true,
-        stt: true,
-    };
-
-    /// What the job kinds `kinds` run on (every kind when empty).
-    pub fn of_kinds(kinds: &[String]) -> Needs {
-        if kinds.is_empty() {
-            return Needs::ALL;
-        }
-        let any = |of: &[&str]| kinds.iter().any(|k| of.contains(&k.as_str()));
-        Needs {
-            tts: any(&[
-                "tts",
-                "voice.change",
-                "dubbing",
-                "dubbing.edit",
-                "voice.preview",
-                "voice.clone",
-            ]),
-            stt: any(&["tts", "stt", "voice.change", "dubbing", "voice.clone"]),
-        }
-    }
-}
-
-impl Engines {
-    /// Loads the models now, in the background: a process with workers
-    /// warms up so its first job does not wait for a model to load (an API
-    /// process without workers never loads one).
-    pub fn warm_in_background(&self) {
-        let (tts, stt) = (self.tts.clone(), self.stt.clone());
-        tokio::task::spawn_blocking(move || {
-            let started = std::time::Instant::now();
-            let failed: Vec<String> = tts.warm().into_iter().chain(stt.warm()).collect();
-            for problem in &failed {
-                tracing::warn!("model not loaded: {problem}");
-            }
-            tracing::info!(ms = started.elapsed().as_millis() as u64, "models loaded");
-        });
-    }
-}
-
-/// The engines found under the models directory (those `needs` asks for;
-/// the others are empty), loaded once per process and directory (loading
-/// takes a moment and the models are large).
-pub async fn engines(config: &Config, needs: Needs) -> anyhow::Result<Engines> {
-    type Loaded = Mutex<HashMap<(PathBuf, usize, usize, Needs), Engines>>;
-    static LOADED: OnceLock<Loaded> = OnceLock::new();
-    let key = (
-        config.models_dir.clone(),
-        config.engine_threads,
-        config.stt_concurrency,
-        needs,
-    );
-    let cache = LOADED.get_or_init(Default::default);
-    if let Some(found) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return Ok(found.clone());
-    }
-    let (dir, threads, decodes, _) = key.clone();
-    let loaded = tokio::task::spawn_blocking(move || {
-        let tts = Arc::new(if needs.tts {
-            TtsCatalog::discover(&dir, threads)
-        } else {
-            TtsCatalog::default()
-        });
-        let stt = Arc::new(if needs.stt {
-            SttCatalog::discover(&dir, threads, decodes)
-        } else {
-            SttCatalog::default()
-        });
-        let apertium = Apertium::discover();
-        let translator: Arc<dyn Translator> = Arc::new(apertium);
-        let dubbing = Arc::new(DubLanguages::new(&stt, &tts, translator.as_ref()));
-        if needs.tts && needs.stt {
-            if translator.pairs().is_empty() {
-                tracing::warn!("dubbing: Apertium is not installed (scripts/setup.sh installs it); only dubbing into English works");
-            }
-            tracing::info!(pairs = dubbing.pairs.len(), "dubbing: language pairs ready");
-        }
-        let diffusion = Arc::new(DiffusionModels::new(&dir, threads));
-        for medium in [Medium::Image, Medium::Sound] {
-            let found: Vec<String> = diffusion.found(medium).into_iter().map(|f| f.name).collect();
-            tracing::info!(medium = medium.folder(), models = ?found, "neural generation models found (loaded on first use)");
-        }
-        Engines {
-        tts,
-        stt,
-        translator,
-        dubbing,
-        diffusion,
-        icons: match Icons::discover(&dir) {
-            Some(icons) => {
-                tracing::info!(icons = icons.len(), "image generation: Twemoji icons found");
-                Some(Arc::new(icons))
-            }
-            None => {
-                tracing::warn!(dir = %dir.join("emoji").display(), "image generation: no icon set (run scripts/models.sh); the endpoint answers 503");
-                None
-            }
-        },
-    }
-    })
-    .await?;
-    Ok(cache
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .entry(key)
-        .or_insert(loaded)
-        .clone())
-}
-
-/// Renders the built-in avatars into `<models>/avatars` where missing (once
-/// per machine: about 10 s for all of them).
-fn render_avatars(models: &std::path::Path) -> (PathBuf, Vec<&'static str>) {
-    let dir = models.join("avatars");
-    let mut ready = Vec::new();
-    for look in avatar::CATALOG {
-        match avatar::ensure_rendered(&dir, look) {
-            Ok(()) => ready.push(look.id),
-            Err(e) => tracing::warn!(avatar = look.id, error = %e, "avatar not rendered"),
-        }
-    }
-    tracing::info!(avatars = ready.len(), dir = %dir.display(), "built-in avatars ready");
-    (dir, ready)
-}
-
-/// Renders the built-in avatars where missing and copies their clips and
-/// posters into the blob store (so signed URLs serve them). Only the API
-/// server does this; workers never need them. Returns the ids ready.
-async fn publish_avatars(
-    blobs: &BlobStore,
-    models: &std::path::Path,
-) -> anyhow::Result<Vec<&'static str>> {
-    // One render per directory and process: servers starting together wait
-    // for the first instead of rendering side by side.
-    type Rendered = tokio::sync::Mutex<HashMap<PathBuf, Vec<&'static str>>>;
-    static RENDERED: OnceLock<Rendered> = OnceLock::new();
-    let mut rendered = RENDERED.get_or_init(Default::default).lock().await;
-    let ready = match rendered.get(models) {
-        Some(ready) => ready.clone(),
-        None => {
-            let dir = models.to_owned();
-            let (_, ready) = tokio::task::spawn_blocking(move || render_avatars(&dir)).await?;
-            rendered.insert(models.to_owned(), ready.clone());
-            ready
-        }
-    };
-    drop(rendered);
-    let dir = models.join("avatars");
-    for look in avatar::CATALOG.iter().filter(|l| ready.contains(&l.id)) {
-        let (video, poster) = avatar::files(&dir, look);
-        for (file, key) in [
-            (video, crate::routes::avatars::video_key(look.id)),
-            (poster, crate::routes::avatars::poster_key(look.id)),
-        ] {
-            if !blobs.exists(&key).await? {
-                blobs.put_file(&key, &file).await?;
-            }
-        }
-    }
-    Ok(ready)
-}
-
-/// The pipelines this process's workers run: every kind this build has,
-/// or those of `worker_kinds`.
-pub fn registry(config: &Config, engines: &Engines, db: &Db) -> anyhow::Result<Registry> {
-    all_pipelines(config, engines, db)
-        .only(&config.worker_kinds())
-        .map_err(|e| anyhow::anyhow!("worker_kinds: {e}"))
-}
-
-/// The pipelines this build can run.
-fn all_pipelines(config: &Config, engines: &Engines, db: &Db) -> Registry {
-    let mut registry = Registry::new();
-    registry.register(Arc::new(TtsPipeline {
-        catalog: engines.tts.clone(),
-        stt: engines.stt.clone(),
-    }));
-    registry.register(Arc::new(PreviewPipeline {
-        catalog: engines.tts.clone(),
-    }));
-    registry.register(Arc::new(VoiceClonePipeline {
-        tts: engines.tts.clone(),
-        stt: engines.stt.clone(),
-        db: db.clone(),
-    }));
-    registry.register(Arc::new(SttPipeline {
-        catalog: engines.stt.clone(),
-    }));
-    registry.register(Arc::new(TrimPipeline));
-    registry.register(Arc::new(ExpandPipeline));
-    registry.register(Arc::new(AvatarUploadPipeline { db: db.clone() }));
-    registry.register(Arc::new(VoiceChangePipeline {
-        tts: engines.tts.clone(),
-        stt: engines.stt.clone(),
-    }));
-    registry.register(Arc::new(SoundPipeline {
-        models: engines.diffusion.clone(),
-    }));
-    registry.register(Arc::new(DubPipeline {
-        tts: engines.tts.clone(),
-        stt: engines.stt.clone(),
-        translator: engines.translator.clone(),
-        languages: engines.dubbing.clone(),
-    }));
-    registry.register(Arc::new(DubEditPipeline {
-        tts: engines.tts.clone(),
-    }));
-    registry.register(Arc::new(ImagePipeline {
-        icons: engines.icons.clone(),
-        models: engines.diffusion.clone(),
-    }));
-    if config.enable_test_jobs {
-        registry.register(Arc::new(SleepPipeline));
-    }
-    registry
+    /// The pipelines of this process's workers (the kinds of
+    /// `worker_kinds`), their models loading in the background.
+    async fn registry(&self, config: &Config, db: &Db) -> anyhow::Result<Registry>;
 }
 
 pub fn worker_config(config: &Config, concurrency: usize) -> WorkerConfig {
@@ -379,7 +138,7 @@ fn rate_limiter(config: &Config, db: &Db) -> anyhow::Result<RateLimiter> {
 
 /// Events that also hear the other processes (PostgreSQL's `NOTIFY`); a
 /// listener that cannot start leaves polling to do the work.
-async fn relayed_events(db: &Db) -> Events {
+pub async fn relayed_events(db: &Db) -> Events {
     let events = Events::default();
     match events.relay(db).await {
         Ok(true) => tracing::info!("wake-ups: listening for other processes' jobs"),
@@ -421,7 +180,7 @@ pub struct Application {
 }
 
 impl Application {
-    pub async fn build(config: Config) -> anyhow::Result<Self> {
+    pub async fn build(config: Config, host: &dyn EngineHost) -> anyhow::Result<Self> {
         let services = Services::open(&config).await?;
         let bootstrap_key = ensure_operator(&services.db, config.initial_credits).await?;
         let listener = TcpListener::bind(config.bind)
@@ -434,17 +193,14 @@ impl Application {
             config.public_base_url.trim_end_matches('/').to_owned()
         };
         let events = relayed_events(&services.db).await;
-        let engines = engines(&config, Needs::ALL).await?;
-        let avatars = publish_avatars(&services.blobs, &config.models_dir).await?;
-        if config.workers > 0 {
-            engines.warm_in_background();
-        }
+        let catalog = host.catalog(&config).await?;
+        let avatars = host.publish_avatars(&config, &services.blobs).await?;
         let worker = match config.workers {
             0 => None,
             n => Some(Worker::new(
                 services.db.clone(),
                 services.blobs.clone(),
-                registry(&config, &engines, &services.db)?,
+                host.registry(&config, &services.db).await?,
                 worker_config(&config, n),
                 events.clone(),
             )),
@@ -457,12 +213,7 @@ impl Application {
             blobs: services.blobs,
             signer: services.signer,
             events,
-            tts: engines.tts.clone(),
-            stt: engines.stt.clone(),
-            icons: engines.icons.clone(),
-            diffusion: engines.diffusion.clone(),
-            translator: engines.translator.clone(),
-            dubbing: engines.dubbing.clone(),
+            catalog,
             avatars,
             base_url,
             config,
@@ -585,14 +336,16 @@ fn router(state: AppState) -> Router {
 }
 
 /// Runs workers only (`mediagen worker`) until `shutdown` completes.
-pub async fn run_worker(config: Config, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
+pub async fn run_worker(
+    config: Config,
+    host: &dyn EngineHost,
+    shutdown: impl Future<Output = ()>,
+) -> anyhow::Result<()> {
     let services = Services::open(&config).await?;
-    let engines = engines(&config, Needs::of_kinds(&config.worker_kinds())).await?;
-    engines.warm_in_background();
     let worker = Worker::new(
         services.db.clone(),
         services.blobs,
-        registry(&config, &engines, &services.db)?,
+        host.registry(&config, &services.db).await?,
         worker_config(&config, config.worker_concurrency),
         relayed_events(&services.db).await,
     );

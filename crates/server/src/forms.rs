@@ -246,7 +246,7 @@ fn tasks() -> Object {
     choices(&["transcribe", "translate"])
 }
 fn transcript_formats() -> Object {
-    choices(&mediagen_pipelines::stt::FORMATS)
+    choices(&mediagen_jobs::stt::FORMATS)
 }
 fn granularities() -> Object {
     choices(&["segment", "word", "segment,word", "word,segment"])

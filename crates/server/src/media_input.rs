@@ -9,8 +9,8 @@ use axum::extract::{FromRequest, Request};
 use axum::http::header;
 use mediagen_core::ids::new_id;
 use mediagen_core::{ApiError, ErrorCode};
-use mediagen_media::media::{probe, Probe, ProbeError};
-use mediagen_pipelines::limits::{Measured, MediaLimits};
+use mediagen_jobs::limits::{Measured, MediaLimits};
+use mediagen_probe::{probe, Probe, ProbeError};
 use mediagen_store::FileRecord;
 use serde_json::{Map, Value};
 

@@ -3,8 +3,7 @@
 use std::ops::Deref;
 use std::sync::Arc;
 
-use mediagen_speech::stt::SttCatalog;
-use mediagen_speech::tts::TtsCatalog;
+use mediagen_jobs::Catalog;
 use mediagen_store::{BlobStore, Db, Signer};
 use mediagen_worker::Events;
 
@@ -23,20 +22,11 @@ pub struct Inner {
     pub blobs: BlobStore,
     pub signer: Signer,
     pub events: Events,
-    /// The voices of every text-to-speech engine found at start-up.
-    pub tts: Arc<TtsCatalog>,
-    /// The speech recognisers found at start-up.
-    pub stt: Arc<SttCatalog>,
+    /// The engines installed, as requests are checked against them (voices,
+    /// recognisers, models, dubbing's pairs, the embedded generators).
+    pub catalog: Arc<dyn Catalog>,
     /// The built-in avatars that were rendered (their ids).
     pub avatars: Vec<&'static str>,
-    /// The image engine's icon set, when installed.
-    pub icons: Option<Arc<mediagen_generate::image::icons::Icons>>,
-    /// Neural image and sound models under the models directory.
-    pub diffusion: Arc<mediagen_generate::diffusion::DiffusionModels>,
-    /// The language pairs dubbing can do.
-    pub dubbing: Arc<mediagen_pipelines::dub::DubLanguages>,
-    /// Text translation (reported by `GET /v1/models`).
-    pub translator: Arc<dyn mediagen_speech::translate::Translator>,
     pub limiter: RateLimiter,
     pub keys: KeyCache,
     pub metrics: Metrics,

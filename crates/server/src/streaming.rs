@@ -23,7 +23,7 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use mediagen_core::job::Job;
 use mediagen_core::{ApiError, ErrorCode};
-use mediagen_pipelines::tts::TtsRequest;
+use mediagen_jobs::tts::TtsRequest;
 use tokio::sync::broadcast;
 use tokio::time::Instant;
 

@@ -4,8 +4,8 @@
 //! dubbing) so none reaches into another route's module.
 
 use mediagen_core::{ApiError, ErrorCode};
-use mediagen_pipelines::tts::ClonedVoice;
-use mediagen_pipelines::voice_clone::StoredVoice;
+use mediagen_jobs::tts::ClonedVoice;
+use mediagen_jobs::voice_clone::StoredVoice;
 
 use crate::error::{ApiResult, Error};
 use crate::state::AppState;
@@ -20,7 +20,7 @@ pub async fn cloned_voice(
     account_id: &str,
     id: &str,
 ) -> ApiResult<Option<ClonedVoice>> {
-    if state.tts.voice(id).is_some() {
+    if state.catalog.voice(id).is_some() {
         return Ok(None);
     }
     let Some(v) = state.db.voice(account_id, id).await? else {
@@ -28,12 +28,14 @@ pub async fn cloned_voice(
     };
     let stored: StoredVoice = serde_json::from_value(v.profile).map_err(Error::internal)?;
     let base_voice_id = match stored.base_voice_id {
-        Some(b) if state.tts.voice(&b).is_some() => Some(b),
-        _ => state
-            .tts
-            .candidates(&stored.profile.gender, &v.language)
-            .first()
-            .map(|c| c.id.clone()),
+        Some(b) if state.catalog.voice(&b).is_some() => Some(b),
+        _ => mediagen_core::voice::candidates(
+            state.catalog.voices(),
+            &stored.profile.gender,
+            &v.language,
+        )
+        .first()
+        .map(|c| c.id.clone()),
     };
     Ok(Some(ClonedVoice {
         base_voice_id,

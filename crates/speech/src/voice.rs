@@ -17,7 +17,7 @@ use mediagen_media::pcm::PcmFile;
 use rsworld_sys::{CheapTrickOption, D4COption, DioOption};
 
 /// The rate voices are analysed and converted at.
-pub const RATE: u32 = 24_000;
+pub const RATE: u32 = mediagen_core::voice::CONVERSION_RATE;
 /// Analysis hop, milliseconds.
 const FRAME_MS: f64 = 5.0;
 /// Conversion works on pieces of about this many seconds, cut at the
@@ -51,23 +51,7 @@ fn par_map<T: Sync, U: Send>(items: &[T], f: impl Fn(&T) -> U + Sync) -> Vec<U> 
     out.into_iter().map(|u| u.expect("every piece")).collect()
 }
 
-/// What a converter needs to know of a speaker.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct VoiceProfile {
-    /// Median pitch of the voiced frames, Hz.
-    pub pitch_median: f64,
-    /// Standard deviation of the natural log of the pitch (intonation range).
-    pub pitch_spread: f64,
-    /// Spectral centroid (0–5 kHz) of the voiced frames' envelopes, Hz.
-    pub centroid: f64,
-    /// Syllable-like loudness peaks per second of speech.
-    pub speaking_rate: f64,
-    /// `female` or `male`, from the pitch (a guess, as every such estimate).
-    pub gender: String,
-    /// Seconds of audio analysed.
-    pub seconds: f64,
-}
+pub use mediagen_core::voice::VoiceProfile;
 
 /// Why a sample cannot serve to build a voice.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

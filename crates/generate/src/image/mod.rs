@@ -16,41 +16,7 @@ use mediagen_core::rng::Rng;
 use mediagen_media::draw::{gradient, solid};
 use scene::{Relation, Scene, Setting, Style, TimeOfDay};
 
-/// Output encodings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ImageFormat {
-    Png,
-    Jpeg,
-    Webp,
-}
-
-impl ImageFormat {
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "png" => Some(Self::Png),
-            "jpeg" | "jpg" => Some(Self::Jpeg),
-            "webp" => Some(Self::Webp),
-            _ => None,
-        }
-    }
-
-    pub fn extension(self) -> &'static str {
-        match self {
-            Self::Png => "png",
-            Self::Jpeg => "jpg",
-            Self::Webp => "webp",
-        }
-    }
-
-    pub fn content_type(self) -> &'static str {
-        match self {
-            Self::Png => "image/png",
-            Self::Jpeg => "image/jpeg",
-            Self::Webp => "image/webp",
-        }
-    }
-}
+pub use mediagen_core::format::ImageFormat;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ImageError {

@@ -25,24 +25,7 @@ pub enum TimeOfDay {
     Night,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Style {
-    Flat,
-    Watercolor,
-    Pixel,
-}
-
-impl Style {
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "flat" => Some(Self::Flat),
-            "watercolor" | "watercolour" => Some(Self::Watercolor),
-            "pixel" | "pixel-art" | "pixelart" => Some(Self::Pixel),
-            _ => None,
-        }
-    }
-}
+pub use mediagen_core::format::Style;
 
 /// How an object is placed against another.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]

@@ -10,32 +10,7 @@ pub const THUMB: usize = 48;
 /// Frames crossfaded after each jump of a seamless plan.
 pub const FADE: usize = 3;
 
-/// How a clip is stretched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    Seamless,
-    Pingpong,
-    Loop,
-    Freeze,
-}
-
-impl Mode {
-    pub const ALL: [Mode; 4] = [Self::Seamless, Self::Pingpong, Self::Loop, Self::Freeze];
-
-    pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|m| m.as_str() == s)
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Seamless => "seamless",
-            Self::Pingpong => "pingpong",
-            Self::Loop => "loop",
-            Self::Freeze => "freeze",
-        }
-    }
-}
+pub use mediagen_core::format::ExpandMode as Mode;
 
 /// Which way a run goes through the source.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,108 +1,50 @@
-//! The language pairs dubbing can do: recognizer × translator × voice.
+//! The language pairs dubbing can do with the engines installed.
 
-use mediagen_core::{ApiError, ErrorCode};
+use mediagen_jobs::dub::{DubLanguages, Pair, Via};
 use mediagen_speech::stt::{languages as stt_languages, SttCatalog};
 use mediagen_speech::translate::Translator;
 use mediagen_speech::tts::TtsCatalog;
-use serde::Serialize;
 
-/// How a pair is translated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Via {
-    /// Text translation by the translator (possibly through a pivot).
-    Apertium,
-    /// Whisper's translate task, from the audio (any language → English).
-    Whisper,
-}
-
-/// A language pair that works end to end: recognizer × translator × voice.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Pair {
-    pub source: String,
-    pub target: String,
-    pub translator: Via,
-}
-
-/// The pairs this server can dub.
-pub struct DubLanguages {
-    pub pairs: Vec<Pair>,
-}
-
-impl DubLanguages {
-    /// Every pair whose source the recognizer hears, whose translation is
-    /// installed (or is whisper's, into English) and whose target a voice
-    /// speaks.
-    pub fn new(stt: &SttCatalog, tts: &TtsCatalog, translator: &dyn Translator) -> Self {
-        let spoken = |lang: &str| {
-            tts.voices().iter().any(|v| {
-                v.languages
-                    .iter()
-                    .any(|l| l.to_ascii_lowercase().starts_with(lang))
-            })
-        };
-        let multilingual = stt.model(None).is_some_and(|m| m.multilingual());
-        let heard = |lang: &str| stt.model(None).is_some() && (multilingual || lang == "en");
-        // Text translation where a route is installed (whisper base's
-        // translate task drifts from what was said); whisper's otherwise.
-        let mut pairs: Vec<Pair> = translator
-            .pairs()
-            .into_iter()
-            .filter(|(source, target)| heard(source) && spoken(target))
-            .map(|(source, target)| Pair {
-                source,
-                target,
-                translator: Via::Apertium,
-            })
-            .collect();
-        if multilingual && spoken("en") {
-            for source in stt_languages().into_iter().filter(|l| *l != "en") {
-                if !pairs.iter().any(|p| p.source == source && p.target == "en") {
-                    pairs.push(Pair {
-                        source: source.to_owned(),
-                        target: "en".to_owned(),
-                        translator: Via::Whisper,
-                    });
-                }
+/// Every pair whose source the recognizer hears, whose translation is
+/// installed (or is whisper's, into English) and whose target a voice
+/// speaks.
+pub fn dub_languages(
+    stt: &SttCatalog,
+    tts: &TtsCatalog,
+    translator: &dyn Translator,
+) -> DubLanguages {
+    let spoken = |lang: &str| {
+        tts.voices().iter().any(|v| {
+            v.languages
+                .iter()
+                .any(|l| l.to_ascii_lowercase().starts_with(lang))
+        })
+    };
+    let multilingual = stt.model(None).is_some_and(|m| m.multilingual());
+    let heard = |lang: &str| stt.model(None).is_some() && (multilingual || lang == "en");
+    // Text translation where a route is installed (whisper base's
+    // translate task drifts from what was said); whisper's otherwise.
+    let mut pairs: Vec<Pair> = translator
+        .pairs()
+        .into_iter()
+        .filter(|(source, target)| heard(source) && spoken(target))
+        .map(|(source, target)| Pair {
+            source,
+            target,
+            translator: Via::Apertium,
+        })
+        .collect();
+    if multilingual && spoken("en") {
+        for source in stt_languages().into_iter().filter(|l| *l != "en") {
+            if !pairs.iter().any(|p| p.source == source && p.target == "en") {
+                pairs.push(Pair {
+                    source: source.to_owned(),
+                    target: "en".to_owned(),
+                    translator: Via::Whisper,
+                });
             }
         }
-        pairs.sort_by(|a, b| (&a.source, &a.target).cmp(&(&b.source, &b.target)));
-        Self { pairs }
     }
-
-    pub fn find(&self, source: &str, target: &str) -> Option<&Pair> {
-        self.pairs
-            .iter()
-            .find(|p| p.source == source && p.target == target)
-    }
-
-    pub fn targets(&self) -> Vec<&str> {
-        let mut t: Vec<&str> = self.pairs.iter().map(|p| p.target.as_str()).collect();
-        t.sort_unstable();
-        t.dedup();
-        t
-    }
-
-    /// 422 naming the pair and listing what works.
-    pub fn unsupported(&self, source: Option<&str>, target: &str) -> ApiError {
-        let sources: Vec<&str> = self
-            .pairs
-            .iter()
-            .filter(|p| p.target == target)
-            .map(|p| p.source.as_str())
-            .collect();
-        let message = match source {
-            Some(s) if s == target => format!("The file is already in `{target}`; use the voice changer's revoice mode to re-speak it."),
-            Some(s) => format!("Dubbing from `{s}` into `{target}` is not supported. Supported pairs: GET /v1/dubbing/languages."),
-            None => format!("Dubbing into `{target}` is not supported. Supported pairs: GET /v1/dubbing/languages."),
-        };
-        ApiError::new(ErrorCode::UnprocessableEntity)
-            .with_message(message)
-            .with_detail("parameter", "targetLanguage")
-            .with_detail("sourceLanguage", source)
-            .with_detail("targetLanguage", target)
-            .with_detail("supportedSources", sources)
-            .with_detail("supportedTargets", self.targets())
-    }
+    pairs.sort_by(|a, b| (&a.source, &a.target).cmp(&(&b.source, &b.target)));
+    DubLanguages { pairs }
 }

@@ -7,10 +7,9 @@
 
 mod edit;
 mod languages;
-mod options;
 mod run;
 
-pub use edit::{DubEdit, DubEditPipeline, LineEdit};
-pub use languages::{DubLanguages, Pair, Via};
-pub use options::{DubOptions, DubRequest, DubVoice};
-pub use run::{DubPipeline, DubbedLine};
+pub use edit::DubEditPipeline;
+pub use languages::dub_languages;
+pub use mediagen_jobs::dub::*;
+pub use run::DubPipeline;

@@ -5,8 +5,8 @@ use mediagen_core::time::round_ms;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::limits::DUBBING;
 use mediagen_core::ErrorCode;
+use mediagen_jobs::limits::DUBBING;
 use mediagen_media::media::demuxer;
 use mediagen_media::pcm::{self, PcmFile};
 use mediagen_media::video::{inspect, VideoInfo};
@@ -18,36 +18,17 @@ use mediagen_worker::{JobContext, JobFailure, Pipeline};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::languages::{DubLanguages, Via};
-use super::options::{DubRequest, DubVoice};
 use crate::output::{deliver, Delivered};
 use crate::respeak::{mix_lines, speak_lines, Ducker, Fit, Line, Spoken, Toward};
 use crate::stt::{srt, stt_failure, vtt};
+use mediagen_jobs::dub::{DubLanguages, Via};
+use mediagen_jobs::dub::{DubRequest, DubVoice, DubbedLine};
 
 pub struct DubPipeline {
     pub tts: Arc<TtsCatalog>,
     pub stt: Arc<SttCatalog>,
     pub translator: Arc<dyn Translator>,
     pub languages: Arc<DubLanguages>,
-}
-
-/// A dubbed line as the result lists it.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct DubbedLine {
-    #[serde(serialize_with = "mediagen_core::time::seconds")]
-    pub start: f64,
-    #[serde(serialize_with = "mediagen_core::time::seconds")]
-    pub end: f64,
-    pub source_text: String,
-    pub translated_text: String,
-    #[serde(serialize_with = "mediagen_core::time::seconds")]
-    pub spoken_start: f64,
-    #[serde(serialize_with = "mediagen_core::time::seconds")]
-    pub spoken_end: f64,
-    pub speedup: f64,
-    #[serde(serialize_with = "mediagen_core::time::seconds")]
-    pub overrun: f64,
 }
 
 /// A dub before it is mixed: the bed (the original with its speech ducked)

@@ -10,10 +10,10 @@ use mediagen_core::ids::new_id;
 use mediagen_core::page::RawPageQuery;
 use mediagen_core::time::{iso8601, now_ms};
 use mediagen_core::{ApiError, ErrorCode, Page};
-use mediagen_media::avatar::{Look, CATALOG, FPS, SECONDS, SIZE};
-use mediagen_pipelines::avatar::{not_a_video, ExpandOptions, ExpandRequest};
-use mediagen_pipelines::avatar_upload::AvatarUpload;
-use mediagen_pipelines::limits;
+use mediagen_jobs::avatar::{not_a_video, ExpandOptions, ExpandRequest};
+use mediagen_jobs::avatar_upload::AvatarUpload;
+use mediagen_jobs::catalog::AvatarLook as Look;
+use mediagen_jobs::limits;
 use mediagen_store::{AvatarChanges, AvatarRecord};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -72,6 +72,7 @@ fn expiry(state: &AppState) -> i64 {
 
 fn premade_view(state: &AppState, look: &Look) -> AvatarView {
     let expires = expiry(state);
+    let clip = state.catalog.avatar_clip();
     AvatarView {
         id: look.id.to_owned(),
         name: look.name.to_owned(),
@@ -79,11 +80,11 @@ fn premade_view(state: &AppState, look: &Look) -> AvatarView {
         gender: look.gender.to_owned(),
         style: "illustrated".to_owned(),
         labels: look.labels.iter().map(|l| (*l).to_owned()).collect(),
-        width: SIZE,
-        height: SIZE,
+        width: clip.size,
+        height: clip.size,
         orientation: "square".to_owned(),
-        duration: f64::from(SECONDS),
-        fps: f64::from(FPS),
+        duration: f64::from(clip.seconds),
+        fps: f64::from(clip.fps),
         preview_video_url: signed_url(state, &video_key(look.id), expires),
         poster_url: signed_url(state, &poster_key(look.id), expires),
         category: "premade".to_owned(),
@@ -120,9 +121,11 @@ fn custom_view(state: &AppState, a: AvatarRecord) -> AvatarView {
     }
 }
 
-fn premade(state: &AppState, id: &str) -> Option<&'static Look> {
-    CATALOG
-        .iter()
+fn premade(state: &AppState, id: &str) -> Option<Look> {
+    state
+        .catalog
+        .avatars()
+        .into_iter()
         .find(|l| l.id == id && state.avatars.contains(&l.id))
 }
 
@@ -214,7 +217,9 @@ pub async fn list(
         None => (sort, false),
     };
     let custom = state.db.avatars(&auth.account_id).await?;
-    let mut all: Vec<AvatarView> = CATALOG
+    let mut all: Vec<AvatarView> = state
+        .catalog
+        .avatars()
         .iter()
         .filter(|l| state.avatars.contains(&l.id))
         .map(|l| premade_view(&state, l))
@@ -252,7 +257,7 @@ pub async fn get(
     Path(id): Path<String>,
 ) -> ApiResult<Json<AvatarView>> {
     if let Some(look) = premade(&state, &id) {
-        return Ok(Json(premade_view(&state, look)));
+        return Ok(Json(premade_view(&state, &look)));
     }
     let a = state
         .db

@@ -3,7 +3,7 @@ use axum::response::Response;
 use axum::Json;
 use mediagen_core::job::JobStatus;
 use mediagen_core::{ApiError, ErrorCode};
-use mediagen_pipelines::dub::{DubEdit, DubOptions, LineEdit, Pair};
+use mediagen_jobs::dub::{DubEdit, DubOptions, LineEdit, Pair};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ApiResult, Error};
@@ -12,7 +12,7 @@ use crate::jobs::{submit, JobSpec};
 use crate::media_input::media_input;
 use crate::state::AppState;
 use crate::voices::{cloned_voice, voice_not_found};
-use mediagen_pipelines::limits::DUBBING as LIMITS;
+use mediagen_jobs::limits::DUBBING as LIMITS;
 
 /// Dub a file into another language
 ///
@@ -61,13 +61,13 @@ pub async fn create(
 ) -> ApiResult<Response> {
     let input = media_input(&state, &auth, req, &LIMITS).await?;
     let duration = input.file.duration.unwrap_or(0.0);
-    let options = DubOptions::parse(&input.fields, &state.dubbing, duration)?;
+    let options = DubOptions::parse(&input.fields, state.catalog.dubbing(), duration)?;
     let cloned = match &options.voice_id {
         None => None,
         Some(id) => {
             let cloned = cloned_voice(&state, &auth.account_id, id).await?;
             if cloned.is_none() {
-                let voice = state.tts.voice(id).ok_or_else(|| voice_not_found(id))?;
+                let voice = state.catalog.voice(id).ok_or_else(|| voice_not_found(id))?;
                 let target = &options.target_language;
                 if !voice
                     .languages
@@ -112,12 +112,13 @@ pub struct DubbingLanguages {
 #[utoipa::path(get, path = "/v1/dubbing/languages", tag = "voice", security(("bearer" = ["read"])),
     responses((status = 200, body = DubbingLanguages)))]
 pub async fn languages(State(state): State<AppState>, _auth: Auth<Read>) -> Json<DubbingLanguages> {
-    let pairs = state.dubbing.pairs.clone();
+    let pairs = state.catalog.dubbing().pairs.clone();
     let mut sources: Vec<String> = pairs.iter().map(|p| p.source.clone()).collect();
     sources.sort();
     sources.dedup();
     let targets = state
-        .dubbing
+        .catalog
+        .dubbing()
         .targets()
         .into_iter()
         .map(str::to_owned)

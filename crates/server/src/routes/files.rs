@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 
 use crate::error::ApiResult;
 use crate::extract::{ApiQuery, Auth, Read, Write};
-use mediagen_pipelines::limits;
+use mediagen_jobs::limits;
 
 use crate::media_input::{probe_upload, save};
 use crate::routes::{page_of, page_params, ListEnvelope};

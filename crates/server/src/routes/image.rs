@@ -1,6 +1,6 @@
 use axum::extract::State;
 use axum::response::Response;
-use mediagen_pipelines::image::{ImageBody, ImageRequest};
+use mediagen_jobs::image::{ImageBody, ImageRequest};
 
 use crate::error::ApiResult;
 use crate::extract::{ApiJson, Auth, JobOptions, Write};
@@ -98,7 +98,7 @@ pub async fn create(
     ApiJson(body): ApiJson<ImageBody>,
 ) -> ApiResult<Response> {
     let dry_run = body.dry_run;
-    let req = ImageRequest::parse(body, state.icons.as_deref(), &state.diffusion)?;
+    let req = ImageRequest::parse(body, state.catalog.as_ref())?;
     let spec = JobSpec {
         kind: "image",
         units: req.units(),

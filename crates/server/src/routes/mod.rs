@@ -93,7 +93,7 @@ pub fn audio_format_schema() -> utoipa::openapi::schema::Object {
 /// the field's description; another is 422).
 pub fn sample_rate_schema() -> utoipa::openapi::schema::Object {
     use utoipa::openapi::schema::{ObjectBuilder, Type};
-    let mut rates: Vec<u32> = mediagen_media::AudioFormat::ALL
+    let mut rates: Vec<u32> = mediagen_core::format::AudioFormat::ALL
         .iter()
         .flat_map(|f| f.sample_rates().iter().copied())
         .collect();

@@ -2,8 +2,6 @@ use axum::extract::State;
 use axum::Json;
 use mediagen_core::page::PageParams;
 use mediagen_core::Page;
-use mediagen_generate::diffusion::Medium;
-use mediagen_pipelines::neural::EMBEDDED;
 use serde::Serialize;
 
 use crate::extract::{Auth, Read};
@@ -58,83 +56,18 @@ pub async fn list(
 ) -> crate::error::ApiResult<Json<Page<ModelView>>> {
     let live = state.live_kinds().await?;
     let mut data: Vec<ModelView> = state
-        .tts
-        .status()
-        .iter()
-        .chain(state.stt.status())
+        .catalog
+        .models()
+        .into_iter()
         .map(|s| ModelView {
-            engine: s.engine.to_owned(),
-            name: s.name.clone(),
-            kind: s.kind.to_owned(),
+            engine: s.engine,
+            name: s.name,
+            kind: s.kind,
             available: s.available,
             workers: false,
             voices: s.voices,
-            detail: s.detail.clone(),
+            detail: s.detail,
         })
-        .chain([
-            ModelView {
-                engine: "embedded-sound".into(),
-                name: Some(EMBEDDED.into()),
-                kind: "sound-generation".into(),
-                available: true,
-                workers: false,
-                voices: 0,
-                detail: format!(
-                    "built in: {} sound concepts",
-                    mediagen_generate::sound::CONCEPTS.len()
-                ),
-            },
-            ModelView {
-                engine: "embedded-image".into(),
-                name: Some(EMBEDDED.into()),
-                kind: "image-generation".into(),
-                available: state.icons.is_some(),
-                workers: false,
-                voices: 0,
-                detail: match &state.icons {
-                    Some(icons) => format!("Twemoji icon set: {} icons", icons.len()),
-                    None => "no icon set under models/emoji (run scripts/models.sh)".into(),
-                },
-            },
-        ])
-        .chain(std::iter::once({
-            let pairs = state.translator.pairs();
-            ModelView {
-                engine: state.translator.name().to_owned(),
-                name: None,
-                kind: "translation".into(),
-                available: !pairs.is_empty(),
-                workers: false,
-                voices: 0,
-                detail: if pairs.is_empty() {
-                    "no language pairs installed (scripts/setup.sh installs Apertium's); \
-                     dubbing can only translate into English"
-                        .into()
-                } else {
-                    let listed: Vec<String> =
-                        pairs.iter().map(|(a, b)| format!("{a}-{b}")).collect();
-                    format!(
-                        "{} pairs, pivots included: {}",
-                        pairs.len(),
-                        listed.join(", ")
-                    )
-                },
-            }
-        }))
-        .chain(
-            [Medium::Image, Medium::Sound]
-                .into_iter()
-                .flat_map(|m| state.diffusion.found(m))
-                .map(|f| ModelView {
-                    engine: "diffusion".into(),
-                    name: Some(f.name),
-                    kind: format!("{}-generation", f.medium.folder()),
-                    available: true,
-                    workers: false,
-                    voices: 0,
-                    detail: format!("{} (loaded on first use)", f.dir.display()),
-                }),
-        )
         .collect();
     for model in &mut data {
         model.workers = job_kinds(&model.kind).iter().any(|k| live.contains(*k));

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use mediagen_core::job::JobStatus;
 use mediagen_core::Level;
-use mediagen_pipelines::tts::PreviewRequest;
+use mediagen_jobs::tts::PreviewRequest;
 use serde_json::json;
 
 use crate::error::{ApiResult, Error};
@@ -49,7 +49,7 @@ pub async fn get(
     let key = format!("previews/{file}");
     verify(&state, &key, &q)?;
     let voice_id = file.strip_suffix(".mp3").unwrap_or(&file).to_owned();
-    if state.tts.voice(&voice_id).is_none() {
+    if state.catalog.voice(&voice_id).is_none() {
         return Err(ApiError::new(ErrorCode::VoiceNotFound).into());
     }
     if !state.blobs.exists(&key).await? {

@@ -1,8 +1,8 @@
 use axum::extract::State;
 use axum::response::Response;
 use axum::Json;
-use mediagen_generate::sound::{vocabulary as sound_vocabulary, Vocabulary};
-use mediagen_pipelines::sound::{SoundBody, SoundRequest};
+use mediagen_jobs::sound::{SoundBody, SoundRequest};
+use serde_json::Value;
 
 use crate::error::ApiResult;
 use crate::extract::{ApiJson, Auth, JobOptions, Read, Write};
@@ -82,7 +82,7 @@ pub async fn create(
     ApiJson(body): ApiJson<SoundBody>,
 ) -> ApiResult<Response> {
     let dry_run = body.dry_run;
-    let req = SoundRequest::parse(body, &state.diffusion)?;
+    let req = SoundRequest::parse(body, state.catalog.as_ref())?;
     let spec = JobSpec {
         kind: "sound",
         units: req.seconds(),
@@ -100,6 +100,6 @@ pub async fn create(
 /// `words` and `effect`).
 #[utoipa::path(get, path = "/v1/sound-generation/vocabulary", tag = "content", security(("bearer" = ["read"])),
     responses((status = 200, description = "`{concepts: [...], modifiers: [...]}`")))]
-pub async fn vocabulary(_auth: Auth<Read>) -> Json<Vocabulary> {
-    Json(sound_vocabulary())
+pub async fn vocabulary(State(state): State<AppState>, _auth: Auth<Read>) -> Json<Value> {
+    Json(state.catalog.sound_vocabulary())
 }

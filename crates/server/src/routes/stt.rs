@@ -1,12 +1,12 @@
 use axum::extract::{Request, State};
 use axum::response::Response;
-use mediagen_pipelines::stt::SttRequest;
+use mediagen_jobs::stt::SttRequest;
 
 use crate::error::ApiResult;
 use crate::extract::{Auth, JobOptions, Write};
 use crate::media_input::media_input;
 use crate::state::AppState;
-use mediagen_pipelines::limits::SPEECH_TO_TEXT as LIMITS;
+use mediagen_jobs::limits::SPEECH_TO_TEXT as LIMITS;
 
 /// Speech to text
 ///
@@ -46,7 +46,7 @@ pub async fn create(
     req: Request,
 ) -> ApiResult<Response> {
     let input = media_input(&state, &auth, req, &LIMITS).await?;
-    let options = SttRequest::parse(&input.fields, &state.stt)?;
+    let options = SttRequest::parse(&input.fields, state.catalog.as_ref())?;
     let seconds = input.file.duration.unwrap_or(0.0).ceil();
     input
         .submit(&state, &auth, opts, "stt", seconds, |file| {

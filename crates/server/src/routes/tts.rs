@@ -1,6 +1,6 @@
 use axum::extract::State;
 use axum::response::Response;
-use mediagen_pipelines::tts::{TtsBody, TtsRequest};
+use mediagen_jobs::tts::{TtsBody, TtsRequest};
 
 use crate::error::ApiResult;
 use crate::extract::{ApiJson, Auth, JobOptions, Write};
@@ -67,7 +67,7 @@ pub async fn create(
 ) -> ApiResult<Response> {
     let dry_run = body.dry_run;
     let cloned = cloned_voice(&state, &auth.account_id, &body.voice_id).await?;
-    let req = TtsRequest::parse(body, &state.tts, cloned)?;
+    let req = TtsRequest::parse(body, state.catalog.as_ref(), cloned)?;
     let spec = JobSpec {
         kind: "tts",
         units: req.characters() as f64,
@@ -102,7 +102,7 @@ pub async fn stream(
 ) -> ApiResult<Response> {
     let dry = body.dry_run;
     let cloned = cloned_voice(&state, &auth.account_id, &body.voice_id).await?;
-    let req = TtsRequest::parse(body, &state.tts, cloned)?;
+    let req = TtsRequest::parse(body, state.catalog.as_ref(), cloned)?;
     if dry {
         let spec = JobSpec {
             kind: "tts",

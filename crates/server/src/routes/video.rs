@@ -1,12 +1,12 @@
 use axum::extract::{Request, State};
 use axum::response::Response;
-use mediagen_pipelines::video::TrimOptions;
+use mediagen_jobs::video::TrimOptions;
 
 use crate::error::ApiResult;
 use crate::extract::{Auth, JobOptions, Write};
 use crate::media_input::media_input;
 use crate::state::AppState;
-use mediagen_pipelines::limits::VIDEO_TRIM as LIMITS;
+use mediagen_jobs::limits::VIDEO_TRIM as LIMITS;
 
 /// Trim a video
 ///

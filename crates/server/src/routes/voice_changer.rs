@@ -1,13 +1,13 @@
 use axum::extract::{Request, State};
 use axum::response::Response;
-use mediagen_pipelines::voice::ChangeOptions;
+use mediagen_jobs::voice::ChangeOptions;
 
 use crate::error::ApiResult;
 use crate::extract::{Auth, JobOptions, Write};
 use crate::media_input::media_input;
 use crate::state::AppState;
 use crate::voices::{cloned_voice, voice_not_found};
-use mediagen_pipelines::limits::VOICE_CHANGER as LIMITS;
+use mediagen_jobs::limits::VOICE_CHANGER as LIMITS;
 
 /// Change the voice in a file
 ///
@@ -55,7 +55,7 @@ pub async fn change(
     let input = media_input(&state, &auth, req, &LIMITS).await?;
     let options = ChangeOptions::parse(&input.fields)?;
     let cloned = cloned_voice(&state, &auth.account_id, &options.voice_id).await?;
-    if cloned.is_none() && state.tts.voice(&options.voice_id).is_none() {
+    if cloned.is_none() && state.catalog.voice(&options.voice_id).is_none() {
         return Err(voice_not_found(&options.voice_id).into());
     }
     options.check(cloned.as_ref())?;

@@ -7,12 +7,12 @@ use axum::Json;
 use mediagen_core::ids::new_id;
 use mediagen_core::page::RawPageQuery;
 use mediagen_core::time::now_ms;
+use mediagen_core::voice::VoiceInfo;
+use mediagen_core::voice::{VoiceProfile, CONVERSION_RATE as RATE};
 use mediagen_core::{ApiError, Page};
-use mediagen_pipelines::voice_clone::{
+use mediagen_jobs::voice_clone::{
     samples_out_of_range, CloneRequest, StoredVoice, MAX_SAMPLE_SECONDS, MIN_SAMPLE_SECONDS,
 };
-use mediagen_speech::tts::VoiceInfo;
-use mediagen_speech::voice::{VoiceProfile, RATE};
 use mediagen_store::{VoiceChanges, VoiceRecord};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 use crate::error::{ApiResult, Error};
 use crate::extract::{ApiJson, ApiQuery, Auth, JobOptions, Read, Write};
 use crate::jobs::{make_resource, signed_url, JobSpec, Made};
-use mediagen_pipelines::limits;
+use mediagen_jobs::limits;
 
 use crate::media_input::{probe_upload, save};
 use crate::routes::previews::preview_url;
@@ -205,7 +205,7 @@ pub async fn get(
     auth: Auth<Read>,
     Path(id): Path<String>,
 ) -> ApiResult<Json<VoiceView>> {
-    if let Some(voice) = state.tts.voice(&id) {
+    if let Some(voice) = state.catalog.voice(&id) {
         return Ok(Json(VoiceView::new(&state, voice)));
     }
     let v = state
@@ -247,7 +247,7 @@ fn cloned_view(state: &AppState, v: VoiceRecord) -> VoiceView {
 async fn all_voices(state: &AppState, account_id: &str) -> ApiResult<Vec<VoiceView>> {
     let cloned = state.db.voices(account_id).await?;
     Ok(state
-        .tts
+        .catalog
         .voices()
         .iter()
         .map(|v| VoiceView::new(state, v))

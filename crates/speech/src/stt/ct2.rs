@@ -538,3 +538,55 @@ impl Ct2Session<'_> {
             .collect())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whisper's own tokenizer file splits and merges text exactly as the
+    /// reference does: the ids below are Hugging Face `tokenizers` 0.22's
+    /// for `models/whisper/base/tokenizer.json` (installed by
+    /// scripts/models.sh, which `make test`'s setup runs). Runs of spaces,
+    /// contractions, digits, accents, tabs and other scripts are where a
+    /// split without GPT-2's lookahead goes wrong.
+    #[test]
+    fn prompts_tokenize_as_the_reference_does() {
+        let models = std::env::var_os("MEDIAGEN_MODELS_DIR")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models"));
+        let bpe = bpe_from_tokenizer_json(&models.join("whisper/base/tokenizer.json")).unwrap();
+        let cases: [(&str, &[i64]); 8] = [
+            ("Hello world", &[15947, 1002]),
+            ("a  b", &[64, 220, 272]),
+            (
+                "It's   three o'clock,  isn't it?",
+                &[
+                    3522, 311, 220, 220, 220, 27583, 277, 6, 9023, 11, 220, 1943, 380, 309, 30,
+                ],
+            ),
+            (
+                " leading and trailing  ",
+                &[5775, 293, 220, 17227, 4883, 220, 220],
+            ),
+            (
+                "Numbers 12345 and 3.14!",
+                &[45, 36353, 34466, 8465, 293, 805, 13, 7271, 0],
+            ),
+            (
+                "naïve café — déjà vu",
+                &[629, 15487, 303, 25118, 3466, 12027, 9732],
+            ),
+            (
+                "tabs\tand\nnewlines",
+                &[83, 17243, 197, 474, 198, 7686, 11045],
+            ),
+            (
+                "日本語のテキスト",
+                &[27311, 31348, 2972, 22985, 15535, 40498],
+            ),
+        ];
+        for (text, want) in cases {
+            assert_eq!(bpe.pieces_of(text), want, "{text:?}");
+        }
+    }
+}

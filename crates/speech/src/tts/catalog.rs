@@ -9,7 +9,7 @@ use crate::tts::piper::PiperEngine;
 use crate::tts::ssml::{self, Segment};
 use crate::tts::{text, TextToSpeech, TtsError, VoiceInfo};
 use crate::voice::{analyse, VoiceProfile, RATE as VOICE_RATE};
-use mediagen_media::audio::{resample_linear, Audio};
+use mediagen_media::audio::{resample, Audio};
 
 /// Pause between sentences, seconds.
 const SENTENCE_GAP: f64 = 0.12;
@@ -90,9 +90,6 @@ fn distance(a: &VoiceProfile, b: &VoiceProfile) -> f64 {
     let ln = |x: f64, y: f64| (x.max(1.0) / y.max(1.0)).ln().abs();
     ln(a.pitch_median, b.pitch_median) + 2.0 * ln(a.centroid, b.centroid)
 }
-
-/// How many catalog voices are measured to choose the closest one.
-const CANDIDATES: usize = 4;
 
 impl TtsCatalog {
     /// Loads the engines whose programs and models are present. A missing
@@ -206,7 +203,7 @@ impl TtsCatalog {
             None => {
                 let audio =
                     self.speak(voice_id, profile_text(&voice.language), 1.0, |_, _, _| true)?;
-                let samples = resample_linear(&audio.samples, audio.sample_rate, VOICE_RATE);
+                let samples = resample(&audio.samples, audio.sample_rate, VOICE_RATE);
                 let p = analyse(&[samples])
                     .map_err(|e| TtsError::Failed(format!("the voice cannot be measured: {e}")))?;
                 if let Some(path) = &kept {
@@ -238,42 +235,9 @@ impl TtsCatalog {
     }
 
     /// The catalog voices that may speak for a voice of `gender` in
-    /// `language` (BCP-47 prefix): the best-quality voices of the language,
-    /// of the same gender where there are any, the first few by name (so
-    /// the choice is stable). Nothing is measured: cheap.
+    /// `language` (see [`mediagen_core::voice::candidates`]).
     pub fn candidates(&self, gender: &str, language: &str) -> Vec<&VoiceInfo> {
-        let prefix = language.get(..2).unwrap_or(language).to_ascii_lowercase();
-        let speaks = |v: &&VoiceInfo| {
-            v.languages
-                .iter()
-                .any(|l| l.to_ascii_lowercase().starts_with(&prefix))
-        };
-        let rank = |q: &str| match q {
-            "high" => 0,
-            "medium" => 1,
-            _ => 2,
-        };
-        let Some(best) = self
-            .voices
-            .iter()
-            .filter(speaks)
-            .map(|v| rank(v.quality))
-            .min()
-        else {
-            return Vec::new();
-        };
-        let mut tier: Vec<&VoiceInfo> = self
-            .voices
-            .iter()
-            .filter(speaks)
-            .filter(|v| rank(v.quality) == best)
-            .collect();
-        if tier.iter().any(|v| v.gender == gender) {
-            tier.retain(|v| v.gender == gender);
-        }
-        tier.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.id.cmp(&b.id)));
-        tier.truncate(CANDIDATES);
-        tier
+        mediagen_core::voice::candidates(&self.voices, gender, language)
     }
 
     /// The candidate (see [`TtsCatalog::candidates`]) nearest to `profile`

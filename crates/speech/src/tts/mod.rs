@@ -6,40 +6,14 @@ pub mod espeak;
 pub mod kokoro;
 pub mod normalize;
 pub mod piper;
-pub mod ssml;
+pub use mediagen_core::ssml;
 pub mod text;
 
 pub use catalog::{EngineStatus, TtsCatalog};
 
 use mediagen_media::audio::Audio;
 
-/// A voice as the catalog lists it.
-#[derive(Debug, Clone, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct VoiceInfo {
-    /// Stable opaque id (20 characters), derived from engine and key.
-    pub id: String,
-    /// The engine's own name for the voice.
-    #[serde(skip)]
-    pub key: String,
-    pub name: String,
-    /// BCP-47 tag, e.g. `en-US`.
-    pub language: String,
-    /// Every language the voice speaks (BCP-47).
-    pub languages: Vec<String>,
-    /// `male`, `female` or `neutral`.
-    pub gender: String,
-    pub accent: Option<String>,
-    pub engine: &'static str,
-    /// `high` (neural, best), `medium` (neural, fast), `low` (formant).
-    pub quality: &'static str,
-    /// The engine's native rate, Hz.
-    pub sample_rate: u32,
-    pub description: String,
-    /// The espeak-ng voice used for text normalisation and phonemes.
-    #[serde(skip)]
-    pub espeak_voice: String,
-}
+pub use mediagen_core::voice::VoiceInfo;
 
 /// Why synthesis failed.
 #[derive(Debug, thiserror::Error)]

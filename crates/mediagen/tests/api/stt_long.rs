@@ -107,6 +107,7 @@ fn segment_times(result: &Value) -> Vec<(f64, f64)> {
 /// peak over the whole job after the warm-up (76 MB measured; the decoded
 /// 20 minutes alone are 77 MB).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "long (about 3 minutes): run by `make test-long`"]
 async fn twenty_minutes_transcribe_with_progress_in_bounded_memory() {
     let app = TestApp::spawn_with(Backend::Sqlite, |c| c.workers = 0).await;
     let (_, key) = app.account(100_000, "write").await;

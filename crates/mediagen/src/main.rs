@@ -6,11 +6,11 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand};
+use mediagen::run_worker;
 use mediagen_core::time::{iso8601, now_ms};
 use mediagen_core::Level;
-use mediagen_server::app::{ensure_operator, run_worker, Services};
+use mediagen_server::app::{ensure_operator, Services};
 use mediagen_server::config::{Config, Overrides};
-use mediagen_server::Application;
 
 /// Self-hostable voice, avatar, video and content generation API.
 #[derive(Parser)]
@@ -187,7 +187,7 @@ async fn main() -> anyhow::Result<()> {
 }
 
 async fn serve(config: Config) -> anyhow::Result<()> {
-    let app = Application::build(config).await?;
+    let app = mediagen::application(config).await?;
     if let Some(key) = app.bootstrap_key() {
         println!(
             "\nCreated the operator account. Its admin API key (shown once, store it now):\n\n    {key}\n\n\

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use mediagen_core::ids::random_base62;
 use mediagen_server::state::AppState;
-use mediagen_server::{Application, Config};
+use mediagen_server::Config;
 use reqwest::{Method, Response, StatusCode};
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
@@ -151,7 +151,7 @@ impl TestApp {
             ..Config::default()
         };
         adjust(&mut config);
-        let app = Application::build(config.clone())
+        let app = mediagen::application(config.clone())
             .await
             .expect("app builds");
         let addr = format!("http://127.0.0.1:{}", app.port());
@@ -412,7 +412,7 @@ impl TestApp {
         let mut config = self.config.clone();
         config.workers = 0;
         adjust(&mut config);
-        let app = Application::build(config).await.expect("peer builds");
+        let app = mediagen::application(config).await.expect("peer builds");
         let addr = format!("http://127.0.0.1:{}", app.port());
         let (stop, stopped) = oneshot::channel::<()>();
         tokio::spawn(app.run_until_stopped(async {

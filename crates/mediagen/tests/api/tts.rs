@@ -614,7 +614,7 @@ async fn streams_are_made_by_a_separate_worker() {
     let mut config = app.config.clone();
     config.worker_kinds = "tts".into();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let worker = tokio::spawn(mediagen_server::app::run_worker(config, async {
+    let worker = tokio::spawn(mediagen::run_worker(config, async {
         let _ = stopped.await;
     }));
     // Warm: the worker loads its voice before the measured stream.

@@ -538,7 +538,7 @@ async fn cloning_waits_for_a_worker() {
     let mut config = app.config.clone();
     config.worker_kinds = "voice.clone".into();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let worker = tokio::spawn(mediagen_server::app::run_worker(config, async {
+    let worker = tokio::spawn(mediagen::run_worker(config, async {
         let _ = stopped.await;
     }));
     let id = job["id"].as_str().unwrap();

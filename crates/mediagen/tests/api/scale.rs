@@ -109,7 +109,7 @@ async fn a_worker_elsewhere_wakes_a_waiting_request() {
     let mut config = app.config.clone();
     config.worker_kinds = "test.sleep".into();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let worker = tokio::spawn(mediagen_server::app::run_worker(config, async {
+    let worker = tokio::spawn(mediagen::run_worker(config, async {
         let _ = stopped.await;
     }));
     // Idle once registered (its first look for work found none).

@@ -246,7 +246,7 @@ async fn previews_wait_for_a_worker() {
     let mut config = app.config.clone();
     config.worker_kinds = "voice.preview".into();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let worker = tokio::spawn(mediagen_server::app::run_worker(config, async {
+    let worker = tokio::spawn(mediagen::run_worker(config, async {
         let _ = stopped.await;
     }));
     let mut served = None;

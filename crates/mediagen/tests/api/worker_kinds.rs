@@ -52,7 +52,7 @@ async fn jobs_wait_for_a_worker_of_their_kind(backend: Backend) {
     let mut config = app.config.clone();
     config.worker_kinds = "test.sleep".into();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let worker = tokio::spawn(mediagen_server::app::run_worker(config, async {
+    let worker = tokio::spawn(mediagen::run_worker(config, async {
         let _ = stopped.await;
     }));
     let job = app
@@ -70,9 +70,7 @@ async fn jobs_wait_for_a_worker_of_their_kind(backend: Backend) {
     // A kind this build does not have is refused at start-up.
     let mut config = app.config.clone();
     config.worker_kinds = "tts,nope".into();
-    let e = mediagen_server::app::run_worker(config, async {})
-        .await
-        .unwrap_err();
+    let e = mediagen::run_worker(config, async {}).await.unwrap_err();
     assert!(e.to_string().contains("nope"), "{e}");
 }
 

@@ -2,9 +2,9 @@
 
 use std::collections::HashMap;
 
+use mediagen_core::format::AudioFormat;
+use mediagen_core::voice::CONVERSION_RATE as RATE;
 use mediagen_core::ApiError;
-use mediagen_media::AudioFormat;
-use mediagen_speech::voice::RATE;
 use serde::{Deserialize, Serialize};
 
 use super::languages::DubLanguages;

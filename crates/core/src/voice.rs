@@ -1,0 +1,87 @@
+//! Voices as the API and the engines both know them: a catalog voice's
+//! listing, and the measured profile of a speaker (a cloned voice).
+
+/// A voice as the catalog lists it.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VoiceInfo {
+    /// Stable opaque id (20 characters), derived from engine and key.
+    pub id: String,
+    /// The engine's own name for the voice.
+    #[serde(skip)]
+    pub key: String,
+    pub name: String,
+    /// BCP-47 tag, e.g. `en-US`.
+    pub language: String,
+    /// Every language the voice speaks (BCP-47).
+    pub languages: Vec<String>,
+    /// `male`, `female` or `neutral`.
+    pub gender: String,
+    pub accent: Option<String>,
+    pub engine: &'static str,
+    /// `high` (neural, best), `medium` (neural, fast), `low` (formant).
+    pub quality: &'static str,
+    /// The engine's native rate, Hz.
+    pub sample_rate: u32,
+    pub description: String,
+    /// The espeak-ng voice used for text normalisation and phonemes.
+    #[serde(skip)]
+    pub espeak_voice: String,
+}
+
+/// What a converter needs to know of a speaker.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VoiceProfile {
+    /// Median pitch of the voiced frames, Hz.
+    pub pitch_median: f64,
+    /// Standard deviation of the natural log of the pitch (intonation range).
+    pub pitch_spread: f64,
+    /// Spectral centroid (0–5 kHz) of the voiced frames' envelopes, Hz.
+    pub centroid: f64,
+    /// Syllable-like loudness peaks per second of speech.
+    pub speaking_rate: f64,
+    /// `female` or `male`, from the pitch (a guess, as every such estimate).
+    pub gender: String,
+    /// Seconds of audio analysed.
+    pub seconds: f64,
+}
+
+/// The rate voices are analysed and converted at: a cloned voice speaks at it.
+pub const CONVERSION_RATE: u32 = 24_000;
+
+/// How many catalog voices [`candidates`] offers (and are measured to
+/// choose the closest one).
+pub const CANDIDATES: usize = 4;
+
+/// The catalog voices that may speak for a voice of `gender` in
+/// `language` (BCP-47 prefix): the best-quality voices of the language,
+/// of the same gender where there are any, the first few by name (so
+/// the choice is stable), at most [`CANDIDATES`]. Nothing is measured: cheap.
+pub fn candidates<'a>(voices: &'a [VoiceInfo], gender: &str, language: &str) -> Vec<&'a VoiceInfo> {
+    let prefix = language.get(..2).unwrap_or(language).to_ascii_lowercase();
+    let speaks = |v: &&VoiceInfo| {
+        v.languages
+            .iter()
+            .any(|l| l.to_ascii_lowercase().starts_with(&prefix))
+    };
+    let rank = |q: &str| match q {
+        "high" => 0,
+        "medium" => 1,
+        _ => 2,
+    };
+    let Some(best) = voices.iter().filter(speaks).map(|v| rank(v.quality)).min() else {
+        return Vec::new();
+    };
+    let mut tier: Vec<&VoiceInfo> = voices
+        .iter()
+        .filter(speaks)
+        .filter(|v| rank(v.quality) == best)
+        .collect();
+    if tier.iter().any(|v| v.gender == gender) {
+        tier.retain(|v| v.gender == gender);
+    }
+    tier.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.id.cmp(&b.id)));
+    tier.truncate(CANDIDATES);
+    tier
+}

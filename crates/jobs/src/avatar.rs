@@ -1,0 +1,177 @@
+//! An avatar expansion request (`POST /v1/avatar-expansion`, also the
+//! `avatar.expand` job's payload).
+
+use std::collections::HashMap;
+
+use mediagen_core::format::{Container, ExpandMode as Mode};
+use mediagen_core::ApiError;
+use serde::{Deserialize, Serialize};
+
+/// The longest output, seconds (ten minutes).
+pub const MAX_SECONDS: f64 = 600.0;
+
+/// A validated expansion (also the job's payload).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ExpandRequest {
+    /// Blob key of the source clip.
+    pub source: String,
+    pub avatar_id: Option<String>,
+    pub file_id: Option<String>,
+    /// The built-in presenter to draw talking over `audio`.
+    pub talking: Option<String>,
+    /// Output seconds.
+    pub seconds: f64,
+    /// Blob key of the sound put under the picture.
+    pub audio: Option<String>,
+    pub audio_file_id: Option<String>,
+    pub mode: Mode,
+    pub format: Container,
+    pub seed: u64,
+}
+
+/// The options of an expansion besides its source: `duration` or the
+/// length of the `audioFileId` (resolved by the caller), `mode`, `format`,
+/// `seed`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExpandOptions {
+    /// Requested seconds; `None` when the audio sets the length.
+    pub duration: Option<f64>,
+    pub audio_file_id: Option<String>,
+    pub mode: Mode,
+    pub format: Container,
+    pub seed: u64,
+}
+
+impl ExpandOptions {
+    pub fn parse(fields: &HashMap<String, String>) -> Result<Self, ApiError> {
+        const KNOWN: [&str; 8] = [
+            "avatarId",
+            "fileId",
+            "duration",
+            "audioFileId",
+            "mode",
+            "format",
+            "seed",
+            "dryRun",
+        ];
+        if let Some(key) = fields.keys().find(|k| !KNOWN.contains(&k.as_str())) {
+            return Err(ApiError::invalid_parameter(key, "unknown parameter"));
+        }
+        let duration = match fields.get("duration") {
+            None => None,
+            Some(d) => {
+                let d: f64 = d.trim().parse().map_err(|_| {
+                    ApiError::invalid_parameter("duration", "must be seconds (a number)")
+                })?;
+                Some(Self::check_seconds("duration", d)?)
+            }
+        };
+        let audio_file_id = fields.get("audioFileId").cloned();
+        match (&duration, &audio_file_id) {
+            (Some(_), Some(_)) => {
+                return Err(ApiError::invalid_parameter(
+                    "duration",
+                    "send either `duration` or `audioFileId` (whose length sets the duration), not both",
+                ))
+            }
+            (None, None) => {
+                return Err(ApiError::invalid_parameter(
+                    "duration",
+                    "required (seconds), unless `audioFileId` is sent",
+                ))
+            }
+            _ => {}
+        }
+        let mode = match fields.get("mode") {
+            None => Mode::Seamless,
+            Some(m) => Mode::parse(m).ok_or_else(|| {
+                ApiError::invalid_parameter(
+                    "mode",
+                    "must be one of seamless, pingpong, loop, freeze",
+                )
+            })?,
+        };
+        let format = match fields.get("format") {
+            None => Container::Mp4,
+            Some(f) => Container::parse(f).ok_or_else(|| {
+                ApiError::invalid_parameter("format", "must be one of mp4, webm, mov, mkv")
+            })?,
+        };
+        let seed = match fields.get("seed") {
+            None => 0,
+            Some(s) => s.parse().map_err(|_| {
+                ApiError::invalid_parameter("seed", "must be a non-negative integer")
+            })?,
+        };
+        Ok(Self {
+            duration,
+            audio_file_id,
+            mode,
+            format,
+            seed,
+        })
+    }
+
+    /// A length in seconds: more than 0, at most [`MAX_SECONDS`] (422
+    /// naming `parameter` otherwise).
+    pub fn check_seconds(parameter: &str, seconds: f64) -> Result<f64, ApiError> {
+        if !seconds.is_finite() || seconds <= 0.0 {
+            return Err(ApiError::unprocessable(
+                parameter,
+                "the duration must be more than 0 seconds",
+            ));
+        }
+        if seconds > MAX_SECONDS {
+            return Err(ApiError::unprocessable(
+                parameter,
+                format!("the duration may be at most {MAX_SECONDS} seconds (got {seconds})"),
+            ));
+        }
+        Ok(seconds)
+    }
+}
+
+/// 422 for a source without a picture.
+pub fn not_a_video(parameter: &str) -> ApiError {
+    ApiError::unprocessable(
+        parameter,
+        "the file has no picture stream (an avatar needs video)",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mediagen_core::ErrorCode;
+
+    fn fields(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn options_are_validated() {
+        let ok =
+            ExpandOptions::parse(&fields(&[("duration", "37.4"), ("mode", "pingpong")])).unwrap();
+        assert_eq!((ok.duration, ok.mode), (Some(37.4), Mode::Pingpong));
+        for bad in ["0", "-3", "601"] {
+            let e = ExpandOptions::parse(&fields(&[("duration", bad)])).unwrap_err();
+            assert_eq!(e.code, ErrorCode::UnprocessableEntity, "{bad}");
+            assert_eq!(e.details["parameter"], "duration");
+        }
+        for bad in [
+            fields(&[]),
+            fields(&[("duration", "x")]),
+            fields(&[("duration", "3"), ("audioFileId", "file_1")]),
+            fields(&[("duration", "3"), ("mode", "bounce")]),
+            fields(&[("duration", "3"), ("format", "gif")]),
+            fields(&[("duration", "3"), ("colour", "red")]),
+        ] {
+            let e = ExpandOptions::parse(&bad).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidParameter, "{bad:?}");
+        }
+    }
+}

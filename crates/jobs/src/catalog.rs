@@ -1,0 +1,132 @@
+//! What the API asks of the engines installed, without loading a model:
+//! the voices, recognisers and neural models there are, the built-in
+//! avatars, dubbing's language pairs, and the embedded generators' reading
+//! of a prompt (which prices a sound and refuses what cannot be drawn).
+//!
+//! `mediagen-pipelines` implements [`Catalog`] over the engines; the HTTP
+//! layer holds it as `Arc<dyn Catalog>` and never imports an engine crate.
+
+use mediagen_core::voice::VoiceInfo;
+use mediagen_core::ApiError;
+use serde::Serialize;
+
+use crate::dub::DubLanguages;
+use crate::image::ImageRequest;
+
+/// A speech recogniser as requests pick it (`model`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recogniser {
+    pub name: String,
+    /// Hears every language it knows, not English only.
+    pub multilingual: bool,
+}
+
+/// One engine or model as `GET /v1/models` lists it (whether a worker runs
+/// it is the API's to add).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelStatus {
+    pub engine: String,
+    /// The name requests pick it by, where they do.
+    pub name: Option<String>,
+    /// The capability: `text-to-speech`, `speech-to-text`, `translation`,
+    /// `image-generation`, `sound-generation`.
+    pub kind: String,
+    pub available: bool,
+    /// Voices it offers (text-to-speech).
+    pub voices: usize,
+    /// Where it loaded from, or why it is missing.
+    pub detail: String,
+}
+
+/// What a neural generator makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Medium {
+    Image,
+    Sound,
+}
+
+impl Medium {
+    /// Its folder under the models directory.
+    pub fn folder(self) -> &'static str {
+        match self {
+            Self::Image => "image",
+            Self::Sound => "sound",
+        }
+    }
+}
+
+/// A neural model on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NeuralModel {
+    pub name: String,
+    /// The rate it makes sound at, where its configuration says.
+    pub sample_rate: Option<u32>,
+}
+
+/// A built-in presenter.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AvatarLook {
+    pub id: &'static str,
+    pub name: &'static str,
+    pub description: &'static str,
+    pub gender: &'static str,
+    pub labels: &'static [&'static str],
+}
+
+/// The picture every built-in avatar's clip has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AvatarClip {
+    /// Width and height, pixels.
+    pub size: u32,
+    pub seconds: u32,
+    pub fps: u32,
+}
+
+/// The engines installed, as requests are checked against them. Answers
+/// are cheap: nothing here loads a model or decodes media.
+pub trait Catalog: Send + Sync {
+    /// Every text-to-speech voice.
+    fn voices(&self) -> &[VoiceInfo];
+
+    /// The voice `id`, if the catalog has it.
+    fn voice(&self, id: &str) -> Option<&VoiceInfo> {
+        self.voices().iter().find(|v| v.id == id)
+    }
+
+    /// The speech recognisers, the default first (none when none is
+    /// installed).
+    fn recognisers(&self) -> Vec<Recogniser>;
+
+    /// The ISO 639-1 codes the recognisers know.
+    fn recognised_languages(&self) -> Vec<&'static str>;
+
+    /// Every engine and model for `GET /v1/models`.
+    fn models(&self) -> Vec<ModelStatus>;
+
+    /// The neural models of `medium` on disk now.
+    fn neural_models(&self, medium: Medium) -> Vec<NeuralModel>;
+
+    /// How long the embedded sound engine makes `prompt` when no duration
+    /// is asked, seconds; or 422 `unsupported_prompt` listing what it
+    /// understands.
+    fn sound_seconds(&self, prompt: &str) -> Result<f32, ApiError>;
+
+    /// The embedded sound engine's vocabulary
+    /// (`GET /v1/sound-generation/vocabulary`).
+    fn sound_vocabulary(&self) -> serde_json::Value;
+
+    /// Whether the embedded image engine can draw the request's prompt
+    /// (less what its negative prompt names): 503 when its icon set is
+    /// missing, 422 `unsupported_prompt` when the prompt names nothing it
+    /// can draw.
+    fn check_image_prompt(&self, request: &ImageRequest) -> Result<(), ApiError>;
+
+    /// The language pairs dubbing can do.
+    fn dubbing(&self) -> &DubLanguages;
+
+    /// Every built-in avatar (rendered or not).
+    fn avatars(&self) -> Vec<AvatarLook>;
+
+    /// The built-in avatars' clip format.
+    fn avatar_clip(&self) -> AvatarClip;
+}

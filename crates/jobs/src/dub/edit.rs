@@ -1,0 +1,138 @@
+//! An edit of a finished dub: new text for some of its lines.
+
+use mediagen_core::ApiError;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::options::DubRequest;
+
+/// A dubbed line as the result lists it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct DubbedLine {
+    #[serde(serialize_with = "mediagen_core::time::seconds")]
+    pub start: f64,
+    #[serde(serialize_with = "mediagen_core::time::seconds")]
+    pub end: f64,
+    pub source_text: String,
+    pub translated_text: String,
+    #[serde(serialize_with = "mediagen_core::time::seconds")]
+    pub spoken_start: f64,
+    #[serde(serialize_with = "mediagen_core::time::seconds")]
+    pub spoken_end: f64,
+    pub speedup: f64,
+    #[serde(serialize_with = "mediagen_core::time::seconds")]
+    pub overrun: f64,
+}
+
+/// A new text for one line of a dub.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LineEdit {
+    pub index: usize,
+    pub translated_text: String,
+}
+
+/// An edit of a finished dub (also the job's payload): only the edited
+/// lines are spoken again; the rest is taken from the dub as stored.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct DubEdit {
+    /// The job whose dub is edited (its stored bed and lines are read).
+    pub source_job: String,
+    pub request: DubRequest,
+    pub source_language: String,
+    /// The catalog voice that spoke the dub.
+    pub voice_id: String,
+    pub segments: Vec<DubbedLine>,
+    pub edits: Vec<LineEdit>,
+}
+
+/// Longest edited line, in characters.
+const MAX_LINE: usize = 1000;
+
+impl DubEdit {
+    /// Validates `edits` against a finished dub's job (`kind`, `payload`
+    /// and `result` as stored). Errors name the parameter.
+    pub fn parse(
+        source_job: &str,
+        kind: &str,
+        payload: &Value,
+        result: &Value,
+        mut edits: Vec<LineEdit>,
+    ) -> Result<Self, ApiError> {
+        let request: DubRequest = match kind {
+            "dubbing" => serde_json::from_value(payload.clone()),
+            _ => serde_json::from_value(payload["request"].clone()),
+        }
+        .map_err(|_| ApiError::unprocessable("jobId", "not a dubbing job"))?;
+        let segments: Vec<DubbedLine> = serde_json::from_value(result["segments"].clone())
+            .map_err(|_| ApiError::unprocessable("jobId", "the dub has no lines"))?;
+        if edits.is_empty() {
+            return Err(ApiError::invalid_parameter(
+                "segments",
+                "give at least one line to change",
+            ));
+        }
+        // What the dub holds is not the document's to say: a well-formed
+        // edit naming lines it lacks (or one twice) is 422.
+        if edits.len() > segments.len() {
+            return Err(ApiError::unprocessable(
+                "segments",
+                format!("give 1 to {} lines to change", segments.len()),
+            ));
+        }
+        edits.sort_by_key(|e| e.index);
+        for e in edits.iter_mut() {
+            if e.index >= segments.len() {
+                return Err(ApiError::unprocessable(
+                    "segments",
+                    format!(
+                        "index {} is past the last line ({})",
+                        e.index,
+                        segments.len() - 1
+                    ),
+                ));
+            }
+            e.translated_text = e.translated_text.trim().to_owned();
+            let chars = e.translated_text.chars().count();
+            if chars == 0 || chars > MAX_LINE {
+                return Err(ApiError::invalid_parameter(
+                    "segments",
+                    format!(
+                        "line {}: translatedText must be 1 to {MAX_LINE} characters",
+                        e.index
+                    ),
+                ));
+            }
+        }
+        if edits.windows(2).any(|w| w[0].index == w[1].index) {
+            return Err(ApiError::unprocessable(
+                "segments",
+                "each line may be changed once per call",
+            ));
+        }
+        Ok(Self {
+            source_job: source_job.to_owned(),
+            request,
+            source_language: result["sourceLanguage"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            voice_id: result["voiceId"].as_str().unwrap_or_default().to_owned(),
+            segments,
+            edits,
+        })
+    }
+
+    /// Seconds of the edited lines' slots (billed).
+    pub fn seconds(&self) -> f64 {
+        self.edits
+            .iter()
+            .map(|e| {
+                let s = &self.segments[e.index];
+                (s.end - s.start).max(0.0)
+            })
+            .sum()
+    }
+}

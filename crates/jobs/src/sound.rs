@@ -1,0 +1,122 @@
+//! A sound generation request (`POST /v1/sound-generation`, also the
+//! `sound` job's payload).
+
+use mediagen_core::format::AudioFormat;
+use mediagen_core::ApiError;
+use serde::{Deserialize, Serialize};
+
+use crate::catalog::{Catalog, Medium};
+use crate::neural::Neural;
+
+/// Shortest and longest sound, seconds.
+pub const MIN_SECONDS: f32 = 0.5;
+pub const MAX_SECONDS: f32 = 30.0;
+
+/// Longest prompt, characters.
+pub const MAX_PROMPT: usize = 1000;
+
+/// The request body as sent.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SoundBody {
+    pub prompt: String,
+    #[serde(default)]
+    pub duration: Option<f64>,
+    #[serde(default, rename = "loop")]
+    pub looped: bool,
+    #[serde(default)]
+    pub seed: Option<u64>,
+    #[serde(default)]
+    pub format: Option<String>,
+    #[serde(default)]
+    pub sample_rate: Option<u32>,
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub steps: Option<u32>,
+    #[serde(default)]
+    pub guidance_scale: Option<f32>,
+    #[serde(default)]
+    pub negative_prompt: Option<String>,
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+/// A validated request (also the job's payload).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct SoundRequest {
+    pub prompt: String,
+    /// Seconds, resolved (the plan's natural length when none was asked).
+    pub duration: f32,
+    #[serde(rename = "loop")]
+    pub looped: bool,
+    pub seed: u64,
+    pub format: AudioFormat,
+    pub sample_rate: u32,
+    /// A neural model; `None`: the embedded engine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub neural: Option<Neural>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub negative_prompt: Option<String>,
+}
+
+/// Sample rate when none is asked (a neural model's own rate is used
+/// instead when it names one).
+const DEFAULT_RATE: u32 = 44_100;
+/// Length a neural model makes when none is asked, seconds (AudioLDM's).
+const NEURAL_SECONDS: f32 = 10.0;
+
+impl SoundRequest {
+    /// Validates a body; errors name the parameter, or (422
+    /// `unsupported_prompt`, embedded engine) list what it understands.
+    pub fn parse(body: SoundBody, catalog: &dyn Catalog) -> Result<Self, ApiError> {
+        let prompt = crate::prompt(&body.prompt, MAX_PROMPT)?;
+        let (neural, on_disk) = Neural::parse(
+            body.model,
+            body.steps,
+            body.guidance_scale,
+            Medium::Sound,
+            catalog,
+        )?
+        .unzip();
+        let (natural, native) = match &on_disk {
+            Some(found) => (NEURAL_SECONDS, found.sample_rate.unwrap_or(DEFAULT_RATE)),
+            None => (catalog.sound_seconds(&prompt)?, DEFAULT_RATE),
+        };
+        let duration = match body.duration {
+            None => natural,
+            Some(d) if (f64::from(MIN_SECONDS)..=f64::from(MAX_SECONDS)).contains(&d) => d as f32,
+            Some(_) => {
+                return Err(ApiError::invalid_parameter(
+                    "duration",
+                    format!("must be from {MIN_SECONDS} to {MAX_SECONDS} seconds, or omitted"),
+                ))
+            }
+        };
+        if body.negative_prompt.is_some() && neural.is_none() {
+            return Err(ApiError::unprocessable(
+                "negativePrompt",
+                "applies to neural models only (see `model`)",
+            ));
+        }
+        let (format, sample_rate) =
+            crate::audio_output(body.format.as_deref(), body.sample_rate, native)?;
+        let seed = body.seed.unwrap_or_else(|| rand::random::<u32>().into());
+        Ok(Self {
+            prompt,
+            duration,
+            looped: body.looped,
+            seed,
+            format,
+            sample_rate,
+            neural,
+            negative_prompt: body.negative_prompt,
+        })
+    }
+
+    /// Billable units: seconds of sound, rounded up.
+    pub fn seconds(&self) -> f64 {
+        f64::from(self.duration).ceil()
+    }
+}

@@ -1,0 +1,223 @@
+//! A text-to-speech request (`POST /v1/text-to-speech`, also the `tts`
+//! job's payload), a cloned voice as it speaks, and a voice preview.
+
+use mediagen_core::format::AudioFormat;
+use mediagen_core::ssml;
+use mediagen_core::voice::{VoiceProfile, CONVERSION_RATE as RATE};
+use mediagen_core::ApiError;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use crate::Catalog;
+
+/// Longest text accepted, in characters (the spec's rule).
+pub const MAX_TEXT: usize = 5000;
+
+/// A validated text-to-speech request (also the job's payload).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct TtsRequest {
+    pub text: String,
+    pub voice_id: String,
+    pub format: AudioFormat,
+    pub sample_rate: u32,
+    pub speed: f32,
+    /// Word timestamps wanted.
+    #[serde(default)]
+    pub timestamps: bool,
+    /// When `voice_id` is a cloned voice: how it is spoken.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cloned: Option<ClonedVoice>,
+    /// Streamed to the client as it is made (`/v1/text-to-speech/stream`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stream: bool,
+}
+
+/// A cloned voice as speech engines speak it: the catalog voice closest to
+/// it (the base), converted toward its profile.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ClonedVoice {
+    /// `None` when no catalog voice speaks its language: it can then only
+    /// be a conversion target.
+    pub base_voice_id: Option<String>,
+    /// BCP-47.
+    pub language: String,
+    pub profile: VoiceProfile,
+}
+
+impl ClonedVoice {
+    /// The catalog voice that speaks for it, or 422 naming `voiceId`.
+    pub fn base(&self) -> Result<&str, ApiError> {
+        self.base_voice_id.as_deref().ok_or_else(|| {
+            ApiError::unprocessable(
+                "voiceId",
+                format!(
+                    "no catalog voice speaks `{}`, this cloned voice's language, so it cannot speak text (it can still be the target of the voice changer's convert mode)",
+                    self.language
+                ),
+            )
+        })
+    }
+}
+
+/// The request body as sent.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TtsBody {
+    pub text: String,
+    pub voice_id: String,
+    #[serde(default)]
+    pub format: Option<String>,
+    #[serde(default)]
+    pub sample_rate: Option<u32>,
+    #[serde(default)]
+    pub speed: Option<f32>,
+    #[serde(default)]
+    pub timestamps: bool,
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+impl TtsRequest {
+    /// Validates a body against the catalog (and the account's cloned
+    /// voice, when `voiceId` names one). Errors name the parameter.
+    pub fn parse(
+        body: TtsBody,
+        catalog: &dyn Catalog,
+        cloned: Option<ClonedVoice>,
+    ) -> Result<Self, ApiError> {
+        let text = body.text.trim().to_owned();
+        let chars = text.chars().count();
+        if chars == 0 {
+            return Err(ApiError::invalid_parameter("text", "must not be empty"));
+        }
+        if chars > MAX_TEXT {
+            return Err(ApiError::invalid_parameter(
+                "text",
+                format!("must be at most {MAX_TEXT} characters (got {chars})"),
+            ));
+        }
+        // Something to say: a letter or a digit in any script (or phonemes).
+        // Text of only punctuation, emoji or invisible characters would make
+        // silence and still be charged. Well-formed text the engine cannot
+        // use (this, and SSML errors) is 422; out of the document's bounds,
+        // 400.
+        let sayable = |t: &str| t.chars().any(char::is_alphanumeric);
+        if ssml::is_ssml(&text) {
+            let segments = ssml::parse(&text).map_err(|e| {
+                ApiError::unprocessable("text", format!("invalid SSML: {}", e.message))
+                    .with_detail("position", e.position)
+            })?;
+            let says = segments.iter().any(|s| match s {
+                ssml::Segment::Text { text, .. } => sayable(text),
+                ssml::Segment::Phonemes { .. } => true,
+                ssml::Segment::Break(_) => false,
+            });
+            if !says {
+                return Err(ApiError::unprocessable(
+                    "text",
+                    "the SSML has nothing to say",
+                ));
+            }
+        } else if !sayable(&text) {
+            return Err(ApiError::unprocessable(
+                "text",
+                "has nothing to say: no letters or digits",
+            ));
+        }
+        let speaker = match &cloned {
+            Some(c) => c.base()?,
+            None => body.voice_id.as_str(),
+        };
+        let voice = catalog.voice(speaker).ok_or_else(|| {
+            ApiError::new(mediagen_core::ErrorCode::VoiceNotFound)
+                .with_message(format!(
+                    "No voice with id `{}` exists. List voices with GET /v1/voices.",
+                    body.voice_id
+                ))
+                .with_detail("parameter", "voiceId")
+        })?;
+        let native = if cloned.is_some() {
+            RATE
+        } else {
+            voice.sample_rate
+        };
+        let (format, sample_rate) =
+            crate::audio_output(body.format.as_deref(), body.sample_rate, native)?;
+        let speed = body.speed.unwrap_or(1.0);
+        if !(0.5..=2.0).contains(&speed) {
+            return Err(ApiError::invalid_parameter(
+                "speed",
+                "must be from 0.5 to 2.0",
+            ));
+        }
+        Ok(Self {
+            text,
+            voice_id: body.voice_id,
+            format,
+            sample_rate,
+            speed,
+            timestamps: body.timestamps,
+            cloned,
+            stream: false,
+        })
+    }
+
+    /// The catalog voice that speaks (a cloned voice's base).
+    pub fn speaker(&self) -> &str {
+        match &self.cloned {
+            Some(c) => c.base_voice_id.as_deref().unwrap_or_default(),
+            None => &self.voice_id,
+        }
+    }
+
+    /// Billable units: characters.
+    pub fn characters(&self) -> usize {
+        self.text.chars().count()
+    }
+}
+
+impl TtsRequest {
+    /// The file name of a job's audio (its URL goes at `/audioUrl`).
+    pub fn output_name(&self) -> String {
+        format!("speech.{}", self.format.extension())
+    }
+
+    /// The job's `result` for `duration` seconds of audio.
+    pub fn result(&self, duration: f64) -> Value {
+        let mut result = json!({
+            "duration": (duration * 1000.0).round() / 1000.0,
+            "format": self.format.as_str(),
+            "sampleRate": self.sample_rate,
+            "characters": self.characters(),
+            "voiceId": self.voice_id,
+        });
+        if self.cloned.is_some() {
+            result["baseVoiceId"] = json!(self.speaker());
+        }
+        result
+    }
+}
+
+/// What a voice says in its preview: a greeting in its language, or numbers
+/// (which espeak-ng reads in every one of its languages).
+pub fn preview_text(language: &str) -> &'static str {
+    match language.get(..2).unwrap_or("") {
+        "en" => "Hello! This is how I sound. I can read anything you write.",
+        "es" => "¡Hola! Así suena mi voz. Puedo leer todo lo que escribas.",
+        "fr" => "Bonjour ! Voici ma voix. Je peux lire tout ce que vous écrivez.",
+        "it" => "Ciao! Questa è la mia voce. Posso leggere tutto quello che scrivi.",
+        "pt" => "Olá! Esta é a minha voz. Posso ler tudo o que você escrever.",
+        "de" => "Hallo! So klingt meine Stimme. Ich lese alles, was du schreibst.",
+        "hi" => "नमस्ते! यह मेरी आवाज़ है।",
+        _ => "1, 2, 3, 4, 5.",
+    }
+}
+
+/// What a preview job is asked for.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PreviewRequest {
+    pub voice_id: String,
+}

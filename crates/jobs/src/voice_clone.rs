@@ -1,0 +1,51 @@
+//! A voice clone (`POST /v1/voices`, the `voice.clone` job's payload),
+//! and a cloned voice as it is stored.
+
+use mediagen_core::voice::VoiceProfile;
+use mediagen_core::ApiError;
+use serde::{Deserialize, Serialize};
+
+/// Total seconds of samples a cloned voice needs, and takes at most.
+pub const MIN_SAMPLE_SECONDS: f64 = 10.0;
+pub const MAX_SAMPLE_SECONDS: f64 = 300.0;
+
+/// The refusal of samples that are too short or too long in total.
+pub fn samples_out_of_range(seconds: f64) -> ApiError {
+    ApiError::unprocessable(
+        "files",
+        format!("the samples must last {MIN_SAMPLE_SECONDS} s to {MAX_SAMPLE_SECONDS} s in total (these: {seconds:.1} s)"),
+    )
+    .with_detail("limit", "max_seconds")
+    .with_detail("maximum", MAX_SAMPLE_SECONDS)
+}
+
+/// A cloned voice's stored profile and the catalog voice chosen for it
+/// (the `profile` column of a voice).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoredVoice {
+    #[serde(flatten)]
+    pub profile: VoiceProfile,
+    #[serde(default)]
+    pub base_voice_id: Option<String>,
+}
+
+/// The blob key of a cloned voice's preview.
+pub fn cloned_preview_key(account_id: &str, voice_id: &str) -> String {
+    format!("voices/{account_id}/{voice_id}.mp3")
+}
+
+/// What a clone job is asked for (validated by the API; the id is chosen
+/// there, so a retried job makes the same voice once).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CloneRequest {
+    pub voice_id: String,
+    pub name: String,
+    pub description: String,
+    pub labels: Vec<String>,
+    /// BCP-47; `None`: heard by the recogniser on the first sample.
+    pub language: Option<String>,
+    /// Blob keys of the samples (account files), in the order sent.
+    pub samples: Vec<String>,
+}
