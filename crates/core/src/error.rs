@@ -157,6 +157,14 @@ impl ApiError {
             .with_detail("id", id)
     }
 
+    /// A 404 `voice_not_found`: no voice by `id` in the catalog or the
+    /// account's.
+    pub fn voice_not_found(id: &str) -> Self {
+        Self::new(ErrorCode::VoiceNotFound)
+            .with_message(format!("No voice with id `{id}` exists."))
+            .with_detail("parameter", "voiceId")
+    }
+
     /// A 500 that hides its cause; the cause is for the log only.
     pub fn internal() -> Self {
         Self::new(ErrorCode::InternalError)

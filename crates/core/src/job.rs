@@ -139,8 +139,8 @@ pub struct JobOutput {
 /// A job as stored: the row of the jobs table.
 #[derive(Debug, Clone)]
 pub struct Job {
-    pub id: String,
-    pub account_id: String,
+    pub id: crate::JobId,
+    pub account_id: crate::AccountId,
     pub kind: JobKind,
     pub status: JobStatus,
     pub payload: Value,

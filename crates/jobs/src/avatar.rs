@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use mediagen_core::format::{Container, ExpandMode as Mode};
 use mediagen_core::ApiError;
+use mediagen_core::FileId;
 use serde::{Deserialize, Serialize};
 
 /// The longest output, seconds (ten minutes).
@@ -17,7 +18,7 @@ pub struct ExpandRequest {
     /// Blob key of the source clip.
     pub source: String,
     pub avatar_id: Option<String>,
-    pub file_id: Option<String>,
+    pub file_id: Option<FileId>,
     /// The built-in presenter to draw talking over `audio`.
     pub talking: Option<String>,
     /// Output seconds.

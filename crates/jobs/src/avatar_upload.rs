@@ -1,5 +1,6 @@
 //! An avatar upload (`POST /v1/avatars`, the `avatar.create` job's payload).
 
+use mediagen_core::AvatarId;
 use serde::{Deserialize, Serialize};
 
 /// What an avatar upload job is asked for (validated by the API, which
@@ -7,7 +8,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AvatarUpload {
-    pub avatar_id: String,
+    pub avatar_id: AvatarId,
     pub name: String,
     pub description: String,
     pub gender: String,

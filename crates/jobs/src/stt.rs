@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use mediagen_core::ApiError;
+use mediagen_core::FileId;
 use serde::{Deserialize, Serialize};
 
 use crate::Catalog;
@@ -17,7 +18,7 @@ pub const FORMATS: [&str; 5] = ["json", "text", "srt", "vtt", "verbose_json"];
 pub struct SttRequest {
     /// Blob key of the input file.
     pub input: String,
-    pub file_id: String,
+    pub file_id: FileId,
     /// Seconds, from probing.
     pub duration: f64,
     /// ISO 639-1, or `None` to detect.
@@ -163,7 +164,7 @@ pub struct SttOptionsParsed {
 }
 
 impl SttOptionsParsed {
-    pub fn with_file(self, input: String, file_id: String, duration: f64) -> SttRequest {
+    pub fn with_file(self, input: String, file_id: FileId, duration: f64) -> SttRequest {
         SttRequest {
             input,
             file_id,

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use mediagen_core::format::{Container, Range};
+use mediagen_core::FileId;
 use mediagen_core::{ApiError, ErrorCode};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -24,7 +25,7 @@ pub enum Mode {
 pub struct TrimRequest {
     /// Blob key of the input file.
     pub input: String,
-    pub file_id: String,
+    pub file_id: FileId,
     pub ranges: Vec<Range>,
     pub mode: Mode,
     pub format: Container,
@@ -181,7 +182,7 @@ impl TrimOptions {
         self.ranges.iter().map(|r| r.end - r.start).sum()
     }
 
-    pub fn with_file(self, input: String, file_id: String) -> TrimRequest {
+    pub fn with_file(self, input: String, file_id: FileId) -> TrimRequest {
         TrimRequest {
             input,
             file_id,

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use mediagen_core::voice::CONVERSION_RATE as RATE;
+use mediagen_core::FileId;
 use mediagen_core::{format::AudioFormat, ApiError};
 use serde::{Deserialize, Serialize};
 
@@ -36,7 +37,7 @@ impl ChangeMode {
 pub struct ChangeRequest {
     /// Blob key of the input file.
     pub input: String,
-    pub file_id: String,
+    pub file_id: FileId,
     pub voice_id: String,
     /// Set when `voice_id` is a cloned voice (else a catalog voice).
     #[serde(default)]
@@ -107,7 +108,7 @@ impl ChangeOptions {
     pub fn with(
         self,
         input: String,
-        file_id: String,
+        file_id: FileId,
         cloned: Option<ClonedVoice>,
     ) -> ChangeRequest {
         ChangeRequest {

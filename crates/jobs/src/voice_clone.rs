@@ -2,7 +2,7 @@
 //! and a cloned voice as it is stored.
 
 use mediagen_core::voice::VoiceProfile;
-use mediagen_core::ApiError;
+use mediagen_core::{ApiError, VoiceId};
 use serde::{Deserialize, Serialize};
 
 /// Total seconds of samples a cloned voice needs, and takes at most.
@@ -40,7 +40,7 @@ pub fn cloned_preview_key(account_id: &str, voice_id: &str) -> String {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CloneRequest {
-    pub voice_id: String,
+    pub voice_id: VoiceId,
     pub name: String,
     pub description: String,
     pub labels: Vec<String>,

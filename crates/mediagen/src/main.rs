@@ -8,7 +8,7 @@ use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand};
 use mediagen::run_worker;
 use mediagen_core::time::{iso8601, now_ms};
-use mediagen_core::Level;
+use mediagen_core::{AccountId, Level, TypedId};
 use mediagen_server::app::{ensure_operator, Services};
 use mediagen_server::config::{Config, Overrides};
 
@@ -198,12 +198,18 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     app.run_until_stopped(shutdown_signal()).await
 }
 
+/// An id given on the command line.
+fn cli_id<T: TypedId>(text: &str) -> anyhow::Result<T> {
+    T::parse_text(text).with_context(|| format!("`{text}` is not a {} id", T::RESOURCE))
+}
+
 async fn account_or_operator(
     services: &Services,
     config: &Config,
     id: Option<String>,
-) -> anyhow::Result<String> {
+) -> anyhow::Result<AccountId> {
     if let Some(id) = id {
+        let id: AccountId = cli_id(&id)?;
         if services.db.account(&id).await?.is_none() {
             bail!("no account {id}");
         }
@@ -260,7 +266,7 @@ async fn keys(config: Config, cmd: KeysCommand) -> anyhow::Result<()> {
             let account = account_or_operator(&services, &config, account).await?;
             if services
                 .db
-                .revoke_key(&account, &id, now_ms())
+                .revoke_key(&account, &cli_id(&id)?, now_ms())
                 .await?
                 .is_none()
             {
@@ -282,13 +288,14 @@ async fn accounts(config: Config, cmd: AccountsCommand) -> anyhow::Result<()> {
         }
         AccountsCommand::Grant { id, amount, note } => match services
             .db
-            .grant_credits(&id, amount, note.as_deref())
+            .grant_credits(&cli_id(&id)?, amount, note.as_deref())
             .await?
         {
             Some(balance) => println!("{balance}"),
             None => bail!("no account {id}, or the balance would go negative"),
         },
         AccountsCommand::Show { id } => {
+            let id: AccountId = cli_id(&id)?;
             let a = services
                 .db
                 .account(&id)

@@ -6,13 +6,37 @@ use std::marker::PhantomData;
 use axum::body::to_bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::{header, request::Parts};
-use mediagen_core::{ApiError, ErrorCode, Level};
+use mediagen_core::{ApiError, ErrorCode, Level, TypedId};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 use crate::error::Error;
 use crate::middleware::{IdempotencyKey, Principal};
 use crate::state::AppState;
+
+/// A resource id from the path, parsed at the edge: text that cannot be an
+/// id names nothing, so it answers the resource's 404.
+pub struct PathId<T>(pub T);
+
+impl<T: TypedId + Send> FromRequestParts<AppState> for PathId<T> {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
+        let axum::extract::Path(text) =
+            axum::extract::Path::<String>::from_request_parts(parts, state)
+                .await
+                .map_err(|_| Error::from(ApiError::new(ErrorCode::RouteNotFound)))?;
+        T::parse_text(&text)
+            .map(PathId)
+            .ok_or_else(|| T::not_found(&text).into())
+    }
+}
+
+/// An id named in a request body or form: text that cannot be an id names
+/// nothing, so it answers the resource's 404 as an unknown id does.
+pub fn client_id<T: TypedId>(text: &str) -> Result<T, Error> {
+    T::parse_text(text).ok_or_else(|| T::not_found(text).into())
+}
 
 /// A permission level as a type, so a handler's signature states what it needs.
 pub trait RequiredLevel: Send + Sync {

@@ -78,7 +78,7 @@ impl JobView {
             r
         });
         Self {
-            id: job.id,
+            id: job.id.into(),
             kind: job.kind.0,
             status: job.status,
             progress: job.progress,

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use axum::extract::{FromRequest, Request};
 use axum::http::header;
-use mediagen_core::ids::new_id;
+use mediagen_core::{AccountId, FileId, TypedId};
 use mediagen_core::{ApiError, ErrorCode};
 use mediagen_jobs::limits::{Measured, MediaLimits};
 use mediagen_probe::{probe, Probe, ProbeError};
@@ -158,8 +158,9 @@ pub async fn read_input(
         let mut form = MultipartForm::from_request(req, state).await?;
         let upload = form.take_file("file")?;
         let probed = probe_upload(&upload, "file", limits).await?;
+        // Its id and key are given when it is saved (`ensure_saved`).
         let file = FileRecord {
-            id: String::new(),
+            id: FileId::random(),
             account_id: who.account_id.clone(),
             filename: upload.filename.clone(),
             content_type: content_type(&upload, &probed),
@@ -188,11 +189,11 @@ pub async fn read_input(
     let Some(id) = fields.remove("fileId") else {
         return Ok(Input::Fields(fields));
     };
-    let file = state
-        .db
-        .file(&who.account_id, &id)
-        .await?
-        .ok_or_else(|| ApiError::not_found("file", &id))?;
+    let found = match FileId::parse(&id) {
+        Some(file_id) => state.db.file(&who.account_id, &file_id).await?,
+        None => None,
+    };
+    let file = found.ok_or_else(|| FileId::not_found(&id))?;
     let Some(seconds) = file.duration else {
         return Err(not_media().into());
     };
@@ -297,16 +298,16 @@ fn content_type(upload: &Upload, probed: &Probe) -> String {
 /// Stores a probed upload in the blob store and records it.
 pub async fn save(
     state: &AppState,
-    account_id: &str,
+    account_id: &AccountId,
     upload: &Upload,
     probed: &Probe,
 ) -> ApiResult<FileRecord> {
-    let id = new_id("file");
+    let id = FileId::random();
     let key = format!("files/{account_id}/{id}");
     state.blobs.put_file(&key, upload.file.path()).await?;
     let record = FileRecord {
         id,
-        account_id: account_id.to_owned(),
+        account_id: account_id.clone(),
         filename: upload.filename.clone(),
         content_type: content_type(upload, probed),
         size: upload.size as i64,

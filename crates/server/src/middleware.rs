@@ -10,7 +10,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use mediagen_core::keys::is_well_formed;
 use mediagen_core::time::{iso8601, now_ms};
-use mediagen_core::{ids::random_base62, ApiError, ErrorCode, Level};
+use mediagen_core::{ids::random_base62, AccountId, ApiError, ErrorCode, KeyId, Level};
 use mediagen_store::IdempotencyState;
 use sha2::{Digest, Sha256};
 
@@ -25,8 +25,8 @@ pub struct RequestId(pub String);
 /// Who is calling: set by [`authenticate`] for every `/v1` route.
 #[derive(Debug, Clone)]
 pub struct Principal {
-    pub account_id: String,
-    pub key_id: String,
+    pub account_id: AccountId,
+    pub key_id: KeyId,
     pub level: Level,
     pub is_operator: bool,
 }

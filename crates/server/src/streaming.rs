@@ -22,7 +22,7 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use mediagen_core::job::Job;
-use mediagen_core::{ApiError, ErrorCode};
+use mediagen_core::{ApiError, ErrorCode, JobId};
 use mediagen_jobs::tts::TtsRequest;
 use tokio::sync::broadcast;
 use tokio::time::Instant;
@@ -141,8 +141,8 @@ struct Relay {
     /// Bytes handed to the server for the client.
     sent: Arc<AtomicU64>,
     ended: bool,
-    chunks: broadcast::Receiver<String>,
-    finished: broadcast::Receiver<String>,
+    chunks: broadcast::Receiver<JobId>,
+    finished: broadcast::Receiver<JobId>,
 }
 
 impl Relay {
@@ -151,7 +151,7 @@ impl Relay {
     fn new(
         state: &AppState,
         job: Job,
-        (chunks, finished): (broadcast::Receiver<String>, broadcast::Receiver<String>),
+        (chunks, finished): (broadcast::Receiver<JobId>, broadcast::Receiver<JobId>),
     ) -> Self {
         Self {
             state: state.clone(),
@@ -236,10 +236,10 @@ impl Relay {
 }
 
 /// Waits until `rx` names job `id` (or missed some announcements).
-async fn heard(rx: &mut broadcast::Receiver<String>, id: &str) {
+async fn heard(rx: &mut broadcast::Receiver<JobId>, id: &JobId) {
     loop {
         match rx.recv().await {
-            Ok(named) if named == id => return,
+            Ok(named) if &named == id => return,
             Ok(_) => {}
             Err(broadcast::error::RecvError::Lagged(_)) => return,
             Err(broadcast::error::RecvError::Closed) => std::future::pending().await,

@@ -3,7 +3,7 @@
 //! every route that names a `voiceId` (text to speech, the voice changer,
 //! dubbing) so none reaches into another route's module.
 
-use mediagen_core::{ApiError, ErrorCode};
+use mediagen_core::{AccountId, ApiError, VoiceId};
 use mediagen_jobs::tts::ClonedVoice;
 use mediagen_jobs::voice_clone::StoredVoice;
 
@@ -17,13 +17,16 @@ use crate::state::AppState;
 /// the caller answers 404).
 pub async fn cloned_voice(
     state: &AppState,
-    account_id: &str,
+    account_id: &AccountId,
     id: &str,
 ) -> ApiResult<Option<ClonedVoice>> {
     if state.catalog.voice(id).is_some() {
         return Ok(None);
     }
-    let Some(v) = state.db.voice(account_id, id).await? else {
+    let Some(id) = VoiceId::parse(id) else {
+        return Ok(None);
+    };
+    let Some(v) = state.db.voice(account_id, &id).await? else {
         return Ok(None);
     };
     let stored: StoredVoice = serde_json::from_value(v.profile).map_err(Error::internal)?;
@@ -45,7 +48,5 @@ pub async fn cloned_voice(
 }
 
 pub fn voice_not_found(id: &str) -> ApiError {
-    ApiError::new(ErrorCode::VoiceNotFound)
-        .with_message(format!("No voice with id `{id}` exists."))
-        .with_detail("parameter", "voiceId")
+    ApiError::voice_not_found(id)
 }

@@ -1,4 +1,5 @@
-use mediagen_core::{ids::new_id, time::now_ms};
+use mediagen_core::time::now_ms;
+use mediagen_core::AccountId;
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
@@ -7,7 +8,7 @@ use crate::db::{Db, StoreError};
 /// An account: the owner of keys, jobs and files, and the holder of credits.
 #[derive(Debug, Clone)]
 pub struct Account {
-    pub id: String,
+    pub id: AccountId,
     pub name: String,
     /// The operator account may create accounts and grant credits.
     pub is_operator: bool,
@@ -35,7 +36,7 @@ pub struct LedgerEntry {
 
 fn account_from_row(row: &AnyRow) -> Result<Account, StoreError> {
     Ok(Account {
-        id: row.try_get("id")?,
+        id: AccountId::from_stored(row.try_get("id")?),
         name: row.try_get("name")?,
         is_operator: row.try_get::<i64, _>("is_operator")? != 0,
         balance: row.try_get("balance")?,
@@ -161,13 +162,13 @@ impl Db {
         is_operator: bool,
         credits: i64,
     ) -> Result<Account, StoreError> {
-        let id = new_id("acct");
+        let id = AccountId::random();
         let mut tx = self.pool.begin().await?;
         sqlx::query(
             "INSERT INTO accounts (id, name, is_operator, balance, reserved, used, created_at) \
              VALUES ($1, $2, $3, 0, 0, 0, $4)",
         )
-        .bind(&id)
+        .bind(id.as_str())
         .bind(name)
         .bind(i64::from(is_operator))
         .bind(now_ms())
@@ -187,9 +188,9 @@ impl Db {
             .ok_or_else(|| StoreError::Corrupt("account vanished".into()))
     }
 
-    pub async fn account(&self, id: &str) -> Result<Option<Account>, StoreError> {
+    pub async fn account(&self, id: &AccountId) -> Result<Option<Account>, StoreError> {
         let row = sqlx::query("SELECT * FROM accounts WHERE id = $1")
-            .bind(id)
+            .bind(id.as_str())
             .fetch_optional(&self.pool)
             .await?;
         row.as_ref().map(account_from_row).transpose()
@@ -230,7 +231,7 @@ impl Db {
     /// `None` when the account does not exist or would go negative.
     pub async fn grant_credits(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         amount: i64,
         note: Option<&str>,
     ) -> Result<Option<i64>, StoreError> {
@@ -243,14 +244,14 @@ impl Db {
     /// The newest ledger entries of an account.
     pub async fn ledger(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         limit: i64,
     ) -> Result<Vec<LedgerEntry>, StoreError> {
         let rows = sqlx::query(
             "SELECT id, job_id, entry, amount, balance_after, note, created_at FROM credit_ledger \
              WHERE account_id = $1 ORDER BY id DESC LIMIT $2",
         )
-        .bind(account_id)
+        .bind(account_id.as_str())
         .bind(limit)
         .fetch_all(&self.pool)
         .await?;

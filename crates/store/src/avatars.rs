@@ -1,4 +1,5 @@
 use mediagen_core::time::now_ms;
+use mediagen_core::{AccountId, AvatarId};
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
@@ -7,8 +8,8 @@ use crate::db::{Db, StoreError};
 /// An avatar an account uploaded (`category: custom`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct AvatarRecord {
-    pub id: String,
-    pub account_id: String,
+    pub id: AvatarId,
+    pub account_id: AccountId,
     pub name: String,
     pub description: String,
     pub gender: String,
@@ -40,8 +41,8 @@ const COLS: &str = "id, account_id, name, description, gender, labels, video_key
 fn from_row(row: &AnyRow) -> Result<AvatarRecord, StoreError> {
     let labels: String = row.try_get("labels")?;
     Ok(AvatarRecord {
-        id: row.try_get("id")?,
-        account_id: row.try_get("account_id")?,
+        id: AvatarId::from_stored(row.try_get("id")?),
+        account_id: AccountId::from_stored(row.try_get("account_id")?),
         name: row.try_get("name")?,
         description: row.try_get("description")?,
         gender: row.try_get("gender")?,
@@ -68,8 +69,8 @@ impl Db {
         sqlx::query(&format!(
             "INSERT INTO avatars ({COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"
         ))
-        .bind(&a.id)
-        .bind(&a.account_id)
+        .bind(a.id.as_str())
+        .bind(a.account_id.as_str())
         .bind(&a.name)
         .bind(&a.description)
         .bind(&a.gender)
@@ -90,14 +91,14 @@ impl Db {
     /// An avatar of one account (another account's is `None`).
     pub async fn avatar(
         &self,
-        account_id: &str,
-        id: &str,
+        account_id: &AccountId,
+        id: &AvatarId,
     ) -> Result<Option<AvatarRecord>, StoreError> {
         let row = sqlx::query(&format!(
             "SELECT {COLS} FROM avatars WHERE id = $1 AND account_id = $2"
         ))
-        .bind(id)
-        .bind(account_id)
+        .bind(id.as_str())
+        .bind(account_id.as_str())
         .fetch_optional(&self.pool)
         .await?;
         row.as_ref().map(from_row).transpose()
@@ -105,11 +106,11 @@ impl Db {
 
     /// Every avatar of one account, newest first (the catalog filters and
     /// pages them together with the built-in ones).
-    pub async fn avatars(&self, account_id: &str) -> Result<Vec<AvatarRecord>, StoreError> {
+    pub async fn avatars(&self, account_id: &AccountId) -> Result<Vec<AvatarRecord>, StoreError> {
         let rows = sqlx::query(&format!(
             "SELECT {COLS} FROM avatars WHERE account_id = $1 ORDER BY created_at DESC, id DESC"
         ))
-        .bind(account_id)
+        .bind(account_id.as_str())
         .fetch_all(&self.pool)
         .await?;
         rows.iter().map(from_row).collect()
@@ -119,8 +120,8 @@ impl Db {
     /// no such avatar.
     pub async fn update_avatar(
         &self,
-        account_id: &str,
-        id: &str,
+        account_id: &AccountId,
+        id: &AvatarId,
         changes: AvatarChanges,
     ) -> Result<Option<AvatarRecord>, StoreError> {
         let Some(mut a) = self.avatar(account_id, id).await? else {
@@ -138,8 +139,8 @@ impl Db {
         .bind(&a.description)
         .bind(&a.gender)
         .bind(labels_json(&a.labels))
-        .bind(id)
-        .bind(account_id)
+        .bind(id.as_str())
+        .bind(account_id.as_str())
         .execute(&self.pool)
         .await?;
         Ok(Some(a))
@@ -148,14 +149,14 @@ impl Db {
     /// Deletes an avatar of the account; returns it (to delete its blobs).
     pub async fn delete_avatar(
         &self,
-        account_id: &str,
-        id: &str,
+        account_id: &AccountId,
+        id: &AvatarId,
     ) -> Result<Option<AvatarRecord>, StoreError> {
         let row = sqlx::query(&format!(
             "DELETE FROM avatars WHERE id = $1 AND account_id = $2 RETURNING {COLS}"
         ))
-        .bind(id)
-        .bind(account_id)
+        .bind(id.as_str())
+        .bind(account_id.as_str())
         .fetch_optional(&self.pool)
         .await?;
         row.as_ref().map(from_row).transpose()

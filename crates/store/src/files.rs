@@ -1,4 +1,5 @@
 use mediagen_core::time::now_ms;
+use mediagen_core::{AccountId, FileId};
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
@@ -7,8 +8,8 @@ use crate::db::{Db, StoreError};
 /// An uploaded input file.
 #[derive(Debug, Clone)]
 pub struct FileRecord {
-    pub id: String,
-    pub account_id: String,
+    pub id: FileId,
+    pub account_id: AccountId,
     pub filename: String,
     pub content_type: String,
     pub size: i64,
@@ -20,8 +21,8 @@ pub struct FileRecord {
 
 fn file_from_row(row: &AnyRow) -> Result<FileRecord, StoreError> {
     Ok(FileRecord {
-        id: row.try_get("id")?,
-        account_id: row.try_get("account_id")?,
+        id: FileId::from_stored(row.try_get("id")?),
+        account_id: AccountId::from_stored(row.try_get("account_id")?),
         filename: row.try_get("filename")?,
         content_type: row.try_get("content_type")?,
         size: row.try_get("size")?,
@@ -41,8 +42,8 @@ impl Db {
         sqlx::query(&format!(
             "INSERT INTO files ({FILE_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
         ))
-        .bind(&file.id)
-        .bind(&file.account_id)
+        .bind(file.id.as_str())
+        .bind(file.account_id.as_str())
         .bind(&file.filename)
         .bind(&file.content_type)
         .bind(file.size)
@@ -55,12 +56,16 @@ impl Db {
     }
 
     /// A file of one account (another account's file is `None`).
-    pub async fn file(&self, account_id: &str, id: &str) -> Result<Option<FileRecord>, StoreError> {
+    pub async fn file(
+        &self,
+        account_id: &AccountId,
+        id: &FileId,
+    ) -> Result<Option<FileRecord>, StoreError> {
         let row = sqlx::query(&format!(
             "SELECT {FILE_COLS} FROM files WHERE id = $1 AND account_id = $2"
         ))
-        .bind(id)
-        .bind(account_id)
+        .bind(id.as_str())
+        .bind(account_id.as_str())
         .fetch_optional(&self.pool)
         .await?;
         row.as_ref().map(file_from_row).transpose()
@@ -69,7 +74,7 @@ impl Db {
     /// Files of one account, newest first, with the total count.
     pub async fn list_files(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         limit: i64,
         offset: i64,
     ) -> Result<(Vec<FileRecord>, u64), StoreError> {
@@ -80,14 +85,14 @@ impl Db {
     /// Deletes a file record of the account; returns it (to delete its blob).
     pub async fn delete_file(
         &self,
-        account_id: &str,
-        id: &str,
+        account_id: &AccountId,
+        id: &FileId,
     ) -> Result<Option<FileRecord>, StoreError> {
         let row = sqlx::query(&format!(
             "DELETE FROM files WHERE id = $1 AND account_id = $2 RETURNING {FILE_COLS}"
         ))
-        .bind(id)
-        .bind(account_id)
+        .bind(id.as_str())
+        .bind(account_id.as_str())
         .fetch_optional(&self.pool)
         .await?;
         row.as_ref().map(file_from_row).transpose()

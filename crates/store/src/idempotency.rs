@@ -1,4 +1,5 @@
 use mediagen_core::time::now_ms;
+use mediagen_core::AccountId;
 use sqlx::Row;
 
 use crate::db::{Db, StoreError};
@@ -25,7 +26,7 @@ impl Db {
     /// request with the same key left behind.
     pub async fn idempotency_begin(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         key: &str,
         request_hash: &str,
     ) -> Result<IdempotencyState, StoreError> {
@@ -34,7 +35,7 @@ impl Db {
         sqlx::query(
             "DELETE FROM idempotency_keys WHERE account_id = $1 AND key = $2 AND created_at < $3",
         )
-        .bind(account_id)
+        .bind(account_id.as_str())
         .bind(key)
         .bind(self.idempotency_cutoff())
         .execute(&self.pool)
@@ -44,7 +45,7 @@ impl Db {
             "INSERT INTO idempotency_keys (account_id, key, request_hash, locked_until, created_at) \
              VALUES ($1, $2, $3, $4, $5) ON CONFLICT (account_id, key) DO NOTHING",
         )
-        .bind(account_id)
+        .bind(account_id.as_str())
         .bind(key)
         .bind(request_hash)
         .bind(now + LOCK_MS)
@@ -59,7 +60,7 @@ impl Db {
             "SELECT request_hash, response_status, response_body, locked_until FROM idempotency_keys \
              WHERE account_id = $1 AND key = $2",
         )
-        .bind(account_id)
+        .bind(account_id.as_str())
         .bind(key)
         .fetch_one(&self.pool)
         .await?;
@@ -80,7 +81,7 @@ impl Db {
             "UPDATE idempotency_keys SET locked_until = $3 \
              WHERE account_id = $1 AND key = $2 AND response_status IS NULL AND locked_until < $4",
         )
-        .bind(account_id)
+        .bind(account_id.as_str())
         .bind(key)
         .bind(now + LOCK_MS)
         .bind(now)
@@ -97,7 +98,7 @@ impl Db {
     /// Stores the response of a started request for later replays.
     pub async fn idempotency_finish(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         key: &str,
         status: u16,
         body: &str,
@@ -106,7 +107,7 @@ impl Db {
             "UPDATE idempotency_keys SET response_status = $3, response_body = $4 \
              WHERE account_id = $1 AND key = $2",
         )
-        .bind(account_id)
+        .bind(account_id.as_str())
         .bind(key)
         .bind(i64::from(status))
         .bind(body)
@@ -128,11 +129,15 @@ impl Db {
     }
 
     /// Forgets a started request (it failed in a way a retry may fix).
-    pub async fn idempotency_abandon(&self, account_id: &str, key: &str) -> Result<(), StoreError> {
+    pub async fn idempotency_abandon(
+        &self,
+        account_id: &AccountId,
+        key: &str,
+    ) -> Result<(), StoreError> {
         sqlx::query(
             "DELETE FROM idempotency_keys WHERE account_id = $1 AND key = $2 AND response_status IS NULL",
         )
-        .bind(account_id)
+        .bind(account_id.as_str())
         .bind(key)
         .execute(&self.pool)
         .await?;
@@ -153,14 +158,22 @@ mod tests {
             .await
             .unwrap()
             .with_idempotency_ttl(std::time::Duration::from_secs(1));
-        let begun = db.idempotency_begin("acct_a", "old", "h1").await.unwrap();
+        let begun = db
+            .idempotency_begin(&AccountId::from_stored("acct_a".into()), "old", "h1")
+            .await
+            .unwrap();
         assert_eq!(begun, IdempotencyState::Started);
         tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
-        db.idempotency_begin("acct_a", "new", "h2").await.unwrap();
+        db.idempotency_begin(&AccountId::from_stored("acct_a".into()), "new", "h2")
+            .await
+            .unwrap();
         assert_eq!(db.prune_idempotency_keys().await.unwrap(), 1);
         assert_eq!(db.prune_idempotency_keys().await.unwrap(), 0);
         // The fresh one is still remembered.
-        let again = db.idempotency_begin("acct_a", "new", "h2").await.unwrap();
+        let again = db
+            .idempotency_begin(&AccountId::from_stored("acct_a".into()), "new", "h2")
+            .await
+            .unwrap();
         assert_eq!(again, IdempotencyState::InProgress);
     }
 }

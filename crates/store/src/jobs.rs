@@ -1,6 +1,7 @@
 use mediagen_core::job::{Job, JobError, JobOutput};
 use mediagen_core::ErrorCode;
-use mediagen_core::{ids::new_id, time::now_ms, CreditState, JobKind, JobStatus};
+use mediagen_core::{time::now_ms, CreditState, JobKind, JobStatus};
+use mediagen_core::{AccountId, JobId};
 use serde_json::Value;
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
@@ -11,7 +12,7 @@ use crate::db::{Backend, Db, StoreError};
 /// A job to enqueue, with the credits to hold for it.
 #[derive(Debug, Clone)]
 pub struct NewJob {
-    pub account_id: String,
+    pub account_id: AccountId,
     pub kind: JobKind,
     pub payload: Value,
     pub cost: i64,
@@ -29,9 +30,9 @@ pub struct NewJob {
 #[cfg(test)]
 impl NewJob {
     /// A job of `kind` for the store's tests: 1 credit, 3 attempts.
-    pub(crate) fn test(account_id: &str, kind: &str) -> Self {
+    pub(crate) fn test(account_id: &AccountId, kind: &str) -> Self {
         NewJob {
-            account_id: account_id.to_owned(),
+            account_id: account_id.clone(),
             kind: JobKind::new(kind),
             payload: serde_json::json!({}),
             cost: 1,
@@ -94,8 +95,8 @@ fn job_from_row(row: &AnyRow) -> Result<Job, StoreError> {
     let status: String = row.try_get("status")?;
     let credit: String = row.try_get("credit_state")?;
     Ok(Job {
-        id: row.try_get("id")?,
-        account_id: row.try_get("account_id")?,
+        id: JobId::from_stored(row.try_get("id")?),
+        account_id: AccountId::from_stored(row.try_get("account_id")?),
         kind: JobKind(row.try_get("kind")?),
         status: JobStatus::parse(&status).ok_or_else(|| corrupt("status"))?,
         payload: json("payload")?.unwrap_or(Value::Null),
@@ -130,7 +131,7 @@ fn job_from_row(row: &AnyRow) -> Result<Job, StoreError> {
 async fn settle(conn: &mut AnyConnection, job: &Job, to: CreditState) -> Result<(), StoreError> {
     let changed =
         sqlx::query("UPDATE jobs SET credit_state = $2 WHERE id = $1 AND credit_state = 'held'")
-            .bind(&job.id)
+            .bind(job.id.as_str())
             .bind(to.as_str())
             .execute(&mut *conn)
             .await?
@@ -154,7 +155,7 @@ async fn due_for(
     units: impl FnOnce(f64) -> f64,
 ) -> Result<i64, StoreError> {
     let row = sqlx::query("SELECT units, unit_price FROM jobs WHERE id = $1")
-        .bind(&job.id)
+        .bind(job.id.as_str())
         .fetch_one(&mut *conn)
         .await?;
     let estimated: Option<f64> = row.try_get("units")?;
@@ -189,7 +190,7 @@ async fn settle_measured(
     let changed = sqlx::query(
         "UPDATE jobs SET credit_state = $2, cost = $3 WHERE id = $1 AND credit_state = 'held'",
     )
-    .bind(&job.id)
+    .bind(job.id.as_str())
     .bind(state.as_str())
     .bind(due)
     .execute(&mut *conn)
@@ -203,7 +204,7 @@ async fn settle_measured(
         if post(conn, &job.account_id, top_up).await?.is_none() {
             // Not covered: the hold is still held, for the caller to refund.
             sqlx::query("UPDATE jobs SET credit_state = 'held', cost = $2 WHERE id = $1")
-                .bind(&job.id)
+                .bind(job.id.as_str())
                 .bind(job.cost)
                 .execute(&mut *conn)
                 .await?;
@@ -277,7 +278,7 @@ impl Db {
     /// when credits or the concurrency cap do not allow it, and returns the
     /// existing job when the idempotency key was used before.
     pub async fn create_job(&self, new: NewJob) -> Result<Job, CreateJobError> {
-        let id = new_id("job");
+        let id = JobId::random();
         let now = now_ms();
         let mut tx = self.pool.begin().await?;
         // First statement writes: it takes the account's lock (row lock on
@@ -290,7 +291,7 @@ impl Db {
                 "UPDATE jobs SET idempotency_key = NULL \
                  WHERE account_id = $1 AND idempotency_key = $2 AND created_at < $3",
             )
-            .bind(&new.account_id)
+            .bind(new.account_id.as_str())
             .bind(key)
             .bind(self.idempotency_cutoff())
             .execute(&mut *tx)
@@ -298,7 +299,7 @@ impl Db {
             let row = sqlx::query(&format!(
                 "SELECT {JOB_COLS} FROM jobs WHERE account_id = $1 AND idempotency_key = $2"
             ))
-            .bind(&new.account_id)
+            .bind(new.account_id.as_str())
             .bind(key)
             .fetch_optional(&mut *tx)
             .await?;
@@ -309,7 +310,7 @@ impl Db {
         }
         if held.is_none() {
             let available: i64 = sqlx::query("SELECT balance FROM accounts WHERE id = $1")
-                .bind(&new.account_id)
+                .bind(new.account_id.as_str())
                 .fetch_one(&mut *tx)
                 .await?
                 .try_get("balance")?;
@@ -322,7 +323,7 @@ impl Db {
         let active: i64 = sqlx::query(
             "SELECT COUNT(*) AS n FROM jobs WHERE account_id = $1 AND status IN ('queued', 'processing')",
         )
-        .bind(&new.account_id)
+        .bind(new.account_id.as_str())
         .fetch_one(&mut *tx)
         .await?
         .try_get("n")?;
@@ -338,8 +339,8 @@ impl Db {
              units, unit_price) \
              VALUES ($1, $2, $3, 'queued', $4, 0, $5, 'held', 0, $6, $7, $8, $9, $9, $10, $11)",
         )
-        .bind(&id)
-        .bind(&new.account_id)
+        .bind(id.as_str())
+        .bind(new.account_id.as_str())
         .bind(new.kind.as_str())
         .bind(new.payload.to_string())
         .bind(new.cost)
@@ -400,21 +401,21 @@ impl Db {
 
     /// A job by id alone, whatever its account: for the signed download
     /// route, which is authorised by its signature, and for internal use.
-    pub async fn job_by_id(&self, id: &str) -> Result<Option<Job>, StoreError> {
+    pub async fn job_by_id(&self, id: &JobId) -> Result<Option<Job>, StoreError> {
         let row = sqlx::query(&format!("SELECT {JOB_COLS} FROM jobs WHERE id = $1"))
-            .bind(id)
+            .bind(id.as_str())
             .fetch_optional(&self.pool)
             .await?;
         row.as_ref().map(job_from_row).transpose()
     }
 
     /// A job of one account (another account's job is `None`).
-    pub async fn job(&self, account_id: &str, id: &str) -> Result<Option<Job>, StoreError> {
+    pub async fn job(&self, account_id: &AccountId, id: &JobId) -> Result<Option<Job>, StoreError> {
         let row = sqlx::query(&format!(
             "SELECT {JOB_COLS} FROM jobs WHERE id = $1 AND account_id = $2"
         ))
-        .bind(id)
-        .bind(account_id)
+        .bind(id.as_str())
+        .bind(account_id.as_str())
         .fetch_optional(&self.pool)
         .await?;
         row.as_ref().map(job_from_row).transpose()
@@ -423,7 +424,7 @@ impl Db {
     /// Jobs of one account, newest first, with the total count.
     pub async fn list_jobs(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         filter: &JobFilter,
         limit: i64,
         offset: i64,
@@ -434,7 +435,7 @@ impl Db {
         let rows = sqlx::query(&format!(
             "SELECT {JOB_COLS} FROM jobs WHERE {cond} ORDER BY created_at DESC, id DESC LIMIT $4 OFFSET $5"
         ))
-        .bind(account_id)
+        .bind(account_id.as_str())
         .bind(status)
         .bind(filter.kind.as_deref())
         .bind(limit)
@@ -442,7 +443,7 @@ impl Db {
         .fetch_all(&self.pool)
         .await?;
         let total: i64 = sqlx::query(&format!("SELECT COUNT(*) AS n FROM jobs WHERE {cond}"))
-            .bind(account_id)
+            .bind(account_id.as_str())
             .bind(status)
             .bind(filter.kind.as_deref())
             .fetch_one(&self.pool)
@@ -455,15 +456,19 @@ impl Db {
     /// Cancels a queued or running job of the account and refunds its hold.
     /// Returns the job as it is afterwards (unchanged when already finished),
     /// or `None` when the account has no such job.
-    pub async fn cancel_job(&self, account_id: &str, id: &str) -> Result<Option<Job>, StoreError> {
+    pub async fn cancel_job(
+        &self,
+        account_id: &AccountId,
+        id: &JobId,
+    ) -> Result<Option<Job>, StoreError> {
         let mut tx = self.pool.begin().await?;
         let row = sqlx::query(&format!(
             "UPDATE jobs SET status = 'cancelled', lease_owner = NULL, lease_expires_at = NULL, \
              updated_at = $3, finished_at = $3 \
              WHERE id = $1 AND account_id = $2 AND status IN ('queued', 'processing') RETURNING {JOB_COLS}"
         ))
-        .bind(id)
-        .bind(account_id)
+        .bind(id.as_str())
+        .bind(account_id.as_str())
         .bind(now_ms())
         .fetch_optional(&mut *tx)
         .await?;
@@ -523,7 +528,7 @@ impl Db {
     /// expired): the worker must then stop working on it.
     pub async fn heartbeat(
         &self,
-        id: &str,
+        id: &JobId,
         worker: &str,
         lease_ms: i64,
         progress: Option<i64>,
@@ -533,7 +538,7 @@ impl Db {
             "UPDATE jobs SET lease_expires_at = $3, updated_at = $4, progress = COALESCE($5, progress) \
              WHERE id = $1 AND lease_owner = $2 AND status = 'processing'",
         )
-        .bind(id)
+        .bind(id.as_str())
         .bind(worker)
         .bind(now + lease_ms)
         .bind(now)
@@ -553,7 +558,7 @@ impl Db {
     /// enough). Only the worker holding the lease can raise it.
     pub async fn raise_hold(
         &self,
-        id: &str,
+        id: &JobId,
         worker: &str,
         measured: f64,
     ) -> Result<bool, StoreError> {
@@ -564,7 +569,7 @@ impl Db {
             "UPDATE jobs SET updated_at = $3 WHERE id = $1 AND lease_owner = $2 \
              AND status = 'processing' AND credit_state = 'held' RETURNING {JOB_COLS}"
         ))
-        .bind(id)
+        .bind(id.as_str())
         .bind(worker)
         .bind(now_ms())
         .fetch_optional(&mut *tx)
@@ -596,7 +601,7 @@ impl Db {
             "UPDATE jobs SET cost = $3 WHERE id = $1 AND lease_owner = $2 \
              AND status = 'processing' AND credit_state = 'held' AND cost = $4",
         )
-        .bind(id)
+        .bind(id.as_str())
         .bind(worker)
         .bind(due)
         .bind(job.cost)
@@ -616,7 +621,7 @@ impl Db {
     /// holding the lease can finish a job, so a job is finished once.
     pub async fn finish_job(
         &self,
-        id: &str,
+        id: &JobId,
         worker: &str,
         outcome: Outcome,
     ) -> Result<bool, StoreError> {
@@ -645,7 +650,7 @@ impl Db {
              lease_owner = NULL, lease_expires_at = NULL, updated_at = $6, finished_at = $6 \
              WHERE id = $1 AND lease_owner = $2 AND status = 'processing' RETURNING {JOB_COLS}"
         ))
-        .bind(id)
+        .bind(id.as_str())
         .bind(worker)
         .bind(status)
         .bind(result)
@@ -683,7 +688,7 @@ impl Db {
                         "UPDATE jobs SET status = 'failed', result = NULL, outputs = NULL, \
                          error = $2, progress = 0 WHERE id = $1",
                     )
-                    .bind(&job.id)
+                    .bind(job.id.as_str())
                     .bind(serde_json::to_string(&error).unwrap_or_default())
                     .execute(&mut *tx)
                     .await?;
@@ -704,7 +709,7 @@ impl Db {
     /// attempts remain. Returns false when it was not re-queued.
     pub async fn retry_job(
         &self,
-        id: &str,
+        id: &JobId,
         worker: &str,
         error: &JobError,
     ) -> Result<bool, StoreError> {
@@ -714,7 +719,7 @@ impl Db {
              WHERE id = $1 AND lease_owner = $2 AND status = 'processing' AND attempts < max_attempts \
              RETURNING kind",
         )
-        .bind(id)
+        .bind(id.as_str())
         .bind(worker)
         .bind(serde_json::to_string(error).unwrap_or_default())
         .bind(now_ms())
@@ -743,7 +748,7 @@ impl Db {
         );
         let mut failed = 0;
         for row in rows {
-            let id: String = row.try_get("id")?;
+            let id = JobId::from_stored(row.try_get("id")?);
             let owner: Option<String> = row.try_get("lease_owner")?;
             let owner = owner.unwrap_or_default();
             if self

@@ -1,5 +1,6 @@
 use mediagen_core::keys::{hash_key, hashes_match, ApiKeySecret};
-use mediagen_core::{ids::new_id, time::now_ms, Level};
+use mediagen_core::{time::now_ms, Level};
+use mediagen_core::{AccountId, KeyId};
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
@@ -8,8 +9,8 @@ use crate::db::{Db, StoreError};
 /// A stored key, without its secret.
 #[derive(Debug, Clone)]
 pub struct KeyRecord {
-    pub id: String,
-    pub account_id: String,
+    pub id: KeyId,
+    pub account_id: AccountId,
     pub name: String,
     pub level: Level,
     pub prefix: String,
@@ -21,8 +22,8 @@ pub struct KeyRecord {
 /// What authentication learns from a key.
 #[derive(Debug, Clone)]
 pub struct AuthKey {
-    pub key_id: String,
-    pub account_id: String,
+    pub key_id: KeyId,
+    pub account_id: AccountId,
     pub level: Level,
     pub is_operator: bool,
     pub expires_at: Option<i64>,
@@ -35,8 +36,8 @@ fn level_of(s: &str) -> Result<Level, StoreError> {
 
 fn key_from_row(row: &AnyRow) -> Result<KeyRecord, StoreError> {
     Ok(KeyRecord {
-        id: row.try_get("id")?,
-        account_id: row.try_get("account_id")?,
+        id: KeyId::from_stored(row.try_get("id")?),
+        account_id: AccountId::from_stored(row.try_get("account_id")?),
         name: row.try_get("name")?,
         level: level_of(&row.try_get::<String, _>("level")?)?,
         prefix: row.try_get("prefix")?,
@@ -52,14 +53,14 @@ impl Db {
     /// Creates a key and returns it with its secret, which is not stored.
     pub async fn create_key(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         name: &str,
         level: Level,
         expires_at: Option<i64>,
     ) -> Result<(KeyRecord, ApiKeySecret), StoreError> {
         let secret = ApiKeySecret::generate();
         let record = KeyRecord {
-            id: new_id("key"),
+            id: KeyId::random(),
             account_id: account_id.to_owned(),
             name: name.to_owned(),
             level,
@@ -72,8 +73,8 @@ impl Db {
             "INSERT INTO api_keys (id, account_id, name, level, key_hash, prefix, created_at, expires_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
         )
-        .bind(&record.id)
-        .bind(account_id)
+        .bind(record.id.as_str())
+        .bind(account_id.as_str())
         .bind(name)
         .bind(level.as_str())
         .bind(hash_key(secret.expose()))
@@ -102,8 +103,8 @@ impl Db {
             return Ok(None);
         }
         Ok(Some(AuthKey {
-            key_id: row.try_get("id")?,
-            account_id: row.try_get("account_id")?,
+            key_id: KeyId::from_stored(row.try_get("id")?),
+            account_id: AccountId::from_stored(row.try_get("account_id")?),
             level: level_of(&row.try_get::<String, _>("level")?)?,
             is_operator: row.try_get::<i64, _>("is_operator")? != 0,
             expires_at: row.try_get("expires_at")?,
@@ -114,7 +115,7 @@ impl Db {
     /// Keys of one account, newest first, with the total count.
     pub async fn list_keys(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         limit: i64,
         offset: i64,
     ) -> Result<(Vec<KeyRecord>, u64), StoreError> {
@@ -132,14 +133,14 @@ impl Db {
     /// One key of one account.
     pub async fn key(
         &self,
-        account_id: &str,
-        key_id: &str,
+        account_id: &AccountId,
+        key_id: &KeyId,
     ) -> Result<Option<KeyRecord>, StoreError> {
         let row = sqlx::query(&format!(
             "SELECT {KEY_COLS} FROM api_keys WHERE account_id = $1 AND id = $2"
         ))
-        .bind(account_id)
-        .bind(key_id)
+        .bind(account_id.as_str())
+        .bind(key_id.as_str())
         .fetch_optional(&self.pool)
         .await?;
         row.as_ref().map(key_from_row).transpose()
@@ -152,16 +153,16 @@ impl Db {
     /// if the account has no such key.
     pub async fn revoke_key(
         &self,
-        account_id: &str,
-        key_id: &str,
+        account_id: &AccountId,
+        key_id: &KeyId,
         at: i64,
     ) -> Result<Option<KeyRecord>, StoreError> {
         sqlx::query(
             "UPDATE api_keys SET revoked_at = $3 WHERE account_id = $1 AND id = $2 \
              AND (revoked_at IS NULL OR revoked_at > $3)",
         )
-        .bind(account_id)
-        .bind(key_id)
+        .bind(account_id.as_str())
+        .bind(key_id.as_str())
         .bind(at)
         .execute(&self.pool)
         .await?;

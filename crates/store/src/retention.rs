@@ -3,6 +3,7 @@
 //! older than their retention. The caller removes the stored bytes first,
 //! then the rows, so a sweep cut short is finished by the next one.
 
+use mediagen_core::{FileId, JobId};
 use sqlx::Row;
 
 use crate::db::{Db, StoreError};
@@ -12,11 +13,7 @@ const FINISHED: &str = "('completed', 'failed', 'cancelled')";
 
 impl Db {
     /// Up to `limit` jobs finished (last changed) before `before_ms`.
-    pub async fn expired_jobs(
-        &self,
-        before_ms: i64,
-        limit: i64,
-    ) -> Result<Vec<String>, StoreError> {
+    pub async fn expired_jobs(&self, before_ms: i64, limit: i64) -> Result<Vec<JobId>, StoreError> {
         let rows = sqlx::query(&format!(
             "SELECT id FROM jobs WHERE status IN {FINISHED} AND updated_at < $1 \
              ORDER BY updated_at LIMIT $2"
@@ -25,15 +22,17 @@ impl Db {
         .bind(limit)
         .fetch_all(&self.pool)
         .await?;
-        rows.iter().map(|r| Ok(r.try_get("id")?)).collect()
+        rows.iter()
+            .map(|r| Ok(JobId::from_stored(r.try_get("id")?)))
+            .collect()
     }
 
     /// Deletes a finished job's row (its stored files already removed).
-    pub async fn delete_finished_job(&self, id: &str) -> Result<bool, StoreError> {
+    pub async fn delete_finished_job(&self, id: &JobId) -> Result<bool, StoreError> {
         let n = sqlx::query(&format!(
             "DELETE FROM jobs WHERE id = $1 AND status IN {FINISHED}"
         ))
-        .bind(id)
+        .bind(id.as_str())
         .execute(&self.pool)
         .await?
         .rows_affected();
@@ -46,7 +45,7 @@ impl Db {
         &self,
         before_ms: i64,
         limit: i64,
-    ) -> Result<Vec<(String, String)>, StoreError> {
+    ) -> Result<Vec<(FileId, String)>, StoreError> {
         // A job names its inputs by blob key in its payload; keys are
         // `files/<account>/<file id>` with random ids, so a match is exact.
         let rows = sqlx::query(
@@ -61,14 +60,19 @@ impl Db {
         .fetch_all(&self.pool)
         .await?;
         rows.iter()
-            .map(|r| Ok((r.try_get("id")?, r.try_get("blob_key")?)))
+            .map(|r| {
+                Ok((
+                    FileId::from_stored(r.try_get("id")?),
+                    r.try_get("blob_key")?,
+                ))
+            })
             .collect()
     }
 
     /// Deletes an uploaded file's row (its bytes already removed).
-    pub async fn delete_expired_file(&self, id: &str) -> Result<bool, StoreError> {
+    pub async fn delete_expired_file(&self, id: &FileId) -> Result<bool, StoreError> {
         let n = sqlx::query("DELETE FROM files WHERE id = $1")
-            .bind(id)
+            .bind(id.as_str())
             .execute(&self.pool)
             .await?
             .rows_affected();

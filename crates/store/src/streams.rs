@@ -7,6 +7,7 @@
 //! worker reads that back with its next append and stops.
 
 use mediagen_core::time::now_ms;
+use mediagen_core::JobId;
 use sqlx::Row;
 
 use crate::db::{Db, StoreError};
@@ -28,7 +29,7 @@ impl Db {
     /// `None` while it listens.
     pub async fn append_chunk(
         &self,
-        id: &str,
+        id: &JobId,
         attempt: i64,
         seq: i64,
         data: &[u8],
@@ -38,7 +39,7 @@ impl Db {
             "INSERT INTO stream_chunks (job_id, attempt, seq, data, created_at) \
              VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
         )
-        .bind(id)
+        .bind(id.as_str())
         .bind(attempt)
         .bind(seq)
         .bind(data)
@@ -47,7 +48,7 @@ impl Db {
         .await?;
         self.announce_chunk(&mut *tx, id).await?;
         let delivered: Option<i64> = sqlx::query("SELECT stream_delivered FROM jobs WHERE id = $1")
-            .bind(id)
+            .bind(id.as_str())
             .fetch_optional(&mut *tx)
             .await?
             .map(|row| row.try_get("stream_delivered"))
@@ -63,7 +64,7 @@ impl Db {
     /// begun streaming. Only unrelayed chunks are read.
     pub async fn chunks_after(
         &self,
-        id: &str,
+        id: &JobId,
         attempt: Option<i64>,
         seq: Option<i64>,
     ) -> Result<(Vec<Chunk>, bool), StoreError> {
@@ -72,7 +73,7 @@ impl Db {
             "SELECT attempt, seq, data FROM stream_chunks WHERE job_id = $1 \
              AND (attempt > $2 OR (attempt = $2 AND seq > $3)) ORDER BY attempt, seq",
         )
-        .bind(id)
+        .bind(id.as_str())
         .bind(attempt_from)
         .bind(seq_after)
         .fetch_all(&self.pool)
@@ -95,11 +96,11 @@ impl Db {
 
     /// Records that the client of streamed job `id` closed the stream after
     /// taking `delivered` bytes (the first close counts).
-    pub async fn close_stream(&self, id: &str, delivered: i64) -> Result<(), StoreError> {
+    pub async fn close_stream(&self, id: &JobId, delivered: i64) -> Result<(), StoreError> {
         sqlx::query(
             "UPDATE jobs SET stream_delivered = $2 WHERE id = $1 AND stream_delivered IS NULL",
         )
-        .bind(id)
+        .bind(id.as_str())
         .bind(delivered)
         .execute(&self.pool)
         .await?;
@@ -107,9 +108,9 @@ impl Db {
     }
 
     /// Removes the chunks of job `id` (relayed in full).
-    pub async fn drop_chunks(&self, id: &str) -> Result<(), StoreError> {
+    pub async fn drop_chunks(&self, id: &JobId) -> Result<(), StoreError> {
         sqlx::query("DELETE FROM stream_chunks WHERE job_id = $1")
-            .bind(id)
+            .bind(id.as_str())
             .execute(&self.pool)
             .await?;
         Ok(())

@@ -1,4 +1,5 @@
 use mediagen_core::time::now_ms;
+use mediagen_core::{AccountId, VoiceId};
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
@@ -7,8 +8,8 @@ use crate::db::{Db, StoreError};
 /// A voice an account cloned from samples (`category: cloned`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct VoiceRecord {
-    pub id: String,
-    pub account_id: String,
+    pub id: VoiceId,
+    pub account_id: AccountId,
     pub name: String,
     pub description: String,
     pub labels: Vec<String>,
@@ -36,8 +37,8 @@ fn from_row(row: &AnyRow) -> Result<VoiceRecord, StoreError> {
     let labels: String = row.try_get("labels")?;
     let profile: String = row.try_get("profile")?;
     Ok(VoiceRecord {
-        id: row.try_get("id")?,
-        account_id: row.try_get("account_id")?,
+        id: VoiceId::from_stored(row.try_get("id")?),
+        account_id: AccountId::from_stored(row.try_get("account_id")?),
         name: row.try_get("name")?,
         description: row.try_get("description")?,
         labels: serde_json::from_str(&labels).unwrap_or_default(),
@@ -59,8 +60,8 @@ impl Db {
         sqlx::query(&format!(
             "INSERT INTO voices ({COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
         ))
-        .bind(&v.id)
-        .bind(&v.account_id)
+        .bind(v.id.as_str())
+        .bind(v.account_id.as_str())
         .bind(&v.name)
         .bind(&v.description)
         .bind(json(&v.labels))
@@ -77,25 +78,25 @@ impl Db {
     /// A cloned voice of one account (another account's is `None`).
     pub async fn voice(
         &self,
-        account_id: &str,
-        id: &str,
+        account_id: &AccountId,
+        id: &VoiceId,
     ) -> Result<Option<VoiceRecord>, StoreError> {
         let row = sqlx::query(&format!(
             "SELECT {COLS} FROM voices WHERE id = $1 AND account_id = $2"
         ))
-        .bind(id)
-        .bind(account_id)
+        .bind(id.as_str())
+        .bind(account_id.as_str())
         .fetch_optional(&self.pool)
         .await?;
         row.as_ref().map(from_row).transpose()
     }
 
     /// Every cloned voice of one account, newest first.
-    pub async fn voices(&self, account_id: &str) -> Result<Vec<VoiceRecord>, StoreError> {
+    pub async fn voices(&self, account_id: &AccountId) -> Result<Vec<VoiceRecord>, StoreError> {
         let rows = sqlx::query(&format!(
             "SELECT {COLS} FROM voices WHERE account_id = $1 ORDER BY created_at DESC, id DESC"
         ))
-        .bind(account_id)
+        .bind(account_id.as_str())
         .fetch_all(&self.pool)
         .await?;
         rows.iter().map(from_row).collect()
@@ -103,8 +104,8 @@ impl Db {
 
     pub async fn update_voice(
         &self,
-        account_id: &str,
-        id: &str,
+        account_id: &AccountId,
+        id: &VoiceId,
         changes: VoiceChanges,
     ) -> Result<Option<VoiceRecord>, StoreError> {
         let Some(mut v) = self.voice(account_id, id).await? else {
@@ -119,8 +120,8 @@ impl Db {
         .bind(&v.name)
         .bind(&v.description)
         .bind(json(&v.labels))
-        .bind(id)
-        .bind(account_id)
+        .bind(id.as_str())
+        .bind(account_id.as_str())
         .execute(&self.pool)
         .await?;
         Ok(Some(v))
@@ -128,14 +129,14 @@ impl Db {
 
     pub async fn delete_voice(
         &self,
-        account_id: &str,
-        id: &str,
+        account_id: &AccountId,
+        id: &VoiceId,
     ) -> Result<Option<VoiceRecord>, StoreError> {
         let row = sqlx::query(&format!(
             "DELETE FROM voices WHERE id = $1 AND account_id = $2 RETURNING {COLS}"
         ))
-        .bind(id)
-        .bind(account_id)
+        .bind(id.as_str())
+        .bind(account_id.as_str())
         .fetch_optional(&self.pool)
         .await?;
         row.as_ref().map(from_row).transpose()

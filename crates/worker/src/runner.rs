@@ -1,4 +1,5 @@
 use mediagen_core::ErrorCode;
+use mediagen_core::JobId;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -45,8 +46,8 @@ impl Default for WorkerConfig {
 #[derive(Clone)]
 pub struct Events {
     submitted: Arc<Notify>,
-    finished: broadcast::Sender<String>,
-    chunks: broadcast::Sender<String>,
+    finished: broadcast::Sender<JobId>,
+    chunks: broadcast::Sender<JobId>,
     /// The relay from other processes, stopped with the last clone.
     relay: Arc<std::sync::Mutex<Option<AbortOnDrop>>>,
 }
@@ -78,19 +79,19 @@ impl Events {
 
     /// Receives the ids of finished jobs: those of this process's workers,
     /// and those of every process once relayed.
-    pub fn subscribe_finished(&self) -> broadcast::Receiver<String> {
+    pub fn subscribe_finished(&self) -> broadcast::Receiver<JobId> {
         self.finished.subscribe()
     }
 
     /// Receives the ids of streamed jobs that wrote a chunk (here, and in
     /// every process once relayed).
-    pub fn subscribe_chunks(&self) -> broadcast::Receiver<String> {
+    pub fn subscribe_chunks(&self) -> broadcast::Receiver<JobId> {
         self.chunks.subscribe()
     }
 
     /// Wakes the relays of streamed job `id`: it wrote a chunk.
-    pub fn chunk_written(&self, id: &str) {
-        let _ = self.chunks.send(id.to_owned());
+    pub fn chunk_written(&self, id: &JobId) {
+        let _ = self.chunks.send(id.clone());
     }
 
     /// Hears the other processes' announcements from the database (on
@@ -102,10 +103,10 @@ impl Events {
             .listen(move |wakeup| match wakeup {
                 Wakeup::Queued(_) => submitted.notify_one(),
                 Wakeup::Finished(id) => {
-                    let _ = finished.send(id);
+                    let _ = finished.send(JobId::from_stored(id));
                 }
                 Wakeup::Chunk(id) => {
-                    let _ = chunks.send(id);
+                    let _ = chunks.send(JobId::from_stored(id));
                 }
             })
             .await?;
@@ -311,7 +312,7 @@ impl Worker {
     /// attempts remain.
     async fn record(
         &self,
-        id: &str,
+        id: &JobId,
         result: Result<(serde_json::Value, Vec<JobOutput>, Option<f64>), JobFailure>,
     ) {
         let stored: Result<bool, StoreError> = match result {
@@ -350,7 +351,7 @@ impl Worker {
         };
         match stored {
             Ok(true) => {
-                let _ = self.events.finished.send(id.to_owned());
+                let _ = self.events.finished.send(id.clone());
             }
             Ok(false) => info!("job was cancelled or taken over before it finished here"),
             Err(e) => {

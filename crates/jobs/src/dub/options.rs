@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use mediagen_core::format::AudioFormat;
 use mediagen_core::voice::CONVERSION_RATE as RATE;
 use mediagen_core::ApiError;
+use mediagen_core::FileId;
 use serde::{Deserialize, Serialize};
 
 use super::languages::DubLanguages;
@@ -32,7 +33,7 @@ pub enum DubVoice {
 #[serde(rename_all = "camelCase")]
 pub struct DubRequest {
     pub input: String,
-    pub file_id: String,
+    pub file_id: FileId,
     /// ISO 639-1, or `None` to detect.
     pub source_language: Option<String>,
     pub target_language: String,
@@ -200,7 +201,7 @@ impl DubOptions {
 
     /// The job's payload; `cloned` is the resolved `voiceId` when it names
     /// a cloned voice.
-    pub fn with(self, input: String, file_id: String, cloned: Option<ClonedVoice>) -> DubRequest {
+    pub fn with(self, input: String, file_id: FileId, cloned: Option<ClonedVoice>) -> DubRequest {
         let voice = match self.voice_id {
             Some(voice_id) => DubVoice::Voice { voice_id, cloned },
             None if self.clone => DubVoice::Clone,

@@ -56,7 +56,7 @@ async fn insufficient_credits_and_refunds(backend: Backend) {
     let entries: Vec<String> = app
         .state
         .db
-        .ledger(&account, 10)
+        .ledger(&mediagen_core::AccountId::parse(&account).unwrap(), 10)
         .await
         .unwrap()
         .into_iter()

@@ -88,7 +88,7 @@ async fn killed_worker_job_completes_once(backend: Backend) {
     let entries: Vec<String> = app
         .state
         .db
-        .ledger(&account, 10)
+        .ledger(&mediagen_core::AccountId::parse(&account).unwrap(), 10)
         .await
         .unwrap()
         .into_iter()

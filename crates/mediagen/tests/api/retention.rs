@@ -56,7 +56,14 @@ async fn expired_things_are_swept(backend: Backend) {
     assert_eq!(job["status"], "completed", "{job}");
     let id = job["id"].as_str().unwrap().to_owned();
     let url = job["result"]["textUrl"].as_str().unwrap().to_owned();
-    let output = app.state.db.job_by_id(&id).await.unwrap().unwrap().outputs[0]
+    let output = app
+        .state
+        .db
+        .job_by_id(&mediagen_core::JobId::parse(&id).unwrap())
+        .await
+        .unwrap()
+        .unwrap()
+        .outputs[0]
         .key
         .clone();
     // The URL expires with the job, not a day later.
@@ -126,7 +133,10 @@ async fn expired_things_are_swept(backend: Backend) {
     let record = app
         .state
         .db
-        .file(&kept_account(&app).await, &read)
+        .file(
+            &mediagen_core::AccountId::parse(&kept_account(&app).await).unwrap(),
+            &mediagen_core::FileId::parse(&read).unwrap(),
+        )
         .await
         .unwrap()
         .unwrap();

@@ -242,7 +242,12 @@ async fn jobs_complete_once_while_workers_are_killed() {
     );
 
     // Every job completed, exactly once: one hold and one capture each.
-    let ledger = app.state.db.ledger(&account, 100_000).await.unwrap();
+    let ledger = app
+        .state
+        .db
+        .ledger(&mediagen_core::AccountId::parse(&account).unwrap(), 100_000)
+        .await
+        .unwrap();
     let mut retried = 0;
     for (id, (i, body)) in &expected {
         let job: Value = app
@@ -265,7 +270,13 @@ async fn jobs_complete_once_while_workers_are_killed() {
         };
         assert_eq!((entries("reserve"), entries("capture")), (1, 1), "{id}");
         // The whole output, from the bucket, through the signed URL.
-        let stored = app.state.db.job_by_id(id).await.unwrap().unwrap();
+        let stored = app
+            .state
+            .db
+            .job_by_id(&mediagen_core::JobId::parse(id).unwrap())
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(stored.outputs.len(), 1, "{id}");
         let object = app
             .state

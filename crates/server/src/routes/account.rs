@@ -61,7 +61,7 @@ pub async fn get_account(
         .await?
         .ok_or_else(|| ApiError::not_found("account", &auth.account_id))?;
     Ok(Json(AccountView {
-        id: a.id,
+        id: a.id.into_string(),
         name: a.name,
         credits: Credits {
             balance: a.balance,
@@ -74,7 +74,7 @@ pub async fn get_account(
             max_concurrent_jobs: state.config.max_concurrent_jobs,
         },
         key: CallerKey {
-            id: auth.key_id.clone(),
+            id: auth.key_id.to_string(),
             level: auth.level,
         },
         created_at: iso8601(a.created_at),

@@ -1,16 +1,17 @@
 //! Operator endpoints: accounts and credit grants.
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use mediagen_core::page::RawPageQuery;
 use mediagen_core::time::iso8601;
+use mediagen_core::AccountId;
 use mediagen_core::{ApiError, Page};
 use mediagen_store::Account;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ApiResult;
-use crate::extract::{ApiJson, ApiQuery, Operator};
+use crate::extract::{ApiJson, ApiQuery, Operator, PathId};
 use crate::routes::keys::{create_key_for, CreateKey, CreatedKey};
 use crate::routes::{page_of, page_params, ListEnvelope};
 use crate::state::AppState;
@@ -30,7 +31,7 @@ pub struct AccountRecord {
 impl From<Account> for AccountRecord {
     fn from(a: Account) -> Self {
         Self {
-            id: a.id,
+            id: a.id.into(),
             name: a.name,
             operator: a.is_operator,
             balance: a.balance,
@@ -91,7 +92,7 @@ fn grant_amount() -> utoipa::openapi::schema::Schema {
     utoipa::openapi::schema::Schema::OneOf(one_of)
 }
 
-async fn existing(state: &AppState, id: &str) -> ApiResult<Account> {
+async fn existing(state: &AppState, id: &AccountId) -> ApiResult<Account> {
     Ok(state
         .db
         .account(id)
@@ -145,7 +146,7 @@ pub async fn list_accounts(
 pub async fn get_account(
     State(state): State<AppState>,
     _op: Operator,
-    Path(id): Path<String>,
+    PathId(id): PathId<AccountId>,
 ) -> ApiResult<Json<AccountRecord>> {
     Ok(Json(existing(&state, &id).await?.into()))
 }
@@ -157,7 +158,7 @@ pub async fn get_account(
 pub async fn grant_credits(
     State(state): State<AppState>,
     _op: Operator,
-    Path(id): Path<String>,
+    PathId(id): PathId<AccountId>,
     ApiJson(body): ApiJson<GrantCredits>,
 ) -> ApiResult<Json<AccountRecord>> {
     let account = existing(&state, &id).await?;
@@ -199,7 +200,7 @@ pub async fn grant_credits(
 pub async fn create_account_key(
     State(state): State<AppState>,
     _op: Operator,
-    Path(id): Path<String>,
+    PathId(id): PathId<AccountId>,
     ApiJson(body): ApiJson<CreateKey>,
 ) -> ApiResult<(StatusCode, Json<CreatedKey>)> {
     existing(&state, &id).await?;

@@ -2,14 +2,14 @@
 //! start) and each account's own uploads (`category: custom`); avatar
 //! expansion.
 
-use axum::extract::{Path, Request, State};
+use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use mediagen_core::ids::new_id;
 use mediagen_core::page::RawPageQuery;
 use mediagen_core::time::{iso8601, now_ms};
 use mediagen_core::{ApiError, ErrorCode, Page};
+use mediagen_core::{AvatarId, FileId, TypedId};
 use mediagen_jobs::avatar::{not_a_video, ExpandOptions, ExpandRequest};
 use mediagen_jobs::avatar_upload::AvatarUpload;
 use mediagen_jobs::catalog::AvatarLook as Look;
@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::error::{ApiResult, Error};
-use crate::extract::{ApiJson, ApiQuery, Auth, JobOptions, Read, Write};
+use crate::extract::{client_id, ApiJson, ApiQuery, Auth, JobOptions, PathId, Read, Write};
 use crate::jobs::{make_resource, signed_url, submit, JobSpec, Made};
 use crate::media_input::{probe_upload, read_input, Input};
 use crate::routes::{clean_labels, form_labels, page_params, ListEnvelope};
@@ -106,7 +106,7 @@ fn custom_view(state: &AppState, a: AvatarRecord) -> AvatarView {
         preview_video_url: signed_url(state, &a.video_key, expires),
         poster_url: signed_url(state, &a.poster_key, expires),
         orientation: orientation(a.width, a.height).to_owned(),
-        id: a.id,
+        id: a.id.into(),
         name: a.name,
         description: a.description,
         gender: a.gender,
@@ -254,7 +254,7 @@ pub async fn list(
 pub async fn get(
     State(state): State<AppState>,
     auth: Auth<Read>,
-    Path(id): Path<String>,
+    PathId(id): PathId<AvatarId>,
 ) -> ApiResult<Json<AvatarView>> {
     if let Some(look) = premade(&state, &id) {
         return Ok(Json(premade_view(&state, &look)));
@@ -359,7 +359,7 @@ pub async fn create(
         )
         .into());
     }
-    let id = new_id("avatar");
+    let id = AvatarId::random();
     let ext = match upload.sniffed_type() {
         "video/quicktime" => "mov",
         "video/webm" => "webm",
@@ -429,7 +429,7 @@ pub struct AvatarPatch {
 pub async fn update(
     State(state): State<AppState>,
     auth: Auth<Write>,
-    Path(id): Path<String>,
+    PathId(id): PathId<AvatarId>,
     ApiJson(body): ApiJson<AvatarPatch>,
 ) -> ApiResult<Json<AvatarView>> {
     let changes = check_meta(body.name, body.description, body.gender, body.labels, false)?;
@@ -450,7 +450,7 @@ pub async fn update(
 pub async fn delete(
     State(state): State<AppState>,
     auth: Auth<Write>,
-    Path(id): Path<String>,
+    PathId(id): PathId<AvatarId>,
 ) -> ApiResult<Json<Value>> {
     let a = state
         .db
@@ -508,9 +508,9 @@ pub async fn expand(
         Some(id) => {
             let file = state
                 .db
-                .file(&auth.account_id, id)
+                .file(&auth.account_id, &client_id::<FileId>(id)?)
                 .await?
-                .ok_or_else(|| ApiError::not_found("file", id))?;
+                .ok_or_else(|| FileId::not_found(id))?;
             let seconds = file.duration.ok_or_else(|| {
                 Error::from(
                     ApiError::new(ErrorCode::UnsupportedMediaType)
@@ -528,7 +528,7 @@ pub async fn expand(
         .unwrap_or_default();
     let units = seconds.ceil();
     let request =
-        |source: String, avatar: Option<String>, file: Option<String>, talking| ExpandRequest {
+        |source: String, avatar: Option<String>, file: Option<FileId>, talking| ExpandRequest {
             source,
             avatar_id: avatar,
             file_id: file,
@@ -569,7 +569,7 @@ pub async fn expand(
             } else {
                 let a = state
                     .db
-                    .avatar(&auth.account_id, &id)
+                    .avatar(&auth.account_id, &client_id::<AvatarId>(&id)?)
                     .await?
                     .ok_or_else(|| ApiError::not_found("avatar", &id))?;
                 request(a.video_key, Some(id), None, None)

@@ -8,6 +8,7 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use futures::TryStreamExt;
 use mediagen_core::time::now_ms;
+use mediagen_core::{AccountId, AvatarId, JobId, VoiceId};
 use mediagen_core::{ApiError, ErrorCode};
 use mediagen_store::{content_type_for, BlobRange, SignedUrlError};
 use serde::Deserialize;
@@ -81,12 +82,15 @@ async fn live_content_type(state: &AppState, key: &str) -> ApiResult<Option<Stri
             .then(|| content_type_for(key).to_owned())
     };
     Ok(match parts.as_slice() {
-        ["jobs", job_id, ..] => state.db.job_by_id(job_id).await?.and_then(|job| {
-            job.outputs
-                .into_iter()
-                .find(|o| o.key == key)
-                .map(|o| o.content_type)
-        }),
+        ["jobs", job_id, ..] => match JobId::parse(job_id) {
+            Some(id) => state.db.job_by_id(&id).await?.and_then(|job| {
+                job.outputs
+                    .into_iter()
+                    .find(|o| o.key == key)
+                    .map(|o| o.content_type)
+            }),
+            None => None,
+        },
         ["avatars", "premade", file] => {
             let id = stem(file);
             state
@@ -95,16 +99,25 @@ async fn live_content_type(state: &AppState, key: &str) -> ApiResult<Option<Stri
                 .find(|a| **a == id)
                 .and_then(|a| owned(&[&video_key(a), &poster_key(a)]))
         }
-        ["avatars", account, file] => state
-            .db
-            .avatar(account, &stem(file))
-            .await?
-            .and_then(|a| owned(&[&a.video_key, &a.poster_key])),
-        ["voices", account, file] => state
-            .db
-            .voice(account, &stem(file))
-            .await?
-            .and_then(|v| owned(&[&v.preview_key])),
+        ["avatars", account, file] => {
+            match (AccountId::parse(account), AvatarId::parse(&stem(file))) {
+                (Some(account), Some(id)) => state
+                    .db
+                    .avatar(&account, &id)
+                    .await?
+                    .and_then(|a| owned(&[&a.video_key, &a.poster_key])),
+                _ => None,
+            }
+        }
+        ["voices", account, file] => match (AccountId::parse(account), VoiceId::parse(&stem(file)))
+        {
+            (Some(account), Some(id)) => state
+                .db
+                .voice(&account, &id)
+                .await?
+                .and_then(|v| owned(&[&v.preview_key])),
+            _ => None,
+        },
         _ => None,
     })
 }

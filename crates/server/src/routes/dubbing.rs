@@ -1,13 +1,14 @@
-use axum::extract::{Path, Request, State};
+use axum::extract::{Request, State};
 use axum::response::Response;
 use axum::Json;
 use mediagen_core::job::JobStatus;
+use mediagen_core::JobId;
 use mediagen_core::{ApiError, ErrorCode};
 use mediagen_jobs::dub::{DubEdit, DubOptions, LineEdit, Pair};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ApiResult, Error};
-use crate::extract::{ApiJson, Auth, JobOptions, Read, Write};
+use crate::extract::{ApiJson, Auth, JobOptions, PathId, Read, Write};
 use crate::jobs::{submit, JobSpec};
 use crate::media_input::media_input;
 use crate::state::AppState;
@@ -178,7 +179,7 @@ pub async fn edit_segments(
     State(state): State<AppState>,
     auth: Auth<Write>,
     mut opts: JobOptions,
-    Path(job_id): Path<String>,
+    PathId(job_id): PathId<JobId>,
     ApiJson(body): ApiJson<SegmentsBody>,
 ) -> ApiResult<Response> {
     let job = state

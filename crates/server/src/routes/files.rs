@@ -1,18 +1,19 @@
 //! Input files: upload once, then refer to them by `fileId` in any request
 //! that takes media.
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use mediagen_core::page::RawPageQuery;
 use mediagen_core::time::iso8601;
+use mediagen_core::FileId;
 use mediagen_core::{ApiError, Page};
 use mediagen_store::FileRecord;
 use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::error::ApiResult;
-use crate::extract::{ApiQuery, Auth, Read, Write};
+use crate::extract::{ApiQuery, Auth, PathId, Read, Write};
 use mediagen_jobs::limits;
 
 use crate::media_input::{probe_upload, save};
@@ -38,7 +39,7 @@ pub struct FileView {
 impl From<FileRecord> for FileView {
     fn from(f: FileRecord) -> Self {
         Self {
-            id: f.id,
+            id: f.id.into(),
             filename: f.filename,
             content_type: f.content_type,
             size: f.size,
@@ -90,7 +91,7 @@ pub async fn list(
 pub async fn get(
     State(state): State<AppState>,
     auth: Auth<Read>,
-    Path(id): Path<String>,
+    PathId(id): PathId<FileId>,
 ) -> ApiResult<Json<FileView>> {
     let file = state
         .db
@@ -106,7 +107,7 @@ pub async fn get(
 pub async fn delete(
     State(state): State<AppState>,
     auth: Auth<Write>,
-    Path(id): Path<String>,
+    PathId(id): PathId<FileId>,
 ) -> ApiResult<Json<Value>> {
     let file = state
         .db

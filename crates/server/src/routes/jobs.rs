@@ -1,12 +1,13 @@
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::Json;
 use mediagen_core::page::RawPageQuery;
+use mediagen_core::JobId;
 use mediagen_core::{ApiError, ErrorCode, JobStatus, Page};
 use mediagen_store::JobFilter;
 use serde::Deserialize;
 
 use crate::error::ApiResult;
-use crate::extract::{ApiQuery, Auth, Read, Write};
+use crate::extract::{ApiQuery, Auth, PathId, Read, Write};
 use crate::jobs::JobView;
 use crate::routes::{page_of, page_params, ListEnvelope};
 use crate::state::AppState;
@@ -28,7 +29,7 @@ pub struct JobListQuery {
 pub async fn get_job(
     State(state): State<AppState>,
     auth: Auth<Read>,
-    Path(id): Path<String>,
+    PathId(id): PathId<JobId>,
 ) -> ApiResult<Json<JobView>> {
     let job = state
         .db
@@ -87,7 +88,7 @@ pub async fn list_jobs(
 pub async fn cancel_job(
     State(state): State<AppState>,
     auth: Auth<Write>,
-    Path(id): Path<String>,
+    PathId(id): PathId<JobId>,
 ) -> ApiResult<Json<JobView>> {
     let before = state
         .db

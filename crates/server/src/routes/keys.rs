@@ -1,14 +1,15 @@
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use mediagen_core::page::RawPageQuery;
 use mediagen_core::time::{iso8601, now_ms, parse_iso8601};
+use mediagen_core::{AccountId, KeyId};
 use mediagen_core::{ApiError, Level, Page};
 use mediagen_store::KeyRecord;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ApiResult;
-use crate::extract::{Admin, ApiJson, ApiQuery, Auth};
+use crate::extract::{Admin, ApiJson, ApiQuery, Auth, PathId};
 use crate::routes::{page_of, page_params, ListEnvelope};
 use crate::state::AppState;
 
@@ -38,7 +39,7 @@ impl From<KeyRecord> for KeyView {
             _ => "active",
         };
         Self {
-            id: k.id,
+            id: k.id.into(),
             name: k.name,
             level: k.level,
             prefix: k.prefix,
@@ -88,7 +89,7 @@ fn future_time(parameter: &str, value: &str) -> ApiResult<i64> {
 /// Creates a key for `account_id` from a validated body.
 pub async fn create_key_for(
     state: &AppState,
-    account_id: &str,
+    account_id: &AccountId,
     body: CreateKey,
 ) -> ApiResult<(StatusCode, Json<CreatedKey>)> {
     let level = Level::parse(&body.level)
@@ -170,7 +171,7 @@ pub struct RevokeQuery {
 pub async fn revoke_key(
     State(state): State<AppState>,
     auth: Auth<Admin>,
-    Path(id): Path<String>,
+    PathId(id): PathId<KeyId>,
     ApiQuery(q): ApiQuery<RevokeQuery>,
 ) -> ApiResult<Json<KeyView>> {
     let at = match q.revoke_at.as_deref() {

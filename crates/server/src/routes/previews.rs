@@ -6,6 +6,7 @@ use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
 use mediagen_core::time::now_ms;
+use mediagen_core::KeyId;
 use mediagen_core::{ApiError, ErrorCode};
 use std::time::Duration;
 
@@ -72,7 +73,8 @@ async fn made_by_a_worker(state: &AppState, voice_id: &str) -> ApiResult<String>
         .ok_or_else(|| Error::internal("no operator account"))?;
     let who = Principal {
         account_id: operator.id,
-        key_id: String::new(),
+        // The server asks on its own behalf: no key.
+        key_id: KeyId::from_stored(String::new()),
         level: Level::Admin,
         is_operator: true,
     };

@@ -1,14 +1,14 @@
 use std::cmp::Ordering;
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use mediagen_core::ids::new_id;
 use mediagen_core::page::RawPageQuery;
 use mediagen_core::time::now_ms;
 use mediagen_core::voice::VoiceInfo;
 use mediagen_core::voice::{VoiceProfile, CONVERSION_RATE as RATE};
+use mediagen_core::{AccountId, VoiceId};
 use mediagen_core::{ApiError, Page};
 use mediagen_jobs::voice_clone::{
     samples_out_of_range, CloneRequest, StoredVoice, MAX_SAMPLE_SECONDS, MIN_SAMPLE_SECONDS,
@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::error::{ApiResult, Error};
-use crate::extract::{ApiJson, ApiQuery, Auth, JobOptions, Read, Write};
+use crate::extract::{ApiJson, ApiQuery, Auth, JobOptions, PathId, Read, Write};
 use crate::jobs::{make_resource, signed_url, JobSpec, Made};
 use mediagen_jobs::limits;
 
@@ -203,7 +203,7 @@ pub async fn list(
 pub async fn get(
     State(state): State<AppState>,
     auth: Auth<Read>,
-    Path(id): Path<String>,
+    PathId(id): PathId<VoiceId>,
 ) -> ApiResult<Json<VoiceView>> {
     if let Some(voice) = state.catalog.voice(&id) {
         return Ok(Json(VoiceView::new(&state, voice)));
@@ -226,7 +226,7 @@ fn cloned_view(state: &AppState, v: VoiceRecord) -> VoiceView {
     };
     VoiceView {
         preview_url: Some(signed_url(state, &v.preview_key, expires)),
-        id: v.id,
+        id: v.id.into(),
         name: v.name,
         languages: vec![v.language.clone()],
         language: v.language,
@@ -244,7 +244,7 @@ fn cloned_view(state: &AppState, v: VoiceRecord) -> VoiceView {
 }
 
 /// Every voice the account may use: the catalog and its cloned voices.
-async fn all_voices(state: &AppState, account_id: &str) -> ApiResult<Vec<VoiceView>> {
+async fn all_voices(state: &AppState, account_id: &AccountId) -> ApiResult<Vec<VoiceView>> {
     let cloned = state.db.voices(account_id).await?;
     Ok(state
         .catalog
@@ -364,7 +364,7 @@ pub async fn create(
         samples.push(save(&state, account, upload, p).await?.blob_key);
     }
     let request = CloneRequest {
-        voice_id: new_id("voice"),
+        voice_id: VoiceId::random(),
         name,
         description,
         labels,
@@ -415,7 +415,7 @@ pub struct VoicePatch {
 pub async fn update(
     State(state): State<AppState>,
     auth: Auth<Write>,
-    Path(id): Path<String>,
+    PathId(id): PathId<VoiceId>,
     ApiJson(body): ApiJson<VoicePatch>,
 ) -> ApiResult<Json<VoiceView>> {
     let description = body.description.map(|d| d.trim().to_owned());
@@ -445,7 +445,7 @@ pub async fn update(
 pub async fn delete(
     State(state): State<AppState>,
     auth: Auth<Write>,
-    Path(id): Path<String>,
+    PathId(id): PathId<VoiceId>,
 ) -> ApiResult<Json<Value>> {
     let v = state
         .db
