@@ -1,6 +1,7 @@
 //! The Mediagen HTTP API (axum) and the `mediagen` command.
 
 pub mod app;
+pub mod avatars;
 pub mod config;
 pub mod contract;
 pub mod error;

@@ -3,7 +3,15 @@
 //! every route that names a `voiceId` (text to speech, the voice changer,
 //! dubbing) so none reaches into another route's module.
 
+use mediagen_core::page::RawPageQuery;
+use mediagen_core::time::now_ms;
+use mediagen_core::voice::{VoiceInfo, VoiceProfile, CONVERSION_RATE as RATE};
 use mediagen_core::{AccountId, ApiError, VoiceId};
+use mediagen_store::VoiceRecord;
+use serde::{Deserialize, Serialize};
+
+use crate::jobs::signed_url;
+use crate::routes::previews::preview_url;
 use mediagen_jobs::tts::ClonedVoice;
 use mediagen_jobs::voice_clone::StoredVoice;
 
@@ -49,4 +57,146 @@ pub async fn cloned_voice(
 
 pub fn voice_not_found(id: &str) -> ApiError {
     ApiError::voice_not_found(id)
+}
+
+/// A voice.
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VoiceView {
+    /// Stable opaque id (20 characters).
+    pub id: String,
+    pub name: String,
+    /// BCP-47, e.g. `en-US`.
+    pub language: String,
+    pub languages: Vec<String>,
+    /// `male`, `female` or `neutral`.
+    pub gender: String,
+    pub accent: Option<String>,
+    /// `piper` or `espeak` (more engines join as they are installed).
+    pub engine: String,
+    /// `high`, `medium` or `low`.
+    pub quality: String,
+    /// Native sample rate, Hz.
+    pub sample_rate: u32,
+    pub description: String,
+    /// A few seconds of the voice (mp3, signed URL, made on first use).
+    pub preview_url: Option<String>,
+    /// `premade` (the catalog) or `cloned` (the account's own voices).
+    pub category: String,
+    /// A cloned voice's labels (empty for the catalog).
+    pub labels: Vec<String>,
+    /// A cloned voice's analysed profile (`null` for the catalog).
+    #[schema(value_type = Option<Object>)]
+    pub profile: Option<VoiceProfile>,
+    /// The catalog voice a cloned voice speaks text with before it is
+    /// converted toward the profile (the closest one in its language;
+    /// `null` for the catalog, or when no catalog voice speaks it).
+    pub base_voice_id: Option<String>,
+}
+
+impl VoiceView {
+    pub fn new(state: &AppState, v: &VoiceInfo) -> Self {
+        Self {
+            id: v.id.clone(),
+            name: v.name.clone(),
+            language: v.language.clone(),
+            languages: v.languages.clone(),
+            gender: v.gender.clone(),
+            accent: v.accent.clone(),
+            engine: v.engine.to_owned(),
+            quality: v.quality.to_owned(),
+            sample_rate: v.sample_rate,
+            description: v.description.clone(),
+            preview_url: Some(preview_url(state, &v.id)),
+            category: "premade".to_owned(),
+            labels: Vec::new(),
+            profile: None,
+            base_voice_id: None,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+pub struct VoiceQuery {
+    pub language: Option<String>,
+    pub gender: Option<String>,
+    pub engine: Option<String>,
+    pub q: Option<String>,
+    pub category: Option<String>,
+    pub sort: Option<String>,
+    #[serde(flatten)]
+    pub page: RawPageQuery,
+}
+
+pub fn quality_rank(q: &str) -> u8 {
+    match q {
+        "high" => 0,
+        "medium" => 1,
+        _ => 2,
+    }
+}
+
+/// Keeps the voices matching every given filter.
+pub fn matches(v: &VoiceView, q: &VoiceQuery) -> bool {
+    let lang_ok = q.language.as_deref().is_none_or(|want| {
+        let want = want.to_ascii_lowercase();
+        v.languages.iter().any(|l| {
+            let l = l.to_ascii_lowercase();
+            l == want || l.starts_with(&format!("{want}-"))
+        })
+    });
+    let text_ok = q.q.as_deref().is_none_or(|needle| {
+        let needle = needle.to_lowercase();
+        v.name.to_lowercase().contains(&needle)
+            || v.description.to_lowercase().contains(&needle)
+            || v.labels.iter().any(|l| l.contains(needle.as_str()))
+    });
+    lang_ok
+        && text_ok
+        && q.gender
+            .as_deref()
+            .is_none_or(|g| v.gender.eq_ignore_ascii_case(g))
+        && q.engine
+            .as_deref()
+            .is_none_or(|e| v.engine.eq_ignore_ascii_case(e))
+        && q.category.as_deref().is_none_or(|c| c == v.category)
+}
+
+/// A cloned voice as the catalog shows it.
+pub fn cloned_view(state: &AppState, v: VoiceRecord) -> VoiceView {
+    let expires = now_ms() / 1000 + state.config.url_ttl_seconds as i64;
+    let stored: Option<StoredVoice> = serde_json::from_value(v.profile).ok();
+    let (profile, base_voice_id) = match stored {
+        Some(s) => (Some(s.profile), s.base_voice_id),
+        None => (None, None),
+    };
+    VoiceView {
+        preview_url: Some(signed_url(state, &v.preview_key, expires)),
+        id: v.id.into(),
+        name: v.name,
+        languages: vec![v.language.clone()],
+        language: v.language,
+        gender: v.gender,
+        accent: None,
+        engine: "world".to_owned(),
+        quality: "medium".to_owned(),
+        sample_rate: RATE,
+        description: v.description,
+        category: "cloned".to_owned(),
+        labels: v.labels,
+        profile,
+        base_voice_id,
+    }
+}
+
+/// Every voice the account may use: the catalog and its cloned voices.
+pub async fn all_voices(state: &AppState, account_id: &AccountId) -> ApiResult<Vec<VoiceView>> {
+    let cloned = state.db.voices(account_id).await?;
+    Ok(state
+        .catalog
+        .voices()
+        .iter()
+        .map(|v| VoiceView::new(state, v))
+        .chain(cloned.into_iter().map(|v| cloned_view(state, v)))
+        .collect())
 }
