@@ -70,6 +70,16 @@ impl MediaInput {
         submit(state, who, opts, spec).await
     }
 
+    /// The request parameter that named the media: `file` for an upload
+    /// sent with it, `fileId` for a stored file.
+    pub fn parameter(&self) -> &'static str {
+        if self.pending.is_some() {
+            "file"
+        } else {
+            "fileId"
+        }
+    }
+
     /// False when the input is known to have no picture: an upload whose
     /// probe found none, or a stored file recorded as audio.
     pub fn may_have_video(&self) -> bool {

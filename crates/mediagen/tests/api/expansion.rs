@@ -364,7 +364,21 @@ async fn bad_expansions_are_refused() {
             form(files, &[("duration", "5")]),
         )
         .await;
-    assert_error(r, 422, "unprocessable_entity").await;
+    let e = assert_error(r, 422, "unprocessable_entity").await;
+    assert_eq!(e["error"]["details"]["parameter"], "file");
+    // The same audio stored first, named by its id.
+    let e = assert_error(
+        app.post(
+            "/v1/avatar-expansion",
+            &key,
+            json!({"fileId": audio, "duration": 5}),
+        )
+        .await,
+        422,
+        "unprocessable_entity",
+    )
+    .await;
+    assert_eq!(e["error"]["details"]["parameter"], "fileId");
     for body in [
         json!({"avatarId": "av_nobody", "duration": 3}),
         json!({"fileId": "file_nope", "duration": 3}),

@@ -396,12 +396,7 @@ pub async fn expand(
         .into()),
         (Input::Media(mut media), None) => {
             if !media.may_have_video() {
-                return Err(not_a_video(if media.file.id.is_empty() {
-                    "file"
-                } else {
-                    "fileId"
-                })
-                .into());
+                return Err(not_a_video(media.parameter()).into());
             }
             media.media_seconds = Some(seconds);
             media
