@@ -58,6 +58,21 @@ pub fn audio_output(
     Ok((format, rate))
 }
 
+/// [`audio_output`] from form fields (`format`, `sampleRate` as text).
+pub fn audio_output_fields(
+    fields: &std::collections::HashMap<String, String>,
+    native: u32,
+) -> Result<(AudioFormat, u32), ApiError> {
+    let rate = match fields.get("sampleRate") {
+        None => None,
+        Some(r) => Some(
+            r.parse()
+                .map_err(|_| ApiError::invalid_parameter("sampleRate", "must be an integer"))?,
+        ),
+    };
+    audio_output(fields.get("format").map(String::as_str), rate, native)
+}
+
 /// A text prompt: trimmed, 1 to `max` characters.
 pub fn prompt(text: &str, max: usize) -> Result<String, ApiError> {
     let prompt = text.trim();

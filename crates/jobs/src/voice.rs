@@ -8,7 +8,7 @@ use mediagen_core::FileId;
 use mediagen_core::{format::AudioFormat, ApiError};
 use serde::{Deserialize, Serialize};
 
-use crate::audio_output;
+use crate::audio_output_fields;
 use crate::tts::ClonedVoice;
 
 /// How the voice is changed.
@@ -78,15 +78,7 @@ impl ChangeOptions {
                 ))
             }
         };
-        let rate = match fields.get("sampleRate") {
-            None => None,
-            Some(r) => Some(
-                r.parse()
-                    .map_err(|_| ApiError::invalid_parameter("sampleRate", "must be an integer"))?,
-            ),
-        };
-        let (format, sample_rate) =
-            audio_output(fields.get("format").map(String::as_str), rate, RATE)?;
+        let (format, sample_rate) = audio_output_fields(fields, RATE)?;
         Ok(Self {
             voice_id,
             mode,

@@ -9,7 +9,7 @@ use mediagen_core::FileId;
 use serde::{Deserialize, Serialize};
 
 use super::languages::DubLanguages;
-use crate::audio_output;
+use crate::audio_output_fields;
 use crate::tts::ClonedVoice;
 
 /// Who speaks the dub.
@@ -170,15 +170,7 @@ impl DubOptions {
                 "must be from 1.0 to 2.0",
             ));
         }
-        let rate = match fields.get("sampleRate") {
-            None => None,
-            Some(r) => Some(
-                r.parse()
-                    .map_err(|_| ApiError::invalid_parameter("sampleRate", "must be an integer"))?,
-            ),
-        };
-        let (format, sample_rate) =
-            audio_output(fields.get("format").map(String::as_str), rate, RATE)?;
+        let (format, sample_rate) = audio_output_fields(fields, RATE)?;
         Ok(Self {
             source_language,
             target_language,
