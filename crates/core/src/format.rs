@@ -1,6 +1,6 @@
 //! The media formats the API makes: audio formats with their content types,
 //! extensions and sample rates; video containers with the codecs they take;
-//! time ranges; image encodings and styles; avatar expansion modes.
+//! time ranges; image encodings and styles; avatar expansion modes; what a neural generator makes.
 
 /// Output formats of generated audio.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -260,6 +260,24 @@ impl ExpandMode {
             Self::Pingpong => "pingpong",
             Self::Loop => "loop",
             Self::Freeze => "freeze",
+        }
+    }
+}
+
+/// What a neural generator makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Medium {
+    Image,
+    Sound,
+}
+
+impl Medium {
+    /// Its folder under the models directory.
+    pub fn folder(self) -> &'static str {
+        match self {
+            Self::Image => "image",
+            Self::Sound => "sound",
         }
     }
 }

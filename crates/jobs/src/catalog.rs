@@ -6,6 +6,7 @@
 //! `mediagen-pipelines` implements [`Catalog`] over the engines; the HTTP
 //! layer holds it as `Arc<dyn Catalog>` and never imports an engine crate.
 
+pub use mediagen_core::format::Medium;
 use mediagen_core::voice::VoiceInfo;
 use mediagen_core::ApiError;
 use serde::Serialize;
@@ -36,23 +37,6 @@ pub struct ModelStatus {
     pub voices: usize,
     /// Where it loaded from, or why it is missing.
     pub detail: String,
-}
-
-/// What a neural generator makes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Medium {
-    Image,
-    Sound,
-}
-
-impl Medium {
-    /// Its folder under the models directory.
-    pub fn folder(self) -> &'static str {
-        match self {
-            Self::Image => "image",
-            Self::Sound => "sound",
-        }
-    }
 }
 
 /// A neural model on disk.

@@ -3,7 +3,6 @@
 
 use mediagen_core::voice::VoiceInfo;
 use mediagen_core::{ApiError, ErrorCode};
-use mediagen_generate::diffusion::Medium as DiffusionMedium;
 use mediagen_generate::sound::{self, CONCEPTS};
 use mediagen_jobs::catalog::{
     AvatarClip, AvatarLook, Catalog, Medium, ModelStatus, NeuralModel, Recogniser,
@@ -15,13 +14,6 @@ use mediagen_media::avatar;
 
 use crate::engines::Engines;
 use crate::image::SceneOf;
-
-fn diffusion_medium(medium: Medium) -> DiffusionMedium {
-    match medium {
-        Medium::Image => DiffusionMedium::Image,
-        Medium::Sound => DiffusionMedium::Sound,
-    }
-}
 
 impl Catalog for Engines {
     fn voices(&self) -> &[VoiceInfo] {
@@ -101,7 +93,7 @@ impl Catalog for Engines {
                 )
             },
         });
-        for medium in [DiffusionMedium::Image, DiffusionMedium::Sound] {
+        for medium in [Medium::Image, Medium::Sound] {
             out.extend(
                 self.diffusion
                     .found(medium)
@@ -121,7 +113,7 @@ impl Catalog for Engines {
 
     fn neural_models(&self, medium: Medium) -> Vec<NeuralModel> {
         self.diffusion
-            .found(diffusion_medium(medium))
+            .found(medium)
             .into_iter()
             .map(|f| NeuralModel {
                 sample_rate: match medium {

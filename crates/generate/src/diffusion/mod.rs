@@ -35,23 +35,7 @@ use mediagen_core::rng::Rng;
 use mediagen_media::audio::Audio;
 use scheduler::{Euler, SchedulerConfig};
 
-/// What a model makes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Medium {
-    Image,
-    Sound,
-}
-
-impl Medium {
-    /// Its folder under the models directory.
-    pub fn folder(self) -> &'static str {
-        match self {
-            Self::Image => "image",
-            Self::Sound => "sound",
-        }
-    }
-}
+pub use mediagen_core::format::Medium;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DiffusionError {
