@@ -73,15 +73,41 @@ pub fn audio_output_fields(
     audio_output(fields.get("format").map(String::as_str), rate, native)
 }
 
-/// A text prompt: trimmed, 1 to `max` characters.
+/// A text prompt: 1 to `max` characters as sent, not only white space
+/// (the schema's `maxLength` and `\S`), trimmed.
 pub fn prompt(text: &str, max: usize) -> Result<String, ApiError> {
-    let prompt = text.trim();
-    let chars = prompt.chars().count();
-    if chars == 0 || chars > max {
+    let prompt = mediagen_core::params::trim_spaces(text);
+    let chars = text.chars().count();
+    if prompt.is_empty() {
+        return Err(ApiError::invalid_parameter(
+            "prompt",
+            "must not be empty or only white space",
+        ));
+    }
+    if chars > max {
         return Err(ApiError::invalid_parameter(
             "prompt",
             format!("must be 1 to {max} characters (got {chars})"),
         ));
     }
     Ok(prompt.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prompts_follow_the_schema_bounds_and_blankness() {
+        assert_eq!(prompt("  rain \n", 10).unwrap(), "rain");
+        // ECMAScript white space only (the schema's `\S` refuses it): 400.
+        for blank in ["", "   ", "\t\u{a0}\u{3000}\u{feff}"] {
+            assert_eq!(prompt(blank, 10).unwrap_err().status(), 400, "{blank:?}");
+        }
+        // U+0085 is not ECMAScript white space: a prompt, left to the engine.
+        assert_eq!(prompt("\u{85}", 10).unwrap(), "\u{85}");
+        // The bound is on the text as sent (the schema's maxLength).
+        assert!(prompt(&format!(" {} ", "a".repeat(9)), 10).is_err());
+        assert!(prompt(&"a".repeat(10), 10).is_ok());
+    }
 }

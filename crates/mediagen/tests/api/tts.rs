@@ -143,6 +143,11 @@ async fn validation_errors_name_the_parameter(backend: Backend) {
     for (body, parameter) in [
         (json!({"text": "   \n ", "voiceId": voice}), "text"),
         (json!({"text": "a".repeat(5001), "voiceId": voice}), "text"),
+        // The bound is on the text as sent, as the schema's maxLength.
+        (
+            json!({"text": format!(" {} ", "a".repeat(4999)), "voiceId": voice}),
+            "text",
+        ),
         (
             json!({"text": "hi", "voiceId": voice, "format": "aac"}),
             "format",
@@ -168,6 +173,9 @@ async fn validation_errors_name_the_parameter(backend: Backend) {
             json!({"text": "\u{200b}\u{200d}\u{feff}", "voiceId": voice}),
             "text",
         ),
+        // U+0085 matches the schema's `\S` (ECMAScript), so it is not a
+        // 400; it has nothing to say.
+        (json!({"text": "\u{85}", "voiceId": voice}), "text"),
         (json!({"text": "🎉🎉 👍", "voiceId": voice}), "text"),
         (json!({"text": "?!… — ...", "voiceId": voice}), "text"),
         (

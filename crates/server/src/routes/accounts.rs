@@ -108,7 +108,7 @@ pub async fn create_account(
     _op: Operator,
     ApiJson(body): ApiJson<CreateAccount>,
 ) -> ApiResult<(StatusCode, Json<AccountRecord>)> {
-    let name = super::trim_spaces(&body.name);
+    let name = mediagen_core::params::trim_spaces(&body.name);
     if name.is_empty() || name.chars().count() > 100 {
         return Err(ApiError::invalid_parameter("name", "must be 1–100 characters").into());
     }

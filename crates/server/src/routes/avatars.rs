@@ -124,7 +124,7 @@ fn check_meta(
     labels: Option<Vec<String>>,
     creating: bool,
 ) -> Result<AvatarChanges, ApiError> {
-    let name = name.map(|n| super::trim_spaces(&n).to_owned());
+    let name = name.map(|n| mediagen_core::params::trim_spaces(&n).to_owned());
     match &name {
         Some(n) if n.is_empty() || n.chars().count() > 100 => {
             return Err(ApiError::invalid_parameter(

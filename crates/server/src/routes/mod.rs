@@ -125,22 +125,3 @@ pub fn clean_labels(labels: Vec<String>) -> Result<Vec<String>, ApiError> {
     }
     Ok(clean)
 }
-
-/// `s` without the white space the document's `\\S` patterns mean (the
-/// ECMAScript set, which JSON Schema's patterns use: U+FEFF is space, U+0085
-/// is not), so that "not only spaces" is the same rule on both sides.
-pub fn trim_spaces(s: &str) -> &str {
-    s.trim_matches(|c: char| {
-        matches!(
-            c,
-            '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
-                ..='\u{200a}'
-                    | '\u{2028}'
-                    | '\u{2029}'
-                    | '\u{202f}'
-                    | '\u{205f}'
-                    | '\u{3000}'
-                    | '\u{feff}'
-        )
-    })
-}

@@ -110,7 +110,7 @@ pub async fn get(
 }
 
 fn check_name(name: &str) -> ApiResult<String> {
-    let name = super::trim_spaces(name);
+    let name = mediagen_core::params::trim_spaces(name);
     if name.is_empty() || name.chars().count() > 100 {
         return Err(ApiError::invalid_parameter("name", "must be 1 to 100 characters").into());
     }
