@@ -13,9 +13,14 @@ MEDIAGEN_TEST_S3_ENDPOINT=$(scripts/ensure-s3.sh)
 export MEDIAGEN_TEST_S3_ENDPOINT
 [ -f target/moto.pid ] && trap 'kill "$(cat target/moto.pid)" 2>/dev/null; rm -f target/moto.pid' EXIT
 echo "test: S3 tests use $MEDIAGEN_TEST_S3_ENDPOINT"
-# Databases left behind by interrupted runs.
-psql "$MEDIAGEN_TEST_POSTGRES_URL" -qtAc "select datname from pg_database where datname like 'mg_test_%'" \
-  | while read -r db; do [ -n "$db" ] && psql "$MEDIAGEN_TEST_POSTGRES_URL" -qc "DROP DATABASE IF EXISTS $db WITH (FORCE)"; done
+# Test databases: those of interrupted runs, and at the end those whose
+# drop the end of a test process cut short (each test drops its own without
+# waiting for it).
+drop_test_databases() {
+  psql "$MEDIAGEN_TEST_POSTGRES_URL" -qtAc "select datname from pg_database where datname like 'mg_test_%'" \
+    | while read -r db; do [ -n "$db" ] && psql "$MEDIAGEN_TEST_POSTGRES_URL" -qc "DROP DATABASE IF EXISTS $db WITH (FORCE)"; done
+}
+drop_test_databases
 
 # The lint gates (rustfmt and clippy are installed by scripts/setup.sh).
 cargo fmt --all -- --check
@@ -25,6 +30,7 @@ cargo clippy --all-targets --locked -- -D warnings
 # speech models (they are large) while each test has its own server,
 # database and storage.
 cargo test --workspace --locked --no-fail-fast
+drop_test_databases
 
 # The published contract: schemathesis (coverage, fuzzing and stateful
 # phases, every check) against a fresh server of the debug build, bounded in

@@ -7,7 +7,7 @@ use axum::http::{header, HeaderMap, HeaderValue};
 use libfuzzer_sys::fuzz_target;
 use mediagen_core::keys::{display_prefix, is_well_formed, ApiKeySecret};
 use mediagen_core::Level;
-use mediagen_server::middleware::bearer;
+use mediagen_http::bearer;
 
 fuzz_target!(|data: &[u8]| {
     let mut headers = HeaderMap::new();

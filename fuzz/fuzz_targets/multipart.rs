@@ -8,7 +8,7 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::extract::{FromRequest, Multipart, Request};
 use libfuzzer_sys::fuzz_target;
-use mediagen_server::upload::{safe_filename, FormLimits, MultipartForm};
+use mediagen_http::{safe_filename, FormLimits, MultipartForm};
 
 fuzz_target!(|data: &[u8]| {
     let runtime = tokio::runtime::Builder::new_current_thread()

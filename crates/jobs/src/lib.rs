@@ -73,11 +73,11 @@ pub fn audio_output_fields(
     audio_output(fields.get("format").map(String::as_str), rate, native)
 }
 
-/// A text prompt: 1 to `max` characters as sent, not only white space
-/// (the schema's `maxLength` and `\S`), trimmed.
+/// A text prompt: not only white space (as the schema's `\S` means it),
+/// 1 to `max` characters once trimmed.
 pub fn prompt(text: &str, max: usize) -> Result<String, ApiError> {
     let prompt = mediagen_core::params::trim_spaces(text);
-    let chars = text.chars().count();
+    let chars = prompt.chars().count();
     if prompt.is_empty() {
         return Err(ApiError::invalid_parameter(
             "prompt",
@@ -106,8 +106,8 @@ mod tests {
         }
         // U+0085 is not ECMAScript white space: a prompt, left to the engine.
         assert_eq!(prompt("\u{85}", 10).unwrap(), "\u{85}");
-        // The bound is on the text as sent (the schema's maxLength).
-        assert!(prompt(&format!(" {} ", "a".repeat(9)), 10).is_err());
-        assert!(prompt(&"a".repeat(10), 10).is_ok());
+        // The bound is on the trimmed prompt.
+        assert!(prompt(&"a".repeat(11), 10).is_err());
+        assert!(prompt(&format!(" {} ", "a".repeat(10)), 10).is_ok());
     }
 }

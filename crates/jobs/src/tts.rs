@@ -87,11 +87,11 @@ impl TtsRequest {
         catalog: &dyn Catalog,
         cloned: Option<ClonedVoice>,
     ) -> Result<Self, ApiError> {
-        // Bounds and blankness as the document's schema states them: the
-        // length of the text as sent, and `\S` in the ECMAScript sense.
-        let chars = body.text.chars().count();
+        // Blank as the schema's `\S` means it (ECMAScript white space);
+        // the length is counted after trimming.
         let text = mediagen_core::params::trim_spaces(&body.text).to_owned();
-        if text.is_empty() {
+        let chars = text.chars().count();
+        if chars == 0 {
             return Err(ApiError::invalid_parameter("text", "must not be empty"));
         }
         if chars > MAX_TEXT {

@@ -210,12 +210,7 @@ impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
 
 /// 413 with the limit in the details.
 pub fn too_large(limit: usize) -> Error {
-    ApiError::new(ErrorCode::PayloadTooLarge)
-        .with_message(format!(
-            "The request body exceeds the limit of {limit} bytes."
-        ))
-        .with_detail("limit", limit)
-        .into()
+    mediagen_http::form::too_large(limit as u64).into()
 }
 
 /// Parses JSON into `T`, naming the offending field on failure. A member

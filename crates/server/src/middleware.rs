@@ -11,6 +11,7 @@ use axum::response::{IntoResponse, Response};
 use mediagen_core::keys::is_well_formed;
 use mediagen_core::time::{iso8601, now_ms};
 use mediagen_core::{ids::random_base62, AccountId, ApiError, ErrorCode, KeyId, Level};
+use mediagen_http::bearer;
 use mediagen_store::IdempotencyState;
 use sha2::{Digest, Sha256};
 
@@ -195,7 +196,7 @@ async fn spool(
     let idle = std::time::Duration::from_secs_f64(state.config.upload_idle_seconds);
     let deadline = tokio::time::Instant::now()
         + std::time::Duration::from_secs_f64(state.config.upload_timeout_seconds);
-    let timed_out = crate::upload::timed_out;
+    let timed_out = || Error::from(mediagen_http::form::timed_out());
     loop {
         let wait = idle.min(deadline.saturating_duration_since(tokio::time::Instant::now()));
         let Some(chunk) = tokio::time::timeout(wait, stream.next())
@@ -260,25 +261,6 @@ pub async fn record_metrics(State(state): State<AppState>, req: Request, next: N
         start.elapsed().as_secs_f64(),
     );
     response
-}
-
-/// The key of an `Authorization: Bearer <key>` header (401 errors otherwise).
-pub fn bearer(headers: &HeaderMap) -> Result<&str, ApiError> {
-    let value = headers
-        .get(header::AUTHORIZATION)
-        .ok_or_else(|| ApiError::new(ErrorCode::MissingApiKey))?;
-    let value = value.to_str().map_err(|_| malformed())?;
-    let (scheme, key) = value.trim().split_once(' ').ok_or_else(malformed)?;
-    if !scheme.eq_ignore_ascii_case("bearer") {
-        return Err(malformed());
-    }
-    Ok(key.trim())
-}
-
-fn malformed() -> ApiError {
-    ApiError::new(ErrorCode::InvalidApiKey)
-        .with_message("The Authorization header must be `Bearer <API_KEY>`.")
-        .with_detail("reason", "malformed_header")
 }
 
 fn invalid(reason: &str, message: &str) -> ApiError {

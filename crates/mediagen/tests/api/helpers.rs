@@ -38,6 +38,26 @@ fn postgres_url_for(db: &str) -> String {
     format!("{base}/{db}")
 }
 
+/// One migrated database per test process, which every PostgreSQL test
+/// copies (`CREATE DATABASE … TEMPLATE`, a file copy) instead of running
+/// the migrations again. `scripts/test.sh` drops what a run leaves behind.
+async fn postgres_template() -> &'static str {
+    static TEMPLATE: tokio::sync::OnceCell<String> = tokio::sync::OnceCell::const_new();
+    TEMPLATE
+        .get_or_init(|| async {
+            let name = format!("mg_test_template_{}", std::process::id());
+            postgres_exec(&format!("DROP DATABASE IF EXISTS {name}")).await;
+            postgres_exec(&format!("CREATE DATABASE {name}")).await;
+            let db = mediagen_store::Db::connect(&postgres_url_for(&name))
+                .await
+                .expect("the migrations apply");
+            // A template must have no connections when it is copied.
+            db.close().await;
+            name
+        })
+        .await
+}
+
 async fn postgres_exec(sql: &str) {
     use sqlx::Connection;
     let mut conn = sqlx::PgConnection::connect(&postgres_admin_url())
@@ -130,7 +150,8 @@ impl TestApp {
             .then(|| format!("mg_test_{}", random_base62(16).to_lowercase()));
         let database_url = match &pg_db {
             Some(name) => {
-                postgres_exec(&format!("CREATE DATABASE {name}")).await;
+                let template = postgres_template().await;
+                postgres_exec(&format!("CREATE DATABASE {name} TEMPLATE {template}")).await;
                 postgres_url_for(name)
             }
             None => format!("sqlite://{}", data_dir.path().join("test.db").display()),
@@ -431,8 +452,11 @@ impl Drop for TestApp {
             let _ = stop.send(());
         }
         if let Some(name) = self.pg_db.take() {
-            // Dropped on a separate thread: Drop cannot await.
-            let _ = std::thread::spawn(move || {
+            // Dropped on a thread of its own, not waited for: Drop cannot
+            // await, and a DROP DATABASE waits for a checkpoint (about a
+            // second) that the next test need not wait for. What the end of
+            // the process cuts short, scripts/test.sh drops.
+            std::thread::spawn(move || {
                 let rt = tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()
@@ -440,8 +464,7 @@ impl Drop for TestApp {
                 rt.block_on(postgres_exec(&format!(
                     "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
                 )));
-            })
-            .join();
+            });
         }
     }
 }

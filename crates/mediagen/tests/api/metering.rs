@@ -1,8 +1,8 @@
 //! Billing by measurement: a job's hold is priced on the header's estimate
 //! and settles on what the job decoded. The input is a VBR MP3 without a
-//! Xing header (1 s at 320 kbit/s, then 120 s at 32 kbit/s): ffprobe
-//! estimates its length from the first frame's rate (about 13 s), while it
-//! holds 121 s of sound.
+//! Xing header (1 s at 320 kbit/s, then 40 s at 32 kbit/s): ffprobe
+//! estimates its length from the first frame's rate (about 5 s), while it
+//! holds 41 s of sound.
 
 use std::process::Command;
 use std::time::Duration;
@@ -10,6 +10,9 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::helpers::{form, Backend, TestApp};
+
+/// Seconds of sound in the lying MP3.
+const DECODED: i64 = 41;
 
 /// The lying MP3 and the length ffprobe claims for it.
 fn vbr_without_header() -> (Vec<u8>, f64) {
@@ -51,13 +54,16 @@ fn vbr_without_header() -> (Vec<u8>, f64) {
     bytes.extend(part(
         "b.mp3",
         &format!("amovie={}", speech.display()),
-        "120",
+        &(DECODED - 1).to_string(),
         "32k",
     ));
     let path = dir.path().join("lying.mp3");
     std::fs::write(&path, &bytes).unwrap();
     let claimed = crate::helpers::probe_seconds(&path);
-    assert!(claimed < 20.0, "the header must understate: {claimed}");
+    assert!(
+        claimed < DECODED as f64 / 4.0,
+        "the header must understate: {claimed}"
+    );
     (bytes, claimed)
 }
 
@@ -105,8 +111,8 @@ async fn estimate(
     r["estimatedCredits"].as_i64().unwrap()
 }
 
-/// Speech-to-text and the voice changer charge the 121 s they decoded, not
-/// the 13 s the header claims: the hold is raised from the balance as soon
+/// Speech-to-text and the voice changer charge the 41 s they decoded, not
+/// the 5 s the header claims: the hold is raised from the balance as soon
 /// as the sound is decoded. An account whose balance cannot cover the
 /// difference gets a job failed before its work, and is charged nothing.
 async fn jobs_settle_on_what_they_decoded(backend: Backend) {
@@ -128,10 +134,13 @@ async fn jobs_settle_on_what_they_decoded(backend: Backend) {
         assert_eq!(estimated, claimed.ceil() as i64, "{path}");
         let job = run(&app, &key, path, &bytes, &fields).await;
         assert_eq!(job["status"], "completed", "{path}: {job}");
-        assert_eq!(job["credits"], 121, "{path}: charged for 121 s decoded");
+        assert_eq!(
+            job["credits"], DECODED,
+            "{path}: charged for the seconds decoded"
+        );
         assert_eq!(
             app.account_view(&key).await["credits"],
-            json!({"balance": 879, "reserved": 0, "used": 121}),
+            json!({"balance": 1000 - DECODED, "reserved": 0, "used": DECODED}),
             "{path}"
         );
 
@@ -155,7 +164,7 @@ async fn jobs_settle_on_what_they_decoded(backend: Backend) {
 crate::on_both_backends!(jobs_settle_on_what_they_decoded);
 
 /// Dubbing charges the part it decoded (2 credits a second), not the
-/// header's 13 s; a trim of a truncated MP4 (its header says 10 s, 4.7 s
+/// header's 5 s; a trim of a truncated MP4 (its header says 10 s, 4.7 s
 /// of it are there) charges the seconds it cut.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dubs_and_trims_settle_on_what_they_processed() {
@@ -167,10 +176,10 @@ async fn dubs_and_trims_settle_on_what_they_processed() {
     assert_eq!(estimated, 2 * claimed.ceil() as i64);
     let job = run(&app, &key, "/v1/dubbing", &bytes, &fields).await;
     assert_eq!(job["status"], "completed", "{job}");
-    assert_eq!(job["credits"], 2 * 121, "{job}");
+    assert_eq!(job["credits"], 2 * DECODED, "{job}");
     assert_eq!(
         app.account_view(&key).await["credits"],
-        json!({"balance": 1000 - 242, "reserved": 0, "used": 242})
+        json!({"balance": 1000 - 2 * DECODED, "reserved": 0, "used": 2 * DECODED})
     );
 
     let dir = tempfile::tempdir().unwrap();

@@ -13,9 +13,9 @@ use crate::voices::cloned_voice;
 #[allow(dead_code)]
 #[schema(as = TextToSpeechRequest)]
 pub struct TtsBodyDoc {
-    /// 1–5000 characters as sent, not only white space (400); trimmed, it
-    /// must have something to say (a letter or a digit in any script;
-    /// otherwise 422, as for SSML errors).
+    /// Not only white space; trimmed, 1–5000 characters (400 otherwise),
+    /// with something to say (a letter or a digit in any script; otherwise
+    /// 422, as for SSML errors).
     #[schema(min_length = 1, max_length = 5000, pattern = "\\S")]
     text: String,
     /// A voice id from `GET /v1/voices`: a catalog voice, or one of the
