@@ -21,7 +21,7 @@ test: setup
 # transcribed in bounded memory); CI runs them after `make test` when time
 # allows.
 test-long: setup
-	cargo test --locked -p mediagen --test api -- --ignored
+	@scripts/test-long.sh
 
 bench: build
 	@bench/platform.sh
