@@ -42,7 +42,10 @@ drop_test_databases
 # The published contract: schemathesis (coverage, fuzzing and stateful
 # phases, every check) against a fresh server of the debug build, bounded in
 # time; any failure fails the run (docs/api.md).
-cargo build --locked -p mediagen --bin mediagen
+# The binary is the one the test build made for the API tests (a `cargo
+# build -p mediagen` would resolve other dependency features and compile
+# again).
+[ -x target/debug/mediagen ] || { echo "test: target/debug/mediagen was not built" >&2; exit 1; }
 scripts/contract.sh 90
 
 # The deployment files (Dockerfile, deploy/compose.yaml, deploy/k8s/)

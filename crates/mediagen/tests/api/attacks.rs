@@ -141,28 +141,29 @@ async fn interleaved_hostile_texts_never_shift_speech_between_accounts() {
         (&p, "Please bring seven apples to the market."),
         (&q, "The train leaves from platform number four."),
     ];
-    for round in 0..2 {
-        let mut requests = Vec::new();
-        for (i, (key, text)) in own.iter().enumerate() {
-            let h = hostile[(i + round * own.len()) % hostile.len()];
-            requests.push(speak(&app, &q, &voice, h, false));
+    // Every hostile text, each sent beside one of the accounts' own (two
+    // workers take them in whatever order they come).
+    let mut requests = Vec::new();
+    for (i, h) in hostile.iter().enumerate() {
+        requests.push(speak(&app, &q, &voice, h, false));
+        if let Some((key, text)) = own.get(i) {
             requests.push(speak(&app, key, &voice, text, true));
         }
-        let answers = futures::future::join_all(requests).await;
-        let spoken: Vec<Vec<u8>> = answers.into_iter().flatten().collect();
-        assert_eq!(spoken.len(), own.len());
-        for ((_, text), audio) in own.iter().zip(spoken) {
-            // Each answer is its own text: close to it (the recogniser
-            // slips now and then) and further from every other text.
-            let heard = transcribe_in(&app, &app.admin_key, audio, "en").await;
-            let mine = wer(text, &heard);
-            assert!(mine < 0.5, "round {round}: `{text}` was heard as `{heard}`");
-            for (_, other) in own.iter().filter(|(_, o)| o != text) {
-                assert!(
-                    mine < wer(other, &heard),
-                    "round {round}: `{text}` was heard as `{heard}`, closer to `{other}`"
-                );
-            }
+    }
+    let answers = futures::future::join_all(requests).await;
+    let spoken: Vec<Vec<u8>> = answers.into_iter().flatten().collect();
+    assert_eq!(spoken.len(), own.len());
+    for ((_, text), audio) in own.iter().zip(spoken) {
+        // Each answer is its own text: close to it (the recogniser slips
+        // now and then) and further from every other text.
+        let heard = transcribe_in(&app, &app.admin_key, audio, "en").await;
+        let mine = wer(text, &heard);
+        assert!(mine < 0.5, "`{text}` was heard as `{heard}`");
+        for (_, other) in own.iter().filter(|(_, o)| o != text) {
+            assert!(
+                mine < wer(other, &heard),
+                "`{text}` was heard as `{heard}`, closer to `{other}`"
+            );
         }
     }
     // User text that looks like a storage key stays text in word timestamps.
