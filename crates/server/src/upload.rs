@@ -5,11 +5,12 @@ use axum::body::to_bytes;
 use axum::extract::{FromRequest, Multipart, Request};
 use axum::http::header;
 use mediagen_core::{ApiError, ErrorCode};
-use mediagen_http::form::{too_large, FormError, DRAIN};
+use mediagen_http::form::{FormError, DRAIN};
 pub use mediagen_http::form::{FormLimits, MultipartForm, Upload};
 use tokio::time::Duration;
 
 use crate::error::Error;
+use crate::extract::too_large;
 use crate::state::AppState;
 
 impl From<FormError> for Error {
@@ -35,7 +36,7 @@ impl FromRequest<AppState> for MultipartForm {
             // Read (and drop) a little of the body first, so a client that is
             // still sending sees the 413 instead of a reset connection.
             let _ = to_bytes(req.into_body(), DRAIN).await;
-            return Err(too_large(limit as u64).into());
+            return Err(too_large(limit));
         }
         let multipart = Multipart::from_request(req, state).await.map_err(|_| {
             Error::from(
