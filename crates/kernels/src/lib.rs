@@ -3,4 +3,6 @@
 //! optimised (`[profile.dev.package.mediagen-kernels]`): unoptimised, a
 //! vocoder's convolutions take minutes where they take milliseconds.
 
+pub mod activation;
 pub mod conv1d;
+pub mod interleave;

@@ -83,19 +83,26 @@ fn median_pitch(x: &[f32]) -> f64 {
 fn centroid(x: &[f32]) -> f64 {
     let n = 512;
     let loud = x.iter().map(|s| s.abs()).fold(0.0, f32::max);
+    // cos and sin of 2πj/n, looked up at j = k·i mod n (a DFT bin by its
+    // definition, without a trigonometric call per term).
+    let turn = |j: usize| std::f64::consts::TAU * j as f64 / n as f64;
+    let (cos, sin): (Vec<f64>, Vec<f64>) = (0..n).map(|j| (turn(j).cos(), turn(j).sin())).unzip();
     let (mut sum, mut count) = (0.0, 0);
     for f in x
         .chunks_exact(n)
         .filter(|f| f.iter().map(|s| s.abs()).sum::<f32>() / n as f32 > 0.05 * loud)
     {
+        let windowed: Vec<f64> = f
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| (0.5 - 0.5 * cos[i]) * f64::from(s))
+            .collect();
         let (mut num, mut den) = (0.0, 0.0);
         for k in 1..160 {
             let (mut re, mut im) = (0.0f64, 0.0f64);
-            for (i, &s) in f.iter().enumerate() {
-                let w = 0.5 - 0.5 * (std::f64::consts::TAU * i as f64 / n as f64).cos();
-                let a = std::f64::consts::TAU * (k * i) as f64 / n as f64;
-                re += w * f64::from(s) * a.cos();
-                im -= w * f64::from(s) * a.sin();
+            for (i, &s) in windowed.iter().enumerate() {
+                re += s * cos[k * i % n];
+                im -= s * sin[k * i % n];
             }
             let mag = (re * re + im * im).sqrt();
             num += k as f64 * 31.25 * mag;
