@@ -13,6 +13,9 @@ MEDIAGEN_TEST_S3_ENDPOINT=$(scripts/ensure-s3.sh)
 export MEDIAGEN_TEST_S3_ENDPOINT
 [ -f target/moto.pid ] && trap 'kill "$(cat target/moto.pid)" 2>/dev/null; rm -f target/moto.pid' EXIT
 echo "test: S3 tests use $MEDIAGEN_TEST_S3_ENDPOINT"
+# The official client packages the compatibility tests drive (PyPI).
+MEDIAGEN_TEST_PYTHON=$(scripts/ensure-sdk.sh)
+export MEDIAGEN_TEST_PYTHON
 # Test databases: those of interrupted runs, and at the end those whose
 # drop the end of a test process cut short (each test drops its own without
 # waiting for it).
@@ -50,7 +53,9 @@ cargo test --workspace --locked --no-run
 #   against their schemas and the settings and job kinds of this build;
 # - a short run of every fuzz target (docs/security.md; `make fuzz` runs
 #   each for ten minutes). The fuzz crate is a workspace of its own, built
-#   with the sanitizer's flags: not through the lint wrapper.
+#   with the sanitizer's flags: not through the lint wrapper. It runs at the
+#   lowest priority (its cold build takes minutes, and the tests have
+#   waits bounded in time).
 # The test suite leaves about a tenth of the two cores idle, and these fill
 # it: side by side the API suite took 253 s instead of 209 s and
 # schemathesis made 3423 cases in 90 s instead of about 5000, so it has
@@ -64,7 +69,7 @@ checks_log=$(mktemp)
 ) >"$checks_log" 2>&1 &
 checks_pid=$!
 fuzz_log=$(mktemp)
-env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS scripts/fuzz.sh 10 >"$fuzz_log" 2>&1 &
+env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS nice -n 19 scripts/fuzz.sh 10 >"$fuzz_log" 2>&1 &
 fuzz_pid=$!
 
 # One process per test binary: the integration tests share the loaded

@@ -175,16 +175,35 @@ impl ApiError {
         self.code.status()
     }
 
-    /// The JSON body `{"error":{code,message,details,request_id}}`.
+    /// The class of error as OpenAI's clients read it (`error.type`): its
+    /// SDKs pick their exception by the status, and show this beside it.
+    pub fn kind(&self) -> &'static str {
+        match self.status() {
+            401 => "authentication_error",
+            402 => "insufficient_quota",
+            403 => "permission_error",
+            429 => "rate_limit_error",
+            500.. => "server_error",
+            _ => "invalid_request_error",
+        }
+    }
+
+    /// The JSON body `{"error":{code,message,details,request_id,type,param}}`:
+    /// the spec's members, and `type` and `param` (the offending parameter,
+    /// when there is one) as OpenAI's clients read them, so that one body
+    /// serves both kinds of client.
     pub fn body(&self, request_id: &str) -> Value {
-        serde_json::json!({
-            "error": {
-                "code": self.code,
-                "message": self.message,
-                "details": self.details,
-                "request_id": request_id,
-            }
-        })
+        let mut error = serde_json::json!({
+            "code": self.code,
+            "message": self.message,
+            "details": self.details,
+            "request_id": request_id,
+            "type": self.kind(),
+        });
+        if let Some(param) = self.details.get("parameter").filter(|p| p.is_string()) {
+            error["param"] = param.clone();
+        }
+        serde_json::json!({ "error": error })
     }
 }
 
@@ -226,5 +245,10 @@ mod tests {
         assert_eq!(body["error"]["code"], "invalid_parameter");
         assert_eq!(body["error"]["details"]["parameter"], "text");
         assert_eq!(body["error"]["request_id"], "req_1");
+        assert_eq!(body["error"]["type"], "invalid_request_error");
+        assert_eq!(body["error"]["param"], "text");
+        let body = ApiError::new(ErrorCode::MissingApiKey).body("req_2");
+        assert_eq!(body["error"]["type"], "authentication_error");
+        assert!(body["error"].get("param").is_none(), "{body}");
     }
 }

@@ -11,6 +11,7 @@ pub mod dub;
 pub mod image;
 pub mod limits;
 pub mod neural;
+pub mod openai;
 pub mod sound;
 pub mod stt;
 pub mod tts;

@@ -26,8 +26,8 @@ use crate::metrics::Metrics;
 use crate::middleware;
 use crate::ratelimit::RateLimiter;
 use crate::routes::{
-    account, accounts, avatars, blobs, dubbing, files, image, jobs, keys, models, previews, sound,
-    stt, system, test_jobs, tts, video, voice_changer, voices,
+    account, accounts, avatars, blobs, dubbing, files, image, jobs, keys, models, openai, previews,
+    sound, stt, system, test_jobs, tts, video, voice_changer, voices,
 };
 use crate::state::{AppState, Inner};
 
@@ -268,6 +268,7 @@ fn router(state: AppState) -> Router {
         .route("/files/{id}", get(files::get).delete(files::delete))
         .route("/text-to-speech", post(tts::create))
         .route("/text-to-speech/stream", post(tts::stream))
+        .route("/audio/speech", post(openai::speech))
         .route("/speech-to-text", post(stt::create))
         .route("/video/trim", post(video::trim))
         .route("/sound-generation", post(sound::create))

@@ -16,7 +16,8 @@ use utoipa::Modify;
 
 pub struct Contract;
 
-/// The error body: `{"error": {"code", "message", "details", "request_id"}}`.
+/// The error body: `{"error": {"code", "message", "details", "request_id",
+/// "type", "param"}}`.
 fn error_schema() -> Schema {
     let codes: Vec<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
     let inner = ObjectBuilder::new()
@@ -37,7 +38,32 @@ fn error_schema() -> Schema {
                 .description(Some("What the client can fix: `parameter`, `limit`, …")),
         )
         .property("request_id", ObjectBuilder::new().schema_type(Type::String))
-        .required("request_id");
+        .required("request_id")
+        .property(
+            "type",
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .enum_values(Some([
+                    "invalid_request_error",
+                    "authentication_error",
+                    "insufficient_quota",
+                    "permission_error",
+                    "rate_limit_error",
+                    "server_error",
+                ]))
+                .description(Some(
+                    "The class of error, as OpenAI's clients read it (docs/errors.md).",
+                )),
+        )
+        .required("type")
+        .property(
+            "param",
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .description(Some(
+                    "The offending parameter, when there is one (`details.parameter`).",
+                )),
+        );
     Schema::Object(
         ObjectBuilder::new()
             .property("error", inner)

@@ -6,8 +6,8 @@ use utoipa::{Modify, OpenApi};
 use crate::contract::Contract;
 
 use crate::routes::{
-    account, accounts, avatars, blobs, dubbing, files, image, jobs, keys, models, previews, sound,
-    stt, tts, video, voice_changer, voices,
+    account, accounts, avatars, blobs, dubbing, files, image, jobs, keys, models, openai, previews,
+    sound, stt, tts, video, voice_changer, voices,
 };
 
 struct Security;
@@ -38,8 +38,8 @@ impl Modify for Security {
     info(
         title = "Mediagen API",
         description = "Self-hostable voice, avatar, video and content generation (the DesignCombo API).\n\n\
-            Errors: every error body is `{\"error\": {\"code\", \"message\", \"details\", \"request_id\"}}`; \
-            the codes are listed in docs/errors.md. Every response carries `X-Request-Id`; \
+            Errors: every error body is `{\"error\": {\"code\", \"message\", \"details\", \"request_id\", \"type\", \"param\"}}` \
+            (`type` and `param` as OpenAI's clients read them); the codes are listed in docs/errors.md. Every response carries `X-Request-Id`; \
             authenticated responses carry `X-RateLimit-Limit`, `X-RateLimit-Remaining`, \
             `X-RateLimit-Reset` (Unix seconds) and `X-RateLimit-Reset-Time` (ISO 8601).\n\n\
             Jobs: capability endpoints answer 200 with the finished job when it finishes within the \
@@ -50,7 +50,7 @@ impl Modify for Security {
         license(name = "MIT OR Apache-2.0")
     ),
     paths(
-        tts::create, tts::stream, stt::create, video::trim, sound::create, sound::vocabulary, image::create, avatars::list, avatars::get, avatars::create, avatars::update, avatars::delete, avatars::expand, voices::list, voices::get, voices::create, voices::update, voices::delete, voice_changer::change, dubbing::create, dubbing::languages, dubbing::edit_segments, models::list, previews::get,
+        tts::create, tts::stream, openai::speech, stt::create, video::trim, sound::create, sound::vocabulary, image::create, avatars::list, avatars::get, avatars::create, avatars::update, avatars::delete, avatars::expand, voices::list, voices::get, voices::create, voices::update, voices::delete, voice_changer::change, dubbing::create, dubbing::languages, dubbing::edit_segments, models::list, previews::get,
         account::get_account,
         jobs::get_job, jobs::list_jobs, jobs::cancel_job,
         keys::create_key, keys::list_keys, keys::revoke_key,

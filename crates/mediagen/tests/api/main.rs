@@ -20,6 +20,7 @@ mod jobs;
 mod limits;
 mod metering;
 mod neural;
+mod openai;
 mod pagination;
 mod process;
 mod retention;

@@ -11,6 +11,7 @@ pub mod image;
 pub mod jobs;
 pub mod keys;
 pub mod models;
+pub mod openai;
 pub mod previews;
 pub mod sound;
 pub mod stt;

@@ -1,0 +1,252 @@
+//! OpenAI's audio API read as ours: a `POST /v1/audio/speech` body becomes
+//! a text-to-speech body ([`TtsBody`]), with OpenAI's voice names mapped to
+//! catalog voices of matching character and OpenAI's parameter names in
+//! every error (docs/compatibility.md).
+
+use mediagen_core::voice::VoiceInfo;
+use mediagen_core::ApiError;
+use serde::Deserialize;
+
+use crate::tts::TtsBody;
+use crate::Catalog;
+
+/// OpenAI's limit on `input` (characters).
+pub const MAX_INPUT: usize = 4096;
+
+/// The model names OpenAI's clients send for speech, and our engines'.
+/// The voice the request names decides who speaks; OpenAI's names pick
+/// nothing more, and an engine's name must be installed (422 otherwise).
+pub const SPEECH_MODELS: [&str; 6] = [
+    "tts-1",
+    "tts-1-hd",
+    "gpt-4o-mini-tts",
+    "kokoro",
+    "piper",
+    "espeak",
+];
+
+/// OpenAI's voices, each with the Kokoro voice of matching character
+/// (several share OpenAI's names) and its gender, for a fallback where
+/// Kokoro is not installed.
+const VOICES: [(&str, &str, &str); 13] = [
+    ("alloy", "af_alloy", "female"),
+    ("ash", "am_michael", "male"),
+    ("ballad", "bm_george", "male"),
+    ("coral", "af_heart", "female"),
+    ("echo", "am_echo", "male"),
+    ("fable", "bm_fable", "male"),
+    ("nova", "af_nova", "female"),
+    ("onyx", "am_onyx", "male"),
+    ("sage", "af_sarah", "female"),
+    ("shimmer", "af_bella", "female"),
+    ("verse", "am_puck", "male"),
+    ("marin", "af_river", "female"),
+    ("cedar", "am_adam", "male"),
+];
+
+/// The formats OpenAI's `response_format` takes and ours for each (`aac`
+/// is not made yet: 400 naming it).
+const FORMATS: [(&str, &str); 5] = [
+    ("mp3", "mp3"),
+    ("opus", "ogg"),
+    ("flac", "flac"),
+    ("wav", "wav"),
+    ("pcm", "pcm"),
+];
+
+/// OpenAI's `pcm`: 24 kHz, 16-bit little-endian, mono.
+const PCM_RATE: u32 = 24_000;
+
+/// The body of `POST /v1/audio/speech`, as OpenAI documents it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpeechBody {
+    pub model: String,
+    pub input: String,
+    /// An OpenAI voice name, one of our voice ids, or `{"id": …}`.
+    pub voice: serde_json::Value,
+    #[serde(default)]
+    pub response_format: Option<String>,
+    #[serde(default)]
+    pub speed: Option<f32>,
+    #[serde(default)]
+    pub instructions: Option<String>,
+    #[serde(default)]
+    pub stream_format: Option<String>,
+}
+
+/// A speech body read as ours, and what of it was accepted but not used.
+#[derive(Debug)]
+pub struct Speech {
+    pub body: TtsBody,
+    /// Parameters taken and ignored (`instructions`), for a header.
+    pub ignored: Vec<&'static str>,
+}
+
+impl SpeechBody {
+    /// Validates what is OpenAI's own (model, input length, voice, format,
+    /// stream format) and maps it to our body; the rest is checked as for
+    /// `POST /v1/text-to-speech`, whose errors [`openai_names`] renames.
+    pub fn parse(self, catalog: &dyn Catalog) -> Result<Speech, ApiError> {
+        let tts_engine = |m: &str| {
+            catalog
+                .models()
+                .iter()
+                .any(|s| s.kind == "text-to-speech" && s.available && s.engine == m)
+        };
+        match SPEECH_MODELS.iter().position(|m| *m == self.model) {
+            None => {
+                return Err(ApiError::invalid_parameter(
+                    "model",
+                    format!("must be one of {}", SPEECH_MODELS.join(", ")),
+                ))
+            }
+            Some(i) if i >= 3 && !tts_engine(&self.model) => {
+                return Err(ApiError::unprocessable(
+                    "model",
+                    "this engine is not installed here (GET /v1/models)",
+                ))
+            }
+            Some(_) => {}
+        }
+        let chars = mediagen_core::params::trim_spaces(&self.input)
+            .chars()
+            .count();
+        if chars > MAX_INPUT {
+            return Err(ApiError::invalid_parameter(
+                "input",
+                format!("must be at most {MAX_INPUT} characters (got {chars})"),
+            ));
+        }
+        let voice = match &self.voice {
+            serde_json::Value::String(v) => v.as_str(),
+            serde_json::Value::Object(o) => o.get("id").and_then(|v| v.as_str()).unwrap_or(""),
+            _ => "",
+        };
+        if voice.is_empty() {
+            return Err(ApiError::invalid_parameter(
+                "voice",
+                "must be a voice name or id",
+            ));
+        }
+        let voice_id = openai_voice(catalog, voice)
+            .map(|v| v.id.clone())
+            .unwrap_or_else(|| voice.to_owned());
+        let format = match self.response_format.as_deref() {
+            None => "mp3",
+            Some(f) => FORMATS
+                .iter()
+                .find(|(theirs, _)| *theirs == f)
+                .map(|(_, ours)| *ours)
+                .ok_or_else(|| {
+                    ApiError::invalid_parameter(
+                        "response_format",
+                        "must be one of mp3, opus, flac, wav, pcm (aac is not supported)",
+                    )
+                })?,
+        };
+        match self.stream_format.as_deref() {
+            None | Some("audio") => {}
+            Some(_) => {
+                return Err(ApiError::invalid_parameter(
+                    "stream_format",
+                    "must be audio (sse is not supported)",
+                ))
+            }
+        }
+        let mut ignored = Vec::new();
+        if self.instructions.is_some() {
+            ignored.push("instructions");
+        }
+        Ok(Speech {
+            body: TtsBody {
+                text: self.input,
+                voice_id,
+                format: Some(format.to_owned()),
+                sample_rate: (format == "pcm").then_some(PCM_RATE),
+                speed: self.speed,
+                timestamps: false,
+                dry_run: false,
+            },
+            ignored,
+        })
+    }
+}
+
+/// The catalog voice an OpenAI voice name stands for: its Kokoro voice, or
+/// where Kokoro is not installed the first English voice of its gender.
+/// `None` for a name that is not OpenAI's.
+pub fn openai_voice<'a>(catalog: &'a dyn Catalog, name: &str) -> Option<&'a VoiceInfo> {
+    let (_, key, gender) = VOICES.iter().find(|(n, _, _)| *n == name)?;
+    let voices = catalog.voices();
+    voices
+        .iter()
+        .find(|v| v.engine == "kokoro" && v.key == *key)
+        .or_else(|| {
+            voices
+                .iter()
+                .find(|v| v.language.starts_with("en") && v.gender == *gender)
+        })
+        .or_else(|| voices.iter().find(|v| v.language.starts_with("en")))
+}
+
+/// An error of our text-to-speech checks with OpenAI's parameter names
+/// (`input`, `voice`, `response_format`): in `details.parameter`, and so in
+/// `param`, and in the message. An unknown voice stays our 404
+/// `voice_not_found` (OpenAI's SDKs raise `NotFoundError`), naming `voice`.
+pub fn openai_names(error: ApiError) -> ApiError {
+    const NAMES: [(&str, &str); 4] = [
+        ("text", "input"),
+        ("voiceId", "voice"),
+        ("format", "response_format"),
+        ("sampleRate", "response_format"),
+    ];
+    let Some(ours) = error.details.get("parameter").and_then(|p| p.as_str()) else {
+        return error;
+    };
+    let Some((ours, theirs)) = NAMES.iter().find(|(o, _)| *o == ours).copied() else {
+        return error;
+    };
+    let message = error
+        .message
+        .replace(&format!("`{ours}`"), &format!("`{theirs}`"));
+    error.with_message(message).with_detail("parameter", theirs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_name_openais_parameters() {
+        let e = openai_names(ApiError::invalid_parameter("text", "must not be empty"));
+        assert_eq!(e.details["parameter"], "input");
+        assert_eq!(e.message, "Invalid parameter `input`: must not be empty");
+        let e = openai_names(ApiError::invalid_parameter(
+            "speed",
+            "must be from 0.5 to 2.0",
+        ));
+        assert_eq!(e.details["parameter"], "speed");
+        let e = openai_names(ApiError::voice_not_found("nobody"));
+        assert_eq!(
+            (e.status(), e.details["parameter"].as_str()),
+            (404, Some("voice"))
+        );
+    }
+
+    #[test]
+    fn every_openai_voice_has_a_distinct_kokoro_voice() {
+        let mut keys: Vec<&str> = VOICES.iter().map(|(_, k, _)| *k).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        assert_eq!(keys.len(), VOICES.len());
+        for (_, key, gender) in VOICES {
+            // Kokoro's keys start with the accent and the gender: `af_`, `bm_`.
+            assert_eq!(
+                &key[1..2],
+                if gender == "female" { "f" } else { "m" },
+                "{key}"
+            );
+        }
+    }
+}
