@@ -13,17 +13,18 @@ use crate::Catalog;
 /// OpenAI's limit on `input` (characters).
 pub const MAX_INPUT: usize = 4096;
 
-/// The model names OpenAI's clients send for speech, and our engines'.
-/// The voice the request names decides who speaks; OpenAI's names pick
-/// nothing more, and an engine's name must be installed (422 otherwise).
-pub const SPEECH_MODELS: [&str; 6] = [
-    "tts-1",
-    "tts-1-hd",
-    "gpt-4o-mini-tts",
-    "kokoro",
-    "piper",
-    "espeak",
-];
+/// The model names OpenAI's clients send for speech. The voice the request
+/// names decides who speaks; these pick nothing more.
+pub const OPENAI_SPEECH_MODELS: [&str; 3] = ["tts-1", "tts-1-hd", "gpt-4o-mini-tts"];
+
+/// Our text-to-speech engines, also taken as `model` (422 when the engine
+/// is not installed).
+pub const SPEECH_ENGINES: [&str; 3] = ["kokoro", "piper", "espeak"];
+
+/// Every `model` a speech request may name.
+pub fn speech_models() -> impl Iterator<Item = &'static str> {
+    OPENAI_SPEECH_MODELS.into_iter().chain(SPEECH_ENGINES)
+}
 
 /// OpenAI's voices, each with the Kokoro voice of matching character
 /// (several share OpenAI's names) and its gender, for a fallback where
@@ -46,7 +47,7 @@ const VOICES: [(&str, &str, &str); 13] = [
 
 /// The formats OpenAI's `response_format` takes and ours for each (`aac`
 /// is not made yet: 400 naming it).
-const FORMATS: [(&str, &str); 5] = [
+pub const FORMATS: [(&str, &str); 5] = [
     ("mp3", "mp3"),
     ("opus", "ogg"),
     ("flac", "flac"),
@@ -94,20 +95,20 @@ impl SpeechBody {
                 .iter()
                 .any(|s| s.kind == "text-to-speech" && s.available && s.engine == m)
         };
-        match SPEECH_MODELS.iter().position(|m| *m == self.model) {
-            None => {
-                return Err(ApiError::invalid_parameter(
-                    "model",
-                    format!("must be one of {}", SPEECH_MODELS.join(", ")),
-                ))
-            }
-            Some(i) if i >= 3 && !tts_engine(&self.model) => {
+        let model = self.model.as_str();
+        if SPEECH_ENGINES.contains(&model) {
+            if !tts_engine(model) {
                 return Err(ApiError::unprocessable(
                     "model",
                     "this engine is not installed here (GET /v1/models)",
-                ))
+                ));
             }
-            Some(_) => {}
+        } else if !OPENAI_SPEECH_MODELS.contains(&model) {
+            let names: Vec<&str> = speech_models().collect();
+            return Err(ApiError::invalid_parameter(
+                "model",
+                format!("must be one of {}", names.join(", ")),
+            ));
         }
         let chars = mediagen_core::params::trim_spaces(&self.input)
             .chars()
@@ -139,9 +140,10 @@ impl SpeechBody {
                 .find(|(theirs, _)| *theirs == f)
                 .map(|(_, ours)| *ours)
                 .ok_or_else(|| {
+                    let names: Vec<&str> = FORMATS.iter().map(|(theirs, _)| *theirs).collect();
                     ApiError::invalid_parameter(
                         "response_format",
-                        "must be one of mp3, opus, flac, wav, pcm (aac is not supported)",
+                        format!("must be one of {} (aac is not supported)", names.join(", ")),
                     )
                 })?,
         };

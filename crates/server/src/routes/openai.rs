@@ -50,11 +50,16 @@ pub struct SpeechBodyDoc {
 }
 
 fn model_schema() -> utoipa::openapi::schema::Object {
-    super::one_of_strings(&mediagen_jobs::openai::SPEECH_MODELS)
+    let models: Vec<&str> = mediagen_jobs::openai::speech_models().collect();
+    super::one_of_strings(&models)
 }
 
 fn response_format_schema() -> utoipa::openapi::schema::Object {
-    super::one_of_strings(&["mp3", "opus", "flac", "wav", "pcm"])
+    let formats: Vec<&str> = mediagen_jobs::openai::FORMATS
+        .iter()
+        .map(|(theirs, _)| *theirs)
+        .collect();
+    super::one_of_strings(&formats)
 }
 
 fn stream_format_schema() -> utoipa::openapi::schema::Object {
