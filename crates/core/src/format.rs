@@ -16,10 +16,19 @@ pub enum AudioFormat {
     Flac,
     /// Raw 16-bit little-endian mono PCM, no header.
     Pcm,
+    /// AAC-LC in ADTS frames, 128 kbit/s.
+    Aac,
 }
 
 impl AudioFormat {
-    pub const ALL: [AudioFormat; 5] = [Self::Mp3, Self::Wav, Self::Ogg, Self::Flac, Self::Pcm];
+    pub const ALL: [AudioFormat; 6] = [
+        Self::Mp3,
+        Self::Wav,
+        Self::Ogg,
+        Self::Flac,
+        Self::Pcm,
+        Self::Aac,
+    ];
 
     pub fn parse(s: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|f| f.as_str() == s)
@@ -32,6 +41,7 @@ impl AudioFormat {
             Self::Ogg => "ogg",
             Self::Flac => "flac",
             Self::Pcm => "pcm",
+            Self::Aac => "aac",
         }
     }
 
@@ -43,6 +53,7 @@ impl AudioFormat {
             Self::Ogg => "audio/ogg",
             Self::Flac => "audio/flac",
             Self::Pcm => "audio/L16",
+            Self::Aac => "audio/aac",
         }
     }
 
@@ -75,7 +86,7 @@ impl AudioFormat {
     /// Nominal bit rate in kbit/s for lossy formats.
     pub fn bitrate_kbps(self) -> Option<u32> {
         match self {
-            Self::Mp3 => Some(128),
+            Self::Mp3 | Self::Aac => Some(128),
             Self::Ogg => Some(64),
             _ => None,
         }

@@ -2,6 +2,7 @@
 //! disk (never held whole in memory), text fields counted as they arrive,
 //! every read bounded in size and time.
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 
 use axum::extract::Multipart;
@@ -241,7 +242,23 @@ impl MultipartForm {
                 }
                 let text = String::from_utf8(text)
                     .map_err(|_| ApiError::invalid_parameter(&name, "must be UTF-8 text"))?;
-                form.fields.insert(name, text);
+                // A list (`name[]`, as OpenAI's SDKs send one) may repeat:
+                // its values are joined with commas. Any other name once.
+                match form.fields.entry(name) {
+                    Entry::Vacant(slot) => {
+                        slot.insert(text);
+                    }
+                    Entry::Occupied(mut slot) if slot.key().ends_with("[]") => {
+                        let joined = slot.get_mut();
+                        joined.push(',');
+                        joined.push_str(&text);
+                    }
+                    Entry::Occupied(slot) => {
+                        return Err(
+                            ApiError::invalid_parameter(slot.key(), "must be sent once").into()
+                        );
+                    }
+                }
             }
         }
         Ok(form)

@@ -84,6 +84,10 @@ pub trait Catalog: Send + Sync {
     /// The ISO 639-1 codes the recognisers know.
     fn recognised_languages(&self) -> Vec<&'static str>;
 
+    /// The English name of a recognised language, lower case (`german`
+    /// for `de`), as OpenAI's transcriptions report it.
+    fn language_name(&self, code: &str) -> Option<&'static str>;
+
     /// Every engine and model for `GET /v1/models`.
     fn models(&self) -> Vec<ModelStatus>;
 

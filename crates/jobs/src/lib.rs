@@ -35,7 +35,8 @@ pub fn audio_output(
     let format = match format {
         None => AudioFormat::Mp3,
         Some(f) => AudioFormat::parse(f).ok_or_else(|| {
-            ApiError::invalid_parameter("format", "must be one of mp3, wav, ogg, flac, pcm")
+            let names: Vec<&str> = AudioFormat::ALL.iter().map(|f| f.as_str()).collect();
+            ApiError::invalid_parameter("format", format!("must be one of {}", names.join(", ")))
         })?,
     };
     let rate = match sample_rate {

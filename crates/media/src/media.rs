@@ -27,6 +27,7 @@ pub(crate) fn ffmpeg_output(format: AudioFormat) -> &'static [&'static str] {
         ],
         AudioFormat::Flac => &["-c:a", "flac", "-f", "flac"],
         AudioFormat::Pcm => &["-c:a", "pcm_s16le", "-f", "s16le"],
+        AudioFormat::Aac => &["-c:a", "aac", "-b:a", "128k", "-f", "adts"],
     }
 }
 

@@ -42,6 +42,10 @@ impl Catalog for Engines {
         mediagen_speech::stt::languages()
     }
 
+    fn language_name(&self, code: &str) -> Option<&'static str> {
+        mediagen_speech::stt::language_name(code)
+    }
+
     fn models(&self) -> Vec<ModelStatus> {
         let engines = self.tts.status().iter().chain(self.stt.status());
         let mut out: Vec<ModelStatus> = engines

@@ -159,6 +159,7 @@ mod tests {
                 text: "Hello.".into(),
                 avg_logprob: 0.0,
                 no_speech_prob: 0.0,
+                compression_ratio: 0.0,
             },
             Segment {
                 id: 1,
@@ -167,6 +168,7 @@ mod tests {
                 text: "Bye.".into(),
                 avg_logprob: 0.0,
                 no_speech_prob: 0.0,
+                compression_ratio: 0.0,
             },
         ];
         assert_eq!(

@@ -217,6 +217,7 @@ impl Application {
             avatars,
             base_url,
             config,
+            started: mediagen_core::time::now_ms() / 1000,
         });
         let router = router(state.clone());
         Ok(Self {
@@ -269,6 +270,9 @@ fn router(state: AppState) -> Router {
         .route("/text-to-speech", post(tts::create))
         .route("/text-to-speech/stream", post(tts::stream))
         .route("/audio/speech", post(openai::speech))
+        .route("/audio/transcriptions", post(openai::transcriptions))
+        .route("/audio/translations", post(openai::translations))
+        .route("/images/generations", post(openai::generations))
         .route("/speech-to-text", post(stt::create))
         .route("/video/trim", post(video::trim))
         .route("/sound-generation", post(sound::create))
@@ -294,6 +298,7 @@ fn router(state: AppState) -> Router {
         .route("/dubbing/languages", get(dubbing::languages))
         .route("/dubbing/{id}/segments", post(dubbing::edit_segments))
         .route("/models", get(models::list))
+        .route("/models/{id}", get(models::get))
         .route("/jobs", get(jobs::list_jobs))
         .route("/jobs/{id}", get(jobs::get_job).delete(jobs::cancel_job))
         .route("/keys", post(keys::create_key).get(keys::list_keys))

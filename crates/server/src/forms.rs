@@ -62,6 +62,59 @@ pub struct SpeechToTextForm {
     dry_run: Option<bool>,
 }
 
+/// `POST /v1/audio/transcriptions` (OpenAI's form).
+#[derive(ToSchema)]
+pub struct OpenAiTranscriptionForm {
+    /// Speech in any accepted audio or video container.
+    #[schema(value_type = String, format = Binary)]
+    file: Vec<u8>,
+    /// `whisper-1` (our default recogniser), `gpt-4o-transcribe` or
+    /// `gpt-4o-mini-transcribe` (the same, with OpenAI's rules for them:
+    /// json or text only), or a speech-to-text model of `GET /v1/models`.
+    #[schema(min_length = 1)]
+    model: String,
+    /// ISO 639-1; omitted: detected.
+    #[schema(pattern = "^[A-Za-z]{2}$")]
+    language: Option<String>,
+    /// Words to expect (names, terms), at most 1000 characters.
+    #[schema(max_length = 1000)]
+    prompt: Option<String>,
+    /// `json` (default), `text`, `srt`, `verbose_json`, `vtt`.
+    #[schema(schema_with = openai_transcript_formats)]
+    response_format: Option<String>,
+    /// 0–1; taken, not used (decoding is greedy): a value other than 0 is
+    /// named in `X-Mediagen-Ignored`.
+    #[schema(minimum = 0.0, maximum = 1.0)]
+    temperature: Option<f64>,
+    /// `segment` (default) and/or `word`, one part each; needs
+    /// `verbose_json` and `whisper-1` (or our model names).
+    #[schema(rename = "timestamp_granularities[]", schema_with = openai_granularities)]
+    timestamp_granularities: Option<Vec<String>>,
+    /// `false` only: streamed transcriptions are not supported (400).
+    stream: Option<bool>,
+}
+
+/// `POST /v1/audio/translations` (OpenAI's form).
+#[derive(ToSchema)]
+pub struct OpenAiTranslationForm {
+    /// Speech in any accepted audio or video container.
+    #[schema(value_type = String, format = Binary)]
+    file: Vec<u8>,
+    /// `whisper-1` (our default recogniser) or a multilingual
+    /// speech-to-text model of `GET /v1/models`.
+    #[schema(min_length = 1)]
+    model: String,
+    /// Words to expect, in English, at most 1000 characters.
+    #[schema(max_length = 1000)]
+    prompt: Option<String>,
+    /// `json` (default), `text`, `srt`, `verbose_json`, `vtt`.
+    #[schema(schema_with = openai_transcript_formats)]
+    response_format: Option<String>,
+    /// 0–1; taken, not used (see transcriptions).
+    #[schema(minimum = 0.0, maximum = 1.0)]
+    temperature: Option<f64>,
+}
+
 /// One range to keep, in seconds.
 #[derive(ToSchema)]
 pub struct TrimRange {
@@ -247,6 +300,15 @@ fn tasks() -> Object {
 }
 fn transcript_formats() -> Object {
     choices(&mediagen_jobs::stt::FORMATS)
+}
+fn openai_transcript_formats() -> Object {
+    choices(&mediagen_jobs::openai::transcription::FORMATS)
+}
+fn openai_granularities() -> utoipa::openapi::schema::Array {
+    utoipa::openapi::schema::ArrayBuilder::new()
+        .items(choices(&["segment", "word"]))
+        .max_items(Some(2))
+        .build()
 }
 fn granularities() -> Object {
     choices(&["segment", "word", "segment,word", "word,segment"])

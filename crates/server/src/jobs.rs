@@ -280,38 +280,70 @@ fn refused(job: &Job) -> Option<ApiError> {
     Some(refused)
 }
 
+/// The error a failed or cancelled job answers with: its own when it
+/// failed on its input (see [`refused`]), otherwise `job_failed`.
+fn failure(state: &AppState, job: Job) -> Error {
+    if let Some(refused) = refused(&job) {
+        return refused
+            .with_detail("jobId", job.id)
+            .with_detail("status", job.status.as_str())
+            .into();
+    }
+    let id = job.id.clone();
+    let view = JobView::new(state, job);
+    let message = view
+        .error
+        .as_ref()
+        .map(|e| e.message.clone())
+        .unwrap_or_else(|| "The job was cancelled.".into());
+    ApiError::new(ErrorCode::JobFailed)
+        .with_message(message)
+        .with_detail("jobId", id)
+        .with_detail("status", view.status.as_str())
+        .with_detail(
+            "error",
+            serde_json::to_value(&view.error).unwrap_or(Value::Null),
+        )
+        .into()
+}
+
+/// Creates the job and waits for its end, for clients that know no 202
+/// (OpenAI's and ElevenLabs' SDKs): at most its time limit after
+/// `sync_wait_seconds` of queueing. The completed job; its failure as
+/// [`job_response`] answers it; 503 `service_unavailable` naming the job
+/// when it has not ended by then (it goes on; `GET /v1/jobs/{id}`).
+pub async fn run_to_end(
+    state: &AppState,
+    who: &Principal,
+    opts: JobOptions,
+    spec: JobSpec,
+) -> ApiResult<Job> {
+    let (job, _) = create(state, who, opts, spec).await?;
+    state.events.job_submitted();
+    let wait = Duration::from_secs_f64(state.config.sync_wait_seconds)
+        + Duration::from_millis(job.timeout_ms.max(0) as u64);
+    let job = wait_for(state, job, wait).await?;
+    match job.status {
+        JobStatus::Completed => Ok(job),
+        JobStatus::Failed | JobStatus::Cancelled => Err(failure(state, job)),
+        JobStatus::Queued | JobStatus::Processing => Err(Error::from(
+            ApiError::new(ErrorCode::ServiceUnavailable)
+                .with_message("The job has not finished yet; it goes on (GET /v1/jobs/{id}).")
+                .with_detail("jobId", job.id),
+        )
+        .with_retry_after(5)),
+    }
+}
+
 /// The answer for a job just submitted or waited for: the job when it
-/// completed (200) or still runs (202 with `Location`); when it failed on
-/// its input, that error (see [`refused`]); otherwise `job_failed`.
+/// completed (200) or still runs (202 with `Location`); when it failed,
+/// the error [`failure`] gives.
 pub fn job_response(state: &AppState, job: Job) -> ApiResult<Response> {
     match job.status {
         JobStatus::Completed => {
             Ok((StatusCode::OK, Json(JobView::new(state, job))).into_response())
         }
-        JobStatus::Failed | JobStatus::Cancelled => {
-            if let Some(refused) = refused(&job) {
-                return Err(refused
-                    .with_detail("jobId", job.id)
-                    .with_detail("status", job.status.as_str())
-                    .into());
-            }
-            let id = job.id.clone();
-            let view = JobView::new(state, job);
-            let message = view
-                .error
-                .as_ref()
-                .map(|e| e.message.clone())
-                .unwrap_or_else(|| "The job was cancelled.".into());
-            Err(ApiError::new(ErrorCode::JobFailed)
-                .with_message(message)
-                .with_detail("jobId", id)
-                .with_detail("status", view.status.as_str())
-                .with_detail(
-                    "error",
-                    serde_json::to_value(&view.error).unwrap_or(Value::Null),
-                )
-                .into())
-        }
+        JobStatus::Failed | JobStatus::Cancelled => Err(failure(state, job)),
         JobStatus::Queued | JobStatus::Processing => {
             let location = format!("/v1/jobs/{}", job.id);
             let mut response =

@@ -16,10 +16,11 @@ use serde_json::{Map, Value};
 
 use crate::error::{ApiResult, Error};
 use crate::extract::{ApiJson, JobOptions};
-use crate::jobs::{dry_run, submit, JobSpec};
+use crate::jobs::{dry_run, run_to_end, submit, JobSpec};
 use crate::middleware::Principal;
 use crate::state::AppState;
 use crate::upload::{MultipartForm, Upload};
+use mediagen_core::job::Job;
 
 /// The media a request refers to, and its other parameters as strings.
 pub struct MediaInput {
@@ -57,8 +58,36 @@ impl MediaInput {
             };
             return dry_run(state, who, &spec).await;
         }
+        let spec = self.job_spec(state, kind, units, build).await?;
+        submit(state, who, opts, spec).await
+    }
+
+    /// Stores the upload, then runs a `kind` job for `units` with the
+    /// payload `build` makes to its end ([`run_to_end`]: for clients that
+    /// know no 202).
+    pub async fn run_to_end<T: serde::Serialize>(
+        mut self,
+        state: &AppState,
+        who: &Principal,
+        opts: JobOptions,
+        kind: &'static str,
+        units: f64,
+        build: impl FnOnce(&FileRecord) -> T,
+    ) -> ApiResult<Job> {
+        let spec = self.job_spec(state, kind, units, build).await?;
+        run_to_end(state, who, opts, spec).await
+    }
+
+    /// Keeps the upload and describes the job on the stored file.
+    async fn job_spec<T: serde::Serialize>(
+        &mut self,
+        state: &AppState,
+        kind: &'static str,
+        units: f64,
+        build: impl FnOnce(&FileRecord) -> T,
+    ) -> ApiResult<JobSpec> {
         self.keep(state).await?;
-        let spec = JobSpec {
+        Ok(JobSpec {
             kind,
             units,
             payload: serde_json::to_value(build(&self.file)).map_err(Error::internal)?,
@@ -66,8 +95,7 @@ impl MediaInput {
             media_seconds: self
                 .media_seconds
                 .unwrap_or(self.file.duration.unwrap_or(0.0)),
-        };
-        submit(state, who, opts, spec).await
+        })
     }
 
     /// The request parameter that named the media: `file` for an upload

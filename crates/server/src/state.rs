@@ -32,6 +32,9 @@ pub struct Inner {
     pub metrics: Metrics,
     /// Absolute base of result URLs, without a trailing slash.
     pub base_url: String,
+    /// When this server started, Unix seconds (`created` of the models it
+    /// loaded, in OpenAI's form of `GET /v1/models`).
+    pub started: i64,
 }
 
 impl AppState {

@@ -3,6 +3,7 @@
 
 mod helpers;
 mod hostile_media;
+mod sdk;
 
 mod attacks;
 mod auth;
@@ -21,6 +22,8 @@ mod limits;
 mod metering;
 mod neural;
 mod openai;
+mod openai_images;
+mod openai_transcribe;
 mod pagination;
 mod process;
 mod retention;

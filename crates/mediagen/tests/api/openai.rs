@@ -11,23 +11,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::helpers::{Backend, TestApp};
-
-/// The Python with the SDK: `MEDIAGEN_TEST_PYTHON`, or the environment
-/// `scripts/ensure-sdk.sh` makes (which `make test` runs).
-fn python() -> String {
-    let python = std::env::var("MEDIAGEN_TEST_PYTHON").unwrap_or_else(|_| {
-        concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../target/sdk-venv/bin/python"
-        )
-        .into()
-    });
-    assert!(
-        Path::new(&python).exists(),
-        "{python} is missing: run scripts/ensure-sdk.sh"
-    );
-    python
-}
+use crate::sdk::{assert_errors, run_python};
 
 const SENTENCE: &str = "The quick brown fox jumps over the lazy dog.";
 
@@ -36,14 +20,14 @@ const SENTENCE: &str = "The quick brown fox jumps over the lazy dog.";
 /// (Piper's, the quickest: the formats are made by it, and one OpenAI
 /// voice name, spoken by Kokoro, is enough for the mapping).
 const SCRIPT: &str = r#"
-import json, sys
+import base64, json, sys
 import openai
 
 base, key, out, read_key, voice = sys.argv[1:6]
 sentence = "The quick brown fox jumps over the lazy dog."
 client = openai.OpenAI(base_url=base + "/v1", api_key=key, max_retries=0)
 report = {"jobs": []}
-for fmt in ["mp3", "opus", "flac", "wav", "pcm"]:
+for fmt in ["mp3", "opus", "aac", "flac", "wav", "pcm"]:
     r = client.audio.speech.create(model="tts-1", voice=voice, input=sentence, response_format=fmt)
     r.write_to_file(f"{out}/speech.{fmt}")
     report["jobs"].append(r.response.headers.get("x-job-id"))
@@ -54,14 +38,17 @@ with client.audio.speech.with_streaming_response.create(
     r.stream_to_file(f"{out}/streamed.mp3")
     report["ignored"] = r.headers.get("x-mediagen-ignored")
     report["jobs"].append(r.headers.get("x-job-id"))
-
-def fails(call):
-    try:
-        call()
-    except openai.APIStatusError as e:
-        return {"class": type(e).__name__, "status": e.status_code,
-                "type": e.type, "param": e.param, "code": e.code}
-    return None
+r = client.audio.speech.with_raw_response.create(
+    model="gpt-4o-mini-tts", voice=voice, input="Events too.", stream_format="sse")
+events = [json.loads(line[len("data: "):]) for line in r.http_response.text.splitlines()
+          if line.startswith("data: ")]
+with open(f"{out}/events.mp3", "wb") as f:
+    for e in events:
+        if e["type"] == "speech.audio.delta":
+            f.write(base64.b64decode(e["audio"]))
+report["sse"] = {"content_type": r.headers.get("content-type"),
+                 "types": [e["type"] for e in events], "last": events[-1]}
+report["jobs"].append(r.headers.get("x-job-id"))
 
 def speak(c=client, **kw):
     args = {"model": "tts-1", "voice": "nova", "input": "Hello there."}
@@ -72,7 +59,8 @@ report["errors"] = {
     "voice": fails(speak(voice="nobody")),
     "speed": fails(speak(speed=3.0)),
     "model": fails(speak(model="tts-9")),
-    "aac": fails(speak(response_format="aac")),
+    "format": fails(speak(response_format="ogg")),
+    "stream_format": fails(speak(stream_format="json")),
     "input": fails(speak(input="   ")),
     "long": fails(speak(input="a" * 4097)),
     "key": fails(speak(openai.OpenAI(base_url=base + "/v1", api_key="mg_live_nope", max_retries=0))),
@@ -94,31 +82,15 @@ async fn openais_python_package_makes_speech() {
         .unwrap();
     let piper = voices["data"][0]["id"].as_str().unwrap().to_owned();
     let dir = tempfile::tempdir().unwrap();
-    let script = dir.path().join("sdk.py");
-    std::fs::write(&script, SCRIPT).unwrap();
-    let (python, addr, out) = (python(), app.addr.clone(), dir.path().to_owned());
-    let (k, rk, v) = (key.clone(), read_key.clone(), piper.clone());
-    let run = tokio::task::spawn_blocking(move || {
-        Command::new(python)
-            .arg(&script)
-            .args([
-                addr.as_str(),
-                k.as_str(),
-                out.to_str().unwrap(),
-                rk.as_str(),
-                v.as_str(),
-            ])
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap();
-    assert!(
-        run.status.success(),
-        "the SDK failed: {}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let report: Value = serde_json::from_slice(&run.stdout).unwrap();
+    let out = dir.path().to_str().unwrap().to_owned();
+    let args = vec![
+        app.addr.clone(),
+        key.clone(),
+        out,
+        read_key.clone(),
+        piper.clone(),
+    ];
+    let report = run_python(SCRIPT, dir.path(), args).await;
 
     // Real audio in each format, of one length; pcm is OpenAI's 24 kHz s16le.
     let codec = |path: &Path| {
@@ -142,12 +114,33 @@ async fn openais_python_package_makes_speech() {
         out.stdout.len() as f64 / 2.0 / 24_000.0
     };
     assert!(decoded_seconds(&dir.path().join("streamed.mp3")) > 0.5);
+    // Server-sent events: deltas of the mp3, then the usage.
+    let sse = &report["sse"];
+    assert_eq!(sse["content_type"], "text/event-stream", "{sse}");
+    let types = sse["types"].as_array().unwrap();
+    assert!(types.len() >= 2, "{sse}");
+    assert!(
+        types[..types.len() - 1]
+            .iter()
+            .all(|t| t == "speech.audio.delta"),
+        "{sse}"
+    );
+    assert_eq!(sse["last"]["type"], "speech.audio.done", "{sse}");
+    assert_eq!(
+        sse["last"]["usage"]["input_tokens"],
+        "Events too.".len(),
+        "{sse}"
+    );
+    let events = dir.path().join("events.mp3");
+    assert_eq!(codec(&events), "mp3");
+    let heard = decoded_seconds(&events);
+    assert!(heard > 0.5, "{heard} s");
     assert_eq!(report["ignored"], "instructions", "{report}");
 
     // Each request is a job of the account, charged by character, in the
     // voice it names: ours by id, OpenAI's `onyx` by Kokoro's Onyx.
     let jobs = report["jobs"].as_array().unwrap();
-    assert_eq!(jobs.len(), 6, "{report}");
+    assert_eq!(jobs.len(), 8, "{report}");
     let (mut charged, mut durations) = (0, Vec::new());
     for (i, id) in jobs.iter().enumerate() {
         let job = app
@@ -158,7 +151,7 @@ async fn openais_python_package_makes_speech() {
         charged += job["credits"].as_i64().unwrap_or_else(|| panic!("{job}"));
         durations.push(job["result"]["duration"].as_f64().unwrap());
         let voice = job["result"]["voiceId"].as_str().unwrap();
-        if i < 5 {
+        if i != 6 {
             assert_eq!(voice, piper, "{job}");
             continue;
         }
@@ -174,13 +167,14 @@ async fn openais_python_package_makes_speech() {
             "{voice}"
         );
     }
-    let chars = (5 * SENTENCE.len() + "Streaming works too.".len()) as i64;
+    let chars = (6 * SENTENCE.len() + "Streaming works too.".len() + "Events too.".len()) as i64;
     // Each format's audio lasts what its job reports (each synthesis is
     // its own: Piper's phoneme lengths vary from run to run); pcm is
     // OpenAI's, 24 kHz s16le.
     for (i, (format, want)) in [
         ("mp3", "mp3"),
         ("opus", "opus"),
+        ("aac", "aac"),
         ("flac", "flac"),
         ("wav", "pcm_s16le"),
         ("pcm", ""),
@@ -211,65 +205,67 @@ async fn openais_python_package_makes_speech() {
 
     // The SDK's own exceptions, with OpenAI's `type` and `param`.
     let errors = &report["errors"];
-    for (case, class, status, kind, param) in [
-        (
-            "voice",
-            "NotFoundError",
-            404,
-            "invalid_request_error",
-            "voice",
-        ),
-        (
-            "speed",
-            "BadRequestError",
-            400,
-            "invalid_request_error",
-            "speed",
-        ),
-        (
-            "model",
-            "BadRequestError",
-            400,
-            "invalid_request_error",
-            "model",
-        ),
-        (
-            "aac",
-            "BadRequestError",
-            400,
-            "invalid_request_error",
-            "response_format",
-        ),
-        (
-            "long",
-            "BadRequestError",
-            400,
-            "invalid_request_error",
-            "input",
-        ),
-        (
-            "key",
-            "AuthenticationError",
-            401,
-            "authentication_error",
-            "",
-        ),
-        (
-            "level",
-            "PermissionDeniedError",
-            403,
-            "permission_error",
-            "",
-        ),
-    ] {
-        let e = &errors[case];
-        assert_eq!(e["class"], class, "{case}: {e}");
-        assert_eq!(e["status"], status, "{case}: {e}");
-        assert_eq!(e["type"], kind, "{case}: {e}");
-        if !param.is_empty() {
-            assert_eq!(e["param"], param, "{case}: {e}");
-        }
-    }
+    assert_errors(
+        errors,
+        &[
+            (
+                "voice",
+                "NotFoundError",
+                404,
+                "invalid_request_error",
+                "voice",
+            ),
+            (
+                "speed",
+                "BadRequestError",
+                400,
+                "invalid_request_error",
+                "speed",
+            ),
+            (
+                "model",
+                "BadRequestError",
+                400,
+                "invalid_request_error",
+                "model",
+            ),
+            (
+                "format",
+                "BadRequestError",
+                400,
+                "invalid_request_error",
+                "response_format",
+            ),
+            (
+                "stream_format",
+                "BadRequestError",
+                400,
+                "invalid_request_error",
+                "stream_format",
+            ),
+            (
+                "long",
+                "BadRequestError",
+                400,
+                "invalid_request_error",
+                "input",
+            ),
+            (
+                "key",
+                "AuthenticationError",
+                401,
+                "authentication_error",
+                "",
+            ),
+            (
+                "level",
+                "PermissionDeniedError",
+                403,
+                "permission_error",
+                "",
+            ),
+        ],
+    );
     // Blank input: our 400, or 422 for text with nothing to say.
     assert_eq!(errors["input"]["param"], "input", "{errors}");
     assert!(errors["input"]["class"]

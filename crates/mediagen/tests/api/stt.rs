@@ -345,6 +345,8 @@ async fn speech_to_text_refuses_bad_input(backend: Backend) {
         ),
         (vec![("model", "huge")], "model"),
         (vec![("colour", "red")], "colour"),
+        // A part that is not a list (`name[]`) is sent once.
+        (vec![("language", "en"), ("language", "de")], "language"),
     ] {
         let b = assert_error(
             transcribe(&app, &key, wav.clone(), "a.wav", &fields).await,

@@ -144,7 +144,7 @@ async fn validation_errors_name_the_parameter(backend: Backend) {
         (json!({"text": "   \n ", "voiceId": voice}), "text"),
         (json!({"text": "a".repeat(5001), "voiceId": voice}), "text"),
         (
-            json!({"text": "hi", "voiceId": voice, "format": "aac"}),
+            json!({"text": "hi", "voiceId": voice, "format": "m4a"}),
             "format",
         ),
         (

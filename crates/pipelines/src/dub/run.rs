@@ -86,6 +86,7 @@ pub(super) fn cues(lines: &[(f64, f64, &str)]) -> Vec<Segment> {
             text: (*text).to_owned(),
             avg_logprob: 0.0,
             no_speech_prob: 0.0,
+            compression_ratio: 0.0,
         })
         .collect()
 }

@@ -87,7 +87,11 @@ pub fn gender_schema() -> utoipa::openapi::schema::Object {
 
 /// The audio formats a request that makes audio may ask for.
 pub fn audio_format_schema() -> utoipa::openapi::schema::Object {
-    one_of_strings(&["mp3", "wav", "ogg", "flac", "pcm"])
+    let names: Vec<&str> = mediagen_core::format::AudioFormat::ALL
+        .iter()
+        .map(|f| f.as_str())
+        .collect();
+    one_of_strings(&names)
 }
 
 /// Every sample rate some audio format takes (which ones a format takes:

@@ -29,7 +29,8 @@ pub struct SoundBodyDoc {
     /// The same prompt, seed and options give the same audio. Omitted: a random
     /// seed, returned in the result.
     seed: Option<u64>,
-    /// `mp3` (default), `wav`, `ogg` (Opus), `flac`, `pcm` (s16le mono).
+    /// `mp3` (default), `wav`, `ogg` (Opus), `flac`, `pcm` (s16le mono),
+    /// `aac` (ADTS).
     #[schema(schema_with = super::audio_format_schema)]
     format: Option<String>,
     /// Hz; default 44100 (48000 for ogg); with a neural model, its own rate

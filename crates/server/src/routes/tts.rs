@@ -24,10 +24,11 @@ pub struct TtsBodyDoc {
     #[schema(rename = "voiceId")]
     voice_id: String,
     /// `mp3` (default, 128 kbit/s), `wav` (16-bit PCM), `ogg` (Opus, 64 kbit/s),
-    /// `flac` (16-bit), `pcm` (raw s16le mono, no header).
+    /// `flac` (16-bit), `pcm` (raw s16le mono, no header), `aac` (AAC-LC
+    /// in ADTS, 128 kbit/s).
     #[schema(schema_with = super::audio_format_schema)]
     format: Option<String>,
-    /// Hz. mp3/wav/flac/pcm: 8000, 16000, 22050, 24000, 32000, 44100, 48000;
+    /// Hz. mp3/wav/flac/pcm/aac: 8000, 16000, 22050, 24000, 32000, 44100, 48000;
     /// ogg: 8000, 12000, 16000, 24000, 48000. Default: the voice's native rate
     /// (or the next allowed rate above it). A rate the format does not
     /// take: 422.

@@ -5,14 +5,15 @@
 //! features, prompts, the temperature fallback and the reading of timestamp
 //! tokens are done here, as whisper's own decoding loop does them.
 
-use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
 use mediagen_ct2::{Encoded, Library, Options, Whisper};
 
 use super::mel::{Mel, WINDOW};
-use super::{Segment, SpeechToText, SttError, SttOptions, SttSession, Window, Word};
+use super::{
+    compression_ratio, Segment, SpeechToText, SttError, SttOptions, SttSession, Window, Word,
+};
 use mediagen_bpe::Bpe;
 
 pub use mediagen_ct2::library_path;
@@ -242,18 +243,6 @@ fn align(
         .collect())
 }
 
-/// How compressible text is: its length over its zlib-compressed length
-/// (whisper's test for a decoder stuck repeating itself).
-fn compression_ratio(text: &str) -> f64 {
-    if text.is_empty() {
-        return 0.0;
-    }
-    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
-    let _ = z.write_all(text.as_bytes());
-    let packed = z.finish().map(|v| v.len()).unwrap_or(1).max(1);
-    text.len() as f64 / packed as f64
-}
-
 impl SpeechToText for Ct2Engine {
     fn name(&self) -> &str {
         &self.name
@@ -472,9 +461,10 @@ impl<'a> Ct2Session<'a> {
                 id: out.segments.len(),
                 start: *s,
                 end: e.max(*s),
-                text,
                 avg_logprob: d.avg_logprob,
                 no_speech_prob: d.no_speech,
+                compression_ratio: compression_ratio(&text),
+                text,
             });
         }
         // The decoder may also stop early claiming silence; if 0.8 s or more

@@ -9,6 +9,7 @@ mod lazy;
 mod mel;
 mod whisper;
 
+use std::io::Write;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -35,6 +36,10 @@ pub struct Segment {
     pub text: String,
     pub avg_logprob: f64,
     pub no_speech_prob: f64,
+    /// The text's length over its zlib-compressed length (whisper's test
+    /// for a decoder repeating itself; OpenAI's verbose_json reports it).
+    #[serde(default)]
+    pub compression_ratio: f64,
 }
 
 /// A recognised word with its time span.
@@ -629,11 +634,31 @@ impl SttCatalog {
     }
 }
 
+/// How compressible text is: its length over its zlib-compressed length
+/// (whisper's test for a decoder stuck repeating itself).
+pub(crate) fn compression_ratio(text: &str) -> f64 {
+    if text.is_empty() {
+        return 0.0;
+    }
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    let _ = z.write_all(text.as_bytes());
+    let packed = z.finish().map(|v| v.len()).unwrap_or(1).max(1);
+    text.len() as f64 / packed as f64
+}
+
 /// The ISO 639-1 codes whisper recognises.
 pub fn languages() -> Vec<&'static str> {
     (0..=whisper_rs::get_lang_max_id())
         .filter_map(whisper_rs::get_lang_str)
         .collect()
+}
+
+/// The English name of the language whose code is `code` (`german` for
+/// `de`), as whisper's table spells it.
+pub fn language_name(code: &str) -> Option<&'static str> {
+    (0..=whisper_rs::get_lang_max_id())
+        .find(|&id| whisper_rs::get_lang_str(id) == Some(code))
+        .and_then(whisper_rs::get_lang_str_full)
 }
 
 #[cfg(test)]
@@ -697,6 +722,7 @@ mod tests {
                     text: "x".into(),
                     avg_logprob: 0.0,
                     no_speech_prob: 0.0,
+                    compression_ratio: 0.0,
                 }],
                 words: Vec::new(),
                 consumed: audio.len(),

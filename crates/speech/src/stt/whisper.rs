@@ -164,9 +164,10 @@ impl SttSession for WhisperSession {
                 id: i,
                 start: seg.start_timestamp() as f64 / 100.0,
                 end: (seg.end_timestamp() as f64 / 100.0).min(duration),
-                text,
                 avg_logprob: if n > 0 { logprob / f64::from(n) } else { 0.0 },
                 no_speech_prob: f64::from(seg.no_speech_probability()),
+                compression_ratio: super::compression_ratio(&text),
+                text,
             });
         }
         words.retain(|w| !w.word.is_empty());

@@ -1,7 +1,6 @@
-//! OpenAI's audio API read as ours: a `POST /v1/audio/speech` body becomes
-//! a text-to-speech body ([`TtsBody`]), with OpenAI's voice names mapped to
-//! catalog voices of matching character and OpenAI's parameter names in
-//! every error (docs/compatibility.md).
+//! `POST /v1/audio/speech`: OpenAI's body becomes a text-to-speech body
+//! ([`TtsBody`]), with OpenAI's voice names mapped to catalog voices of
+//! matching character and OpenAI's parameter names in every error.
 
 use mediagen_core::voice::VoiceInfo;
 use mediagen_core::ApiError;
@@ -45,11 +44,11 @@ const VOICES: [(&str, &str, &str); 13] = [
     ("cedar", "am_adam", "male"),
 ];
 
-/// The formats OpenAI's `response_format` takes and ours for each (`aac`
-/// is not made yet: 400 naming it).
-pub const FORMATS: [(&str, &str); 5] = [
+/// The formats OpenAI's `response_format` takes and ours for each.
+pub const FORMATS: [(&str, &str); 6] = [
     ("mp3", "mp3"),
     ("opus", "ogg"),
+    ("aac", "aac"),
     ("flac", "flac"),
     ("wav", "wav"),
     ("pcm", "pcm"),
@@ -82,12 +81,15 @@ pub struct Speech {
     pub body: TtsBody,
     /// Parameters taken and ignored (`instructions`), for a header.
     pub ignored: Vec<&'static str>,
+    /// Send the audio as server-sent events (`stream_format: "sse"`).
+    pub sse: bool,
 }
 
 impl SpeechBody {
     /// Validates what is OpenAI's own (model, input length, voice, format,
     /// stream format) and maps it to our body; the rest is checked as for
-    /// `POST /v1/text-to-speech`, whose errors [`openai_names`] renames.
+    /// `POST /v1/text-to-speech`, whose errors [`super::openai_names`] renames
+    /// with [`NAMES`].
     pub fn parse(self, catalog: &dyn Catalog) -> Result<Speech, ApiError> {
         let tts_engine = |m: &str| {
             catalog
@@ -143,19 +145,20 @@ impl SpeechBody {
                     let names: Vec<&str> = FORMATS.iter().map(|(theirs, _)| *theirs).collect();
                     ApiError::invalid_parameter(
                         "response_format",
-                        format!("must be one of {} (aac is not supported)", names.join(", ")),
+                        format!("must be one of {}", names.join(", ")),
                     )
                 })?,
         };
-        match self.stream_format.as_deref() {
-            None | Some("audio") => {}
+        let sse = match self.stream_format.as_deref() {
+            None | Some("audio") => false,
+            Some("sse") => true,
             Some(_) => {
                 return Err(ApiError::invalid_parameter(
                     "stream_format",
-                    "must be audio (sse is not supported)",
+                    "must be audio or sse",
                 ))
             }
-        }
+        };
         let mut ignored = Vec::new();
         if self.instructions.is_some() {
             ignored.push("instructions");
@@ -171,6 +174,7 @@ impl SpeechBody {
                 dry_run: false,
             },
             ignored,
+            sse,
         })
     }
 }
@@ -192,44 +196,35 @@ pub fn openai_voice<'a>(catalog: &'a dyn Catalog, name: &str) -> Option<&'a Voic
         .or_else(|| voices.iter().find(|v| v.language.starts_with("en")))
 }
 
-/// An error of our text-to-speech checks with OpenAI's parameter names
-/// (`input`, `voice`, `response_format`): in `details.parameter`, and so in
-/// `param`, and in the message. An unknown voice stays our 404
-/// `voice_not_found` (OpenAI's SDKs raise `NotFoundError`), naming `voice`.
-pub fn openai_names(error: ApiError) -> ApiError {
-    const NAMES: [(&str, &str); 4] = [
-        ("text", "input"),
-        ("voiceId", "voice"),
-        ("format", "response_format"),
-        ("sampleRate", "response_format"),
-    ];
-    let Some(ours) = error.details.get("parameter").and_then(|p| p.as_str()) else {
-        return error;
-    };
-    let Some((ours, theirs)) = NAMES.iter().find(|(o, _)| *o == ours).copied() else {
-        return error;
-    };
-    let message = error
-        .message
-        .replace(&format!("`{ours}`"), &format!("`{theirs}`"));
-    error.with_message(message).with_detail("parameter", theirs)
-}
+/// Our text-to-speech parameters and OpenAI's names for them: an error of
+/// our checks names OpenAI's (an unknown voice stays our 404
+/// `voice_not_found`, which OpenAI's SDKs raise as `NotFoundError`).
+pub const NAMES: [(&str, &str); 4] = [
+    ("text", "input"),
+    ("voiceId", "voice"),
+    ("format", "response_format"),
+    ("sampleRate", "response_format"),
+];
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::openai::openai_names;
 
     #[test]
     fn errors_name_openais_parameters() {
-        let e = openai_names(ApiError::invalid_parameter("text", "must not be empty"));
+        let e = openai_names(
+            ApiError::invalid_parameter("text", "must not be empty"),
+            &NAMES,
+        );
         assert_eq!(e.details["parameter"], "input");
         assert_eq!(e.message, "Invalid parameter `input`: must not be empty");
-        let e = openai_names(ApiError::invalid_parameter(
-            "speed",
-            "must be from 0.5 to 2.0",
-        ));
+        let e = openai_names(
+            ApiError::invalid_parameter("speed", "must be from 0.5 to 2.0"),
+            &NAMES,
+        );
         assert_eq!(e.details["parameter"], "speed");
-        let e = openai_names(ApiError::voice_not_found("nobody"));
+        let e = openai_names(ApiError::voice_not_found("nobody"), &NAMES);
         assert_eq!(
             (e.status(), e.details["parameter"].as_str()),
             (404, Some("voice"))

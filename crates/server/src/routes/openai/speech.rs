@@ -1,11 +1,15 @@
-//! OpenAI's audio API on our engines, for clients written for it
-//! (`OpenAI(base_url="http://host:8080/v1", api_key=KEY)`; docs/compatibility.md).
+//! `POST /v1/audio/speech`: OpenAI's speech on our text-to-speech job.
 
+use axum::body::{Body, Bytes};
 use axum::extract::State;
-use axum::http::HeaderValue;
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::Response;
-use mediagen_jobs::openai::{openai_names, SpeechBody};
+use base64::Engine;
+use futures::StreamExt;
+use mediagen_jobs::openai::openai_names;
+use mediagen_jobs::openai::speech::{SpeechBody, FORMATS, NAMES};
 use mediagen_jobs::tts::TtsRequest;
+use serde_json::json;
 
 use crate::error::ApiResult;
 use crate::extract::{ApiJson, Auth, JobOptions, Write};
@@ -34,8 +38,8 @@ pub struct SpeechBodyDoc {
     /// `voice_not_found` otherwise).
     #[schema(min_length = 1)]
     voice: String,
-    /// `mp3` (default), `opus` (Ogg), `flac`, `wav`, `pcm` (24 kHz 16-bit
-    /// little-endian mono). `aac` is not supported (400).
+    /// `mp3` (default), `opus` (Ogg), `aac` (ADTS), `flac`, `wav`, `pcm`
+    /// (24 kHz 16-bit little-endian mono).
     #[schema(schema_with = response_format_schema)]
     response_format: Option<String>,
     /// 0.5–2.0 (OpenAI takes 0.25–4.0; outside ours: 400), default 1.0.
@@ -44,34 +48,34 @@ pub struct SpeechBodyDoc {
     /// Accepted and ignored: the response then carries
     /// `X-Mediagen-Ignored: instructions`.
     instructions: Option<String>,
-    /// `audio` (default). `sse` is not supported (400).
+    /// `audio` (default): the audio's bytes. `sse`: server-sent events,
+    /// `speech.audio.delta` with base64 audio as it is made, then
+    /// `speech.audio.done` with the usage (characters as input tokens).
     #[schema(schema_with = stream_format_schema)]
     stream_format: Option<String>,
 }
 
 fn model_schema() -> utoipa::openapi::schema::Object {
-    let models: Vec<&str> = mediagen_jobs::openai::speech_models().collect();
-    super::one_of_strings(&models)
+    let models: Vec<&str> = mediagen_jobs::openai::speech::speech_models().collect();
+    crate::routes::one_of_strings(&models)
 }
 
 fn response_format_schema() -> utoipa::openapi::schema::Object {
-    let formats: Vec<&str> = mediagen_jobs::openai::FORMATS
-        .iter()
-        .map(|(theirs, _)| *theirs)
-        .collect();
-    super::one_of_strings(&formats)
+    let formats: Vec<&str> = FORMATS.iter().map(|(theirs, _)| *theirs).collect();
+    crate::routes::one_of_strings(&formats)
 }
 
 fn stream_format_schema() -> utoipa::openapi::schema::Object {
-    super::one_of_strings(&["audio"])
+    crate::routes::one_of_strings(&["audio", "sse"])
 }
 
 /// Speech, as OpenAI's API makes it
 ///
 /// OpenAI's `POST /v1/audio/speech`: answers `200` with the audio itself,
 /// sent as it is made (as `POST /v1/text-to-speech/stream`, whose job,
-/// price and `X-Job-Id` it shares). Errors carry OpenAI's `type` and
-/// `param` beside our `code`, naming OpenAI's parameters.
+/// price and `X-Job-Id` it shares), or with `stream_format: "sse"` as
+/// server-sent events. Errors carry OpenAI's `type` and `param` beside our
+/// `code`, naming OpenAI's parameters.
 #[utoipa::path(post, path = "/v1/audio/speech", tag = "voice", security(("bearer" = ["write"])),
     request_body = SpeechBodyDoc,
     responses((status = 200, description = "The audio, chunked", content_type = "audio/mpeg"),
@@ -87,13 +91,50 @@ pub async fn speech(
 ) -> ApiResult<Response> {
     let speech = body.parse(state.catalog.as_ref())?;
     let cloned = cloned_voice(&state, &auth.account_id, &speech.body.voice_id).await?;
-    let req =
-        TtsRequest::parse(speech.body, state.catalog.as_ref(), cloned).map_err(openai_names)?;
+    let req = TtsRequest::parse(speech.body, state.catalog.as_ref(), cloned)
+        .map_err(|e| openai_names(e, &NAMES))?;
+    let characters = req.characters();
     let mut response = crate::streaming::stream_tts(state, &auth, opts, req).await?;
-    if !speech.ignored.is_empty() {
-        if let Ok(v) = HeaderValue::from_str(&speech.ignored.join(", ")) {
-            response.headers_mut().insert("x-mediagen-ignored", v);
-        }
+    if speech.sse {
+        response = as_events(response, characters);
     }
-    Ok(response)
+    Ok(super::with_ignored(response, &speech.ignored))
+}
+
+/// A streamed answer's audio as OpenAI's server-sent events: a
+/// `speech.audio.delta` event (base64) for each piece as it comes, then
+/// `speech.audio.done` with the usage (characters, our billing unit, as
+/// input tokens). Any other answer (a retried request's job) as it is.
+fn as_events(response: Response, characters: usize) -> Response {
+    let audio = response.status() == StatusCode::OK
+        && response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .is_some_and(|v| v.as_bytes().starts_with(b"audio/"));
+    if !audio {
+        return response;
+    }
+    let event = |data: serde_json::Value| Bytes::from(format!("data: {data}\n\n"));
+    let (mut parts, body) = response.into_parts();
+    let deltas = body.into_data_stream().map(move |piece| {
+        piece.map(|bytes| {
+            let audio = base64::engine::general_purpose::STANDARD.encode(&bytes);
+            event(json!({"type": "speech.audio.delta", "audio": audio}))
+        })
+    });
+    let usage = json!({
+        "input_tokens": characters,
+        "output_tokens": 0,
+        "total_tokens": characters,
+    });
+    let done = futures::stream::once(async move {
+        Ok(event(json!({"type": "speech.audio.done", "usage": usage})))
+    });
+    let headers = &mut parts.headers;
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    Response::from_parts(parts, Body::from_stream(deltas.chain(done)))
 }

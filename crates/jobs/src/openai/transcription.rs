@@ -1,0 +1,308 @@
+//! `POST /v1/audio/transcriptions` and `POST /v1/audio/translations`:
+//! OpenAI's form validated by OpenAI's rules and mapped to a speech-to-text
+//! request ([`SttOptionsParsed`]), and the finished job's transcript
+//! rendered in the `response_format` OpenAI's clients expect.
+
+use std::collections::HashMap;
+
+use mediagen_core::ApiError;
+use serde_json::{json, Value};
+
+use super::{flag, openai_names};
+use crate::stt::{SttOptionsParsed, SttRequest};
+use crate::Catalog;
+
+/// OpenAI's recogniser: our default one.
+pub const WHISPER: &str = "whisper-1";
+
+/// OpenAI's newer recognisers, taken for transcriptions with their rules
+/// (json or text only, no timestamps); our default recogniser runs them.
+pub const GPT_TRANSCRIBE: [&str; 2] = ["gpt-4o-transcribe", "gpt-4o-mini-transcribe"];
+
+/// OpenAI's `response_format` values.
+pub const FORMATS: [&str; 5] = ["json", "text", "srt", "verbose_json", "vtt"];
+
+/// The list parameter of timestamp granularities, as OpenAI's SDKs name
+/// its form fields.
+const GRANULARITIES: &str = "timestamp_granularities[]";
+
+/// Our speech-to-text parameters and OpenAI's names for them.
+const NAMES: [(&str, &str); 2] = [
+    ("responseFormat", "response_format"),
+    ("timestampGranularities", GRANULARITIES),
+];
+
+/// Which of the two routes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Task {
+    /// In the language spoken.
+    Transcribe,
+    /// Into English.
+    Translate,
+}
+
+impl Task {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Transcribe => "transcribe",
+            Self::Translate => "translate",
+        }
+    }
+
+    /// The form fields the route takes (anything else: 400).
+    fn parameters(self) -> &'static [&'static str] {
+        match self {
+            Self::Transcribe => &[
+                "model",
+                "language",
+                "prompt",
+                "response_format",
+                "temperature",
+                GRANULARITIES,
+                "stream",
+            ],
+            Self::Translate => &["model", "prompt", "response_format", "temperature"],
+        }
+    }
+}
+
+/// A validated request: our options, and how to answer.
+#[derive(Debug, Clone)]
+pub struct Transcription {
+    pub options: SttOptionsParsed,
+    pub task: Task,
+    /// OpenAI's `response_format`.
+    pub format: &'static str,
+    /// `verbose_json` lists segments (unless only words were asked for).
+    pub segments: bool,
+    /// `verbose_json` lists words.
+    pub words: bool,
+    /// Parameters taken and ignored, for a header.
+    pub ignored: Vec<&'static str>,
+}
+
+/// The answer: JSON, or text (`text`, `srt`, `vtt`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Rendered {
+    Json(Value),
+    Text(String),
+}
+
+impl Transcription {
+    /// Validates a form (its text fields) as OpenAI does, then as
+    /// `POST /v1/speech-to-text` does; errors name OpenAI's parameters. A
+    /// rule joining two fields (timestamps need `verbose_json`; the gpt-4o
+    /// models take json or text only) answers 422, as on every route here
+    /// (OpenAI answers 400).
+    pub fn parse(
+        task: Task,
+        fields: &HashMap<String, String>,
+        catalog: &dyn Catalog,
+    ) -> Result<Self, ApiError> {
+        let allowed = task.parameters();
+        if let Some(unknown) = fields.keys().find(|k| !allowed.contains(&k.as_str())) {
+            return Err(ApiError::invalid_parameter(unknown, "unknown parameter"));
+        }
+        let recognisers = catalog.recognisers();
+        let model = fields.get("model").map(|m| m.trim()).unwrap_or("");
+        let newer = task == Task::Transcribe && GPT_TRANSCRIBE.contains(&model);
+        let ours = if model == WHISPER || newer {
+            None
+        } else if recognisers.iter().any(|r| r.name == model) {
+            Some(model)
+        } else {
+            let mut names = vec![WHISPER];
+            if task == Task::Transcribe {
+                names.extend(GPT_TRANSCRIBE);
+            }
+            names.extend(recognisers.iter().map(|r| r.name.as_str()));
+            return Err(ApiError::invalid_parameter(
+                "model",
+                format!("must be one of {}", names.join(", ")),
+            ));
+        };
+        let format = match fields.get("response_format").map(String::as_str) {
+            None => "json",
+            Some(f) => FORMATS.iter().copied().find(|k| *k == f).ok_or_else(|| {
+                ApiError::invalid_parameter(
+                    "response_format",
+                    format!("must be one of {}", FORMATS.join(", ")),
+                )
+            })?,
+        };
+        if newer && !matches!(format, "json" | "text") {
+            return Err(ApiError::unprocessable(
+                "response_format",
+                format!("`{format}` is not compatible with model `{model}`: use json or text"),
+            ));
+        }
+        let granularities: Vec<&str> = fields
+            .get(GRANULARITIES)
+            .map(|g| g.split(',').map(str::trim).collect())
+            .unwrap_or_default();
+        if let Some(bad) = granularities
+            .iter()
+            .find(|g| !matches!(**g, "word" | "segment"))
+        {
+            return Err(ApiError::invalid_parameter(
+                GRANULARITIES,
+                format!("`{bad}` is not word or segment"),
+            ));
+        }
+        if !granularities.is_empty() && (newer || format != "verbose_json") {
+            return Err(ApiError::unprocessable(
+                GRANULARITIES,
+                "needs response_format verbose_json and model whisper-1",
+            ));
+        }
+        let words = granularities.contains(&"word");
+        let segments = granularities.is_empty() || granularities.contains(&"segment");
+        let mut ignored = Vec::new();
+        if let Some(t) = fields.get("temperature") {
+            match t.trim().parse::<f64>() {
+                Ok(t) if (0.0..=1.0).contains(&t) => {
+                    if t != 0.0 {
+                        ignored.push("temperature");
+                    }
+                }
+                _ => {
+                    return Err(ApiError::invalid_parameter(
+                        "temperature",
+                        "must be a number from 0 to 1",
+                    ))
+                }
+            }
+        }
+        if flag(fields, "stream")? {
+            return Err(ApiError::invalid_parameter(
+                "stream",
+                "streamed transcriptions are not supported",
+            ));
+        }
+        let mut ours_fields = HashMap::from([
+            ("task".to_owned(), task.as_str().to_owned()),
+            (
+                "responseFormat".to_owned(),
+                match format {
+                    _ if words => "verbose_json",
+                    "srt" | "vtt" => format,
+                    _ => "json",
+                }
+                .to_owned(),
+            ),
+        ]);
+        if words {
+            ours_fields.insert("timestampGranularities".into(), "segment,word".into());
+        }
+        if let Some(model) = ours {
+            ours_fields.insert("model".into(), model.to_owned());
+        }
+        for name in ["language", "prompt"] {
+            if let Some(v) = fields.get(name) {
+                ours_fields.insert(name.to_owned(), v.clone());
+            }
+        }
+        let options =
+            SttRequest::parse(&ours_fields, catalog).map_err(|e| openai_names(e, &NAMES))?;
+        Ok(Self {
+            options,
+            task,
+            format,
+            segments,
+            words,
+            ignored,
+        })
+    }
+
+    /// The finished job's `result` (our transcript) as OpenAI answers.
+    pub fn render(&self, result: &Value, catalog: &dyn Catalog) -> Rendered {
+        let text = result["text"].as_str().unwrap_or("").to_owned();
+        let duration = result["duration"].as_f64().unwrap_or(0.0);
+        let usage = json!({"type": "duration", "seconds": duration.ceil() as u64});
+        match self.format {
+            "text" => Rendered::Text(text + "\n"),
+            "srt" | "vtt" => Rendered::Text(result["subtitles"].as_str().unwrap_or("").to_owned()),
+            "verbose_json" => {
+                let language = match self.task {
+                    Task::Translate => "english",
+                    Task::Transcribe => result["language"]
+                        .as_str()
+                        .and_then(|code| catalog.language_name(code))
+                        .unwrap_or(""),
+                };
+                let mut body = json!({
+                    "task": self.task.as_str(),
+                    "language": language,
+                    "duration": duration,
+                    "text": text,
+                    "usage": usage,
+                });
+                if self.segments {
+                    body["segments"] = segments(&result["segments"]);
+                }
+                if self.words {
+                    body["words"] = words(&result["words"]);
+                }
+                Rendered::Json(body)
+            }
+            _ => Rendered::Json(json!({"text": text, "usage": usage})),
+        }
+    }
+}
+
+/// Our segments as OpenAI's: `seek` is the start in 10 ms frames, and the
+/// token ids are not kept (an empty list).
+fn segments(ours: &Value) -> Value {
+    let list = ours.as_array().map(Vec::as_slice).unwrap_or_default();
+    list.iter()
+        .map(|s| {
+            let start = s["start"].as_f64().unwrap_or(0.0);
+            json!({
+                "id": s["id"],
+                "seek": (start * 100.0).floor() as u64,
+                "start": start,
+                "end": s["end"],
+                "text": s["text"],
+                "tokens": [],
+                "temperature": 0.0,
+                "avg_logprob": s["avgLogprob"],
+                "compression_ratio": s["compressionRatio"],
+                "no_speech_prob": s["noSpeechProb"],
+            })
+        })
+        .collect()
+}
+
+/// Our words as OpenAI's: word, start and end.
+fn words(ours: &Value) -> Value {
+    let list = ours.as_array().map(Vec::as_slice).unwrap_or_default();
+    list.iter()
+        .map(|w| json!({"word": w["word"], "start": w["start"], "end": w["end"]}))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn transcript() -> Value {
+        json!({
+            "text": "Hello there.", "language": "en", "duration": 1.25,
+            "segments": [{"id": 0, "start": 0.31, "end": 1.2, "text": "Hello there.",
+                          "avgLogprob": -0.2, "noSpeechProb": 0.01, "compressionRatio": 0.8}],
+            "words": [{"word": "Hello", "start": 0.31, "end": 0.6, "probability": 0.9}],
+            "subtitles": "1\n00:00:00,310 --> 00:00:01,200\nHello there.\n",
+        })
+    }
+
+    #[test]
+    fn segments_and_words_take_openais_names() {
+        let s = segments(&transcript()["segments"]);
+        assert_eq!(s[0]["seek"], 31);
+        assert_eq!(s[0]["avg_logprob"], -0.2);
+        assert_eq!(s[0]["compression_ratio"], 0.8);
+        assert_eq!(s[0]["tokens"], json!([]));
+        let w = words(&transcript()["words"]);
+        assert_eq!(w, json!([{"word": "Hello", "start": 0.31, "end": 0.6}]));
+    }
+}
