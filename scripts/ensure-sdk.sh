@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
 # Makes sure the official client packages the compatibility tests drive
-# (OpenAI's `openai`, PyPI) are installed, unmodified, into
-# target/sdk-venv, and prints that environment's python.
+# are installed, unmodified, at pinned versions: OpenAI's `openai` and
+# ElevenLabs' `elevenlabs` (PyPI) into target/sdk-venv, OpenAI's `openai`
+# (npm) into target/sdk-node. Prints that environment's python.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=target/sdk-venv
-if ! "$venv/bin/python" -c "import openai" 2>/dev/null; then
-  echo "ensure-sdk: installing openai into $venv" >&2
+if ! "$venv/bin/python" -c "import openai, elevenlabs" 2>/dev/null; then
+  echo "ensure-sdk: installing openai and elevenlabs into $venv" >&2
   python3 -m venv "$venv" >&2
-  "$venv/bin/pip" install --quiet "openai==3.57.0" >&2
+  "$venv/bin/pip" install --quiet "openai==3.57.0" "elevenlabs==2.78.0" >&2
+fi
+node=target/sdk-node
+if [ ! -f "$node/node_modules/openai/package.json" ]; then
+  echo "ensure-sdk: installing openai (npm) into $node" >&2
+  mkdir -p "$node"
+  npm install --silent --no-audit --no-fund --prefix "$node" "openai@7.57.0" >&2
 fi
 echo "$PWD/$venv/bin/python"

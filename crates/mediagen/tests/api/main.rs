@@ -23,6 +23,7 @@ mod metering;
 mod neural;
 mod openai;
 mod openai_images;
+mod openai_node;
 mod openai_transcribe;
 mod pagination;
 mod process;

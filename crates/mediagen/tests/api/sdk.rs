@@ -1,6 +1,6 @@
-//! Official client packages run against a test server: a Python script
-//! driving the package reports what it saw as JSON on stdout
-//! (`scripts/ensure-sdk.sh` installs the packages, unmodified).
+//! Official client packages run against a test server: a Python or
+//! Node.js script driving the package reports what it saw as JSON on
+//! stdout (`scripts/ensure-sdk.sh` installs the packages, unmodified).
 
 use std::path::Path;
 use std::process::Command;
@@ -46,15 +46,35 @@ def fails(call):
 pub async fn run_python(script: &str, dir: &Path, args: Vec<String>) -> Value {
     let path = dir.join("sdk.py");
     std::fs::write(&path, format!("{PRELUDE}\n{script}")).unwrap();
-    let run = tokio::task::spawn_blocking(move || {
-        Command::new(python())
-            .arg(&path)
-            .args(args)
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap();
+    let mut command = Command::new(python());
+    command.arg(&path).args(args);
+    run(command).await
+}
+
+/// Runs `script` (CommonJS for Node.js, with the npm packages of
+/// `target/sdk-node` on its path) with `args`, in `dir`, and returns the
+/// JSON it printed.
+pub async fn run_node(script: &str, dir: &Path, args: Vec<String>) -> Value {
+    let modules = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../target/sdk-node/node_modules"
+    );
+    assert!(
+        Path::new(modules).join("openai").exists(),
+        "{modules} lacks openai: run scripts/ensure-sdk.sh"
+    );
+    let path = dir.join("sdk.cjs");
+    std::fs::write(&path, script).unwrap();
+    let mut command = Command::new("node");
+    command.env("NODE_PATH", modules).arg(&path).args(args);
+    run(command).await
+}
+
+/// Runs a script's command and reads the JSON it printed.
+async fn run(mut command: Command) -> Value {
+    let run = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
     assert!(
         run.status.success(),
         "the SDK failed: {}",
