@@ -118,3 +118,22 @@ pub trait Catalog: Send + Sync {
     /// The built-in avatars' clip format.
     fn avatar_clip(&self) -> AvatarClip;
 }
+
+/// The voice a compatibility API's named voice stands for: the Kokoro
+/// voice `kokoro_key` of matching character, or where Kokoro is not
+/// installed the first English voice of `gender`.
+pub fn stand_in<'a>(
+    catalog: &'a dyn Catalog,
+    kokoro_key: &str,
+    gender: &str,
+) -> Option<&'a VoiceInfo> {
+    let voices = catalog.voices();
+    voices
+        .iter()
+        .find(|v| v.engine == "kokoro" && v.key == kokoro_key)
+        .or_else(|| {
+            voices
+                .iter()
+                .find(|v| v.language.starts_with("en") && v.gender == gender)
+        })
+}

@@ -8,6 +8,7 @@ pub mod avatar;
 pub mod avatar_upload;
 pub mod catalog;
 pub mod dub;
+pub mod elevenlabs;
 pub mod image;
 pub mod limits;
 pub mod neural;

@@ -26,8 +26,8 @@ use crate::metrics::Metrics;
 use crate::middleware;
 use crate::ratelimit::RateLimiter;
 use crate::routes::{
-    account, accounts, avatars, blobs, dubbing, files, image, jobs, keys, models, openai, previews,
-    sound, stt, system, test_jobs, tts, video, voice_changer, voices,
+    account, accounts, avatars, blobs, dubbing, elevenlabs, files, image, jobs, keys, models,
+    openai, previews, sound, stt, system, test_jobs, tts, video, voice_changer, voices,
 };
 use crate::state::{AppState, Inner};
 
@@ -316,8 +316,30 @@ fn router(state: AppState) -> Router {
     let v1 = v1
         .route_layer(from_fn_with_state(state.clone(), middleware::idempotency))
         .route_layer(from_fn_with_state(state.clone(), middleware::authenticate));
+    let tts = "/text-to-speech/{voice_id}";
+    let eleven = Router::new()
+        .route(tts, post(elevenlabs::speech::speech))
+        .route(&format!("{tts}/stream"), post(elevenlabs::speech::speech))
+        .route(
+            &format!("{tts}/with-timestamps"),
+            post(elevenlabs::speech::with_timestamps),
+        )
+        .route(
+            &format!("{tts}/stream/with-timestamps"),
+            post(elevenlabs::speech::with_timestamps),
+        )
+        .route("/speech-to-text", post(elevenlabs::speech::transcribe))
+        .route("/sound-generation", post(elevenlabs::speech::sound))
+        .route("/voices", get(elevenlabs::voices::list))
+        .route("/voices/{voice_id}", get(elevenlabs::voices::get))
+        .route("/user", get(elevenlabs::account::user))
+        .route("/user/subscription", get(elevenlabs::account::subscription))
+        .route_layer(from_fn_with_state(state.clone(), middleware::idempotency))
+        .route_layer(from_fn_with_state(state.clone(), middleware::authenticate))
+        .route_layer(from_fn(elevenlabs::xi_api_key));
     Router::new()
         .nest("/v1", v1)
+        .nest("/elevenlabs/v1", eleven)
         .route("/v1/openapi.json", get(system::openapi))
         .route("/docs", get(system::docs))
         .route("/healthz", get(system::healthz))

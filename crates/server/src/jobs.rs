@@ -335,6 +335,22 @@ pub async fn run_to_end(
     }
 }
 
+/// The bytes and content type of a completed job's output whose URL goes
+/// at `field` of its result (`/audioUrl`).
+pub async fn output_bytes(
+    state: &AppState,
+    job: &Job,
+    field: &str,
+) -> ApiResult<(bytes::Bytes, String)> {
+    let output = job
+        .outputs
+        .iter()
+        .find(|o| o.field == field)
+        .ok_or_else(|| Error::internal(format!("the job has no output at {field}")))?;
+    let bytes = state.blobs.get_bytes(&output.key).await?;
+    Ok((bytes, output.content_type.clone()))
+}
+
 /// The answer for a job just submitted or waited for: the job when it
 /// completed (200) or still runs (202 with `Location`); when it failed,
 /// the error [`failure`] gives.

@@ -184,16 +184,12 @@ impl SpeechBody {
 /// `None` for a name that is not OpenAI's.
 pub fn openai_voice<'a>(catalog: &'a dyn Catalog, name: &str) -> Option<&'a VoiceInfo> {
     let (_, key, gender) = VOICES.iter().find(|(n, _, _)| *n == name)?;
-    let voices = catalog.voices();
-    voices
-        .iter()
-        .find(|v| v.engine == "kokoro" && v.key == *key)
-        .or_else(|| {
-            voices
-                .iter()
-                .find(|v| v.language.starts_with("en") && v.gender == *gender)
-        })
-        .or_else(|| voices.iter().find(|v| v.language.starts_with("en")))
+    crate::catalog::stand_in(catalog, key, gender).or_else(|| {
+        catalog
+            .voices()
+            .iter()
+            .find(|v| v.language.starts_with("en"))
+    })
 }
 
 /// Our text-to-speech parameters and OpenAI's names for them: an error of

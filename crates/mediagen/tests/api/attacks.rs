@@ -462,6 +462,33 @@ async fn every_route_refuses_other_accounts_and_read_keys(backend: Backend) {
             "{path} {body}: {status} {v}"
         );
     }
+    // The same through ElevenLabs' routes, with its `xi-api-key` header.
+    let eleven = |verb: reqwest::Method, path: String| {
+        app.client
+            .request(verb, format!("{}/elevenlabs/v1{path}", app.addr))
+            .header("xi-api-key", &b)
+    };
+    for (request, what) in [
+        (
+            eleven(reqwest::Method::GET, format!("/voices/{voice}")),
+            "voice",
+        ),
+        (
+            eleven(reqwest::Method::POST, format!("/text-to-speech/{voice}"))
+                .json(&json!({"text": "Hello."})),
+            "speech",
+        ),
+        (
+            eleven(reqwest::Method::POST, "/speech-to-text".into())
+                .json(&json!({"fileId": file, "model_id": "scribe_v1"})),
+            "file",
+        ),
+    ] {
+        let r = request.send().await.unwrap();
+        let status = r.status().as_u16();
+        let v: Value = r.json().await.unwrap();
+        assert_eq!(status, 404, "elevenlabs {what}: {v}");
+    }
     // Lists never show another account's things.
     for list in [
         "/v1/jobs",
@@ -469,6 +496,7 @@ async fn every_route_refuses_other_accounts_and_read_keys(backend: Backend) {
         "/v1/keys",
         "/v1/avatars?limit=100",
         "/v1/voices?limit=100",
+        "/elevenlabs/v1/voices",
     ] {
         let text = app.get(list, &b).await.text().await.unwrap();
         for id in mine.ids.values().filter(|id| **id != a_id) {

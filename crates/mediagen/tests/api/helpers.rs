@@ -131,8 +131,13 @@ pub fn silent_wav(samples: u32, rate: u32) -> Vec<u8> {
 impl TestApp {
     /// The id of the first voice of the catalog.
     pub async fn any_voice(&self, key: &str) -> String {
+        self.first_voice(key, "").await
+    }
+
+    /// The id of the first voice `GET /v1/voices?{filters}` lists.
+    pub async fn first_voice(&self, key: &str, filters: &str) -> String {
         let voices: Value = self
-            .get("/v1/voices?limit=1", key)
+            .get(&format!("/v1/voices?{filters}&limit=1"), key)
             .await
             .json()
             .await

@@ -11,6 +11,7 @@ mod avatars;
 mod contract;
 mod credits;
 mod dubbing;
+mod elevenlabs;
 mod errors;
 mod expansion;
 mod files;

@@ -74,13 +74,7 @@ async fn openais_python_package_makes_speech() {
     let app = TestApp::spawn_with(Backend::Sqlite, |c| c.sync_wait_seconds = 60.0).await;
     let (_, key) = app.account(10_000, "write").await;
     let (_, read_key) = app.account(10_000, "read").await;
-    let voices: Value = app
-        .get("/v1/voices?engine=piper&limit=1", &key)
-        .await
-        .json()
-        .await
-        .unwrap();
-    let piper = voices["data"][0]["id"].as_str().unwrap().to_owned();
+    let piper = app.first_voice(&key, "engine=piper").await;
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().to_str().unwrap().to_owned();
     let args = vec![

@@ -2,8 +2,6 @@
 //! OpenAI-compatible routes: speech, a transcription of that speech with
 //! word timestamps, an image, the model list and a typed error.
 
-use serde_json::Value;
-
 use crate::helpers::{Backend, TestApp};
 use crate::sdk::run_node;
 use crate::stt::wer;
@@ -65,13 +63,7 @@ async fn openais_npm_package_speaks_transcribes_and_draws() {
     // Speech streams once a worker begins it (within the sync wait).
     let app = TestApp::spawn_with(Backend::Sqlite, |c| c.sync_wait_seconds = 30.0).await;
     let (_, key) = app.account(10_000, "write").await;
-    let voices: Value = app
-        .get("/v1/voices?engine=piper&limit=1", &key)
-        .await
-        .json()
-        .await
-        .unwrap();
-    let piper = voices["data"][0]["id"].as_str().unwrap().to_owned();
+    let piper = app.first_voice(&key, "engine=piper").await;
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().to_str().unwrap().to_owned();
     let report = run_node(

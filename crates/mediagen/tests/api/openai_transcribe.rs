@@ -90,13 +90,7 @@ print(json.dumps(report))
 /// `text` spoken by the first voice `GET /v1/voices?{voices}` lists, as
 /// WAV, written to `path`.
 async fn speech(app: &TestApp, key: &str, voices: &str, text: &str, path: &std::path::Path) {
-    let listed: Value = app
-        .get(&format!("/v1/voices?{voices}&limit=1"), key)
-        .await
-        .json()
-        .await
-        .unwrap();
-    let voice = listed["data"][0]["id"].as_str().unwrap();
+    let voice = app.first_voice(key, voices).await;
     let body = json!({"text": text, "voiceId": voice, "format": "wav"});
     let job: Value = app
         .post("/v1/text-to-speech", key, body)

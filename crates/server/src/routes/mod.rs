@@ -6,6 +6,7 @@ pub mod accounts;
 pub mod avatars;
 pub mod blobs;
 pub mod dubbing;
+pub mod elevenlabs;
 pub mod files;
 pub mod image;
 pub mod jobs;
@@ -22,11 +23,33 @@ pub mod video;
 pub mod voice_changer;
 pub mod voices;
 
+use axum::http::HeaderValue;
+use axum::response::Response;
 use mediagen_core::page::{PageParams, RawPageQuery};
 use mediagen_core::{ApiError, Page, Pagination};
 use serde::Serialize;
 
 use crate::error::ApiResult;
+
+/// The response, naming in `X-Mediagen-Ignored` the parameters that were
+/// taken and not used (the compatibility routes).
+pub fn with_ignored(mut response: Response, ignored: &[impl AsRef<str>]) -> Response {
+    if !ignored.is_empty() {
+        let names: Vec<&str> = ignored.iter().map(AsRef::as_ref).collect();
+        if let Ok(v) = HeaderValue::from_str(&names.join(", ")) {
+            response.headers_mut().insert("x-mediagen-ignored", v);
+        }
+    }
+    response
+}
+
+/// The response, naming its job in `X-Job-Id` (as the streaming routes do).
+pub fn with_job(mut response: Response, job: &mediagen_core::JobId) -> Response {
+    if let Ok(v) = HeaderValue::from_str(job.as_ref()) {
+        response.headers_mut().insert("x-job-id", v);
+    }
+    response
+}
 
 /// The spec's list envelope, as a schema for the OpenAPI document.
 #[derive(Serialize, utoipa::ToSchema)]

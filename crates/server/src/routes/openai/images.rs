@@ -119,8 +119,8 @@ pub async fn generations(
         }
     }
     let response = Json(json!({ "created": created, "data": data })).into_response();
-    Ok(super::with_ignored(
-        super::with_job(response, &id),
+    Ok(crate::routes::with_ignored(
+        crate::routes::with_job(response, &id),
         &asked.ignored,
     ))
 }

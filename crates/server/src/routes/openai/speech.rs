@@ -98,7 +98,7 @@ pub async fn speech(
     if speech.sse {
         response = as_events(response, characters);
     }
-    Ok(super::with_ignored(response, &speech.ignored))
+    Ok(crate::routes::with_ignored(response, &speech.ignored))
 }
 
 /// A streamed answer's audio as OpenAI's server-sent events: a

@@ -89,8 +89,8 @@ async fn recognise(
             ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text).into_response()
         }
     };
-    Ok(super::with_ignored(
-        super::with_job(response, &job.id),
+    Ok(crate::routes::with_ignored(
+        crate::routes::with_job(response, &job.id),
         &asked.ignored,
     ))
 }
