@@ -202,6 +202,19 @@ id_type!(
     "key",
     "key"
 );
+id_type!(
+    /// A webhook endpoint (`whk_…`).
+    WebhookId,
+    "whk",
+    "webhook"
+);
+id_type!(
+    /// A webhook message (`msg_…`): one event for one endpoint, sent as
+    /// `webhook-id` on every attempt.
+    DeliveryId,
+    "msg",
+    "delivery"
+);
 
 #[cfg(test)]
 mod tests {

@@ -18,7 +18,7 @@ pub mod time;
 pub mod voice;
 
 pub use error::{ApiError, ErrorCode};
-pub use ids::{AccountId, AvatarId, FileId, JobId, KeyId, TypedId, VoiceId};
+pub use ids::{AccountId, AvatarId, DeliveryId, FileId, JobId, KeyId, TypedId, VoiceId, WebhookId};
 pub use job::{CreditState, JobKind, JobStatus};
 pub use keys::{ApiKeySecret, Level};
 pub use page::{Page, PageParams, Pagination};

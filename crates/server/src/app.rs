@@ -27,7 +27,7 @@ use crate::middleware;
 use crate::ratelimit::RateLimiter;
 use crate::routes::{
     account, accounts, avatars, blobs, dubbing, elevenlabs, files, image, jobs, keys, models,
-    openai, previews, sound, stt, system, test_jobs, tts, video, voice_changer, voices,
+    openai, previews, sound, stt, system, test_jobs, tts, video, voice_changer, voices, webhooks,
 };
 use crate::state::{AppState, Inner};
 
@@ -248,6 +248,7 @@ impl Application {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
         let (stop_tx, stop_rx) = watch::channel(false);
+        let dispatcher = tokio::spawn(crate::webhooks::run(self.state.clone(), stop_rx.clone()));
         let worker = self.worker.map(|w| tokio::spawn(w.run(stop_rx)));
         tracing::info!(addr = %self.listener.local_addr()?, base_url = %self.state.base_url, "listening");
         axum::serve(self.listener, self.router)
@@ -257,6 +258,7 @@ impl Application {
         if let Some(w) = worker {
             let _ = w.await;
         }
+        let _ = dispatcher.await;
         self.state.db.close().await;
         Ok(())
     }
@@ -303,6 +305,16 @@ fn router(state: AppState) -> Router {
         .route("/jobs/{id}", get(jobs::get_job).delete(jobs::cancel_job))
         .route("/keys", post(keys::create_key).get(keys::list_keys))
         .route("/keys/{id}", delete(keys::revoke_key))
+        .route("/webhooks", post(webhooks::create).get(webhooks::list))
+        .route(
+            "/webhooks/{id}",
+            get(webhooks::get).delete(webhooks::delete),
+        )
+        .route("/webhooks/{id}/deliveries", get(webhooks::deliveries))
+        .route(
+            "/webhooks/{id}/deliveries/{deliveryId}/redeliver",
+            post(webhooks::redeliver),
+        )
         .route(
             "/accounts",
             post(accounts::create_account).get(accounts::list_accounts),

@@ -56,6 +56,10 @@ pub struct Config {
     pub signing_secret: Secret,
     /// How long signed result URLs stay valid.
     pub url_ttl_seconds: u64,
+    /// Allow webhook endpoints on loopback, private and link-local
+    /// addresses (refused by default: a webhook must not reach the
+    /// server's own network).
+    pub webhook_allow_private: bool,
     /// How long a capability endpoint waits for its job before answering
     /// 202 with the queued job instead of the finished one.
     pub sync_wait_seconds: f64,
@@ -149,6 +153,7 @@ impl Default for Config {
             public_base_url: String::new(),
             signing_secret: Secret::default(),
             url_ttl_seconds: 24 * 3600,
+            webhook_allow_private: false,
             sync_wait_seconds: 30.0,
             workers: 2,
             worker_concurrency: 2,

@@ -218,12 +218,20 @@ fn nullable_optionals(schema: &mut Schema) {
         if object.required.contains(name) {
             continue;
         }
-        if let RefOr::T(Schema::Object(p)) = property {
-            if let SchemaType::Type(t) = &p.schema_type {
-                if *t != Type::Null {
-                    p.schema_type = SchemaType::Array(vec![t.clone(), Type::Null]);
+        match property {
+            RefOr::T(Schema::Object(p)) => {
+                if let SchemaType::Type(t) = &p.schema_type {
+                    if *t != Type::Null {
+                        p.schema_type = SchemaType::Array(vec![t.clone(), Type::Null]);
+                    }
                 }
             }
+            RefOr::T(Schema::Array(a)) => {
+                if matches!(a.schema_type, SchemaType::Type(Type::Array)) {
+                    a.schema_type = SchemaType::Array(vec![Type::Array, Type::Null]);
+                }
+            }
+            _ => {}
         }
     }
 }

@@ -19,6 +19,7 @@ pub mod state;
 pub mod streaming;
 pub mod upload;
 pub mod voices;
+pub mod webhooks;
 
 pub use app::Application;
 pub use config::Config;

@@ -7,7 +7,7 @@ use crate::contract::Contract;
 
 use crate::routes::{
     account, accounts, avatars, blobs, dubbing, files, image, jobs, keys, models, openai, previews,
-    sound, stt, tts, video, voice_changer, voices,
+    sound, stt, tts, video, voice_changer, voices, webhooks,
 };
 
 struct Security;
@@ -54,6 +54,7 @@ impl Modify for Security {
         account::get_account,
         jobs::get_job, jobs::list_jobs, jobs::cancel_job,
         keys::create_key, keys::list_keys, keys::revoke_key,
+        webhooks::create, webhooks::list, webhooks::get, webhooks::delete, webhooks::deliveries, webhooks::redeliver,
         accounts::create_account, accounts::list_accounts, accounts::get_account,
         accounts::grant_credits, accounts::create_account_key,
         files::upload, files::list, files::get, files::delete,
@@ -65,6 +66,7 @@ impl Modify for Security {
         (name = "account", description = "The caller's account, credits and limits"),
         (name = "jobs", description = "Job status, listing and cancellation"),
         (name = "keys", description = "API keys (admin)"),
+        (name = "webhooks", description = "Webhook endpoints and their deliveries (admin; Standard Webhooks)"),
         (name = "accounts", description = "Accounts and credits (operator account's admin keys)"),
         (name = "files", description = "Uploaded input files and signed result URLs"),
         (name = "video", description = "Video trimming"),

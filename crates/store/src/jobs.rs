@@ -475,6 +475,7 @@ impl Db {
         if let Some(row) = row {
             let job = job_from_row(&row)?;
             settle(&mut tx, &job, CreditState::Refunded).await?;
+            self.enqueue_webhooks(&mut tx, id).await?;
             self.announce_finished(&mut *tx, id).await?;
         }
         tx.commit().await?;
@@ -700,6 +701,7 @@ impl Db {
                 settle_measured(&mut tx, &job, due).await?;
             }
         }
+        self.enqueue_webhooks(&mut tx, id).await?;
         self.announce_finished(&mut *tx, id).await?;
         tx.commit().await?;
         Ok(true)

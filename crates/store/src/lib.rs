@@ -19,6 +19,7 @@ mod retention;
 mod streams;
 mod voices;
 mod wakeups;
+mod webhooks;
 mod workers;
 
 pub use accounts::{Account, LedgerEntry};
@@ -35,3 +36,4 @@ pub use rate_limits::RateCounts;
 pub use streams::{Chunk, CHUNK_MAX_AGE_MS};
 pub use voices::{VoiceChanges, VoiceRecord};
 pub use wakeups::Wakeup;
+pub use webhooks::{Attempt, DeliveryRecord, Due, WebhookRecord};

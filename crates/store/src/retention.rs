@@ -27,15 +27,24 @@ impl Db {
             .collect()
     }
 
-    /// Deletes a finished job's row (its stored files already removed).
+    /// Deletes a finished job's row (its stored files already removed)
+    /// and its webhook deliveries, whose log goes with it.
     pub async fn delete_finished_job(&self, id: &JobId) -> Result<bool, StoreError> {
+        let mut tx = self.pool.begin().await?;
         let n = sqlx::query(&format!(
             "DELETE FROM jobs WHERE id = $1 AND status IN {FINISHED}"
         ))
         .bind(id.as_str())
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?
         .rows_affected();
+        if n == 1 {
+            sqlx::query("DELETE FROM webhook_deliveries WHERE job_id = $1")
+                .bind(id.as_str())
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
         Ok(n == 1)
     }
 

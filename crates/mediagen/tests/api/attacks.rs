@@ -213,13 +213,35 @@ struct Owned {
     file: String,
     voice: String,
     avatar: String,
+    /// A webhook delivery of the account's endpoint (`ids` has the endpoint).
+    delivery: String,
 }
 
-/// A job, a file, a key, an avatar and a cloned voice of the account `key`.
+/// A job, a file, a key, an avatar, a cloned voice and a webhook endpoint
+/// with a delivery of the account `key`.
 async fn resources(app: &TestApp, account: &str, key: &str) -> Owned {
     let dir = tempfile::tempdir().unwrap();
+    // An endpoint first, so the job's end makes a delivery of its own.
+    let hook: Value = app
+        .post(
+            "/v1/webhooks",
+            key,
+            json!({"url": "https://hooks.example.com/mine"}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let hook = hook["id"].as_str().unwrap().to_owned();
     let job: Value = app.test_job(key, json!({})).await.json().await.unwrap();
     let job = job["id"].as_str().unwrap().to_owned();
+    let sent: Value = app
+        .get(&format!("/v1/webhooks/{hook}/deliveries"), key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let delivery = sent["data"][0]["id"].as_str().unwrap().to_owned();
     let sample = crate::voice_clone::espeak(
         dir.path(),
         "sample.wav",
@@ -281,6 +303,9 @@ async fn resources(app: &TestApp, account: &str, key: &str) -> Owned {
         ("/v1/keys/{id}", key_id),
         ("/v1/avatars/{id}", avatar.clone()),
         ("/v1/voices/{id}", voice.clone()),
+        ("/v1/webhooks/{id}", hook.clone()),
+        ("/v1/webhooks/{id}/deliveries", hook.clone()),
+        ("/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver", hook),
         ("/v1/accounts/{id}", account.to_owned()),
         ("/v1/accounts/{id}/credits", account.to_owned()),
         ("/v1/accounts/{id}/keys", account.to_owned()),
@@ -292,6 +317,7 @@ async fn resources(app: &TestApp, account: &str, key: &str) -> Owned {
         file,
         voice,
         avatar,
+        delivery,
     }
 }
 
@@ -335,7 +361,7 @@ async fn every_route_refuses_other_accounts_and_read_keys(backend: Backend) {
                         .unwrap_or_else(|| panic!("{path}: add its resource to this walk"));
                     let (head, rest) = path.split_once('{').unwrap();
                     let tail = rest.split_once('}').unwrap().1;
-                    let url = format!("{head}{id}{tail}");
+                    let url = format!("{head}{id}{tail}").replace("{deliveryId}", &mine.delivery);
                     // A body that would be valid for the owner, so the answer
                     // is about the id, not the body.
                     let body = match path.as_str() {
@@ -497,6 +523,7 @@ async fn every_route_refuses_other_accounts_and_read_keys(backend: Backend) {
         "/v1/avatars?limit=100",
         "/v1/voices?limit=100",
         "/elevenlabs/v1/voices",
+        "/v1/webhooks",
     ] {
         let text = app.get(list, &b).await.text().await.unwrap();
         for id in mine.ids.values().filter(|id| **id != a_id) {

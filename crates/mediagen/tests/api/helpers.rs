@@ -76,6 +76,8 @@ pub struct TestApp {
     pub data_dir: tempfile::TempDir,
     pg_db: Option<String>,
     stop: Option<oneshot::Sender<()>>,
+    /// The server's task, ended by `stop`.
+    task: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
 }
 
 /// A multipart form: a file part for each `(field, bytes, file name)` and a
@@ -187,7 +189,7 @@ impl TestApp {
             .to_owned();
         let state = app.state().clone();
         let (stop, stopped) = oneshot::channel::<()>();
-        tokio::spawn(app.run_until_stopped(async {
+        let task = tokio::spawn(app.run_until_stopped(async {
             let _ = stopped.await;
         }));
         Self {
@@ -199,7 +201,31 @@ impl TestApp {
             data_dir,
             pg_db,
             stop: Some(stop),
+            task: Some(task),
         }
+    }
+
+    /// Stops the server (workers, dispatcher and all) and starts a new one
+    /// on the same database and storage, as a restart of the process
+    /// would; it listens on a new port (`addr`).
+    pub async fn restart(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let ended = tokio::time::timeout(Duration::from_secs(60), task).await;
+            assert!(ended.is_ok(), "the server did not stop");
+        }
+        let app = mediagen::application(self.config.clone())
+            .await
+            .expect("app builds again");
+        self.addr = format!("http://127.0.0.1:{}", app.port());
+        self.state = app.state().clone();
+        let (stop, stopped) = oneshot::channel::<()>();
+        self.task = Some(tokio::spawn(app.run_until_stopped(async {
+            let _ = stopped.await;
+        })));
+        self.stop = Some(stop);
     }
 
     pub fn database_url(&self) -> &str {

@@ -40,4 +40,5 @@ mod tts;
 mod video;
 mod voice_clone;
 mod voices;
+mod webhooks;
 mod worker_kinds;

@@ -22,6 +22,7 @@ pub mod tts;
 pub mod video;
 pub mod voice_changer;
 pub mod voices;
+pub mod webhooks;
 
 use axum::http::HeaderValue;
 use axum::response::Response;
