@@ -12,24 +12,28 @@ use mediagen_core::{AccountId, Level, TypedId};
 use mediagen_server::app::{ensure_operator, Services};
 use mediagen_server::config::{Config, Overrides};
 
+/// The heading of the options of the server's commands (the client
+/// commands take them, being subcommands of one parser, but do not use them).
+const SERVER: &str = "Server options (serve, worker, migrate, keys, accounts, models)";
+
 /// Self-hostable voice, avatar, video and content generation API.
 #[derive(Parser)]
 #[command(name = "mediagen", version)]
 struct Cli {
     /// Optional TOML configuration file (every setting: docs/configuration.md).
-    #[arg(long, global = true, env = "MEDIAGEN_CONFIG")]
+    #[arg(long, global = true, help_heading = SERVER, env = "MEDIAGEN_CONFIG")]
     config: Option<PathBuf>,
     /// Address to listen on [default: 127.0.0.1:8080].
-    #[arg(long, global = true, env = "MEDIAGEN_BIND")]
+    #[arg(long, global = true, help_heading = SERVER, env = "MEDIAGEN_BIND")]
     bind: Option<SocketAddr>,
     /// Directory for the SQLite database and stored files [default: ./data].
-    #[arg(long, global = true, env = "MEDIAGEN_DATA_DIR")]
+    #[arg(long, global = true, help_heading = SERVER, env = "MEDIAGEN_DATA_DIR")]
     data_dir: Option<PathBuf>,
     /// Directory with model files [default: ./models].
-    #[arg(long, global = true, env = "MEDIAGEN_MODELS_DIR")]
+    #[arg(long, global = true, help_heading = SERVER, env = "MEDIAGEN_MODELS_DIR")]
     models_dir: Option<PathBuf>,
     /// `sqlite://…` or `postgres://…` [default: sqlite://<data-dir>/mediagen.db].
-    #[arg(long, global = true, env = "MEDIAGEN_DATABASE_URL")]
+    #[arg(long, global = true, help_heading = SERVER, env = "MEDIAGEN_DATABASE_URL")]
     database_url: Option<String>,
     #[command(subcommand)]
     command: Command,
@@ -60,6 +64,10 @@ enum Command {
     /// Work with the models directory.
     #[command(subcommand)]
     Models(ModelsCommand),
+    /// The client of a running server (docs/cli.md), which it reaches at
+    /// `MEDIAGEN_URL` with `MEDIAGEN_API_KEY`.
+    #[command(flatten)]
+    Client(mediagen_client::Command),
 }
 
 #[derive(Subcommand)]
@@ -129,6 +137,11 @@ enum AccountsCommand {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    // The client needs no server configuration, database or models.
+    let command = match cli.command {
+        Command::Client(client) => std::process::exit(client.run().await),
+        other => other,
+    };
     let overrides = Overrides {
         bind: cli.bind,
         data_dir: cli.data_dir.clone(),
@@ -149,7 +162,7 @@ async fn main() -> anyhow::Result<()> {
     for warning in &config.warnings {
         tracing::warn!("{warning}");
     }
-    match cli.command {
+    match command {
         Command::Serve => serve(config).await,
         Command::Worker { kinds } => {
             let mut config = config;
@@ -183,6 +196,7 @@ async fn main() -> anyhow::Result<()> {
             );
             Ok(())
         }
+        Command::Client(_) => unreachable!("client commands return above"),
     }
 }
 

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_error, form, Backend, TestApp};
+use crate::helpers::{assert_error, ffmpeg, form, Backend, TestApp};
 
 /// Thumbnail side used to compare frames.
 const SIDE: usize = 64;
@@ -25,16 +25,6 @@ fn clip(dir: &Path) -> PathBuf {
         &out,
     );
     out
-}
-
-fn ffmpeg(args: &[&str], out: &Path) {
-    let ok = Command::new("ffmpeg")
-        .args(["-v", "error", "-y"])
-        .args(args)
-        .arg(out)
-        .status()
-        .unwrap();
-    assert!(ok.success());
 }
 
 /// Every frame of a video as grey thumbnails.

@@ -99,6 +99,17 @@ pub fn form(
     form
 }
 
+/// Runs ffmpeg with `args`, writing `out` (over any file there).
+pub fn ffmpeg(args: &[&str], out: &std::path::Path) {
+    let ok = std::process::Command::new("ffmpeg")
+        .args(["-v", "error", "-y"])
+        .args(args)
+        .arg(out)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+}
+
 /// The container's duration of the media file at `path`, by ffprobe.
 pub fn probe_seconds(path: &std::path::Path) -> f64 {
     let out = std::process::Command::new("ffprobe")

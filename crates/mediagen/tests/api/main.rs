@@ -8,6 +8,7 @@ mod sdk;
 mod attacks;
 mod auth;
 mod avatars;
+mod cli;
 mod contract;
 mod credits;
 mod dubbing;
