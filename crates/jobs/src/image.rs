@@ -41,6 +41,10 @@ pub struct ImageBody {
     pub guidance_scale: Option<f32>,
     #[serde(default)]
     pub dry_run: bool,
+    /// This job's own webhook (the API checks it and takes it out; it is
+    /// not part of the job's payload).
+    #[serde(default)]
+    pub webhook_url: Option<String>,
 }
 
 /// A validated request (also the job's payload).

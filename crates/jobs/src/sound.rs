@@ -40,6 +40,10 @@ pub struct SoundBody {
     pub negative_prompt: Option<String>,
     #[serde(default)]
     pub dry_run: bool,
+    /// This job's own webhook (the API checks it and takes it out; it is
+    /// not part of the job's payload).
+    #[serde(default)]
+    pub webhook_url: Option<String>,
 }
 
 /// A validated request (also the job's payload).

@@ -77,6 +77,10 @@ pub struct TtsBody {
     pub timestamps: bool,
     #[serde(default)]
     pub dry_run: bool,
+    /// This job's own webhook (the API checks it and takes it out; it is
+    /// not part of the job's payload).
+    #[serde(default)]
+    pub webhook_url: Option<String>,
 }
 
 impl TtsRequest {

@@ -310,6 +310,10 @@ fn router(state: AppState) -> Router {
             "/webhooks/{id}",
             get(webhooks::get).delete(webhooks::delete),
         )
+        .route(
+            "/webhooks/default/secret",
+            get(webhooks::request_secret).post(webhooks::rotate_request_secret),
+        )
         .route("/webhooks/{id}/deliveries", get(webhooks::deliveries))
         .route(
             "/webhooks/{id}/deliveries/{deliveryId}/redeliver",

@@ -153,6 +153,23 @@ pub struct JobOptions {
     /// `Prefer: respond-async` forces a 202 answer.
     pub respond_async: bool,
     pub idempotency_key: Option<String>,
+    /// The request's `webhookUrl` (a body member, set by
+    /// [`JobOptions::with_webhook`] once checked).
+    pub webhook_url: Option<String>,
+}
+
+impl JobOptions {
+    /// Takes the request's `webhookUrl`: 400 unless it is an http(s) URL
+    /// of at most 2048 characters, 422 when it does not parse or (unless
+    /// `webhook_allow_private`) points at an internal network.
+    pub fn with_webhook(mut self, state: &AppState, url: Option<String>) -> Result<Self, Error> {
+        if let Some(url) = url {
+            let allow = state.config.webhook_allow_private;
+            let checked = crate::webhooks::target::check_url(&url, "webhookUrl", allow)?;
+            self.webhook_url = Some(checked.to_string());
+        }
+        Ok(self)
+    }
 }
 
 impl FromRequestParts<AppState> for JobOptions {
@@ -173,6 +190,7 @@ impl FromRequestParts<AppState> for JobOptions {
         Ok(Self {
             respond_async,
             idempotency_key,
+            webhook_url: None,
         })
     }
 }

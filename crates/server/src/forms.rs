@@ -60,6 +60,8 @@ pub struct SpeechToTextForm {
     /// Validate and price only.
     #[schema(rename = "dryRun")]
     dry_run: Option<bool>,
+    #[schema(rename = "webhookUrl", schema_with = crate::routes::webhook_url_schema)]
+    webhook_url: Option<String>,
 }
 
 /// `POST /v1/audio/transcriptions` (OpenAI's form).
@@ -146,6 +148,8 @@ pub struct VideoTrimForm {
     /// Validate and price only.
     #[schema(rename = "dryRun")]
     dry_run: Option<bool>,
+    #[schema(rename = "webhookUrl", schema_with = crate::routes::webhook_url_schema)]
+    webhook_url: Option<String>,
 }
 
 /// `POST /v1/voice-changer`.
@@ -168,6 +172,8 @@ pub struct VoiceChangerForm {
     /// Validate and price only.
     #[schema(rename = "dryRun")]
     dry_run: Option<bool>,
+    #[schema(rename = "webhookUrl", schema_with = crate::routes::webhook_url_schema)]
+    webhook_url: Option<String>,
 }
 
 /// `POST /v1/dubbing`.
@@ -215,6 +221,8 @@ pub struct DubbingForm {
     /// Validate and price only.
     #[schema(rename = "dryRun")]
     dry_run: Option<bool>,
+    #[schema(rename = "webhookUrl", schema_with = crate::routes::webhook_url_schema)]
+    webhook_url: Option<String>,
 }
 
 /// `POST /v1/avatars`.
@@ -290,6 +298,8 @@ pub struct AvatarExpansionForm {
     /// Validate and price only.
     #[schema(rename = "dryRun")]
     dry_run: Option<bool>,
+    #[schema(rename = "webhookUrl", schema_with = crate::routes::webhook_url_schema)]
+    webhook_url: Option<String>,
 }
 
 use crate::routes::one_of_strings as choices;

@@ -202,6 +202,13 @@ pub async fn create(
     spec: JobSpec,
 ) -> ApiResult<(Job, bool)> {
     let cost = price(state, spec.kind, spec.units);
+    if opts.webhook_url.is_some() {
+        // Its deliveries are signed with the account's request secret.
+        state
+            .db
+            .request_webhook_secret(&who.account_id, &crate::webhooks::signing::new_secret())
+            .await?;
+    }
     let created = state
         .db
         .create_job(NewJob {
@@ -215,6 +222,7 @@ pub async fn create(
             timeout_ms: (state.config.job_timeout(spec.media_seconds) * 1000.0) as i64,
             idempotency_key: opts.idempotency_key,
             max_concurrent: state.config.max_concurrent_jobs,
+            webhook_url: opts.webhook_url,
         })
         .await;
     match created {

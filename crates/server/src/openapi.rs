@@ -55,6 +55,7 @@ impl Modify for Security {
         jobs::get_job, jobs::list_jobs, jobs::cancel_job,
         keys::create_key, keys::list_keys, keys::revoke_key,
         webhooks::create, webhooks::list, webhooks::get, webhooks::delete, webhooks::deliveries, webhooks::redeliver,
+        webhooks::request_secret, webhooks::rotate_request_secret,
         accounts::create_account, accounts::list_accounts, accounts::get_account,
         accounts::grant_credits, accounts::create_account_key,
         files::upload, files::list, files::get, files::delete,

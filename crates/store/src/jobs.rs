@@ -25,6 +25,9 @@ pub struct NewJob {
     pub idempotency_key: Option<String>,
     /// Jobs the account may have queued or running at once.
     pub max_concurrent: i64,
+    /// The request's own `webhookUrl` (checked by the API), told of the
+    /// job's end.
+    pub webhook_url: Option<String>,
 }
 
 #[cfg(test)]
@@ -42,6 +45,7 @@ impl NewJob {
             timeout_ms: 60_000,
             idempotency_key: None,
             max_concurrent: 10,
+            webhook_url: None,
         }
     }
 }
@@ -336,8 +340,8 @@ impl Db {
         sqlx::query(
             "INSERT INTO jobs (id, account_id, kind, status, payload, progress, cost, credit_state, \
              attempts, max_attempts, timeout_ms, idempotency_key, created_at, updated_at, \
-             units, unit_price) \
-             VALUES ($1, $2, $3, 'queued', $4, 0, $5, 'held', 0, $6, $7, $8, $9, $9, $10, $11)",
+             units, unit_price, webhook_url) \
+             VALUES ($1, $2, $3, 'queued', $4, 0, $5, 'held', 0, $6, $7, $8, $9, $9, $10, $11, $12)",
         )
         .bind(id.as_str())
         .bind(new.account_id.as_str())
@@ -350,6 +354,7 @@ impl Db {
         .bind(now)
         .bind(new.units)
         .bind(new.unit_price)
+        .bind(new.webhook_url.as_deref())
         .execute(&mut *tx)
         .await?;
         self.announce_queued(&mut *tx, new.kind.as_str()).await?;

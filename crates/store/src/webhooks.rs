@@ -21,11 +21,13 @@ pub struct WebhookRecord {
     pub created_at: i64,
 }
 
-/// A delivery: one event for one endpoint.
+/// A delivery: one event for one endpoint, or for the `webhookUrl` of the
+/// request that made the job.
 #[derive(Debug, Clone)]
 pub struct DeliveryRecord {
     pub id: DeliveryId,
-    pub endpoint_id: WebhookId,
+    /// `None`: to the job's own `webhookUrl`.
+    pub endpoint_id: Option<WebhookId>,
     pub account_id: AccountId,
     pub job_id: JobId,
     /// `job.completed`, `job.failed` or `job.cancelled`.
@@ -75,7 +77,9 @@ fn endpoint_from_row(row: &AnyRow) -> Result<WebhookRecord, StoreError> {
 fn delivery_from_row(row: &AnyRow) -> Result<DeliveryRecord, StoreError> {
     Ok(DeliveryRecord {
         id: DeliveryId::from_stored(row.try_get("id")?),
-        endpoint_id: WebhookId::from_stored(row.try_get("endpoint_id")?),
+        endpoint_id: row
+            .try_get::<Option<String>, _>("endpoint_id")?
+            .map(WebhookId::from_stored),
         account_id: AccountId::from_stored(row.try_get("account_id")?),
         job_id: JobId::from_stored(row.try_get("job_id")?),
         event: row.try_get("event")?,
@@ -184,30 +188,83 @@ impl Db {
         Ok(gone)
     }
 
+    /// The account's secret for the `webhookUrl` of its requests, made
+    /// from `fresh` when it has none yet.
+    pub async fn request_webhook_secret(
+        &self,
+        account_id: &AccountId,
+        fresh: &str,
+    ) -> Result<String, StoreError> {
+        sqlx::query(
+            "INSERT INTO webhook_secrets (account_id, secret, created_at) VALUES ($1, $2, $3) \
+             ON CONFLICT (account_id) DO NOTHING",
+        )
+        .bind(account_id.as_str())
+        .bind(fresh)
+        .bind(now_ms())
+        .execute(&self.pool)
+        .await?;
+        Ok(
+            sqlx::query("SELECT secret FROM webhook_secrets WHERE account_id = $1")
+                .bind(account_id.as_str())
+                .fetch_one(&self.pool)
+                .await?
+                .try_get("secret")?,
+        )
+    }
+
+    /// Replaces the account's request secret with `fresh`: deliveries from
+    /// now on, retries too, are signed with it.
+    pub async fn rotate_request_webhook_secret(
+        &self,
+        account_id: &AccountId,
+        fresh: &str,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO webhook_secrets (account_id, secret, created_at) VALUES ($1, $2, $3) \
+             ON CONFLICT (account_id) DO UPDATE SET secret = excluded.secret, \
+             created_at = excluded.created_at",
+        )
+        .bind(account_id.as_str())
+        .bind(fresh)
+        .bind(now_ms())
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
     /// Writes a delivery of the job's end (`job.<status>`) for every endpoint
-    /// of its account subscribed to it, in the transaction that ends it.
+    /// of its account subscribed to it, and for the job's own `webhookUrl`,
+    /// in the transaction that ends it.
     pub(crate) async fn enqueue_webhooks(
         &self,
         tx: &mut sqlx::Transaction<'_, sqlx::Any>,
         job_id: &JobId,
     ) -> Result<(), StoreError> {
-        let job = sqlx::query("SELECT account_id, status FROM jobs WHERE id = $1")
+        let job = sqlx::query("SELECT account_id, status, webhook_url FROM jobs WHERE id = $1")
             .bind(job_id.as_str())
             .fetch_one(&mut **tx)
             .await?;
         let account: String = job.try_get("account_id")?;
         let status: String = job.try_get("status")?;
+        let own_url: Option<String> = job.try_get("webhook_url")?;
         let event = format!("job.{status}");
-        let endpoints = sqlx::query(
-            "SELECT id FROM webhook_endpoints WHERE account_id = $1 AND events LIKE $2",
-        )
-        .bind(&account)
-        .bind(format!("%,{event},%"))
-        .fetch_all(&mut **tx)
-        .await?;
+        let mut endpoints: Vec<Option<String>> = Vec::new();
+        for row in
+            sqlx::query("SELECT id FROM webhook_endpoints WHERE account_id = $1 AND events LIKE $2")
+                .bind(&account)
+                .bind(format!("%,{event},%"))
+                .fetch_all(&mut **tx)
+                .await?
+        {
+            endpoints.push(Some(row.try_get("id")?));
+        }
+        // The request's own URL hears every end of its job.
+        if own_url.is_some() {
+            endpoints.push(None);
+        }
         let now = now_ms();
         for endpoint in endpoints {
-            let endpoint: String = endpoint.try_get("id")?;
             sqlx::query(
                 "INSERT INTO webhook_deliveries (id, endpoint_id, account_id, job_id, event, \
                  status, attempts, next_attempt_at, created_at, updated_at) \
@@ -257,14 +314,30 @@ impl Db {
             .await?;
             let Some(row) = row else { continue };
             let delivery = delivery_from_row(&row)?;
-            let endpoint = sqlx::query("SELECT url, secret FROM webhook_endpoints WHERE id = $1")
-                .bind(delivery.endpoint_id.as_str())
-                .fetch_optional(&self.pool)
-                .await?;
-            let Some(endpoint) = endpoint else { continue };
+            let target = match &delivery.endpoint_id {
+                Some(endpoint) => {
+                    sqlx::query("SELECT url, secret FROM webhook_endpoints WHERE id = $1")
+                        .bind(endpoint.as_str())
+                        .fetch_optional(&self.pool)
+                        .await?
+                }
+                None => {
+                    sqlx::query(
+                        "SELECT j.webhook_url AS url, s.secret AS secret FROM jobs j \
+                         JOIN webhook_secrets s ON s.account_id = j.account_id WHERE j.id = $1",
+                    )
+                    .bind(delivery.job_id.as_str())
+                    .fetch_optional(&self.pool)
+                    .await?
+                }
+            };
+            let Some(target) = target else { continue };
+            let Some(url) = target.try_get::<Option<String>, _>("url")? else {
+                continue;
+            };
             due.push(Due {
-                url: endpoint.try_get("url")?,
-                secret: endpoint.try_get("secret")?,
+                url,
+                secret: target.try_get("secret")?,
                 delivery,
             });
         }

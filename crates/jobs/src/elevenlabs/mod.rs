@@ -130,6 +130,7 @@ impl SpeechBody {
             speed: None,
             timestamps,
             dry_run: false,
+            webhook_url: None,
         };
         Ok((body, ignored(&self.rest)))
     }
@@ -171,6 +172,7 @@ impl SoundEffectBody {
             guidance_scale: None,
             negative_prompt: None,
             dry_run: false,
+            webhook_url: None,
         };
         Ok((body, ignored(&self.rest)))
     }

@@ -140,6 +140,7 @@ impl ImagesBody {
             steps: None,
             guidance_scale: None,
             dry_run: false,
+            webhook_url: None,
         };
         let request = ImageRequest::parse(body, catalog).map_err(|e| openai_names(e, &NAMES))?;
         Ok(Images {

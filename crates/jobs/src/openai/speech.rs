@@ -172,6 +172,7 @@ impl SpeechBody {
                 speed: self.speed,
                 timestamps: false,
                 dry_run: false,
+                webhook_url: None,
             },
             ignored,
             sse,

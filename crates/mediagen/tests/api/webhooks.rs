@@ -10,7 +10,7 @@ use std::time::Duration;
 use axum::http::{HeaderMap, StatusCode};
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_error, Backend, TestApp};
+use crate::helpers::{assert_error, form, silent_wav, Backend, TestApp};
 use crate::sdk::run_python;
 
 /// What the receiver saw: each request's headers and body.
@@ -162,29 +162,8 @@ async fn job_events_are_signed_retried_and_survive_a_restart(backend: Backend) {
         header(&requests[1].0, "webhook-id")
     );
     assert_eq!(requests[0].1, requests[1].1, "a retry sends the same body");
-    let dump: Vec<Value> = requests
-        .iter()
-        .map(|(h, body)| {
-            let headers: serde_json::Map<String, Value> =
-                ["webhook-id", "webhook-timestamp", "webhook-signature"]
-                    .iter()
-                    .map(|n| ((*n).to_owned(), json!(header(h, n))))
-                    .collect();
-            json!({"headers": headers, "body": body})
-        })
-        .collect();
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("requests.json");
-    std::fs::write(&path, serde_json::to_string(&dump).unwrap()).unwrap();
-    let verified = run_python(
-        VERIFY,
-        dir.path(),
-        vec![secret.clone(), path.to_str().unwrap().to_owned()],
-    )
-    .await;
-    let verified = verified.as_array().unwrap();
-    assert_eq!(verified.last().unwrap(), "WebhookVerificationError");
-    let mut events: Vec<&str> = verified[..verified.len() - 1]
+    let verified = verified(&secret, &requests).await;
+    let mut events: Vec<&str> = verified
         .iter()
         .map(|p| p["type"].as_str().unwrap())
         .collect();
@@ -251,6 +230,127 @@ async fn job_events_are_signed_retried_and_survive_a_restart(backend: Backend) {
     assert_eq!(r.status(), 200);
 }
 
+/// `(headers, body)` of the receiver's requests as VERIFY reads them.
+fn dump(requests: &[(HeaderMap, String)]) -> String {
+    let header = |h: &HeaderMap, name: &str| h[name].to_str().unwrap().to_owned();
+    let items: Vec<Value> = requests
+        .iter()
+        .map(|(h, body)| {
+            let headers: serde_json::Map<String, Value> =
+                ["webhook-id", "webhook-timestamp", "webhook-signature"]
+                    .iter()
+                    .map(|n| ((*n).to_owned(), json!(header(h, n))))
+                    .collect();
+            json!({"headers": headers, "body": body})
+        })
+        .collect();
+    serde_json::to_string(&items).unwrap()
+}
+
+/// The payloads of `requests` as `standardwebhooks` verified them with
+/// `secret` (a changed body must fail).
+async fn verified(secret: &str, requests: &[(HeaderMap, String)]) -> Vec<Value> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("requests.json");
+    std::fs::write(&path, dump(requests)).unwrap();
+    let out = run_python(
+        VERIFY,
+        dir.path(),
+        vec![secret.to_owned(), path.to_str().unwrap().to_owned()],
+    )
+    .await;
+    let mut out = out.as_array().unwrap().clone();
+    assert_eq!(out.pop().unwrap(), "WebhookVerificationError");
+    out
+}
+
+async fn request_secret(app: &TestApp, key: &str) -> String {
+    let r: Value = app
+        .get("/v1/webhooks/default/secret", key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    r["secret"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_s_own_webhook_url_hears_its_job() {
+    let seen = Arc::new(Mutex::new(Received::default()));
+    let url = receiver(seen.clone()).await;
+    let app = TestApp::spawn_with(Backend::Sqlite, |c| c.webhook_allow_private = true).await;
+    let (_, admin) = app.account(10_000, "admin").await;
+    let (_, write) = app.account(10_000, "write").await;
+    let r = app.get("/v1/webhooks/default/secret", &write).await;
+    assert_error(r, 403, "insufficient_permissions").await;
+    let first_secret = request_secret(&app, &admin).await;
+    assert!(first_secret.starts_with("whsec_"));
+    assert_eq!(request_secret(&app, &admin).await, first_secret);
+    let voice = app.first_voice(&admin, "language=en").await;
+
+    // A job without a webhookUrl tells no one; one with it tells its URL.
+    let quiet = json!({"text": "Nobody hears this.", "voiceId": voice});
+    let r = app.post("/v1/text-to-speech", &admin, quiet).await;
+    assert_eq!(r.status(), 200);
+    let loud = json!({"text": "Hello hook.", "voiceId": voice, "webhookUrl": url});
+    let tts: Value = app
+        .post("/v1/text-to-speech", &admin, loud)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(tts["status"], "completed", "{tts}");
+    // A media request: the URL as a form part.
+    let stt = app
+        .post_form(
+            "/v1/speech-to-text",
+            &admin,
+            form(
+                vec![("file", silent_wav(16_000, 16_000), "quiet.wav")],
+                &[("webhookUrl", url.as_str())],
+            ),
+        )
+        .await;
+    assert_eq!(stt.status(), 200);
+    let stt: Value = stt.json().await.unwrap();
+    seen_at_least(&seen, 2, Duration::from_secs(15)).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let requests = seen.lock().unwrap().requests.clone();
+    assert_eq!(requests.len(), 2, "only the jobs that asked are told");
+    let payloads = verified(&first_secret, &requests).await;
+    let mut ids: Vec<&Value> = payloads.iter().map(|p| &p["data"]["id"]).collect();
+    ids.sort_by_key(|v| v.to_string());
+    let mut want = vec![&tts["id"], &stt["id"]];
+    want.sort_by_key(|v| v.to_string());
+    assert_eq!(ids, want);
+    assert!(payloads.iter().all(|p| p["type"] == "job.completed"));
+    // A request's URL is not an endpoint of the account.
+    let listed: Value = app.get("/v1/webhooks", &admin).await.json().await.unwrap();
+    assert_eq!(listed["pagination"]["total"], 0, "{listed}");
+
+    // Rotated: later deliveries are signed with the new secret.
+    let r: Value = app
+        .post("/v1/webhooks/default/secret", &admin, json!({}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let second_secret = r["secret"].as_str().unwrap().to_owned();
+    assert_ne!(second_secret, first_secret);
+    assert_eq!(request_secret(&app, &admin).await, second_secret);
+    let body = json!({"prompt": "rain", "duration": 1, "webhookUrl": url});
+    let sound: Value = app
+        .post("/v1/sound-generation", &admin, body)
+        .await
+        .json()
+        .await
+        .unwrap();
+    seen_at_least(&seen, 3, Duration::from_secs(15)).await;
+    let last = seen.lock().unwrap().requests[2..].to_vec();
+    let payloads = verified(&second_secret, &last).await;
+    assert_eq!(payloads[0]["data"]["id"], sound["id"]);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn private_addresses_are_refused_without_the_setting() {
     let app = TestApp::spawn(Backend::Sqlite).await;
@@ -270,6 +370,38 @@ async fn private_addresses_are_refused_without_the_setting() {
         let r = app.post("/v1/webhooks", &admin, json!({"url": url})).await;
         assert_error(r, 400, "invalid_parameter").await;
     }
+    // A request's own webhookUrl: the same rules, before any job or hold.
+    let before = app.account_view(&admin).await["credits"].clone();
+    let voice = app.first_voice(&admin, "language=en").await;
+    for (url, status) in [
+        ("http://127.0.0.1:9/hook", 422),
+        ("ftp://example.com/", 400),
+    ] {
+        let body = json!({"text": "Hi.", "voiceId": voice, "webhookUrl": url});
+        let r = app.post("/v1/text-to-speech", &admin, body).await;
+        let code = if status == 422 {
+            "unprocessable_entity"
+        } else {
+            "invalid_parameter"
+        };
+        let body = assert_error(r, status, code).await;
+        assert_eq!(body["error"]["details"]["parameter"], "webhookUrl");
+    }
+    let r = app
+        .post_form(
+            "/v1/speech-to-text",
+            &admin,
+            form(
+                vec![("file", silent_wav(16_000, 16_000), "quiet.wav")],
+                &[("webhookUrl", "http://10.1.2.3/")],
+            ),
+        )
+        .await;
+    let body = assert_error(r, 422, "unprocessable_entity").await;
+    assert_eq!(body["error"]["details"]["parameter"], "webhookUrl");
+    assert_eq!(app.account_view(&admin).await["credits"], before);
+    let jobs: Value = app.get("/v1/jobs", &admin).await.json().await.unwrap();
+    assert_eq!(jobs["pagination"]["total"], 0, "{jobs}");
     let credentials = json!({"url": "http://user:pw@example.com/"});
     let r = app.post("/v1/webhooks", &admin, credentials).await;
     assert_error(r, 422, "unprocessable_entity").await;

@@ -343,7 +343,12 @@ pub async fn expand(
     opts: JobOptions,
     req: Request,
 ) -> ApiResult<Response> {
-    let input = read_input(&state, &auth, req, &limits::AVATAR_EXPANSION).await?;
+    let mut input = read_input(&state, &auth, req, &limits::AVATAR_EXPANSION).await?;
+    let webhook = match &mut input {
+        Input::Media(m) => m.fields.remove("webhookUrl"),
+        Input::Fields(f) => f.remove("webhookUrl"),
+    };
+    let opts = opts.with_webhook(&state, webhook)?;
     let fields = match &input {
         Input::Media(m) => &m.fields,
         Input::Fields(f) => f,

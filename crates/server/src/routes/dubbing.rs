@@ -57,10 +57,11 @@ use mediagen_jobs::limits::DUBBING as LIMITS;
 pub async fn create(
     State(state): State<AppState>,
     auth: Auth<Write>,
-    mut opts: JobOptions,
+    opts: JobOptions,
     req: Request,
 ) -> ApiResult<Response> {
-    let input = media_input(&state, &auth, req, &LIMITS).await?;
+    let mut input = media_input(&state, &auth, req, &LIMITS).await?;
+    let mut opts = opts.with_webhook(&state, input.fields.remove("webhookUrl"))?;
     let duration = input.file.duration.unwrap_or(0.0);
     let options = DubOptions::parse(&input.fields, state.catalog.dubbing(), duration)?;
     let cloned = match &options.voice_id {
@@ -159,6 +160,9 @@ pub struct SegmentsBody {
     segments: Vec<LineEdit>,
     #[serde(default)]
     dry_run: bool,
+    #[serde(default)]
+    #[schema(schema_with = crate::routes::webhook_url_schema)]
+    webhook_url: Option<String>,
 }
 
 /// Edit lines of a dub
@@ -178,10 +182,11 @@ pub struct SegmentsBody {
 pub async fn edit_segments(
     State(state): State<AppState>,
     auth: Auth<Write>,
-    mut opts: JobOptions,
+    opts: JobOptions,
     PathId(job_id): PathId<JobId>,
     ApiJson(body): ApiJson<SegmentsBody>,
 ) -> ApiResult<Response> {
+    let mut opts = opts.with_webhook(&state, body.webhook_url)?;
     let job = state
         .db
         .job(&auth.account_id, &job_id)

@@ -66,6 +66,8 @@ pub struct ImageBodyDoc {
     /// Validate and price only.
     #[schema(rename = "dryRun")]
     dry_run: Option<bool>,
+    #[schema(rename = "webhookUrl", schema_with = crate::routes::webhook_url_schema)]
+    webhook_url: Option<String>,
 }
 
 /// Generate images from a text description
@@ -95,8 +97,9 @@ pub async fn create(
     State(state): State<AppState>,
     auth: Auth<Write>,
     opts: JobOptions,
-    ApiJson(body): ApiJson<ImageBody>,
+    ApiJson(mut body): ApiJson<ImageBody>,
 ) -> ApiResult<Response> {
+    let opts = opts.with_webhook(&state, body.webhook_url.take())?;
     let dry_run = body.dry_run;
     let req = ImageRequest::parse(body, state.catalog.as_ref())?;
     let spec = JobSpec {

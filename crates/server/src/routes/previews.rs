@@ -81,6 +81,7 @@ async fn made_by_a_worker(state: &AppState, voice_id: &str) -> ApiResult<String>
     let opts = JobOptions {
         respond_async: true,
         idempotency_key: Some(format!("voice-preview:{voice_id}")),
+        webhook_url: None,
     };
     let spec = JobSpec {
         kind: "voice.preview",

@@ -55,6 +55,8 @@ pub struct SoundBodyDoc {
     /// Validate and price only.
     #[schema(rename = "dryRun")]
     dry_run: Option<bool>,
+    #[schema(rename = "webhookUrl", schema_with = crate::routes::webhook_url_schema)]
+    webhook_url: Option<String>,
 }
 
 /// Generate a sound from a text prompt
@@ -80,8 +82,9 @@ pub async fn create(
     State(state): State<AppState>,
     auth: Auth<Write>,
     opts: JobOptions,
-    ApiJson(body): ApiJson<SoundBody>,
+    ApiJson(mut body): ApiJson<SoundBody>,
 ) -> ApiResult<Response> {
+    let opts = opts.with_webhook(&state, body.webhook_url.take())?;
     let dry_run = body.dry_run;
     let req = SoundRequest::parse(body, state.catalog.as_ref())?;
     let spec = JobSpec {

@@ -45,7 +45,8 @@ pub async fn create(
     opts: JobOptions,
     req: Request,
 ) -> ApiResult<Response> {
-    let input = media_input(&state, &auth, req, &LIMITS).await?;
+    let mut input = media_input(&state, &auth, req, &LIMITS).await?;
+    let opts = opts.with_webhook(&state, input.fields.remove("webhookUrl"))?;
     let options = SttRequest::parse(&input.fields, state.catalog.as_ref())?;
     let seconds = input.file.duration.unwrap_or(0.0).ceil();
     input

@@ -43,6 +43,8 @@ pub struct TtsBodyDoc {
     /// Validate and price only.
     #[schema(rename = "dryRun")]
     dry_run: Option<bool>,
+    #[schema(rename = "webhookUrl", schema_with = crate::routes::webhook_url_schema)]
+    webhook_url: Option<String>,
 }
 
 /// Text to speech
@@ -65,8 +67,9 @@ pub async fn create(
     State(state): State<AppState>,
     auth: Auth<Write>,
     opts: JobOptions,
-    ApiJson(body): ApiJson<TtsBody>,
+    ApiJson(mut body): ApiJson<TtsBody>,
 ) -> ApiResult<Response> {
+    let opts = opts.with_webhook(&state, body.webhook_url.take())?;
     let dry_run = body.dry_run;
     let cloned = cloned_voice(&state, &auth.account_id, &body.voice_id).await?;
     let req = TtsRequest::parse(body, state.catalog.as_ref(), cloned)?;
@@ -100,8 +103,9 @@ pub async fn stream(
     State(state): State<AppState>,
     auth: Auth<Write>,
     opts: JobOptions,
-    ApiJson(body): ApiJson<TtsBody>,
+    ApiJson(mut body): ApiJson<TtsBody>,
 ) -> ApiResult<Response> {
+    let opts = opts.with_webhook(&state, body.webhook_url.take())?;
     let dry = body.dry_run;
     let cloned = cloned_voice(&state, &auth.account_id, &body.voice_id).await?;
     let req = TtsRequest::parse(body, state.catalog.as_ref(), cloned)?;

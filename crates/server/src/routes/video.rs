@@ -39,7 +39,8 @@ pub async fn trim(
     opts: JobOptions,
     req: Request,
 ) -> ApiResult<Response> {
-    let input = media_input(&state, &auth, req, &LIMITS).await?;
+    let mut input = media_input(&state, &auth, req, &LIMITS).await?;
+    let opts = opts.with_webhook(&state, input.fields.remove("webhookUrl"))?;
     let duration = input.file.duration.unwrap_or(0.0);
     let options = TrimOptions::parse(&input.fields, duration, state.config.max_trim_ranges)?;
     let units = options.output_seconds().ceil();

@@ -52,7 +52,8 @@ pub async fn change(
     opts: JobOptions,
     req: Request,
 ) -> ApiResult<Response> {
-    let input = media_input(&state, &auth, req, &LIMITS).await?;
+    let mut input = media_input(&state, &auth, req, &LIMITS).await?;
+    let opts = opts.with_webhook(&state, input.fields.remove("webhookUrl"))?;
     let options = ChangeOptions::parse(&input.fields)?;
     let cloned = cloned_voice(&state, &auth.account_id, &options.voice_id).await?;
     if cloned.is_none() && state.catalog.voice(&options.voice_id).is_none() {

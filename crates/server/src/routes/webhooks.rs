@@ -132,7 +132,7 @@ pub async fn create(
     auth: Auth<Admin>,
     ApiJson(body): ApiJson<WebhookBody>,
 ) -> ApiResult<(StatusCode, Json<WebhookView>)> {
-    let url = check_url(body.url.trim(), state.config.webhook_allow_private)?;
+    let url = check_url(body.url.trim(), "url", state.config.webhook_allow_private)?;
     let mut events = body
         .events
         .unwrap_or_else(|| EVENTS.iter().map(|e| (*e).to_owned()).collect());
@@ -254,4 +254,47 @@ pub async fn redeliver(
         .await?
         .ok_or_else(|| DeliveryId::not_found(&delivery))?;
     Ok((StatusCode::ACCEPTED, Json(d.into())))
+}
+
+/// The secret of a request's own `webhookUrl`.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct RequestSecretView {
+    /// `whsec_…`: verify the deliveries to a request's `webhookUrl` with it.
+    pub secret: String,
+}
+
+/// The secret of requests' webhooks
+///
+/// The account's secret for the `webhookUrl` a capability request may
+/// carry (one per account, as Replicate has it: such a URL has no endpoint
+/// of its own). Made on first use or first read; readable again.
+#[utoipa::path(get, path = "/v1/webhooks/default/secret", tag = "webhooks", security(("bearer" = ["admin"])),
+    responses((status = 200, body = RequestSecretView)))]
+pub async fn request_secret(
+    State(state): State<AppState>,
+    auth: Auth<Admin>,
+) -> ApiResult<Json<RequestSecretView>> {
+    let secret = state
+        .db
+        .request_webhook_secret(&auth.account_id, &new_secret())
+        .await?;
+    Ok(Json(RequestSecretView { secret }))
+}
+
+/// Rotate the secret of requests' webhooks
+///
+/// A new secret, answered once here (and readable with `GET`); every
+/// delivery from now on, retries of earlier events too, is signed with it.
+#[utoipa::path(post, path = "/v1/webhooks/default/secret", tag = "webhooks", security(("bearer" = ["admin"])),
+    responses((status = 200, body = RequestSecretView)))]
+pub async fn rotate_request_secret(
+    State(state): State<AppState>,
+    auth: Auth<Admin>,
+) -> ApiResult<Json<RequestSecretView>> {
+    let secret = new_secret();
+    state
+        .db
+        .rotate_request_webhook_secret(&auth.account_id, &secret)
+        .await?;
+    Ok(Json(RequestSecretView { secret }))
 }

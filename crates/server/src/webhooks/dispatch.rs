@@ -111,7 +111,7 @@ async fn render(state: &AppState, d: &DeliveryRecord) -> Option<String> {
 /// none.
 async fn send(state: &AppState, due: &Due, payload: &str) -> Result<i64, String> {
     let allow = state.config.webhook_allow_private;
-    let url = check_url(&due.url, allow).map_err(|e| e.message)?;
+    let url = check_url(&due.url, "url", allow).map_err(|e| e.message)?;
     let addr = resolve(&url, allow).await?;
     let host = url.host_str().unwrap_or_default().to_owned();
     let client = reqwest::Client::builder()

@@ -47,26 +47,26 @@ fn internal_v6(ip: Ipv6Addr) -> bool {
         || (first & 0xffc0) == 0xfe80
 }
 
-/// A webhook URL as registered: 400 naming `url` unless it starts
+/// A webhook URL as registered: 400 naming `parameter` unless it starts
 /// `http://` or `https://` (at most 2048 characters, as the schema says);
 /// 422 unless it then parses, carries no credentials and (unless
 /// `allow_private`) its host is neither `localhost` nor an internal
 /// address.
-pub fn check_url(raw: &str, allow_private: bool) -> Result<Url, ApiError> {
+pub fn check_url(raw: &str, parameter: &str, allow_private: bool) -> Result<Url, ApiError> {
     let lower = raw.get(..8).unwrap_or(raw).to_ascii_lowercase();
     if !(lower.starts_with("http://") || lower.starts_with("https://")) {
         return Err(ApiError::invalid_parameter(
-            "url",
+            parameter,
             "must be an http or https URL",
         ));
     }
     if raw.len() > 2048 {
         return Err(ApiError::invalid_parameter(
-            "url",
+            parameter,
             "must be at most 2048 characters",
         ));
     }
-    let bad = |reason: &str| ApiError::unprocessable("url", reason);
+    let bad = |reason: &str| ApiError::unprocessable(parameter, reason);
     let url = Url::parse(raw).map_err(|_| bad("is not a valid URL"))?;
     if !url.username().is_empty() || url.password().is_some() {
         return Err(bad("must not carry credentials"));
@@ -82,7 +82,7 @@ pub fn check_url(raw: &str, allow_private: bool) -> Result<Url, ApiError> {
     };
     if internal && !allow_private {
         return Err(ApiError::unprocessable(
-            "url",
+            parameter,
             "is on a loopback, private or link-local network, which webhooks may not reach here",
         ));
     }
@@ -128,11 +128,15 @@ mod tests {
             "http://0.0.0.0/",
             "http://100.64.0.1/",
         ] {
-            assert_eq!(check_url(url, false).unwrap_err().status(), 422, "{url}");
-            assert!(check_url(url, true).is_ok(), "{url}");
+            assert_eq!(
+                check_url(url, "url", false).unwrap_err().status(),
+                422,
+                "{url}"
+            );
+            assert!(check_url(url, "url", true).is_ok(), "{url}");
         }
-        assert!(check_url("https://hooks.example.com/mediagen", false).is_ok());
-        assert!(check_url("http://93.184.216.34/", false).is_ok());
+        assert!(check_url("https://hooks.example.com/mediagen", "url", false).is_ok());
+        assert!(check_url("http://93.184.216.34/", "url", false).is_ok());
     }
 
     #[test]
@@ -142,10 +146,18 @@ mod tests {
             "example.com/hook",
             "file:///etc/passwd",
         ] {
-            assert_eq!(check_url(url, true).unwrap_err().status(), 400, "{url}");
+            assert_eq!(
+                check_url(url, "url", true).unwrap_err().status(),
+                400,
+                "{url}"
+            );
         }
         for url in ["http://user:pw@example.com/", "http://[nope/"] {
-            assert_eq!(check_url(url, true).unwrap_err().status(), 422, "{url}");
+            assert_eq!(
+                check_url(url, "url", true).unwrap_err().status(),
+                422,
+                "{url}"
+            );
         }
     }
 }

@@ -14,10 +14,10 @@ CREATE INDEX webhook_endpoints_account ON webhook_endpoints (account_id, created
 -- One event for one endpoint (its id is the `webhook-id` of every
 -- attempt), written in the transaction that ends the job: no event is
 -- lost to a crash. `payload` is rendered on the first attempt and sent
--- unchanged after.
+-- unchanged after. `endpoint_id` is NULL for the job's own `webhookUrl`.
 CREATE TABLE webhook_deliveries (
     id TEXT PRIMARY KEY,
-    endpoint_id TEXT NOT NULL,
+    endpoint_id TEXT,
     account_id TEXT NOT NULL,
     job_id TEXT NOT NULL,
     event TEXT NOT NULL,
@@ -33,3 +33,13 @@ CREATE TABLE webhook_deliveries (
 );
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries (status, next_attempt_at);
 CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, created_at);
+
+-- A request's own `webhookUrl`: every end of that one job goes there,
+-- signed with the account's request secret (one per account, made on
+-- first use, readable and rotatable by its admin keys).
+ALTER TABLE jobs ADD COLUMN webhook_url TEXT;
+CREATE TABLE webhook_secrets (
+    account_id TEXT PRIMARY KEY,
+    secret TEXT NOT NULL,
+    created_at BIGINT NOT NULL
+);
