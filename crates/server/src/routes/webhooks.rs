@@ -121,7 +121,7 @@ fn events_schema() -> utoipa::openapi::schema::Array {
 /// signed in `webhook-id`, `webhook-timestamp` and `webhook-signature` with
 /// the `secret` this answer shows once. A delivery that does not get a 2xx
 /// is retried with the same `webhook-id` after 5 s, 30 s, 2 min, 10 min,
-/// 30 min, 1 h, 3 h, 6 h and 12 h. At most 20 endpoints an account.
+/// 30 min, 1 h, 3 h, 6 h and 14 h (24 h 43 min in all). At most 20 endpoints an account.
 #[utoipa::path(post, path = "/v1/webhooks", tag = "webhooks", security(("bearer" = ["admin"])),
     request_body = WebhookBody,
     responses((status = 201, body = WebhookView),

@@ -1,6 +1,6 @@
 //! The dispatcher: leases due deliveries, renders each one's body on its
 //! first attempt, signs and posts it, and records what happened. Failed
-//! attempts are retried after [`RETRY_DELAYS`] (about 23 hours in all);
+//! attempts are retried after [`RETRY_DELAYS`] (a little over 24 hours in all);
 //! then the delivery is given up (`failed`; it can be redelivered).
 
 use std::time::Duration;
@@ -17,7 +17,7 @@ use crate::state::AppState;
 
 /// Seconds before each retry: the first within 30 s of the first attempt,
 /// then growing to hours.
-pub const RETRY_DELAYS: [i64; 9] = [5, 30, 120, 600, 1800, 3600, 10_800, 21_600, 43_200];
+pub const RETRY_DELAYS: [i64; 9] = [5, 30, 120, 600, 1800, 3600, 10_800, 21_600, 50_400];
 
 /// How long a dispatcher holds the deliveries it leased.
 const LEASE_MS: i64 = 60_000;
@@ -143,4 +143,17 @@ async fn send(state: &AppState, due: &Due, payload: &str) -> Result<i64, String>
             }
         })?;
     Ok(i64::from(response.status().as_u16()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RETRY_DELAYS;
+
+    #[test]
+    fn retries_start_within_30_s_grow_and_span_a_day() {
+        assert!(RETRY_DELAYS[0] <= 30);
+        assert!(RETRY_DELAYS.windows(2).all(|w| w[0] < w[1]));
+        let total: i64 = RETRY_DELAYS.iter().sum();
+        assert!((86_400..=90_000).contains(&total), "{total}");
+    }
 }
