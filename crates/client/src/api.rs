@@ -207,25 +207,33 @@ impl Api {
         let mut part = out.as_os_str().to_owned();
         part.push(".part");
         let part = std::path::PathBuf::from(part);
-        let mut file = tokio::fs::File::create(&part)
-            .await
-            .map_err(|e| local(&part, "write", e))?;
-        let mut written = 0u64;
-        let mut body = answer.bytes_stream();
-        while let Some(chunk) = body.next().await {
-            let chunk = chunk.map_err(unreachable)?;
-            file.write_all(&chunk)
+        let saved = async {
+            let mut file = tokio::fs::File::create(&part)
                 .await
                 .map_err(|e| local(&part, "write", e))?;
-            written += chunk.len() as u64;
-            bar.set_position(written);
+            let mut written = 0u64;
+            let mut body = answer.bytes_stream();
+            while let Some(chunk) = body.next().await {
+                let chunk = chunk.map_err(unreachable)?;
+                file.write_all(&chunk)
+                    .await
+                    .map_err(|e| local(&part, "write", e))?;
+                written += chunk.len() as u64;
+                bar.set_position(written);
+            }
+            file.flush().await.map_err(|e| local(&part, "write", e))?;
+            drop(file);
+            tokio::fs::rename(&part, out)
+                .await
+                .map_err(|e| local(out, "write", e))?;
+            Ok(written)
         }
-        file.flush().await.map_err(|e| local(&part, "write", e))?;
-        drop(file);
-        tokio::fs::rename(&part, out)
-            .await
-            .map_err(|e| local(out, "write", e))?;
+        .await;
         bar.finish_and_clear();
-        Ok(written)
+        if saved.is_err() {
+            // No half file is left behind to be taken for a result.
+            let _ = tokio::fs::remove_file(&part).await;
+        }
+        saved
     }
 }
