@@ -8,6 +8,9 @@ use axum::Json;
 use mediagen_core::job::{Job, JobError};
 use mediagen_core::time::{iso8601, now_ms};
 use mediagen_core::{ApiError, ErrorCode, JobKind, JobStatus};
+use mediagen_jobs::image::ImageRequest;
+use mediagen_jobs::sound::SoundRequest;
+use mediagen_jobs::tts::TtsRequest;
 use mediagen_store::{CreateJobError, NewJob};
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -136,6 +139,41 @@ pub struct JobSpec {
     /// Seconds of input media: the job's time limit grows by
     /// `timeout_per_media_second` for each.
     pub media_seconds: f64,
+}
+
+impl JobSpec {
+    /// A text-to-speech job: priced per character.
+    pub fn tts(req: &TtsRequest, dry_run: bool) -> ApiResult<JobSpec> {
+        Self::of("tts", req.characters() as f64, req, dry_run, 0.0)
+    }
+
+    /// A sound job: priced per second of sound, which is also how much its
+    /// time limit grows.
+    pub fn sound(req: &SoundRequest, dry_run: bool) -> ApiResult<JobSpec> {
+        let seconds = f64::from(req.duration);
+        Self::of("sound", req.seconds(), req, dry_run, seconds)
+    }
+
+    /// An image job: priced per image and megapixel.
+    pub fn image(req: &ImageRequest, dry_run: bool) -> ApiResult<JobSpec> {
+        Self::of("image", req.units(), req, dry_run, 0.0)
+    }
+
+    fn of(
+        kind: &'static str,
+        units: f64,
+        payload: &impl Serialize,
+        dry_run: bool,
+        media_seconds: f64,
+    ) -> ApiResult<JobSpec> {
+        Ok(JobSpec {
+            kind,
+            units,
+            payload: serde_json::to_value(payload).map_err(Error::internal)?,
+            dry_run,
+            media_seconds,
+        })
+    }
 }
 
 /// Credits for `units` of `kind`, rounded up.

@@ -41,13 +41,7 @@ pub async fn stream_tts(
 ) -> ApiResult<Response> {
     req.stream = true;
     let content_type = req.format.content_type();
-    let spec = JobSpec {
-        kind: "tts",
-        units: req.characters() as f64,
-        payload: serde_json::to_value(&req).map_err(Error::internal)?,
-        dry_run: false,
-        media_seconds: 0.0,
-    };
+    let spec = JobSpec::tts(&req, false)?;
     // Listening before the job exists: no announcement is missed.
     let heard = (
         state.events.subscribe_chunks(),

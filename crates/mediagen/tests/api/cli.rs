@@ -10,7 +10,7 @@ use std::process::Command as StdCommand;
 
 use serde_json::{json, Value};
 
-use crate::helpers::{ffmpeg, probe_seconds, Backend, TestApp};
+use crate::helpers::{ffmpeg, probe_seconds, talking_video, Backend, TestApp};
 
 /// What a run of `mediagen …` printed, and its exit code.
 struct Run {
@@ -167,24 +167,7 @@ async fn the_client_drives_every_capability_with_exit_codes() {
         .unwrap();
     assert!(ok.success());
     let talk = d("talk.mp4");
-    ffmpeg(
-        &[
-            "-f",
-            "lavfi",
-            "-i",
-            "testsrc=size=160x120:rate=25",
-            "-i",
-            path(&wav),
-            "-shortest",
-            "-c:v",
-            "libx264",
-            "-pix_fmt",
-            "yuv420p",
-            "-c:a",
-            "aac",
-        ],
-        &talk,
-    );
+    talking_video(&wav, &talk);
     let dubbed = d("dubbed.mp4");
     mediagen(
         &["dub", path(&talk), "--to", "es", "-o", path(&dubbed)],

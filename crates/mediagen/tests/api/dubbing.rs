@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_error, form, Backend, TestApp};
+use crate::helpers::{assert_error, form, talking_video, Backend, TestApp};
 use crate::stt::wer;
 use crate::voice_clone::{espeak, pcm, picture, transcribe_in};
 
@@ -76,31 +76,7 @@ async fn an_english_video_is_dubbed_into_spanish() {
     let dir = tempfile::tempdir().unwrap();
     let wav = espeak(dir.path(), "en.wav", "en-us", "50", ENGLISH);
     let video = dir.path().join("in.mp4");
-    let ok = Command::new("ffmpeg")
-        .args([
-            "-v",
-            "error",
-            "-y",
-            "-f",
-            "lavfi",
-            "-i",
-            "testsrc=size=160x120:rate=25",
-            "-i",
-        ])
-        .arg(&wav)
-        .args([
-            "-shortest",
-            "-c:v",
-            "libx264",
-            "-pix_fmt",
-            "yuv420p",
-            "-c:a",
-            "aac",
-        ])
-        .arg(&video)
-        .status()
-        .unwrap();
-    assert!(ok.success());
+    talking_video(&wav, &video);
     let input = std::fs::read(&video).unwrap();
     let job = dub(
         &app,

@@ -110,6 +110,30 @@ pub fn ffmpeg(args: &[&str], out: &std::path::Path) {
     assert!(ok.success());
 }
 
+/// A video of ffmpeg's test picture with `speech` (a sound file) as its
+/// sound, as long as the speech, written to `out`.
+pub fn talking_video(speech: &std::path::Path, out: &std::path::Path) {
+    let speech = speech.to_str().unwrap();
+    ffmpeg(
+        &[
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc=size=160x120:rate=25",
+            "-i",
+            speech,
+            "-shortest",
+            "-c:v",
+            "libx264",
+            "-pix_fmt",
+            "yuv420p",
+            "-c:a",
+            "aac",
+        ],
+        out,
+    );
+}
+
 /// The container's duration of the media file at `path`, by ffprobe.
 pub fn probe_seconds(path: &std::path::Path) -> f64 {
     let out = std::process::Command::new("ffprobe")

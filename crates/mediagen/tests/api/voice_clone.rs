@@ -9,7 +9,7 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_error, form, Backend, TestApp};
+use crate::helpers::{assert_error, form, talking_video, Backend, TestApp};
 use crate::stt::wer;
 
 const TARGET_TEXTS: [&str; 2] = [
@@ -664,31 +664,7 @@ async fn catalog_voices_are_targets_and_revoice_keeps_the_picture() {
 
     // A video revoiced by it: same picture, new speech in the same time.
     let video = dir.path().join("in.mp4");
-    let ok = Command::new("ffmpeg")
-        .args([
-            "-v",
-            "error",
-            "-y",
-            "-f",
-            "lavfi",
-            "-i",
-            "testsrc=size=160x120:rate=25",
-            "-i",
-        ])
-        .arg(&wav)
-        .args([
-            "-shortest",
-            "-c:v",
-            "libx264",
-            "-pix_fmt",
-            "yuv420p",
-            "-c:a",
-            "aac",
-        ])
-        .arg(&video)
-        .status()
-        .unwrap();
-    assert!(ok.success());
+    talking_video(&wav, &video);
     let input = std::fs::read(&video).unwrap();
     let job: Value = app
         .post_form(

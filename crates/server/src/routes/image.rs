@@ -102,12 +102,6 @@ pub async fn create(
     let opts = opts.with_webhook(&state, body.webhook_url.take())?;
     let dry_run = body.dry_run;
     let req = ImageRequest::parse(body, state.catalog.as_ref())?;
-    let spec = JobSpec {
-        kind: "image",
-        units: req.units(),
-        payload: serde_json::to_value(&req).map_err(crate::error::Error::internal)?,
-        dry_run,
-        media_seconds: 0.0,
-    };
+    let spec = JobSpec::image(&req, dry_run)?;
     submit(&state, &auth, opts, spec).await
 }

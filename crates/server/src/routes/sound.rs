@@ -87,13 +87,7 @@ pub async fn create(
     let opts = opts.with_webhook(&state, body.webhook_url.take())?;
     let dry_run = body.dry_run;
     let req = SoundRequest::parse(body, state.catalog.as_ref())?;
-    let spec = JobSpec {
-        kind: "sound",
-        units: req.seconds(),
-        payload: serde_json::to_value(&req).map_err(crate::error::Error::internal)?,
-        dry_run,
-        media_seconds: f64::from(req.duration),
-    };
+    let spec = JobSpec::sound(&req, dry_run)?;
     submit(&state, &auth, opts, spec).await
 }
 

@@ -73,13 +73,7 @@ pub async fn create(
     let dry_run = body.dry_run;
     let cloned = cloned_voice(&state, &auth.account_id, &body.voice_id).await?;
     let req = TtsRequest::parse(body, state.catalog.as_ref(), cloned)?;
-    let spec = JobSpec {
-        kind: "tts",
-        units: req.characters() as f64,
-        payload: serde_json::to_value(&req).map_err(crate::error::Error::internal)?,
-        dry_run,
-        media_seconds: 0.0,
-    };
+    let spec = JobSpec::tts(&req, dry_run)?;
     submit(&state, &auth, opts, spec).await
 }
 
@@ -110,14 +104,7 @@ pub async fn stream(
     let cloned = cloned_voice(&state, &auth.account_id, &body.voice_id).await?;
     let req = TtsRequest::parse(body, state.catalog.as_ref(), cloned)?;
     if dry {
-        let spec = JobSpec {
-            kind: "tts",
-            units: req.characters() as f64,
-            payload: serde_json::Value::Null,
-            dry_run: true,
-            media_seconds: 0.0,
-        };
-        return dry_run(&state, &auth, &spec).await;
+        return dry_run(&state, &auth, &JobSpec::tts(&req, true)?).await;
     }
     crate::streaming::stream_tts(state, &auth, opts, req).await
 }

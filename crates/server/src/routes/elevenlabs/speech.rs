@@ -17,7 +17,7 @@ use mediagen_jobs::tts::TtsRequest;
 use serde_json::json;
 
 use super::FormatQuery;
-use crate::error::{ApiResult, Error};
+use crate::error::ApiResult;
 use crate::extract::{ApiJson, ApiQuery, Auth, JobOptions, Write};
 use crate::jobs::{output_bytes, run_to_end, JobSpec};
 use crate::media_input::media_input;
@@ -76,13 +76,7 @@ pub async fn with_timestamps(
 ) -> ApiResult<Response> {
     let (req, ignored) = tts_request(&state, &auth, &voice_id, &query, body, true).await?;
     let text = req.text.clone();
-    let spec = JobSpec {
-        kind: "tts",
-        units: req.characters() as f64,
-        payload: serde_json::to_value(&req).map_err(Error::internal)?,
-        dry_run: false,
-        media_seconds: 0.0,
-    };
+    let spec = JobSpec::tts(&req, false)?;
     let job = run_to_end(&state, &auth, opts, spec).await?;
     let (audio, _) = output_bytes(&state, &job, "/audioUrl").await?;
     let result = job.result.clone().unwrap_or_default();
@@ -147,13 +141,7 @@ pub async fn sound(
         .parse(query.output_format.as_deref(), catalog)
         .map_err(elevenlabs_names)?;
     let req = SoundRequest::parse(body, catalog).map_err(elevenlabs_names)?;
-    let spec = JobSpec {
-        kind: "sound",
-        units: req.seconds(),
-        payload: serde_json::to_value(&req).map_err(Error::internal)?,
-        dry_run: false,
-        media_seconds: f64::from(req.duration),
-    };
+    let spec = JobSpec::sound(&req, false)?;
     let job = run_to_end(&state, &auth, opts, spec).await?;
     let (audio, content_type) = output_bytes(&state, &job, "/audioUrl").await?;
     let response = ([(header::CONTENT_TYPE, content_type)], audio).into_response();

@@ -8,7 +8,7 @@ use base64::Engine;
 use mediagen_jobs::openai::image::{ImagesBody, MODELS, OUTPUT_FORMATS, RESPONSE_FORMATS};
 use serde_json::{json, Value};
 
-use crate::error::{ApiResult, Error};
+use crate::error::ApiResult;
 use crate::extract::{ApiJson, Auth, JobOptions, Write};
 use crate::jobs::{run_to_end, JobSpec, JobView};
 use crate::state::AppState;
@@ -89,13 +89,7 @@ pub async fn generations(
     ApiJson(body): ApiJson<ImagesBody>,
 ) -> ApiResult<Response> {
     let asked = body.parse(state.catalog.as_ref())?;
-    let spec = JobSpec {
-        kind: "image",
-        units: asked.request.units(),
-        payload: serde_json::to_value(&asked.request).map_err(Error::internal)?,
-        dry_run: false,
-        media_seconds: 0.0,
-    };
+    let spec = JobSpec::image(&asked.request, false)?;
     let job = run_to_end(&state, &auth, opts, spec).await?;
     let (id, created) = (job.id.clone(), job.created_at / 1000);
     let mut data = Vec::new();
