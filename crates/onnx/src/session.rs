@@ -101,8 +101,13 @@ pub struct LazySession {
     models_dir: PathBuf,
     model: PathBuf,
     threads: usize,
+    /// Makes the model's bytes, for a model built in code from weights
+    /// read elsewhere (`model` then only names it in logs).
+    build: Option<Builder>,
     session: OnceLock<Result<Mutex<ort::session::Session>, String>>,
 }
+
+type Builder = Box<dyn Fn() -> Result<Vec<u8>, String> + Send + Sync>;
 
 impl LazySession {
     /// Checks that the runtime library and the model file are there
@@ -124,8 +129,22 @@ impl LazySession {
             models_dir: models_dir.to_owned(),
             model: model.to_owned(),
             threads,
+            build: None,
             session: OnceLock::new(),
         })
+    }
+
+    /// A session for a model that `build` makes in code when it is first
+    /// used (from weights in `source`, a file that must be there now).
+    pub fn built(
+        models_dir: &Path,
+        source: &Path,
+        threads: usize,
+        build: impl Fn() -> Result<Vec<u8>, String> + Send + Sync + 'static,
+    ) -> Result<Self, String> {
+        let mut lazy = Self::new(models_dir, source, threads)?;
+        lazy.build = Some(Box::new(build));
+        Ok(lazy)
     }
 
     /// The session, built now if this is its first use.
@@ -133,7 +152,15 @@ impl LazySession {
         let loaded = self.session.get_or_init(|| {
             let env = environment(&self.models_dir)?;
             let started = std::time::Instant::now();
-            let session = session_rewritten(env, &self.model, self.threads)?;
+            let session = match &self.build {
+                None => session_rewritten(env, &self.model, self.threads)?,
+                Some(build) => {
+                    let bytes = build()?;
+                    builder(env, self.threads)
+                        .and_then(|mut b| b.commit_from_memory(&bytes))
+                        .map_err(|e| format!("{}: {e}", self.model.display()))?
+                }
+            };
             tracing::info!(model = %self.model.display(), ms = started.elapsed().as_millis() as u64, "model loaded");
             Ok(Mutex::new(session))
         });

@@ -165,11 +165,19 @@ impl Graph {
 
     /// A node with one output named `out`.
     pub fn op_into(&mut self, op: &str, inputs: &[&str], out: &str, attrs: &[Attr]) {
+        self.op_outputs(op, inputs, &[out], attrs);
+    }
+
+    /// A node with the outputs `outs` (an empty name skips an optional
+    /// output; an empty input name skips an optional input).
+    pub fn op_outputs(&mut self, op: &str, inputs: &[&str], outs: &[&str], attrs: &[Attr]) {
         let mut n = Pb::default();
         for i in inputs {
             n.str(1, i);
         }
-        n.str(2, out);
+        for out in outs {
+            n.str(2, out);
+        }
         let name = self.fresh("node");
         n.str(3, &name);
         n.str(4, op);
