@@ -28,7 +28,16 @@ pub struct SttRequest {
     pub response_format: String,
     pub words: bool,
     pub model: String,
+    /// Label speakers.
+    #[serde(default)]
+    pub diarize: bool,
+    /// How many speakers there are, when the caller knows.
+    #[serde(default)]
+    pub num_speakers: Option<u32>,
 }
+
+/// Most speakers `numSpeakers` may name (as ElevenLabs allows).
+pub const MAX_SPEAKERS: u32 = 32;
 
 impl SttRequest {
     /// Validates the request's options (from JSON fields or multipart text
@@ -47,6 +56,8 @@ impl SttRequest {
                 "model",
                 "fileId",
                 "dryRun",
+                "diarize",
+                "numSpeakers",
             ]
             .contains(&key.as_str())
             {
@@ -136,6 +147,39 @@ impl SttRequest {
                 "must be at most 1000 characters",
             ));
         }
+        let diarize = match fields.get("diarize").map(String::as_str) {
+            None | Some("false") => false,
+            Some("true") => true,
+            Some(_) => {
+                return Err(ApiError::invalid_parameter(
+                    "diarize",
+                    "must be true or false",
+                ))
+            }
+        };
+        let num_speakers = match fields.get("numSpeakers") {
+            None => None,
+            Some(n) => {
+                let n = n
+                    .trim()
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|n| (1..=MAX_SPEAKERS).contains(n))
+                    .ok_or_else(|| {
+                        ApiError::invalid_parameter(
+                            "numSpeakers",
+                            format!("must be an integer from 1 to {MAX_SPEAKERS}"),
+                        )
+                    })?;
+                if !diarize {
+                    return Err(ApiError::invalid_parameter(
+                        "numSpeakers",
+                        "needs diarize: true",
+                    ));
+                }
+                Some(n)
+            }
+        };
         Ok(SttOptionsParsed {
             language,
             translate,
@@ -143,6 +187,8 @@ impl SttRequest {
             response_format,
             words,
             model: model.name.clone(),
+            diarize,
+            num_speakers,
         })
     }
 
@@ -161,6 +207,8 @@ pub struct SttOptionsParsed {
     pub response_format: String,
     pub words: bool,
     pub model: String,
+    pub diarize: bool,
+    pub num_speakers: Option<u32>,
 }
 
 impl SttOptionsParsed {
@@ -175,6 +223,8 @@ impl SttOptionsParsed {
             response_format: self.response_format,
             words: self.words,
             model: self.model,
+            diarize: self.diarize,
+            num_speakers: self.num_speakers,
         }
     }
 }

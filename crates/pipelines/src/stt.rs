@@ -7,6 +7,7 @@ use mediagen_media::media::demuxer;
 use mediagen_media::pcm;
 
 use mediagen_jobs::limits::SPEECH_TO_TEXT;
+use mediagen_speech::stt::speakers::attribute;
 use mediagen_speech::stt::{
     transcribe_stream, Segment, SttCatalog, SttError, SttOptions, Transcript,
 };
@@ -26,34 +27,46 @@ fn timestamp(seconds: f64, sep: char) -> String {
     )
 }
 
-/// SubRip subtitles of the segments.
+/// SubRip subtitles of the segments; a diarized segment's text starts
+/// with its speaker in brackets (`[speaker_0] …`), SubRip having no voice
+/// tag of its own.
 pub fn srt(segments: &[Segment]) -> String {
     segments
         .iter()
         .enumerate()
         .map(|(i, s)| {
+            let text = match &s.speaker {
+                Some(who) => format!("[{who}] {}", s.text),
+                None => s.text.clone(),
+            };
             format!(
                 "{}\n{} --> {}\n{}\n",
                 i + 1,
                 timestamp(s.start, ','),
                 timestamp(s.end, ','),
-                s.text
+                text
             )
         })
         .collect::<Vec<_>>()
         .join("\n")
 }
 
-/// WebVTT subtitles of the segments.
+/// WebVTT subtitles of the segments; a diarized segment is in a voice
+/// span (`<v speaker_0>…`). Cue text escapes `&` and `<`.
 pub fn vtt(segments: &[Segment]) -> String {
     let cues: Vec<String> = segments
         .iter()
         .map(|s| {
+            let text = s.text.replace('&', "&amp;").replace('<', "&lt;");
+            let text = match &s.speaker {
+                Some(who) => format!("<v {who}>{text}"),
+                None => text,
+            };
             format!(
                 "{} --> {}\n{}\n",
                 timestamp(s.start, '.'),
                 timestamp(s.end, '.'),
-                s.text
+                text
             )
         })
         .collect();
@@ -99,8 +112,11 @@ impl Pipeline for SttPipeline {
             language: req.language.clone(),
             translate: req.translate,
             prompt: req.prompt.clone(),
-            words: req.words,
+            // Speakers are given to words, and segments cut between them.
+            words: req.words || req.diarize,
         };
+        let (diarize, speakers, keep_words) =
+            (req.diarize, req.num_speakers.map(|n| n as usize), req.words);
         // Decoded up to the capability's limit, whatever the header said,
         // and charged for what was decoded.
         let duration = SPEECH_TO_TEXT.max_seconds;
@@ -111,11 +127,26 @@ impl Pipeline for SttPipeline {
                 .and_then(|d| pcm::decode(&input, d, &scratch, 16_000, duration))
                 .map_err(|e| JobFailure::abort(ErrorCode::UnreadableMedia, e.to_string()))?;
             progress.meter_blocking(pcm.duration())?;
-            transcribe_stream(model.as_ref(), catalog.gate(), &opts, &pcm, &mut |done| {
-                progress.set_progress((done * 100.0) as i64);
-                !progress.is_cancelled()
-            })
-            .map_err(stt_failure)
+            let mut transcript = transcribe_stream(
+                model.as_ref(),
+                catalog.gate(),
+                catalog.vad(),
+                &opts,
+                &pcm,
+                &mut |done| {
+                    progress.set_progress((done * 100.0) as i64);
+                    !progress.is_cancelled()
+                },
+            )
+            .map_err(stt_failure)?;
+            if diarize {
+                let who = catalog.diarize(&pcm, speakers).map_err(stt_failure)?;
+                attribute(&mut transcript, &who);
+                if !keep_words {
+                    transcript.words.clear();
+                }
+            }
+            Ok::<_, JobFailure>(transcript)
         })
         .await
         .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))??;
@@ -160,6 +191,7 @@ mod tests {
                 avg_logprob: 0.0,
                 no_speech_prob: 0.0,
                 compression_ratio: 0.0,
+                speaker: None,
             },
             Segment {
                 id: 1,
@@ -169,6 +201,7 @@ mod tests {
                 avg_logprob: 0.0,
                 no_speech_prob: 0.0,
                 compression_ratio: 0.0,
+                speaker: None,
             },
         ];
         assert_eq!(
@@ -176,5 +209,15 @@ mod tests {
             "1\n00:00:00,000 --> 00:00:01,500\nHello.\n\n2\n00:01:01,250 --> 01:02:05,000\nBye.\n"
         );
         assert_eq!(vtt(&segs), "WEBVTT\n\n00:00:00.000 --> 00:00:01.500\nHello.\n\n00:01:01.250 --> 01:02:05.000\nBye.\n");
+        // Diarized: the speaker as a voice span (vtt) or a bracketed
+        // prefix (srt); cue text cannot open a tag of its own.
+        let mut said = segs[..1].to_vec();
+        said[0].speaker = Some("speaker_1".into());
+        said[0].text = "<b>Tom & Jerry</b>".into();
+        assert_eq!(
+            vtt(&said),
+            "WEBVTT\n\n00:00:00.000 --> 00:00:01.500\n<v speaker_1>&lt;b>Tom &amp; Jerry&lt;/b>\n"
+        );
+        assert!(srt(&said).contains("\n[speaker_1] <b>Tom & Jerry</b>\n"));
     }
 }

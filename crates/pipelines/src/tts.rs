@@ -209,7 +209,7 @@ fn word_timestamps(
         prompt: Some(text.chars().take(400).collect()),
         words: true,
     };
-    let heard = transcribe(model.as_ref(), stt.gate(), &pcm, &opts)
+    let heard = transcribe(model.as_ref(), stt.gate(), stt.vad(), &pcm, &opts)
         .map_err(|e| JobFailure::retry(ErrorCode::AlignmentFailed, e.to_string()))?;
     let recognised: Vec<(String, f64, f64)> = heard
         .words

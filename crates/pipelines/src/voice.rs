@@ -122,10 +122,17 @@ impl VoiceChangePipeline {
             ..SttOptions::default()
         };
         let speech = heard;
-        let heard = transcribe_stream(model.as_ref(), self.stt.gate(), &opts, speech, &mut |d| {
-            ctx.set_progress((d * 40.0) as i64);
-            !ctx.is_cancelled()
-        })
+        let heard = transcribe_stream(
+            model.as_ref(),
+            self.stt.gate(),
+            self.stt.vad(),
+            &opts,
+            speech,
+            &mut |d| {
+                ctx.set_progress((d * 40.0) as i64);
+                !ctx.is_cancelled()
+            },
+        )
         .map_err(stt_failure)?;
         ctx.set_progress(40);
         let lines: Vec<Line> = heard

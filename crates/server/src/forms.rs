@@ -57,6 +57,15 @@ pub struct SpeechToTextForm {
     /// `verbose_json` (422 otherwise).
     #[schema(rename = "timestampGranularities", schema_with = granularities)]
     timestamp_granularities: Option<String>,
+    /// `true`: who speaks when. Every segment and word gets `speaker`
+    /// (`speaker_0`, `speaker_1`, … by first speaking), segments are cut
+    /// where the speaker changes, `speakers` lists each with their
+    /// speaking time, and srt/vtt show them (`[speaker_0]`, `<v speaker_0>`).
+    diarize: Option<bool>,
+    /// How many speakers there are, when known (1–32); needs `diarize`
+    /// (400 otherwise). Without it the number is found from the audio.
+    #[schema(rename = "numSpeakers", minimum = 1, maximum = 32)]
+    num_speakers: Option<u32>,
     /// Validate and price only.
     #[schema(rename = "dryRun")]
     dry_run: Option<bool>,

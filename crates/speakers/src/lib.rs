@@ -5,10 +5,12 @@
 //! - [`encoder`]: GE2E speaker embeddings (Resemblyzer's pretrained
 //!   encoder, read from its PyTorch file), and the cosine similarity of two
 //!   voices.
+//! - [`diarize`]: who speaks when, from the two.
 //!
 //! Audio is 16 kHz mono throughout. Engines are synchronous: callers run
 //! them on blocking threads.
 
+pub mod diarize;
 pub mod encoder;
 pub mod vad;
 

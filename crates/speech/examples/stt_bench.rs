@@ -23,7 +23,11 @@ fn main() {
         .ok()
         .and_then(|d| d.parse().ok())
         .unwrap_or(threads);
-    let catalog = SttCatalog::discover(std::path::Path::new(models), threads, decodes);
+    let mut catalog = SttCatalog::discover(std::path::Path::new(models), threads, decodes);
+    // VAD=energy: frame energy instead of Silero (to compare the two).
+    if std::env::var("VAD").is_ok_and(|v| v == "energy") {
+        catalog = catalog.with_vad(std::sync::Arc::new(mediagen_speakers::vad::Energy));
+    }
     let engine = catalog.model(Some(model)).expect("model installed");
     let path = std::path::Path::new(file);
     // RUNS=n transcribes n times in this process (the first run pays for
@@ -33,7 +37,7 @@ fn main() {
         .and_then(|r| r.parse().ok())
         .unwrap_or(1);
     for run in 1..=runs {
-        let (secs, t) = once(engine.as_ref(), catalog.gate(), path);
+        let (secs, t) = once(engine.as_ref(), &catalog, path);
         if run < runs {
             println!("run {run}: seconds={secs:.2}");
             continue;
@@ -44,7 +48,7 @@ fn main() {
 
 fn once(
     engine: &dyn mediagen_speech::stt::SpeechToText,
-    gate: &mediagen_speech::stt::DecodeGate,
+    catalog: &SttCatalog,
     path: &std::path::Path,
 ) -> (f64, mediagen_speech::stt::Transcript) {
     let start = Instant::now();
@@ -56,7 +60,15 @@ fn once(
         language: std::env::var("LANGUAGE").ok(),
         ..SttOptions::default()
     };
-    let t = transcribe_stream(engine, gate, &opts, &pcm, &mut |_| true).expect("transcribed");
+    let t = transcribe_stream(
+        engine,
+        catalog.gate(),
+        catalog.vad(),
+        &opts,
+        &pcm,
+        &mut |_| true,
+    )
+    .expect("transcribed");
     let secs = start.elapsed().as_secs_f64();
     let _ = std::fs::remove_file(&scratch);
     (secs, t)

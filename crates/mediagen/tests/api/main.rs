@@ -11,6 +11,7 @@ mod avatars;
 mod cli;
 mod contract;
 mod credits;
+mod diarize;
 mod dubbing;
 mod elevenlabs;
 mod errors;

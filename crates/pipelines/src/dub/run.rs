@@ -87,6 +87,7 @@ pub(super) fn cues(lines: &[(f64, f64, &str)]) -> Vec<Segment> {
             avg_logprob: 0.0,
             no_speech_prob: 0.0,
             compression_ratio: 0.0,
+            speaker: None,
         })
         .collect()
 }
@@ -174,6 +175,7 @@ impl DubPipeline {
         let heard = transcribe_stream(
             model.as_ref(),
             self.stt.gate(),
+            self.stt.vad(),
             &opts,
             &pcm,
             &mut hearing(0.0, 15.0),
@@ -243,6 +245,7 @@ impl DubPipeline {
                 let english = transcribe_stream(
                     model.as_ref(),
                     self.stt.gate(),
+                    self.stt.vad(),
                     &opts,
                     &pcm,
                     &mut hearing(15.0, 15.0),

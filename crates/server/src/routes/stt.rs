@@ -20,11 +20,13 @@ use mediagen_jobs::limits::SPEECH_TO_TEXT as LIMITS;
 /// `verbose_json`), `timestampGranularities` (`segment`, `word`: words need
 /// `verbose_json`), `model` (a speech-to-text name from `GET /v1/models`;
 /// default `base`, whisper base on CTranslate2 int8; `ggml-base` is the same
-/// model on whisper.cpp).
+/// model on whisper.cpp), `diarize` (`true`: who speaks when) and
+/// `numSpeakers` (how many, when known; needs `diarize`).
 ///
 /// The job's `result`: `{text, language, languageProbability, duration
-/// (seconds), segments: [{id, start, end, text, avgLogprob, noSpeechProb}],
-/// words: [{word, start, end, probability}] (when asked), model, task,
+/// (seconds), segments: [{id, start, end, text, avgLogprob, noSpeechProb,
+/// speaker}], words: [{word, start, end, probability, speaker}] (when
+/// asked), speakers: [{id, seconds}] (diarized), model, task,
 /// responseFormat}`, plus `subtitles` and `subtitlesUrl` for `srt`/`vtt` and
 /// `transcriptUrl` (plain text) for `text`. Always the job object, also for
 /// `text`/`srt`/`vtt` (the bare file is at the URL). Long files are decoded
@@ -36,7 +38,7 @@ use mediagen_jobs::limits::SPEECH_TO_TEXT as LIMITS;
 #[utoipa::path(post, path = "/v1/speech-to-text", tag = "voice", security(("bearer" = ["write"])),
     request_body(content((crate::forms::SpeechToTextForm = "multipart/form-data"))),
     responses((status = 200, body = crate::jobs::JobView), (status = 202, body = crate::jobs::JobView),
-              (status = 400, description = "`invalid_parameter` naming language, task, responseFormat, model…"),
+              (status = 400, description = "`invalid_parameter` naming language, task, responseFormat, model, diarize, numSpeakers…"),
               (status = 404, description = "No file with that `fileId`"), (status = 415, description = "Not audio or video"),
               (status = 422, description = "`unreadable_media`")))]
 pub async fn create(

@@ -112,25 +112,26 @@ impl SpeakerEncoder {
         mel_energies(&self.filters, &power, self.stft.bins())
     }
 
-    /// The embeddings of partial utterances: `starts` are frame numbers in
-    /// `frames` (from [`Self::frames`]); frames past the end count as
-    /// silence.
+    /// The embeddings of partial utterances of `length` frames (Resemblyzer's
+    /// are [`PARTIAL`]): `starts` are frame numbers in `frames` (from
+    /// [`Self::frames`]); frames past the end count as silence.
     pub fn partials(
         &self,
         frames: &[f32],
         starts: &[usize],
+        length: usize,
     ) -> Result<Vec<Embedding>, EncoderError> {
         let fail = |e: ort::Error| EncoderError(e.to_string());
         let mut out = Vec::with_capacity(starts.len());
         let mut session = self.session.get().map_err(EncoderError)?;
         for batch in starts.chunks(BATCH) {
-            let mut input = vec![0f32; batch.len() * PARTIAL * MELS];
+            let mut input = vec![0f32; batch.len() * length * MELS];
             for (k, &s) in batch.iter().enumerate() {
                 let from = (s * MELS).min(frames.len());
-                let to = ((s + PARTIAL) * MELS).min(frames.len());
-                input[k * PARTIAL * MELS..][..to - from].copy_from_slice(&frames[from..to]);
+                let to = ((s + length) * MELS).min(frames.len());
+                input[k * length * MELS..][..to - from].copy_from_slice(&frames[from..to]);
             }
-            let shape = vec![batch.len() as i64, PARTIAL as i64, MELS as i64];
+            let shape = vec![batch.len() as i64, length as i64, MELS as i64];
             let x = Tensor::from_array((shape, input)).map_err(fail)?;
             let outputs = session.run(ort::inputs!["mels" => x]).map_err(fail)?;
             let (_, e) = outputs["embeddings"]
@@ -151,7 +152,7 @@ impl SpeakerEncoder {
         let mut audio = audio;
         audio.resize(padded.max(audio.len()), 0.0);
         let frames = self.frames(&audio);
-        let partials = self.partials(&frames, &starts)?;
+        let partials = self.partials(&frames, &starts, PARTIAL)?;
         Ok(Embedding::mean(&partials))
     }
 }

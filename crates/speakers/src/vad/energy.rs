@@ -9,10 +9,10 @@ use super::{Vad, VadError, FRAME};
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Energy;
 
-/// Frame levels in dBFS, one per whole frame.
+/// Frame levels in dBFS, one per frame (a last partial frame included).
 pub fn levels(audio: &[f32]) -> Vec<f32> {
     audio
-        .chunks_exact(FRAME)
+        .chunks(FRAME)
         .map(|f| {
             let power = f.iter().map(|s| s * s).sum::<f32>() / f.len() as f32;
             10.0 * power.max(1e-12).log10()
@@ -39,7 +39,7 @@ impl Vad for Energy {
     fn probabilities(&self, audio: &[f32]) -> Result<Vec<f32>, VadError> {
         let levels = levels(audio);
         let t = threshold(&levels);
-        Ok(levels
+        Ok(levels[..audio.len() / FRAME]
             .iter()
             .map(|&l| if l > t { 1.0 } else { 0.0 })
             .collect())

@@ -6,7 +6,7 @@
 //! speech probability per frame; [`speech`] and [`regions`] turn those into
 //! decisions the way Silero's own `get_speech_timestamps` does.
 
-mod energy;
+pub mod energy;
 mod silero;
 
 use std::ops::Range;

@@ -1,11 +1,16 @@
 //! Voice-activity-based chunking of long audio: silence is skipped, and
 //! speech is cut into pieces of at most one recogniser window (30 s) at the
-//! longest pause, so words are not split and memory stays bounded.
+//! longest pause, so words are not split and memory stays bounded. Which
+//! frames hold speech comes from a voice-activity detector
+//! ([`mediagen_speakers::vad`]: Silero, or frame energy without its model).
+
+use mediagen_speakers::vad::energy::{levels, threshold};
+use mediagen_speakers::vad::{self, Vad, VadError, FRAME};
+
+use super::SttError;
 
 /// Samples per second of recogniser input.
-pub const RATE: usize = 16_000;
-/// 30 ms analysis frames.
-const FRAME: usize = 480;
+pub const RATE: usize = mediagen_speakers::RATE;
 /// Longest chunk: whisper's window.
 pub const MAX_CHUNK: usize = RATE * 30 - FRAME;
 /// Shortest chunk cut before the end of the audio.
@@ -19,8 +24,10 @@ const MIN_CHUNK: usize = RATE * 12;
 const AIM: usize = RATE * 29;
 /// Audio kept around speech.
 const PAD: usize = RATE * 3 / 10;
-/// Silent frames that make a clear pause (180 ms).
+/// Silent frames that make a clear pause (192 ms).
 const CLEAR_PAUSE: usize = 6;
+/// Audio a detector is given at once (60 s, whole frames).
+const BLOCK: usize = FRAME * 1875;
 
 /// What to do with the buffered audio next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,45 +42,50 @@ pub enum Plan {
     Done,
 }
 
-/// Frame levels in dBFS.
-fn levels(audio: &[f32]) -> Vec<f32> {
-    audio
-        .chunks(FRAME)
-        .map(|f| {
-            let power = f.iter().map(|s| s * s).sum::<f32>() / f.len() as f32;
-            10.0 * power.max(1e-12).log10()
-        })
-        .collect()
-}
-
-/// Which frames are speech: above an adaptive threshold (the noise floor
-/// plus 15 dB, but at most 25 dB under the loudest frame, so unbroken sound
-/// counts; never below -50 dBFS), held for `hold` frames either side (7:
-/// 200 ms, so short gaps inside words do not count as pauses). Erring
-/// towards speech only costs decoding time; erring the other way would lose
-/// words.
-fn voiced(levels: &[f32], hold: usize) -> Vec<bool> {
-    if levels.is_empty() {
-        return Vec::new();
-    }
-    let mut sorted = levels.to_vec();
-    sorted.sort_by(f32::total_cmp);
-    let floor = sorted[sorted.len() / 10];
-    let peak = sorted[sorted.len() - 1];
-    let threshold = (floor + 15.0).min(peak - 25.0).max(-50.0);
-    let raw: Vec<bool> = levels.iter().map(|&l| l > threshold).collect();
-    (0..raw.len())
+/// Speech frames held for `hold` frames either side (7: 224 ms, so short
+/// gaps inside words do not count as pauses). Erring towards speech only
+/// costs decoding time; erring the other way would lose words.
+fn voiced(speech: &[bool], hold: usize) -> Vec<bool> {
+    (0..speech.len())
         .map(|i| {
             let lo = i.saturating_sub(hold);
-            let hi = (i + hold + 1).min(raw.len());
-            raw[lo..hi].iter().any(|&v| v)
+            let hi = (i + hold + 1).min(speech.len());
+            speech[lo..hi].iter().any(|&v| v)
         })
         .collect()
 }
 
-/// Plans the next step for `buf` (the audio not yet handled); `ended` when
-/// no more audio will come. Feed it at least two windows when you can.
-pub fn plan(buf: &[f32], ended: bool) -> Plan {
+/// The speech probability of every frame of `len` samples of `audio` from
+/// sample `at`, by `vad`, read a minute at a time (so memory stays
+/// bounded); frame `i` starts at sample `at + i * FRAME`.
+pub fn probabilities(
+    vad: &dyn Vad,
+    audio: &dyn super::AudioSource,
+    at: usize,
+    len: usize,
+) -> Result<Vec<f32>, SttError> {
+    let mut out = Vec::with_capacity(len / FRAME + 1);
+    let mut from = at;
+    while from < at + len {
+        let piece = audio.read_at(from, BLOCK.min(at + len - from))?;
+        if piece.is_empty() {
+            break;
+        }
+        out.extend(vad.probabilities(&piece).map_err(failed)?);
+        from += piece.len();
+    }
+    Ok(out)
+}
+
+fn failed(e: VadError) -> SttError {
+    SttError::Failed(e.to_string())
+}
+
+/// Plans the next step for `buf` (the audio not yet handled), whose frames
+/// have the speech probabilities `speech` (frame `i` from sample
+/// `i * FRAME`; frames past its end count as silence); `ended` when no
+/// more audio will come. Feed it at least two windows when you can.
+pub fn plan(buf: &[f32], speech: &[f32], ended: bool) -> Plan {
     if buf.is_empty() {
         return if ended { Plan::Done } else { Plan::NeedMore };
     }
@@ -81,7 +93,9 @@ pub fn plan(buf: &[f32], ended: bool) -> Plan {
         return Plan::NeedMore;
     }
     let levels = levels(buf);
-    let voiced = voiced(&levels, 7);
+    let mut flags = vad::speech(&speech[..speech.len().min(buf.len().div_ceil(FRAME))]);
+    flags.resize(buf.len().div_ceil(FRAME), false);
+    let voiced = voiced(&flags, 7);
     let Some(first) = voiced.iter().position(|&v| v) else {
         // No speech: drop all of it (but keep a little to be joined with
         // what comes next, in case speech starts right at the end).
@@ -103,7 +117,7 @@ pub fn plan(buf: &[f32], ended: bool) -> Plan {
     // none there, at the first clear pause up to MAX_CHUNK; else in the
     // longest pause of 90 ms or more; with no pause at all, at the quietest
     // frame of the last five seconds.
-    let voiced = self::voiced(&levels, 0);
+    let voiced = flags;
     let lo = MIN_CHUNK / FRAME;
     let hi = (MAX_CHUNK / FRAME).min(voiced.len());
     let aim = AIM / FRAME;
@@ -158,15 +172,15 @@ fn quietest(levels: &[f32], frames: std::ops::Range<usize>) -> Option<usize> {
 }
 
 /// Where to split `audio` near sample `at` into parts decoded apart: in the
-/// middle of the longest pause within 5 s either side, else at the quietest
-/// frame there.
-pub fn split_near(audio: &[f32], at: usize) -> usize {
+/// middle of the longest pause within 5 s either side (by `vad`), else at
+/// the quietest frame there.
+pub fn split_near(vad: &dyn Vad, audio: &[f32], at: usize) -> Result<usize, SttError> {
     let levels = levels(audio);
-    let voiced = voiced(&levels, 0);
+    let voiced = vad::speech(&vad.probabilities(audio).map_err(failed)?);
     let lo = at.saturating_sub(5 * RATE) / FRAME;
     let hi = ((at + 5 * RATE) / FRAME).min(levels.len());
     if lo >= hi {
-        return at.min(audio.len());
+        return Ok(at.min(audio.len()));
     }
     let longest = pauses(&voiced, lo, hi).fold(None, |best: Option<(usize, usize)>, p| {
         best.filter(|b| b.0 >= p.0).or(Some(p))
@@ -175,21 +189,18 @@ pub fn split_near(audio: &[f32], at: usize) -> usize {
         .map(|(_, middle)| middle)
         .or_else(|| quietest(&levels, lo..hi))
         .unwrap_or(lo);
-    (frame * FRAME).min(audio.len())
+    Ok((frame * FRAME).min(audio.len()))
 }
 
 /// Whether `audio` holds speech (judged against the level of `context`,
 /// the audio around it): at least 0.3 s of it.
 pub fn has_speech(audio: &[f32], context: &[f32]) -> bool {
-    let (ours, all) = (levels(audio), levels(context));
-    let mut sorted = all.clone();
-    sorted.sort_by(f32::total_cmp);
-    let Some(&peak) = sorted.last() else {
+    let all = levels(context);
+    if all.is_empty() {
         return false;
-    };
-    let floor = sorted[sorted.len() / 10];
-    let threshold = (floor + 15.0).min(peak - 25.0).max(-50.0);
-    ours.iter().filter(|&&l| l > threshold).count() * FRAME >= RATE * 3 / 10
+    }
+    let threshold = threshold(&all);
+    levels(audio).iter().filter(|&&l| l > threshold).count() * FRAME >= RATE * 3 / 10
 }
 
 impl Plan {
@@ -205,6 +216,7 @@ impl Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mediagen_speakers::vad::Energy;
 
     fn tone(seconds: f64) -> Vec<f32> {
         (0..(seconds * RATE as f64) as usize)
@@ -223,7 +235,8 @@ mod tests {
         loop {
             let avail = (audio.len() - pos).min(2 * MAX_CHUNK);
             let ended = pos + avail == audio.len();
-            match plan(&audio[pos..pos + avail], ended) {
+            let buf = &audio[pos..pos + avail];
+            match plan(buf, &Energy.probabilities(buf).unwrap(), ended) {
                 Plan::Done => return out,
                 Plan::NeedMore => panic!("fed two windows"),
                 Plan::Skip(n) => pos += n,
@@ -291,7 +304,7 @@ mod tests {
             tone(20.0),
         ]
         .concat();
-        let at = split_near(&audio, 100 * RATE) as f64 / RATE as f64;
+        let at = split_near(&Energy, &audio, 100 * RATE).unwrap() as f64 / RATE as f64;
         assert!((at - 103.4).abs() < 0.1, "split at {at}");
         // No pause within 5 s: the quietest frame there, still near the cut.
         let loud: Vec<f32> = (0..30 * RATE)
@@ -300,7 +313,7 @@ mod tests {
                     * (i as f32 * 0.05).sin()
             })
             .collect();
-        let at = split_near(&loud, 10 * RATE) as f64 / RATE as f64;
+        let at = split_near(&Energy, &loud, 10 * RATE).unwrap() as f64 / RATE as f64;
         assert!((at - 12.0).abs() < 0.1, "split at {at}");
     }
 }

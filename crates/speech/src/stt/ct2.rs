@@ -464,6 +464,7 @@ impl<'a> Ct2Session<'a> {
                 avg_logprob: d.avg_logprob,
                 no_speech_prob: d.no_speech,
                 compression_ratio: compression_ratio(&text),
+                speaker: None,
                 text,
             });
         }
@@ -523,6 +524,7 @@ impl Ct2Session<'_> {
                 start: at + s,
                 end: at + end.max(s),
                 probability: p,
+                speaker: None,
             })
             .filter(|w| !w.word.is_empty())
             .collect())

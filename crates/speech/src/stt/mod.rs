@@ -7,6 +7,7 @@ mod ct2;
 mod gate;
 mod lazy;
 mod mel;
+pub mod speakers;
 mod whisper;
 
 use std::io::Write;
@@ -21,6 +22,9 @@ pub use gate::DecodeGate;
 pub use whisper::WhisperEngine;
 
 use chunk::{plan, Plan, MAX_CHUNK, RATE};
+use mediagen_speakers::diarize::{diarize, Diarization, DiarizeOptions, Samples};
+use mediagen_speakers::encoder::SpeakerEncoder;
+use mediagen_speakers::vad::{Vad, FRAME};
 
 use crate::tts::EngineStatus;
 
@@ -40,6 +44,9 @@ pub struct Segment {
     /// for a decoder repeating itself; OpenAI's verbose_json reports it).
     #[serde(default)]
     pub compression_ratio: f64,
+    /// Who says it (`speaker_0`, …), when the audio was diarized.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speaker: Option<String>,
 }
 
 /// A recognised word with its time span.
@@ -51,6 +58,19 @@ pub struct Word {
     #[serde(serialize_with = "mediagen_core::time::seconds")]
     pub end: f64,
     pub probability: f64,
+    /// Who says it, when the audio was diarized.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speaker: Option<String>,
+}
+
+/// A speaker of a diarized transcript and how long they speak.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SpeakerTime {
+    /// `speaker_0`, `speaker_1`, … in order of first speaking.
+    pub id: String,
+    /// Seconds of speech.
+    #[serde(serialize_with = "mediagen_core::time::seconds")]
+    pub seconds: f64,
 }
 
 /// What the recogniser heard.
@@ -68,6 +88,9 @@ pub struct Transcript {
     pub segments: Vec<Segment>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub words: Vec<Word>,
+    /// The speakers, when the audio was diarized.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub speakers: Vec<SpeakerTime>,
 }
 
 /// How to transcribe.
@@ -187,6 +210,7 @@ impl AudioSource for mediagen_media::pcm::PcmFile {
 pub fn transcribe_stream(
     model: &dyn SpeechToText,
     gate: &DecodeGate,
+    vad: &dyn Vad,
     opts: &SttOptions,
     audio: &dyn AudioSource,
     progress: &mut dyn FnMut(f64) -> bool,
@@ -198,7 +222,7 @@ pub fn transcribe_stream(
         .min(gate.permits())
         .min(total / (SPLIT_MIN as usize * RATE / 2));
     if lanes < 2 {
-        return transcribe_lane(model, gate, opts, audio, 0..total, 0..0, progress);
+        return transcribe_lane(model, gate, vad, opts, audio, 0..total, 0..0, progress);
     }
     // Where the sections meet: in a pause within 5 s of each equal share.
     let mut bounds = vec![0];
@@ -206,7 +230,7 @@ pub fn transcribe_stream(
         let at = total * k / lanes;
         let from = at.saturating_sub(5 * RATE);
         let around = audio.read_at(from, 10 * RATE)?;
-        let cut = from + chunk::split_near(&around, at - from);
+        let cut = from + chunk::split_near(vad, &around, at - from)?;
         bounds.push(cut.clamp(bounds[k - 1], total));
     }
     bounds.push(total);
@@ -214,7 +238,7 @@ pub fn transcribe_stream(
     let mut detected = None;
     if opts.language.is_none() {
         let first = audio.read_at(0, 2 * MAX_CHUNK)?;
-        let found = detect_language(model, gate, first_chunk(&first))?;
+        let found = detect_language(model, gate, first_chunk(vad, &first)?)?;
         opts.language = Some(found.0.clone());
         detected = Some(found);
     }
@@ -231,7 +255,7 @@ pub fn transcribe_stream(
                 let opts = opts.clone();
                 s.spawn(move || {
                     let len = range.len() as f64;
-                    transcribe_lane(model, gate, &opts, audio, range, context, &mut |f| {
+                    transcribe_lane(model, gate, vad, &opts, audio, range, context, &mut |f| {
                         done.store((f * len) as usize, Ordering::Relaxed);
                         !cancel.load(Ordering::Relaxed)
                     })
@@ -242,6 +266,7 @@ pub fn transcribe_stream(
         let first = transcribe_lane(
             model,
             gate,
+            vad,
             &opts,
             audio,
             bounds[0]..bounds[1],
@@ -296,22 +321,26 @@ pub fn transcribe_stream(
 
 /// The first chunk [`plan`] gives for the whole of `audio` (its start, when
 /// all of it is silence).
-fn first_chunk(mut audio: &[f32]) -> &[f32] {
-    let whole = audio;
+fn first_chunk<'a>(vad: &dyn Vad, whole: &'a [f32]) -> Result<&'a [f32], SttError> {
+    let speech = chunk::probabilities(vad, &whole, 0, whole.len())?;
+    let mut at = 0;
     loop {
-        match plan(audio, true) {
-            Plan::Skip(n) => audio = &audio[n..],
-            Plan::Chunk { end } => return &audio[..end],
-            Plan::NeedMore | Plan::Done => return &whole[..whole.len().min(MAX_CHUNK)],
+        let audio = &whole[at..];
+        match plan(audio, &speech[(at / FRAME).min(speech.len())..], true) {
+            Plan::Skip(n) => at += n,
+            Plan::Chunk { end } => return Ok(&audio[..end]),
+            Plan::NeedMore | Plan::Done => return Ok(&whole[..whole.len().min(MAX_CHUNK)]),
         }
     }
 }
 
 /// One decoding after another over `range` of `audio` (samples), times
 /// from the range's start ([`transcribe_stream`] for one section).
+#[allow(clippy::too_many_arguments)]
 fn transcribe_lane(
     model: &dyn SpeechToText,
     gate: &DecodeGate,
+    vad: &dyn Vad,
     opts: &SttOptions,
     audio: &dyn AudioSource,
     range: std::ops::Range<usize>,
@@ -336,6 +365,10 @@ fn transcribe_lane(
         let _permit = gate.acquire();
         session.transcribe(&before, code)?;
     }
+    // Speech probabilities for the whole range first (a few milliseconds a
+    // second of audio), so each plan reads them rather than running the
+    // detector again over audio it has seen.
+    let speech = chunk::probabilities(vad, audio, range.start, range.len())?;
     let (mut buf, mut offset, mut ended) = (Vec::<f32>::new(), 0usize, false);
     let (mut segments, mut words) = (Vec::<Segment>::new(), Vec::<Word>::new());
     loop {
@@ -345,7 +378,9 @@ fn transcribe_lane(
             ended = more.len() < want;
             buf.extend_from_slice(&more);
         }
-        match plan(&buf, ended) {
+        // `offset` need not fall on a frame: the frame it lies in stands
+        // for the first (within 32 ms).
+        match plan(&buf, &speech[(offset / FRAME).min(speech.len())..], ended) {
             Plan::Done => break,
             Plan::NeedMore => continue,
             Plan::Skip(n) => {
@@ -403,6 +438,7 @@ fn transcribe_lane(
         duration: (offset + buf.len()) as f64 / RATE as f64,
         segments,
         words,
+        speakers: Vec::new(),
     })
 }
 
@@ -425,10 +461,11 @@ pub fn detect_language(
 pub fn transcribe(
     model: &dyn SpeechToText,
     gate: &DecodeGate,
+    vad: &dyn Vad,
     audio: &[f32],
     opts: &SttOptions,
 ) -> Result<Transcript, SttError> {
-    transcribe_stream(model, gate, opts, &audio, &mut |_| true)
+    transcribe_stream(model, gate, vad, opts, &audio, &mut |_| true)
 }
 
 /// The recognisers found in `<models>/whisper/`, sharing one limit on
@@ -437,6 +474,8 @@ pub struct SttCatalog {
     models: Vec<Arc<dyn SpeechToText>>,
     status: Vec<EngineStatus>,
     gate: Arc<DecodeGate>,
+    vad: Arc<dyn Vad>,
+    encoder: Result<Arc<SpeakerEncoder>, String>,
 }
 
 impl Default for SttCatalog {
@@ -445,6 +484,8 @@ impl Default for SttCatalog {
             models: Vec::new(),
             status: Vec::new(),
             gate: Arc::new(DecodeGate::new(1)),
+            vad: Arc::new(mediagen_speakers::vad::Energy),
+            encoder: Err("no speaker encoder loaded".into()),
         }
     }
 }
@@ -461,6 +502,8 @@ impl SttCatalog {
     pub fn discover(models_dir: &Path, threads: usize, concurrency: usize) -> Self {
         let mut catalog = Self {
             gate: Arc::new(DecodeGate::new(concurrency)),
+            vad: mediagen_speakers::vad::discover(models_dir, 1),
+            encoder: SpeakerEncoder::load(models_dir, threads).map(Arc::new),
             ..Self::default()
         };
         let dir = models_dir.join("whisper");
@@ -601,19 +644,58 @@ impl SttCatalog {
     /// model, load when a request first names them, so one runtime is
     /// loaded unless asked for. The models that failed, with why.
     pub fn warm(&self) -> Vec<String> {
-        self.models
+        let mut failed: Vec<String> = self
+            .models
             .iter()
             .take(1)
             .filter_map(|m| match m.session(&SttOptions::default()) {
                 Ok(_) => None,
                 Err(e) => Some(format!("{}: {e}", m.name())),
             })
-            .collect()
+            .collect();
+        if let Err(e) = self.vad.probabilities(&[0.0; FRAME]) {
+            failed.push(format!("{}: {e}", self.vad.name()));
+        }
+        failed
     }
 
     /// The limit on concurrent decodes.
     pub fn gate(&self) -> &DecodeGate {
         &self.gate
+    }
+
+    /// The voice-activity detector that chunking uses (Silero where its
+    /// model is installed).
+    pub fn vad(&self) -> &dyn Vad {
+        self.vad.as_ref()
+    }
+
+    /// The catalog with `vad` for its voice-activity detector (to compare
+    /// detectors; `discover` picks Silero where it is installed).
+    pub fn with_vad(mut self, vad: Arc<dyn Vad>) -> Self {
+        self.vad = vad;
+        self
+    }
+
+    /// The speaker encoder, or why there is none.
+    pub fn encoder(&self) -> Result<&SpeakerEncoder, String> {
+        self.encoder.as_deref().map_err(Clone::clone)
+    }
+
+    /// Who speaks when in `audio` (`speakers`: how many, when known).
+    pub fn diarize(
+        &self,
+        audio: &dyn Samples,
+        speakers: Option<usize>,
+    ) -> Result<Diarization, SttError> {
+        let encoder = self
+            .encoder()
+            .map_err(|e| SttError::Failed(format!("speaker encoder unavailable: {e}")))?;
+        let opts = DiarizeOptions {
+            speakers,
+            ..DiarizeOptions::default()
+        };
+        diarize(self.vad(), encoder, audio, opts).map_err(|e| SttError::Failed(e.to_string()))
     }
 
     pub fn status(&self) -> &[EngineStatus] {
@@ -723,6 +805,7 @@ mod tests {
                     avg_logprob: 0.0,
                     no_speech_prob: 0.0,
                     compression_ratio: 0.0,
+                    speaker: None,
                 }],
                 words: Vec::new(),
                 consumed: audio.len(),
@@ -748,6 +831,7 @@ mod tests {
         let t = transcribe_stream(
             &echo,
             &DecodeGate::new(2),
+            &mediagen_speakers::vad::Energy,
             &SttOptions::default(),
             &audio.as_slice(),
             &mut |f| {
@@ -784,10 +868,24 @@ mod tests {
     fn short_audio_or_one_decoding_stays_in_one_section() {
         let audio = vec![0.1f32; 40 * RATE];
         let echo = Echo::new();
-        transcribe(&echo, &DecodeGate::new(2), &audio, &SttOptions::default()).unwrap();
+        transcribe(
+            &echo,
+            &DecodeGate::new(2),
+            &mediagen_speakers::vad::Energy,
+            &audio,
+            &SttOptions::default(),
+        )
+        .unwrap();
         assert_eq!(echo.threads.lock().unwrap().len(), 1);
         let audio = vec![0.1f32; 90 * RATE];
-        transcribe(&echo, &DecodeGate::new(1), &audio, &SttOptions::default()).unwrap();
+        transcribe(
+            &echo,
+            &DecodeGate::new(1),
+            &mediagen_speakers::vad::Energy,
+            &audio,
+            &SttOptions::default(),
+        )
+        .unwrap();
         assert_eq!(echo.threads.lock().unwrap().len(), 1);
     }
 }

@@ -149,6 +149,7 @@ impl SttSession for WhisperSession {
                             start,
                             end,
                             probability: p,
+                            speaker: None,
                         });
                     } else if let Some(w) = words.last_mut() {
                         w.word.push_str(piece.trim());
@@ -167,6 +168,7 @@ impl SttSession for WhisperSession {
                 avg_logprob: if n > 0 { logprob / f64::from(n) } else { 0.0 },
                 no_speech_prob: f64::from(seg.no_speech_probability()),
                 compression_ratio: super::compression_ratio(&text),
+                speaker: None,
                 text,
             });
         }

@@ -1,0 +1,338 @@
+//! Diarization through `POST /v1/speech-to-text` (`diarize: true`): one-,
+//! two- and three-speaker conversations built here from our own voices
+//! (Kokoro and Piper, through the text-to-speech API), with turns under
+//! 2 s, scored by diarization error rate against the turns we made.
+
+use serde_json::{json, Value};
+
+use crate::helpers::{assert_error, form, Backend, TestApp};
+use mediagen_media::audio::{parse_wav, resample};
+
+const RATE: u32 = 16_000;
+
+/// A conversation's lines, said in turn by its speakers; short replies
+/// among them.
+const LINES: [&str; 12] = [
+    "So tell me about the project you started last year.",
+    "Well, it began as a small idea in my garage.",
+    "Really?",
+    "A way to translate videos into other languages automatically.",
+    "That sounds ambitious.",
+    "It was. The first version took hours for a single minute of video.",
+    "And now?",
+    "Now it runs faster than real time on an ordinary laptop.",
+    "No way.",
+    "We rewrote the speech engine twice before it was good enough.",
+    "What comes next for you?",
+    "Next, every speaker in a video keeps their own voice.",
+];
+
+/// `text` in `voice`, 16 kHz.
+async fn say(app: &TestApp, key: &str, voice: &str, text: &str) -> Vec<f32> {
+    let r = app
+        .post(
+            "/v1/text-to-speech",
+            key,
+            json!({"text": text, "voiceId": voice, "format": "wav"}),
+        )
+        .await;
+    let job: Value = r.json().await.unwrap();
+    assert_eq!(job["status"], "completed", "{job}");
+    let wav = app
+        .download(job["result"]["audioUrl"].as_str().unwrap())
+        .await;
+    let audio = parse_wav(&wav).expect("a wav");
+    resample(&audio.samples, audio.sample_rate, RATE)
+}
+
+fn wav16(samples: &[f32]) -> Vec<u8> {
+    let data: Vec<u8> = samples
+        .iter()
+        .flat_map(|s| ((s.clamp(-1.0, 1.0) * 32767.0) as i16).to_le_bytes())
+        .collect();
+    let mut out = Vec::with_capacity(44 + data.len());
+    out.extend_from_slice(b"RIFF");
+    out.extend_from_slice(&(36 + data.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"WAVEfmt ");
+    out.extend_from_slice(&16u32.to_le_bytes());
+    out.extend_from_slice(&1u16.to_le_bytes());
+    out.extend_from_slice(&1u16.to_le_bytes());
+    out.extend_from_slice(&RATE.to_le_bytes());
+    out.extend_from_slice(&(RATE * 2).to_le_bytes());
+    out.extend_from_slice(&2u16.to_le_bytes());
+    out.extend_from_slice(&16u16.to_le_bytes());
+    out.extend_from_slice(b"data");
+    out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    out.extend_from_slice(&data);
+    out
+}
+
+/// Every line in `voice`, its own silence trimmed so a turn's bounds are
+/// its speech's.
+async fn lines(app: &TestApp, key: &str, voice: &str) -> Vec<Vec<f32>> {
+    let mut out = Vec::new();
+    for line in LINES {
+        let speech = say(app, key, voice, line).await;
+        let loud = |s: &f32| s.abs() > 0.01;
+        let first = speech.iter().position(loud).unwrap_or(0);
+        let last = speech
+            .iter()
+            .rposition(loud)
+            .map_or(speech.len(), |i| i + 1);
+        out.push(speech[first..last].to_vec());
+    }
+    out
+}
+
+/// The lines said in turn by the `voices` (each voice's lines from
+/// [`lines`]), with `pauses` (seconds, in turn) between them, as a WAV
+/// file; and the true turns `(start, end, speaker)` in seconds.
+fn conversation(voices: &[&Vec<Vec<f32>>], pauses: &[f64]) -> (Vec<u8>, Vec<(f64, f64, usize)>) {
+    let mut audio = vec![0f32; RATE as usize / 2];
+    let mut turns = Vec::new();
+    for k in 0..LINES.len() {
+        let speaker = k % voices.len();
+        let at = audio.len();
+        audio.extend_from_slice(&voices[speaker][k]);
+        turns.push((
+            at as f64 / RATE as f64,
+            audio.len() as f64 / RATE as f64,
+            speaker,
+        ));
+        let pause = pauses[k % pauses.len()];
+        audio.extend(std::iter::repeat_n(0.0, (pause * RATE as f64) as usize));
+    }
+    (wav16(&audio), turns)
+}
+
+/// Diarization error rate of `hypothesis` turns against `reference`
+/// (missed speech, false alarm and confusion over the reference's speech,
+/// in 10-ms steps, a 0.25-s collar around every reference boundary not
+/// scored, the best one-to-one mapping of speakers).
+fn der(reference: &[(f64, f64, usize)], hypothesis: &[(f64, f64, usize)]) -> f64 {
+    let step = 0.01;
+    let end = reference
+        .iter()
+        .chain(hypothesis)
+        .map(|t| t.1)
+        .fold(0.0, f64::max)
+        + 1.0;
+    let n = (end / step) as usize;
+    let mut truth = vec![None; n];
+    let mut scored = vec![true; n];
+    for &(s, e, k) in reference {
+        for slot in &mut truth[(s / step) as usize..((e / step) as usize).min(n)] {
+            *slot = Some(k);
+        }
+        for b in [s, e] {
+            let (lo, hi) = (
+                ((b - 0.25).max(0.0) / step) as usize,
+                (((b + 0.25) / step) as usize).min(n),
+            );
+            scored[lo..hi].iter_mut().for_each(|x| *x = false);
+        }
+    }
+    let mut hyp = vec![None; n];
+    for &(s, e, k) in hypothesis {
+        for slot in &mut hyp[(s / step) as usize..((e / step) as usize).min(n)] {
+            *slot = Some(k);
+        }
+    }
+    let speakers_h = hypothesis.iter().map(|t| t.2 + 1).max().unwrap_or(0);
+    let speakers_r = reference.iter().map(|t| t.2 + 1).max().unwrap_or(0);
+    // Every mapping of hypothesis speakers to reference speakers (or none).
+    let mut best = f64::MAX;
+    let options = speakers_r + 1;
+    for code in 0..options.pow(speakers_h as u32) {
+        let map: Vec<Option<usize>> = (0..speakers_h)
+            .map(|h| {
+                let r = code / options.pow(h as u32) % options;
+                (r < speakers_r).then_some(r)
+            })
+            .collect();
+        let used: Vec<usize> = map.iter().flatten().copied().collect();
+        if (1..used.len()).any(|i| used[..i].contains(&used[i])) {
+            continue;
+        }
+        let (mut errors, mut total) = (0usize, 0usize);
+        for i in (0..n).filter(|&i| scored[i]) {
+            let mapped = hyp[i].map(|h: usize| map[h]);
+            match (truth[i], mapped) {
+                (Some(r), Some(Some(h))) if r == h => total += 1,
+                (Some(_), _) => {
+                    total += 1;
+                    errors += 1;
+                }
+                (None, Some(_)) => errors += 1,
+                (None, None) => {}
+            }
+        }
+        best = best.min(errors as f64 / total.max(1) as f64);
+    }
+    best
+}
+
+/// The turns a diarized result gives: its segments with their speakers.
+fn turns_of(result: &Value) -> Vec<(f64, f64, usize)> {
+    result["segments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let who = s["speaker"].as_str().expect("every segment has a speaker");
+            let k = who.strip_prefix("speaker_").unwrap().parse().unwrap();
+            (s["start"].as_f64().unwrap(), s["end"].as_f64().unwrap(), k)
+        })
+        .collect()
+}
+
+async fn diarized(app: &TestApp, key: &str, wav: Vec<u8>, fields: &[(&str, &str)]) -> Value {
+    let r = app
+        .post_form(
+            "/v1/speech-to-text",
+            key,
+            form(vec![("file", wav, "talk.wav")], fields),
+        )
+        .await;
+    let job: Value = r.json().await.unwrap();
+    assert_eq!(job["status"], "completed", "{job}");
+    job["result"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn speech_to_text_says_who_speaks_when() {
+    let app = TestApp::spawn_with(Backend::Sqlite, |c| c.sync_wait_seconds = 300.0).await;
+    let (_, key) = app.account(1_000_000, "write").await;
+    let woman = app
+        .first_voice(&key, "engine=kokoro&gender=female&language=en-US")
+        .await;
+    let man = app
+        .first_voice(&key, "engine=kokoro&gender=male&language=en-GB")
+        .await;
+    let joe = app.first_voice(&key, "engine=piper").await;
+
+    // Bad options are refused before any work, naming the parameter.
+    let wav = wav16(&[0.0; 16_000]);
+    for (fields, parameter) in [
+        (vec![("numSpeakers", "2")], "numSpeakers"),
+        (
+            vec![("diarize", "true"), ("numSpeakers", "0")],
+            "numSpeakers",
+        ),
+        (
+            vec![("diarize", "true"), ("numSpeakers", "33")],
+            "numSpeakers",
+        ),
+        (vec![("diarize", "maybe")], "diarize"),
+    ] {
+        let r = app
+            .post_form(
+                "/v1/speech-to-text",
+                &key,
+                form(vec![("file", wav.clone(), "a.wav")], &fields),
+            )
+            .await;
+        let body = assert_error(r, 400, "invalid_parameter").await;
+        assert_eq!(body["error"]["details"]["parameter"], parameter, "{body}");
+    }
+
+    let (woman, man, joe) = (
+        lines(&app, &key, &woman).await,
+        lines(&app, &key, &man).await,
+        lines(&app, &key, &joe).await,
+    );
+    let pauses = [0.3, 0.8, 0.5, 0.6];
+
+    // Two speakers, subtitles with voices.
+    let (two, truth2) = conversation(&[&woman, &man], &pauses);
+    let r = diarized(
+        &app,
+        &key,
+        two,
+        &[("diarize", "true"), ("responseFormat", "vtt")],
+    )
+    .await;
+    let der2 = der(&truth2, &turns_of(&r));
+    let subtitles = r["subtitles"].as_str().unwrap();
+    assert!(
+        subtitles.contains("<v speaker_0>") && subtitles.contains("<v speaker_1>"),
+        "{subtitles}"
+    );
+    assert_eq!(
+        r["speakers"].as_array().unwrap().len(),
+        2,
+        "{}",
+        r["speakers"]
+    );
+
+    // The same two taking turns without a pause (50 ms).
+    let (tight, truth_tight) = conversation(&[&woman, &man], &[0.05]);
+    let r = diarized(&app, &key, tight, &[("diarize", "true")]).await;
+    let der_tight = der(&truth_tight, &turns_of(&r));
+    assert_eq!(
+        r["speakers"].as_array().unwrap().len(),
+        2,
+        "{}",
+        r["speakers"]
+    );
+
+    // Three speakers, every word labelled.
+    let (three, truth3) = conversation(&[&woman, &man, &joe], &pauses);
+    let r3 = diarized(
+        &app,
+        &key,
+        three,
+        &[
+            ("diarize", "true"),
+            ("responseFormat", "verbose_json"),
+            ("timestampGranularities", "word"),
+        ],
+    )
+    .await;
+    let der3 = der(&truth3, &turns_of(&r3));
+    let words = r3["words"].as_array().unwrap();
+    assert!(
+        !words.is_empty() && words.iter().all(|w| w["speaker"].is_string()),
+        "{}",
+        r3["words"]
+    );
+    let speakers = r3["speakers"].as_array().unwrap();
+    assert_eq!(speakers.len(), 3, "{}", r3["speakers"]);
+    let spoken: f64 = speakers
+        .iter()
+        .map(|s| s["seconds"].as_f64().unwrap())
+        .sum();
+    let truth_spoken: f64 = truth3.iter().map(|t| t.1 - t.0).sum();
+    assert!(
+        (spoken - truth_spoken).abs() < 0.15 * truth_spoken,
+        "{spoken} vs {truth_spoken}"
+    );
+
+    // One speaker never splits in two.
+    let (one, truth1) = conversation(&[&man], &pauses);
+    let r1 = diarized(&app, &key, one, &[("diarize", "true")]).await;
+    let der1 = der(&truth1, &turns_of(&r1));
+    assert_eq!(
+        r1["speakers"].as_array().unwrap().len(),
+        1,
+        "{}",
+        r1["speakers"]
+    );
+    assert!(r1.get("words").is_none(), "words only when asked");
+
+    eprintln!(
+        "diarization error rate: one speaker {:.1} %, two {:.1} %, two without pauses {:.1} %, three {:.1} %",
+        der1 * 100.0,
+        der2 * 100.0,
+        der_tight * 100.0,
+        der3 * 100.0
+    );
+    for (name, rate) in [
+        ("one", der1),
+        ("two", der2),
+        ("two without pauses", der_tight),
+        ("three", der3),
+    ] {
+        assert!(rate <= 0.10, "{name} speakers: DER {:.1} %", rate * 100.0);
+    }
+}

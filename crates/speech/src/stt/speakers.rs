@@ -1,0 +1,162 @@
+//! Speakers in a transcript: every word and segment takes the speaker who
+//! speaks most during it (by a [`Diarization`]), and a segment whose words
+//! change speaker is cut there.
+
+use mediagen_speakers::diarize::Diarization;
+
+use super::{Segment, SpeakerTime, Transcript, RATE};
+
+fn label(speaker: usize) -> String {
+    format!("speaker_{speaker}")
+}
+
+fn samples(seconds: f64) -> usize {
+    (seconds.max(0.0) * RATE as f64) as usize
+}
+
+/// Labels `t`'s words and segments with `d`'s speakers, cutting segments
+/// at speaker changes between their words, and lists the speakers with
+/// their speaking time. Needs word timestamps to cut segments (without
+/// them, each segment takes one speaker).
+pub fn attribute(t: &mut Transcript, d: &Diarization) {
+    if d.voices.is_empty() {
+        return;
+    }
+    for w in &mut t.words {
+        w.speaker = d
+            .speaker_of(samples(w.start)..samples(w.end).max(samples(w.start) + 1))
+            .map(label);
+    }
+    let mut out: Vec<Segment> = Vec::with_capacity(t.segments.len());
+    let mut next_word = 0;
+    for seg in std::mem::take(&mut t.segments) {
+        // This segment's words: those whose middle lies in it.
+        let first = next_word;
+        while next_word < t.words.len()
+            && (t.words[next_word].start + t.words[next_word].end) / 2.0 <= seg.end
+        {
+            next_word += 1;
+        }
+        let words = &t.words[first..next_word];
+        let whole = d
+            .speaker_of(samples(seg.start)..samples(seg.end).max(samples(seg.start) + 1))
+            .map(label);
+        let changes = words.windows(2).any(|p| p[0].speaker != p[1].speaker);
+        if !changes {
+            let speaker = words.first().and_then(|w| w.speaker.clone()).or(whole);
+            out.push(Segment { speaker, ..seg });
+            continue;
+        }
+        // Runs of one speaker's words, each a segment of its own.
+        let mut k = 0;
+        while k < words.len() {
+            let mut j = k;
+            while j + 1 < words.len() && words[j + 1].speaker == words[k].speaker {
+                j += 1;
+            }
+            let run = &words[k..=j];
+            let text = run
+                .iter()
+                .map(|w| w.word.trim())
+                .collect::<Vec<_>>()
+                .join(" ");
+            out.push(Segment {
+                start: if k == 0 { seg.start } else { run[0].start },
+                end: if j + 1 == words.len() {
+                    seg.end
+                } else {
+                    run[run.len() - 1].end
+                },
+                text,
+                speaker: run[0].speaker.clone(),
+                ..seg.clone()
+            });
+            k = j + 1;
+        }
+    }
+    for (i, s) in out.iter_mut().enumerate() {
+        s.id = i;
+    }
+    t.segments = out;
+    t.speakers = d
+        .speaking()
+        .iter()
+        .enumerate()
+        .map(|(k, &n)| SpeakerTime {
+            id: label(k),
+            seconds: n as f64 / RATE as f64,
+        })
+        .collect();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stt::Word;
+    use mediagen_speakers::diarize::Turn;
+    use mediagen_speakers::encoder::Embedding;
+
+    fn word(w: &str, start: f64, end: f64) -> Word {
+        Word {
+            word: format!(" {w}"),
+            start,
+            end,
+            probability: 1.0,
+            speaker: None,
+        }
+    }
+
+    #[test]
+    fn a_segment_is_cut_where_its_words_change_speaker() {
+        let seg = Segment {
+            id: 0,
+            start: 0.0,
+            end: 4.0,
+            text: "Are you there? Yes.".into(),
+            avg_logprob: 0.0,
+            no_speech_prob: 0.0,
+            compression_ratio: 1.0,
+            speaker: None,
+        };
+        let mut t = Transcript {
+            segments: vec![seg],
+            words: vec![
+                word("Are", 0.0, 0.4),
+                word("you", 0.4, 0.8),
+                word("there?", 0.8, 1.5),
+                word("Yes.", 2.5, 3.0),
+            ],
+            ..Transcript::default()
+        };
+        let s = |x: f64| (x * RATE as f64) as usize;
+        let d = Diarization {
+            turns: vec![
+                Turn {
+                    speaker: 0,
+                    range: s(0.0)..s(1.6),
+                },
+                Turn {
+                    speaker: 1,
+                    range: s(2.4)..s(3.1),
+                },
+            ],
+            voices: vec![Embedding(vec![1.0]), Embedding(vec![0.0])],
+        };
+        attribute(&mut t, &d);
+        let got: Vec<(String, Option<String>, f64, f64)> = t
+            .segments
+            .iter()
+            .map(|s| (s.text.clone(), s.speaker.clone(), s.start, s.end))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("Are you there?".into(), Some("speaker_0".into()), 0.0, 1.5),
+                ("Yes.".into(), Some("speaker_1".into()), 2.5, 4.0),
+            ]
+        );
+        assert_eq!(t.words[3].speaker.as_deref(), Some("speaker_1"));
+        assert_eq!(t.speakers.len(), 2);
+        assert!((t.speakers[0].seconds - 1.6).abs() < 1e-3);
+    }
+}
