@@ -28,6 +28,22 @@ pub struct StoredVoice {
     pub profile: VoiceProfile,
     #[serde(default)]
     pub base_voice_id: Option<String>,
+    /// How alike the voice's speech and its samples are, measured when it
+    /// was made (absent for voices made before, or without the encoder).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub similarity: Option<VoiceSimilarity>,
+}
+
+/// Cosine similarities of GE2E speaker embeddings (1: the same direction;
+/// docs/voice.md says how to read them).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VoiceSimilarity {
+    /// The cloned voice's speech (its base voice converted toward the
+    /// profile) against the samples.
+    pub samples: f32,
+    /// The base catalog voice, unconverted, against the samples.
+    pub base: f32,
 }
 
 /// The blob key of a cloned voice's preview.

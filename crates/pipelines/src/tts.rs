@@ -1,5 +1,6 @@
 //! `tts`: text → speech with a catalog voice → encoded audio in the blob store.
 
+use mediagen_core::voice::VoiceProfile;
 use mediagen_core::ErrorCode;
 use std::sync::Arc;
 
@@ -49,31 +50,51 @@ impl Speak for TtsRequest {
     fn speak(
         &self,
         catalog: &TtsCatalog,
-        mut each: impl FnMut(usize, usize, &Audio) -> bool,
+        each: impl FnMut(usize, usize, &Audio) -> bool,
     ) -> Result<Audio, TtsError> {
         let Some(cloned) = &self.cloned else {
             return catalog.speak(&self.voice_id, &self.text, self.speed, each);
         };
-        let base = self.speaker();
-        let source = catalog.profile(base)?;
-        let mut out = Audio::new(Vec::new(), RATE);
-        catalog.speak(base, &self.text, self.speed, |i, n, piece| {
-            let samples = resample(&piece.samples, piece.sample_rate, RATE);
-            let audio = if piece.peak() == 0.0 {
-                Audio::new(samples, RATE)
-            } else {
-                let how = Transform {
-                    target: Some(&cloned.profile),
-                    source: Some(&source),
-                    length: None,
-                };
-                Audio::new(WorldConverter.transform(&samples, &how).samples, RATE)
-            };
-            out.append(&audio);
-            each(i, n, &audio)
-        })?;
-        Ok(out)
+        speak_converted(
+            catalog,
+            self.speaker(),
+            &cloned.profile,
+            &self.text,
+            self.speed,
+            each,
+        )
     }
+}
+
+/// `text` in catalog voice `base`, each sentence converted toward
+/// `profile` (mapped from the base's measured profile): how a cloned voice
+/// speaks. Audio at [`RATE`].
+pub fn speak_converted(
+    catalog: &TtsCatalog,
+    base: &str,
+    profile: &VoiceProfile,
+    text: &str,
+    speed: f32,
+    mut each: impl FnMut(usize, usize, &Audio) -> bool,
+) -> Result<Audio, TtsError> {
+    let source = catalog.profile(base)?;
+    let mut out = Audio::new(Vec::new(), RATE);
+    catalog.speak(base, text, speed, |i, n, piece| {
+        let samples = resample(&piece.samples, piece.sample_rate, RATE);
+        let audio = if piece.peak() == 0.0 {
+            Audio::new(samples, RATE)
+        } else {
+            let how = Transform {
+                target: Some(profile),
+                source: Some(&source),
+                length: None,
+            };
+            Audio::new(WorldConverter.transform(&samples, &how).samples, RATE)
+        };
+        out.append(&audio);
+        each(i, n, &audio)
+    })?;
+    Ok(out)
 }
 
 pub struct TtsPipeline {

@@ -18,9 +18,13 @@ use mediagen_speech::voice::{median_pitch_of, VoiceConverter, WorldConverter, RA
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
 use serde_json::{json, Value};
 
+use mediagen_jobs::tts::preview_text;
+use mediagen_media::audio::resample;
+
 use crate::output::deliver;
 use crate::respeak::{clear_lines, mix_lines, speak_lines, Fit, Line, Toward};
 use crate::stt::stt_failure;
+use crate::tts::speak_converted;
 
 pub use mediagen_jobs::voice::*;
 
@@ -62,7 +66,54 @@ const REVOICE_FIT: Fit = Fit {
     borrow_silence: false,
 };
 
+/// How much of the input and the output is compared with the target voice.
+const SIMILARITY_SECONDS: usize = 30;
+
 impl VoiceChangePipeline {
+    /// How alike the target voice and the input (`before`) and the output
+    /// (`after`) are: cosine similarities of speaker embeddings of their
+    /// first 30 s, the target heard saying its preview sentence (a catalog
+    /// voice as it speaks, a cloned voice as its base voice converted
+    /// toward it speaks).
+    fn similarity(
+        &self,
+        req: &ChangeRequest,
+        original: &PcmFile,
+        track: &PcmFile,
+    ) -> Result<Value, String> {
+        let encoder = self.stt.encoder()?;
+        let embed = |audio: &[f32], rate: u32| {
+            encoder
+                .embed(&resample(audio, rate, 16_000))
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| "silent audio".to_owned())
+        };
+        let target = match &req.cloned {
+            Some(c) => {
+                let base = c.base().map_err(|e| e.message)?;
+                let text = preview_text(&c.language);
+                speak_converted(&self.tts, base, &c.profile, text, 1.0, |_, _, _| true)
+            }
+            None => {
+                let language = self.tts.voice(&req.voice_id).map(|v| v.language.clone());
+                let text = preview_text(language.as_deref().unwrap_or("en"));
+                self.tts.speak(&req.voice_id, text, 1.0, |_, _, _| true)
+            }
+        }
+        .map_err(|e| e.to_string())?;
+        let target = embed(&target.samples, target.sample_rate)?;
+        let first = |pcm: &PcmFile| {
+            pcm.read_at(0, SIMILARITY_SECONDS * pcm.rate() as usize)
+                .map_err(|e| e.to_string())
+        };
+        let before = embed(&first(original)?, original.rate())?;
+        let after = embed(&first(track)?, track.rate())?;
+        Ok(json!({
+            "before": round(f64::from(before.similarity(&target)), 3),
+            "after": round(f64::from(after.similarity(&target)), 3),
+        }))
+    }
+
     fn convert(
         &self,
         req: &ChangeRequest,
@@ -229,7 +280,7 @@ impl Pipeline for VoiceChangePipeline {
             stt: self.stt.clone(),
         };
         let job = ctx.clone();
-        let (delivered, changed, seconds) = tokio::task::spawn_blocking(move || {
+        let (delivered, changed, seconds, similarity) = tokio::task::spawn_blocking(move || {
             let unreadable = |e: &dyn std::fmt::Display| {
                 JobFailure::abort(ErrorCode::UnreadableMedia, e.to_string())
             };
@@ -268,7 +319,11 @@ impl Pipeline for VoiceChangePipeline {
                 "changed",
             )?;
             let seconds = changed.track.duration();
-            Ok((delivered, changed, seconds))
+            let similarity = this
+                .similarity(&r, &original, &changed.track)
+                .map_err(|e| tracing::warn!("voice similarity not measured: {e}"))
+                .ok();
+            Ok((delivered, changed, seconds, similarity))
         })
         .await
         .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))??;
@@ -281,6 +336,7 @@ impl Pipeline for VoiceChangePipeline {
             "pitchBefore": round(changed.pitch_before, 1),
             "pitchAfter": round(changed.pitch_after, 1),
             "targetPitch": changed.target_pitch.map(|p| round(p, 1)),
+            "similarity": similarity,
         });
         if let (Some(out), Some(extra)) = (result.as_object_mut(), changed.extra.as_object()) {
             out.extend(extra.clone());

@@ -9,12 +9,16 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use mediagen_core::{ApiError, ErrorCode};
+use mediagen_jobs::tts::preview_text;
 use mediagen_media::audio::resample;
 use mediagen_media::media::{decode_mono, encode, probe};
 use mediagen_media::{Audio, AudioFormat};
+use mediagen_speakers::encoder::Embedding;
 use mediagen_speech::stt::{detect_language, SttCatalog};
 use mediagen_speech::tts::TtsCatalog;
 use mediagen_speech::voice::{analyse, check_sample, VoiceProfile, RATE};
+
+use crate::tts::speak_converted;
 use mediagen_store::{Db, VoiceRecord};
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
 use serde_json::{json, Value};
@@ -34,6 +38,7 @@ struct Made {
     preview: Vec<u8>,
     language: String,
     base_voice_id: Option<String>,
+    similarity: Option<VoiceSimilarity>,
 }
 
 impl VoiceClonePipeline {
@@ -95,11 +100,52 @@ impl VoiceClonePipeline {
             None => self.hear_language(&first[..first.len().min(30 * RATE as usize)])?,
         };
         let base_voice_id = self.tts.closest(&profile, &language).map(|v| v.id.clone());
+        let similarity = base_voice_id.as_deref().and_then(|base| {
+            self.similarity(&samples, base, &profile, &language)
+                .map_err(|e| tracing::warn!("cloned voice's similarity not measured: {e}"))
+                .ok()
+        });
         Ok(Made {
             profile,
             preview,
             language,
             base_voice_id,
+            similarity,
+        })
+    }
+
+    /// How alike the samples and the voice's speech are (a preview
+    /// sentence in its language), and the samples and its base voice
+    /// unconverted: cosine similarities of speaker embeddings.
+    fn similarity(
+        &self,
+        samples: &[Vec<f32>],
+        base: &str,
+        profile: &VoiceProfile,
+        language: &str,
+    ) -> Result<VoiceSimilarity, String> {
+        let encoder = self.stt.encoder()?;
+        let embed = |audio: &[f32], rate: u32| {
+            encoder
+                .embed(&resample(audio, rate, 16_000))
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| "silent audio".to_owned())
+        };
+        let heard: Vec<Embedding> = samples
+            .iter()
+            .map(|s| embed(s, RATE))
+            .collect::<Result<_, _>>()?;
+        let target = Embedding::mean(&heard).ok_or("no samples")?;
+        let text = preview_text(language);
+        let cloned = speak_converted(&self.tts, base, profile, text, 1.0, |_, _, _| true)
+            .map_err(|e| e.to_string())?;
+        let plain = self
+            .tts
+            .speak(base, text, 1.0, |_, _, _| true)
+            .map_err(|e| e.to_string())?;
+        Ok(VoiceSimilarity {
+            samples: embed(&cloned.samples, cloned.sample_rate)?.similarity(&target),
+            base: embed(&plain.samples, plain.sample_rate)?.similarity(&target),
         })
     }
 
@@ -157,6 +203,7 @@ impl Pipeline for VoiceClonePipeline {
         let stored = StoredVoice {
             base_voice_id: made.base_voice_id,
             profile: made.profile,
+            similarity: made.similarity,
         };
         let record = VoiceRecord {
             id: req.voice_id,

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::jobs::signed_url;
 use crate::routes::previews::preview_url;
 use mediagen_jobs::tts::ClonedVoice;
-use mediagen_jobs::voice_clone::StoredVoice;
+use mediagen_jobs::voice_clone::{StoredVoice, VoiceSimilarity};
 
 use crate::error::{ApiResult, Error};
 use crate::state::AppState;
@@ -92,6 +92,13 @@ pub struct VoiceView {
     /// converted toward the profile (the closest one in its language;
     /// `null` for the catalog, or when no catalog voice speaks it).
     pub base_voice_id: Option<String>,
+    /// A cloned voice's measured likeness to its samples:
+    /// `{samples, base}`, cosine similarities of speaker embeddings (1 is
+    /// the same direction) of its speech and of its base voice unconverted
+    /// against the samples. `null` for the catalog. How to read them:
+    /// docs/voice.md.
+    #[schema(value_type = Option<Object>)]
+    pub similarity: Option<VoiceSimilarity>,
 }
 
 impl VoiceView {
@@ -112,6 +119,7 @@ impl VoiceView {
             labels: Vec::new(),
             profile: None,
             base_voice_id: None,
+            similarity: None,
         }
     }
 }
@@ -166,9 +174,9 @@ pub fn matches(v: &VoiceView, q: &VoiceQuery) -> bool {
 pub fn cloned_view(state: &AppState, v: VoiceRecord) -> VoiceView {
     let expires = now_ms() / 1000 + state.config.url_ttl_seconds as i64;
     let stored: Option<StoredVoice> = serde_json::from_value(v.profile).ok();
-    let (profile, base_voice_id) = match stored {
-        Some(s) => (Some(s.profile), s.base_voice_id),
-        None => (None, None),
+    let (profile, base_voice_id, similarity) = match stored {
+        Some(s) => (Some(s.profile), s.base_voice_id, s.similarity),
+        None => (None, None, None),
     };
     VoiceView {
         preview_url: Some(signed_url(state, &v.preview_key, expires)),
@@ -186,6 +194,7 @@ pub fn cloned_view(state: &AppState, v: VoiceRecord) -> VoiceView {
         labels: v.labels,
         profile,
         base_voice_id,
+        similarity,
     }
 }
 

@@ -211,6 +211,26 @@ async fn a_cloned_voice_changes_speech_toward_it() {
         "{profile_pitch} vs {target_pitch}"
     );
     app.download(voice["previewUrl"].as_str().unwrap()).await;
+    // Its likeness to the samples, measured: numbers a reader can place
+    // (docs/voice.md), each a cosine of unit vectors.
+    let likeness = |k: &str| voice["similarity"][k].as_f64().unwrap_or(f64::NAN);
+    println!(
+        "cloned voice vs its samples: {voice}",
+        voice = voice["similarity"]
+    );
+    for k in ["samples", "base"] {
+        assert!(
+            (-1.0..=1.0).contains(&likeness(k)),
+            "{}",
+            voice["similarity"]
+        );
+    }
+    // Converted toward the samples, the base voice is more like them.
+    assert!(
+        likeness("samples") > likeness("base"),
+        "{}",
+        voice["similarity"]
+    );
 
     // Listed for its account only.
     let mine: Value = app
@@ -269,6 +289,13 @@ async fn a_cloned_voice_changes_speech_toward_it() {
         (result["pitchAfter"].as_f64().unwrap() / target_pitch - 1.0).abs() < 0.15,
         "{result}"
     );
+    // The output is more like the target than the input was.
+    let (was, is) = (
+        result["similarity"]["before"].as_f64().unwrap(),
+        result["similarity"]["after"].as_f64().unwrap(),
+    );
+    println!("similarity to the target: {was} → {is}");
+    assert!(is > was, "{}", result["similarity"]);
     let heard = transcribe(&app, &key, converted).await;
     let error = wer(SOURCE_TEXT, &heard);
     println!(

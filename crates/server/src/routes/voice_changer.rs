@@ -31,8 +31,11 @@ use mediagen_jobs::limits::VOICE_CHANGER as LIMITS;
 ///
 /// The job's `result`: `{audioUrl, duration (seconds, the input's), format,
 /// sampleRate, contentType, voiceId, fileId, mode, pitchBefore, pitchAfter,
-/// targetPitch}` (pitches are medians in Hz, measured; `targetPitch` is
-/// `null` when revoicing with a catalog voice), plus `converter` in
+/// targetPitch, similarity: {before, after}}` (pitches are medians in Hz,
+/// measured; `targetPitch` is `null` when revoicing with a catalog voice;
+/// `similarity`: cosine similarities of speaker embeddings of the input's
+/// and the output's first 30 s to the target voice saying its preview
+/// sentence, `null` where the speaker encoder is not installed), plus `converter` in
 /// convert mode and `speakerVoiceId`, `language`, `text` and `segments:
 /// [{start, end, text, spokenStart, spokenEnd, speedup, overrun}]` in
 /// revoice mode. A video input comes back as `videoUrl` with its picture
