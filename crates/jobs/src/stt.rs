@@ -147,16 +147,7 @@ impl SttRequest {
                 "must be at most 1000 characters",
             ));
         }
-        let diarize = match fields.get("diarize").map(String::as_str) {
-            None | Some("false") => false,
-            Some("true") => true,
-            Some(_) => {
-                return Err(ApiError::invalid_parameter(
-                    "diarize",
-                    "must be true or false",
-                ))
-            }
-        };
+        let diarize = mediagen_core::params::boolean(fields, "diarize", false)?;
         let num_speakers = match fields.get("numSpeakers") {
             None => None,
             Some(n) => {

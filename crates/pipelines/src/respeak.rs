@@ -150,27 +150,37 @@ pub fn speak_line(
     Ok(fit_line(natural, toward, line, cursor, next, fit))
 }
 
+/// A voice lines are spoken in: a catalog voice, converted toward a
+/// profile or not.
+#[derive(Debug, Clone, Copy)]
+pub struct Voicing<'a> {
+    pub speaker: &'a str,
+    pub toward: Option<Toward<'a>>,
+}
+
 /// Speaks every line (see [`speak_line`]) for a track of `total` samples
-/// at [`RATE`]. A line that cannot fit even at the fastest tempo runs on
-/// (later lines move after it) and reports its overrun. The voice speaks
-/// the next lines on one thread while the last ones are fitted on another.
-/// `progress` sees the fraction done and returns false to cancel.
+/// at [`RATE`], line `i` in `voices[who[i]]`. A line that cannot fit even
+/// at the fastest tempo runs on (later lines move after it) and reports its
+/// overrun. The voices speak the next lines on one thread while the last
+/// ones are fitted on another. `progress` sees the fraction done and
+/// returns false to cancel.
 pub fn speak_lines(
     catalog: &TtsCatalog,
-    speaker: &str,
-    toward: Option<Toward>,
+    voices: &[Voicing],
+    who: &[usize],
     lines: &[Line],
     total: usize,
     fit: &Fit,
     mut progress: impl FnMut(f64) -> bool,
 ) -> Result<Vec<Spoken>, TtsError> {
+    let voice = |i: usize| voices[who.get(i).copied().unwrap_or(0).min(voices.len() - 1)];
     std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::sync_channel(2);
         scope.spawn(move || {
-            for line in lines {
+            for (i, line) in lines.iter().enumerate() {
                 // A closed channel: the fitting side stopped (cancelled).
                 if tx
-                    .send(natural_speech(catalog, speaker, &line.text))
+                    .send(natural_speech(catalog, voice(i).speaker, &line.text))
                     .is_err()
                 {
                     break;
@@ -184,7 +194,7 @@ pub fn speak_lines(
                 .map_err(|_| TtsError::Failed("the speaking thread stopped".into()))??;
             let cursor = out.last().map_or(0.0, |s| s.placed.end + MIN_GAP);
             let next = lines.get(i + 1).map_or(secs(total), |l| l.start);
-            out.push(fit_line(natural, toward, line, cursor, next, fit));
+            out.push(fit_line(natural, voice(i).toward, line, cursor, next, fit));
             if !progress((i + 1) as f64 / lines.len() as f64) {
                 return Err(TtsError::Cancelled);
             }

@@ -19,10 +19,9 @@ use mediagen_worker::{JobContext, JobFailure, Pipeline};
 use serde_json::{json, Value};
 
 use mediagen_jobs::tts::preview_text;
-use mediagen_media::audio::resample;
 
 use crate::output::deliver;
-use crate::respeak::{clear_lines, mix_lines, speak_lines, Fit, Line, Toward};
+use crate::respeak::{clear_lines, mix_lines, speak_lines, Fit, Line, Toward, Voicing};
 use crate::stt::stt_failure;
 use crate::tts::speak_converted;
 
@@ -82,12 +81,8 @@ impl VoiceChangePipeline {
         track: &PcmFile,
     ) -> Result<Value, String> {
         let encoder = self.stt.encoder()?;
-        let embed = |audio: &[f32], rate: u32| {
-            encoder
-                .embed(&resample(audio, rate, 16_000))
-                .map_err(|e| e.to_string())?
-                .ok_or_else(|| "silent audio".to_owned())
-        };
+        let embed =
+            |audio: &[f32], rate: u32| encoder.embed_at(audio, rate).map_err(|e| e.to_string());
         let target = match &req.cloned {
             Some(c) => {
                 let base = c.base().map_err(|e| e.message)?;
@@ -215,8 +210,8 @@ impl VoiceChangePipeline {
         };
         let spoken = speak_lines(
             &self.tts,
-            speaker,
-            toward,
+            &[Voicing { speaker, toward }],
+            &[],
             &lines,
             original.len(),
             &REVOICE_FIT,

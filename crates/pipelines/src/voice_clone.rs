@@ -125,12 +125,8 @@ impl VoiceClonePipeline {
         language: &str,
     ) -> Result<VoiceSimilarity, String> {
         let encoder = self.stt.encoder()?;
-        let embed = |audio: &[f32], rate: u32| {
-            encoder
-                .embed(&resample(audio, rate, 16_000))
-                .map_err(|e| e.to_string())?
-                .ok_or_else(|| "silent audio".to_owned())
-        };
+        let embed =
+            |audio: &[f32], rate: u32| encoder.embed_at(audio, rate).map_err(|e| e.to_string());
         let heard: Vec<Embedding> = samples
             .iter()
             .map(|s| embed(s, RATE))

@@ -207,7 +207,8 @@ pub struct DubbingForm {
     /// One voice for every line (not with `voiceMode: clone`: 422).
     #[schema(rename = "voiceId", min_length = 1, pattern = "\\S")]
     voice_id: Option<String>,
-    /// `auto` (default: a catalog voice near the speaker) or `clone`.
+    /// `auto` (default: for each speaker, a catalog voice near them) or
+    /// `clone` (that voice converted toward each speaker's own).
     #[schema(rename = "voiceMode", schema_with = voice_modes)]
     voice_mode: Option<String>,
     /// Keep the music and noise under the dub (default `true`).

@@ -10,6 +10,10 @@ use super::options::DubRequest;
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct DubbedLine {
+    /// Who says it (`speaker_0`, …) when the dub gave the original's
+    /// speakers voices of their own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speaker: Option<String>,
     #[serde(serialize_with = "mediagen_core::time::seconds")]
     pub start: f64,
     #[serde(serialize_with = "mediagen_core::time::seconds")]

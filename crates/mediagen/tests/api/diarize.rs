@@ -5,7 +5,8 @@
 
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_error, form, Backend, TestApp};
+use crate::helpers::{assert_error, form, wav, Backend, TestApp};
+use crate::stt::synthesize;
 use mediagen_media::audio::{parse_wav, resample};
 
 const RATE: u32 = 16_000;
@@ -29,42 +30,8 @@ const LINES: [&str; 12] = [
 
 /// `text` in `voice`, 16 kHz.
 async fn say(app: &TestApp, key: &str, voice: &str, text: &str) -> Vec<f32> {
-    let r = app
-        .post(
-            "/v1/text-to-speech",
-            key,
-            json!({"text": text, "voiceId": voice, "format": "wav"}),
-        )
-        .await;
-    let job: Value = r.json().await.unwrap();
-    assert_eq!(job["status"], "completed", "{job}");
-    let wav = app
-        .download(job["result"]["audioUrl"].as_str().unwrap())
-        .await;
-    let audio = parse_wav(&wav).expect("a wav");
+    let audio = parse_wav(&synthesize(app, key, voice, text, "wav").await).expect("a wav");
     resample(&audio.samples, audio.sample_rate, RATE)
-}
-
-fn wav16(samples: &[f32]) -> Vec<u8> {
-    let data: Vec<u8> = samples
-        .iter()
-        .flat_map(|s| ((s.clamp(-1.0, 1.0) * 32767.0) as i16).to_le_bytes())
-        .collect();
-    let mut out = Vec::with_capacity(44 + data.len());
-    out.extend_from_slice(b"RIFF");
-    out.extend_from_slice(&(36 + data.len() as u32).to_le_bytes());
-    out.extend_from_slice(b"WAVEfmt ");
-    out.extend_from_slice(&16u32.to_le_bytes());
-    out.extend_from_slice(&1u16.to_le_bytes());
-    out.extend_from_slice(&1u16.to_le_bytes());
-    out.extend_from_slice(&RATE.to_le_bytes());
-    out.extend_from_slice(&(RATE * 2).to_le_bytes());
-    out.extend_from_slice(&2u16.to_le_bytes());
-    out.extend_from_slice(&16u16.to_le_bytes());
-    out.extend_from_slice(b"data");
-    out.extend_from_slice(&(data.len() as u32).to_le_bytes());
-    out.extend_from_slice(&data);
-    out
 }
 
 /// Every line in `voice`, its own silence trimmed so a turn's bounds are
@@ -102,7 +69,7 @@ fn conversation(voices: &[&Vec<Vec<f32>>], pauses: &[f64]) -> (Vec<u8>, Vec<(f64
         let pause = pauses[k % pauses.len()];
         audio.extend(std::iter::repeat_n(0.0, (pause * RATE as f64) as usize));
     }
-    (wav16(&audio), turns)
+    (wav(&audio, RATE), turns)
 }
 
 /// Diarization error rate of `hypothesis` turns against `reference`
@@ -212,7 +179,7 @@ async fn speech_to_text_says_who_speaks_when() {
     let joe = app.first_voice(&key, "engine=piper").await;
 
     // Bad options are refused before any work, naming the parameter.
-    let wav = wav16(&[0.0; 16_000]);
+    let wav = wav(&[0.0; 16_000], RATE);
     for (fields, parameter) in [
         (vec![("numSpeakers", "2")], "numSpeakers"),
         (
@@ -335,4 +302,89 @@ async fn speech_to_text_says_who_speaks_when() {
     ] {
         assert!(rate <= 0.10, "{name} speakers: DER {:.1} %", rate * 100.0);
     }
+}
+
+/// A two-person conversation dubbed with `voiceMode: clone`: each speaker
+/// gets a voice of their own (a different catalog voice, converted toward
+/// that speaker's own lines), and the dub keeps them apart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conversation_is_dubbed_with_a_voice_for_each_speaker() {
+    let app = TestApp::spawn_with(Backend::Sqlite, |c| c.sync_wait_seconds = 300.0).await;
+    let (_, key) = app.account(1_000_000, "write").await;
+    // A high woman's voice and a low man's, as in an interview (Kokoro's
+    // Bella and Lewis: median pitches of 185 and 82 Hz).
+    let woman = app.first_voice(&key, "engine=kokoro&q=bella").await;
+    let man = app.first_voice(&key, "engine=kokoro&q=lewis").await;
+    let (woman, man) = (
+        lines(&app, &key, &woman).await,
+        lines(&app, &key, &man).await,
+    );
+    let (talk, _) = conversation(&[&woman, &man], &[0.3, 0.8, 0.5, 0.6]);
+    let r = app
+        .post_form(
+            "/v1/dubbing",
+            &key,
+            form(
+                vec![("file", talk, "talk.wav")],
+                &[
+                    ("targetLanguage", "es"),
+                    ("voiceMode", "clone"),
+                    ("format", "wav"),
+                    ("keepBackground", "false"),
+                ],
+            ),
+        )
+        .await;
+    let job: Value = r.json().await.unwrap();
+    let id = job["id"].as_str().unwrap().to_owned();
+    let job = app
+        .wait_job(&key, &id, std::time::Duration::from_secs(600), |j| {
+            j["status"] == "completed" || j["status"] == "failed"
+        })
+        .await;
+    assert_eq!(job["status"], "completed", "{job}");
+    let result = &job["result"];
+    let speakers = result["speakers"].as_array().expect("speakers");
+    assert_eq!(speakers.len(), 2, "{}", result["speakers"]);
+    assert_ne!(
+        speakers[0]["voiceId"], speakers[1]["voiceId"],
+        "{}",
+        result["speakers"]
+    );
+    assert!(
+        speakers
+            .iter()
+            .all(|s| s["seconds"].as_f64().unwrap() > 5.0),
+        "{}",
+        result["speakers"]
+    );
+
+    // Each speaker's dubbed lines, as heard in the dub.
+    let dubbed = crate::voice_clone::pcm(&app.download(result["audioUrl"].as_str().unwrap()).await);
+    let mut parts: Vec<Vec<f32>> = vec![Vec::new(); 2];
+    for s in result["segments"].as_array().unwrap() {
+        let who = s["speaker"].as_str().expect("every line has a speaker");
+        let k: usize = who.strip_prefix("speaker_").unwrap().parse().unwrap();
+        let at = |f: &str| ((s[f].as_f64().unwrap() * 16_000.0) as usize).min(dubbed.len());
+        parts[k].extend_from_slice(&dubbed[at("spokenStart")..at("spokenEnd")]);
+    }
+    let pitch: Vec<f64> = parts
+        .iter()
+        .map(|p| crate::voice_clone::median_pitch(p))
+        .collect();
+    let (high, low) = (pitch[0].max(pitch[1]), pitch[0].min(pitch[1]));
+    let encoder =
+        mediagen_speakers::encoder::SpeakerEncoder::load(&crate::helpers::models_dir(), 2)
+            .expect("run scripts/models.sh");
+    let voices: Vec<_> = parts
+        .iter()
+        .map(|p| encoder.embed(p).unwrap().expect("speech"))
+        .collect();
+    let alike = voices[0].similarity(&voices[1]);
+    eprintln!("dubbed speakers: median pitch {pitch:?} Hz, similarity {alike:.3}");
+    assert!(high >= 1.3 * low, "pitches {pitch:?}");
+    assert!(
+        alike < mediagen_speakers::diarize::THRESHOLD,
+        "similarity {alike}"
+    );
 }

@@ -148,9 +148,15 @@ pub fn probe_seconds(path: &std::path::Path) -> f64 {
 
 /// A WAV file of `samples` silent samples, mono 16-bit at `rate`.
 pub fn silent_wav(samples: u32, rate: u32) -> Vec<u8> {
-    let mut v = Vec::new();
+    wav(&vec![0.0; samples as usize], rate)
+}
+
+/// A WAV file of `samples` (clipped to full scale), mono 16-bit at `rate`.
+pub fn wav(samples: &[f32], rate: u32) -> Vec<u8> {
+    let bytes = (samples.len() * 2) as u32;
+    let mut v = Vec::with_capacity(44 + bytes as usize);
     v.extend_from_slice(b"RIFF");
-    v.extend_from_slice(&(36 + samples * 2).to_le_bytes());
+    v.extend_from_slice(&(36 + bytes).to_le_bytes());
     v.extend_from_slice(b"WAVEfmt ");
     v.extend_from_slice(&16u32.to_le_bytes());
     v.extend_from_slice(&1u16.to_le_bytes());
@@ -160,8 +166,12 @@ pub fn silent_wav(samples: u32, rate: u32) -> Vec<u8> {
     v.extend_from_slice(&2u16.to_le_bytes());
     v.extend_from_slice(&16u16.to_le_bytes());
     v.extend_from_slice(b"data");
-    v.extend_from_slice(&(samples * 2).to_le_bytes());
-    v.extend(std::iter::repeat_n(0u8, (samples * 2) as usize));
+    v.extend_from_slice(&bytes.to_le_bytes());
+    v.extend(
+        samples
+            .iter()
+            .flat_map(|s| ((s.clamp(-1.0, 1.0) * 32767.0) as i16).to_le_bytes()),
+    );
     v
 }
 

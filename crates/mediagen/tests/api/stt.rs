@@ -49,7 +49,13 @@ pub fn wer(reference: &str, hypothesis: &str) -> f64 {
     d[r.len()][h.len()] as f64 / r.len().max(1) as f64
 }
 
-async fn synthesize(app: &TestApp, key: &str, voice: &str, text: &str, format: &str) -> Vec<u8> {
+pub async fn synthesize(
+    app: &TestApp,
+    key: &str,
+    voice: &str,
+    text: &str,
+    format: &str,
+) -> Vec<u8> {
     let r = app
         .post(
             "/v1/text-to-speech",

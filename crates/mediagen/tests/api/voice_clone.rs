@@ -50,7 +50,7 @@ pub fn pcm(bytes: &[u8]) -> Vec<f32> {
 
 /// Median pitch (Hz) of the voiced 40 ms frames, by normalised
 /// autocorrelation over 60–400 Hz.
-fn median_pitch(x: &[f32]) -> f64 {
+pub fn median_pitch(x: &[f32]) -> f64 {
     let frame = 640;
     let loud = x.iter().map(|s| s.abs()).fold(0.0, f32::max);
     let mut pitches = Vec::new();

@@ -13,8 +13,9 @@ use mediagen_speech::voice::RATE;
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
 use serde_json::{json, Value};
 
+use super::cast::Cast;
 use super::run::{dub_fit, f32_samples, finish, store, tts_failure, Assembled, Dubbed, Kept};
-use crate::respeak::{speak_line, Line, Spoken, Toward};
+use crate::respeak::{speak_line, Line, Spoken};
 use mediagen_jobs::dub::DubEdit;
 
 /// `dubbing.edit`: the edited lines of a dub spoken again and mixed anew.
@@ -71,14 +72,18 @@ impl DubEditPipeline {
                 text: s.translated_text.clone(),
             })
             .collect();
-        let base_profile = match &kept.toward {
-            Some(_) => Some(self.tts.profile(&e.voice_id).map_err(tts_failure)?),
-            None => None,
-        };
-        let toward = match (&kept.toward, &base_profile) {
-            (Some(target), Some(source)) => Some(Toward { target, source }),
-            _ => None,
-        };
+        // Dubs made before casts were kept spoke in one voice.
+        let cast = kept.cast.clone().unwrap_or_else(|| {
+            Cast::single(e.voice_id.clone(), kept.toward.clone(), e.segments.len())
+        });
+        if cast.who.len() != e.segments.len() {
+            return Err(JobFailure::abort(
+                ErrorCode::DubUnavailable,
+                "the stored dub does not match its lines",
+            ));
+        }
+        let converted_from = cast.sources(&self.tts)?;
+        let voices = cast.voicings(&converted_from);
         let clock = Instant::now();
         let total = bed.duration();
         for (done, edit) in e.edits.iter().enumerate() {
@@ -90,10 +95,11 @@ impl DubEditPipeline {
                 spoken[i - 1].placed.end + crate::respeak::MIN_GAP
             };
             let next = e.segments.get(i + 1).map_or(total, |s| s.start);
+            let voice = voices[cast.who[i]];
             spoken[i] = speak_line(
                 &self.tts,
-                &e.voice_id,
-                toward,
+                voice.speaker,
+                voice.toward,
                 &texts[i],
                 cursor,
                 next,
@@ -114,8 +120,7 @@ impl DubEditPipeline {
             lines: texts,
             sources: e.segments.iter().map(|s| s.source_text.clone()).collect(),
             spoken,
-            speaker: e.voice_id.clone(),
-            toward: kept.toward,
+            cast,
             source_language: e.source_language.clone(),
             transcript: kept.transcript,
         };

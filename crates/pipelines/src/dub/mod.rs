@@ -5,6 +5,7 @@
 //! the original with its speech ducked (85–90), mux or encode and store the
 //! subtitles (90–100).
 
+mod cast;
 mod edit;
 mod languages;
 mod run;

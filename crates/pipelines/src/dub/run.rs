@@ -13,16 +13,18 @@ use mediagen_media::video::{inspect, VideoInfo};
 use mediagen_speech::stt::{transcribe_stream, Segment, SttCatalog, SttOptions, Transcript};
 use mediagen_speech::translate::{TranslateError, Translator};
 use mediagen_speech::tts::{TtsCatalog, TtsError};
-use mediagen_speech::voice::{analyse, VoiceProfile, RATE};
+use mediagen_speech::voice::{VoiceProfile, RATE};
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use super::cast::{by_speaker, cast, Cast};
 use crate::output::{deliver, Delivered};
-use crate::respeak::{mix_lines, speak_lines, Ducker, Fit, Line, Spoken, Toward};
+use crate::respeak::{mix_lines, speak_lines, Ducker, Fit, Line, Spoken};
 use crate::stt::{srt, stt_failure, vtt};
 use mediagen_jobs::dub::{DubLanguages, Via};
-use mediagen_jobs::dub::{DubRequest, DubVoice, DubbedLine};
+use mediagen_jobs::dub::{DubRequest, DubbedLine};
+use mediagen_speech::stt::speakers::attribute;
 
 pub struct DubPipeline {
     pub tts: Arc<TtsCatalog>,
@@ -39,10 +41,8 @@ pub(super) struct Assembled {
     pub(super) lines: Vec<Line>,
     pub(super) sources: Vec<String>,
     pub(super) spoken: Vec<Spoken>,
-    /// The catalog voice that spoke.
-    pub(super) speaker: String,
-    /// The profile the speaker was converted toward, if any.
-    pub(super) toward: Option<VoiceProfile>,
+    /// Who said each line, in which voice.
+    pub(super) cast: Cast,
     pub(super) source_language: String,
     /// SubRip of the original's lines.
     pub(super) transcript: String,
@@ -54,7 +54,11 @@ pub(super) struct Assembled {
 #[serde(rename_all = "camelCase")]
 pub(super) struct Kept {
     pub(super) lengths: Vec<usize>,
+    /// The profile of a dub of one voice made before dubs had casts.
+    #[serde(default)]
     pub(super) toward: Option<VoiceProfile>,
+    #[serde(default)]
+    pub(super) cast: Option<Cast>,
     pub(super) transcript: String,
 }
 
@@ -170,9 +174,11 @@ impl DubPipeline {
         let clock = Instant::now();
         let opts = SttOptions {
             language: req.source_language.clone(),
+            // Speakers are given to words, and lines cut between them.
+            words: by_speaker(req),
             ..SttOptions::default()
         };
-        let heard = transcribe_stream(
+        let mut heard = transcribe_stream(
             model.as_ref(),
             self.stt.gate(),
             self.stt.vad(),
@@ -181,6 +187,23 @@ impl DubPipeline {
             &mut hearing(0.0, 15.0),
         )
         .map_err(stt_failure)?;
+        // Who speaks when, so each speaker can have a voice of their own.
+        let speakers = if by_speaker(req) {
+            match self.stt.diarize(&pcm, None) {
+                Ok(d) => {
+                    attribute(&mut heard, &d);
+                    Some(d)
+                }
+                Err(e) => {
+                    tracing::warn!(
+                        "dubbing with one voice: the speakers were not told apart ({e})"
+                    );
+                    None
+                }
+            }
+        } else {
+            None
+        };
         let source = heard.language.clone();
         let pair = self
             .languages
@@ -296,84 +319,15 @@ impl DubPipeline {
 
         // Synthesize, fitted into the slots.
         let clock = Instant::now();
-        let speaker_profile = || {
-            // The original speaker, measured on up to 30 s of its lines.
-            let mut speech = Vec::new();
-            for l in &lines {
-                let (a, b) = (
-                    (l.start * f64::from(RATE)) as usize,
-                    (l.end * f64::from(RATE)) as usize,
-                );
-                speech.extend(original.read_at(a, b.saturating_sub(a)).ok()?);
-                if speech.len() > 30 * RATE as usize {
-                    break;
-                }
-            }
-            analyse(&[speech]).ok()
-        };
-        let target = &req.target_language;
-        let closest = |profile: &mediagen_speech::voice::VoiceProfile| {
-            self.tts.closest(profile, target).map(|v| v.id.clone())
-        };
-        let first_voice = || {
-            self.tts
-                .voices()
-                .iter()
-                .find(|v| {
-                    v.languages
-                        .iter()
-                        .any(|l| l.to_ascii_lowercase().starts_with(target.as_str()))
-                })
-                .map(|v| v.id.clone())
-        };
-        let no_voice = || {
-            JobFailure::abort(
-                ErrorCode::VoiceNotFound,
-                format!("no voice speaks `{target}`"),
-            )
-        };
-        let (speaker, convert_to) = match &req.voice {
-            DubVoice::Voice {
-                voice_id,
-                cloned: None,
-            } => (voice_id.clone(), None),
-            DubVoice::Voice {
-                cloned: Some(c), ..
-            } => (
-                closest(&c.profile).ok_or_else(no_voice)?,
-                Some(c.profile.clone()),
-            ),
-            DubVoice::Auto => {
-                let voice = match speaker_profile() {
-                    Some(p) => closest(&p),
-                    None => first_voice(),
-                };
-                (voice.ok_or_else(no_voice)?, None)
-            }
-            DubVoice::Clone => {
-                let p = speaker_profile().ok_or_else(|| {
-                    JobFailure::abort(
-                        ErrorCode::NoSpeech,
-                        "the speaker's voice could not be measured",
-                    )
-                })?;
-                (closest(&p).ok_or_else(no_voice)?, Some(p))
-            }
-        };
-        let base_profile = match &convert_to {
-            Some(_) => Some(self.tts.profile(&speaker).map_err(tts_failure)?),
-            None => None,
-        };
-        let toward = match (&convert_to, &base_profile) {
-            (Some(target), Some(source)) => Some(Toward { target, source }),
-            _ => None,
-        };
+        let cast = cast(&self.tts, req, &lines, &original, speakers.as_ref())?;
+        let converted_from = cast.sources(&self.tts)?;
+        let voices = cast.voicings(&converted_from);
         timings["voice"] = json!(round_ms(clock.elapsed().as_secs_f64()));
         let clock = Instant::now();
         let spoken = speak_lines(
             &self.tts,
-            &speaker,
-            toward,
+            &voices,
+            &cast.who,
             &lines,
             original.len(),
             &dub_fit(req.max_speedup),
@@ -415,8 +369,7 @@ impl DubPipeline {
             lines,
             sources,
             spoken,
-            speaker,
-            toward: convert_to,
+            cast,
             source_language: source,
             transcript,
         };
@@ -466,7 +419,9 @@ pub(super) fn finish(
         .iter()
         .zip(&assembled.sources)
         .zip(&assembled.spoken)
-        .map(|((l, source_text), s)| DubbedLine {
+        .zip(&assembled.cast.who)
+        .map(|(((l, source_text), s), &k)| DubbedLine {
+            speaker: assembled.cast.parts[k].id.clone(),
             start: round_ms(l.start),
             end: round_ms(l.end),
             source_text: source_text.clone(),
@@ -513,7 +468,8 @@ pub(super) async fn store(
         .map_err(JobFailure::storage)?;
     let kept = Kept {
         lengths: a.spoken.iter().map(|s| s.samples.len()).collect(),
-        toward: a.toward.clone(),
+        toward: None,
+        cast: Some(a.cast.clone()),
         transcript: a.transcript.clone(),
     };
     let lines: Vec<f32> = a
@@ -565,10 +521,20 @@ pub(super) async fn store(
         "fileId": req.file_id,
         "sourceLanguage": a.source_language,
         "targetLanguage": target,
-        "voiceId": a.speaker,
+        "voiceId": a.cast.parts[0].voice_id,
         "segments": dubbed.lines,
         "timings": timings,
     });
+    if a.cast.parts.len() > 1 {
+        let seconds = a.cast.seconds(&a.lines);
+        result["speakers"] = a
+            .cast
+            .parts
+            .iter()
+            .zip(seconds)
+            .map(|(p, s)| json!({"id": p.id, "voiceId": p.voice_id, "seconds": round_ms(s)}))
+            .collect();
+    }
     dubbed.delivered.describe(&mut result);
     Ok(result)
 }

@@ -28,8 +28,10 @@ use mediagen_jobs::limits::DUBBING as LIMITS;
 /// (omitted or `auto`: detected), `voiceId` (a catalog voice speaking the
 /// target language, or a cloned voice of the account: the closest voice of
 /// the target language converted toward it) or `voiceMode` (`auto`, the
-/// default: the target-language catalog voice closest to the speaker;
-/// `clone`: that voice converted toward the speaker's own voice),
+/// default: each speaker of the original, told apart by diarization, gets
+/// the target-language catalog voice closest to them, a different one for
+/// each where the language has enough; `clone`: each gets that voice
+/// converted toward their own voice),
 /// `keepBackground` (default `true`: the original stays under the dub with
 /// its voice band taken out where lines are spoken; `false`: the dubbed
 /// part has the new speech only), `startTime`/`endTime` (seconds: only the
@@ -42,12 +44,13 @@ use mediagen_jobs::limits::DUBBING as LIMITS;
 ///
 /// The job's `result`: `{audioUrl or videoUrl (the picture copied, a new
 /// sound track), duration (seconds), sourceLanguage, targetLanguage,
-/// voiceId (the voice that spoke), transcriptUrl (srt of the original),
-/// translatedSubtitlesUrl (srt), translatedVttUrl (WebVTT), segments:
-/// [{start, end, sourceText, translatedText, spokenStart, spokenEnd,
-/// speedup, overrun}], timings (seconds per stage: transcribe, translate,
-/// voice (choosing and measuring it), synthesize, mix, mux)}`. One speaker: every
-/// line is spoken by one voice. Price: `costs.dubbing` credits per second
+/// voiceId (the voice that spoke, the first speaker's), speakers: [{id,
+/// voiceId, seconds}] (when the original had several), transcriptUrl (srt
+/// of the original), translatedSubtitlesUrl (srt), translatedVttUrl
+/// (WebVTT), segments: [{speaker, start, end, sourceText, translatedText,
+/// spokenStart, spokenEnd, speedup, overrun}], timings (seconds per stage:
+/// transcribe, translate, voice (choosing and measuring it), synthesize,
+/// mix, mux)}`. Overlapping speech goes to one speaker. Price: `costs.dubbing` credits per second
 /// of the dubbed part, rounded up; refunded if the job fails.
 #[utoipa::path(post, path = "/v1/dubbing", tag = "voice", security(("bearer" = ["write"])),
     request_body(content((crate::forms::DubbingForm = "multipart/form-data"))),

@@ -157,6 +157,16 @@ impl SpeakerEncoder {
     }
 }
 
+impl SpeakerEncoder {
+    /// The embedding of speech at any sample `rate` (resampled to 16 kHz,
+    /// then [`Self::embed`]); silence is an error.
+    pub fn embed_at(&self, audio: &[f32], rate: u32) -> Result<Embedding, EncoderError> {
+        let audio = mediagen_media::audio::resample(audio, rate, RATE as u32);
+        self.embed(&audio)?
+            .ok_or_else(|| EncoderError("the audio is silent".into()))
+    }
+}
+
 /// `audio` raised to -30 dBFS if it is quieter (Resemblyzer's
 /// `normalize_volume(increase_only=True)`); `None` when it is silent.
 pub fn raised(audio: &[f32]) -> Option<Vec<f32>> {

@@ -243,11 +243,29 @@ impl TtsCatalog {
     /// The candidate (see [`TtsCatalog::candidates`]) nearest to `profile`
     /// in pitch and formants. Blocking (measures voices not measured yet).
     pub fn closest(&self, profile: &VoiceProfile, language: &str) -> Option<&VoiceInfo> {
-        self.candidates(&profile.gender, language)
+        self.closest_except(profile, language, &[])
+    }
+
+    /// [`TtsCatalog::closest`] among the candidates not in `taken` (voice
+    /// ids), so that several speakers get voices of their own; the nearest
+    /// of all when every candidate is taken.
+    pub fn closest_except(
+        &self,
+        profile: &VoiceProfile,
+        language: &str,
+        taken: &[String],
+    ) -> Option<&VoiceInfo> {
+        let mut ranked: Vec<(&VoiceInfo, f64)> = self
+            .candidates(&profile.gender, language)
             .into_iter()
             .filter_map(|v| self.profile(&v.id).ok().map(|p| (v, distance(&p, profile))))
-            .min_by(|a, b| a.1.total_cmp(&b.1))
-            .map(|(v, _)| v)
+            .collect();
+        ranked.sort_by(|a, b| a.1.total_cmp(&b.1));
+        ranked
+            .iter()
+            .find(|(v, _)| !taken.contains(&v.id))
+            .or(ranked.first())
+            .map(|(v, _)| *v)
     }
 
     /// Speaks `text` (plain text, or SSML when it starts with `<speak`),

@@ -1,0 +1,215 @@
+//! Who says each line of a dub, and in which voice: one voice for all
+//! (a voice the request names), or, in `auto` and `clone` modes, one per
+//! speaker the diarization finds in the original: the catalog voice of the
+//! target language nearest to that speaker (a different one for each, where
+//! the language has enough), or that voice converted toward the speaker's
+//! own profile (`clone`).
+
+use mediagen_core::voice::VoiceProfile;
+use mediagen_core::ErrorCode;
+use mediagen_jobs::dub::{DubRequest, DubVoice};
+use mediagen_media::pcm::PcmFile;
+use mediagen_speakers::diarize::Diarization;
+use mediagen_speech::tts::TtsCatalog;
+use mediagen_speech::voice::{analyse, RATE};
+use mediagen_worker::JobFailure;
+use serde::{Deserialize, Serialize};
+
+use super::run::tts_failure;
+use crate::respeak::{Line, Toward, Voicing};
+
+/// Seconds of the recogniser's audio rate.
+const HEARD_RATE: f64 = 16_000.0;
+
+/// One speaker's part in a dub.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Part {
+    /// `speaker_0`, … when the original's speakers were told apart.
+    pub id: Option<String>,
+    /// The catalog voice that speaks the part.
+    pub voice_id: String,
+    /// The profile that voice is converted toward (`clone` mode, or a
+    /// cloned voice named by the request).
+    pub toward: Option<VoiceProfile>,
+}
+
+/// The parts, and which one says each line.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Cast {
+    pub parts: Vec<Part>,
+    /// For each line, its part.
+    pub who: Vec<usize>,
+}
+
+impl Cast {
+    /// One part saying every line.
+    pub(super) fn single(voice_id: String, toward: Option<VoiceProfile>, lines: usize) -> Self {
+        Cast {
+            parts: vec![Part {
+                id: None,
+                voice_id,
+                toward,
+            }],
+            who: vec![0; lines],
+        }
+    }
+
+    /// For each part, the profile of the catalog voice that is converted
+    /// toward another (`None` for a part spoken as it is).
+    pub fn sources(&self, tts: &TtsCatalog) -> Result<Vec<Option<VoiceProfile>>, JobFailure> {
+        self.parts
+            .iter()
+            .map(|p| match &p.toward {
+                Some(_) => tts.profile(&p.voice_id).map(Some).map_err(tts_failure),
+                None => Ok(None),
+            })
+            .collect()
+    }
+
+    /// How each part speaks, given its [`Cast::sources`].
+    pub fn voicings<'a>(&'a self, sources: &'a [Option<VoiceProfile>]) -> Vec<Voicing<'a>> {
+        self.parts
+            .iter()
+            .zip(sources)
+            .map(|(p, source)| Voicing {
+                speaker: &p.voice_id,
+                toward: match (&p.toward, source) {
+                    (Some(target), Some(source)) => Some(Toward { target, source }),
+                    _ => None,
+                },
+            })
+            .collect()
+    }
+
+    /// Seconds of the original each part's lines take.
+    pub fn seconds(&self, lines: &[Line]) -> Vec<f64> {
+        let mut out = vec![0.0; self.parts.len()];
+        for (line, &k) in lines.iter().zip(&self.who) {
+            out[k] += (line.end - line.start).max(0.0);
+        }
+        out
+    }
+}
+
+/// The profile of the speech of `lines` in `original` (at [`RATE`]),
+/// measured on up to 30 s of it.
+fn profile_of<'a>(
+    original: &PcmFile,
+    lines: impl Iterator<Item = &'a Line>,
+) -> Option<VoiceProfile> {
+    let mut speech = Vec::new();
+    for l in lines {
+        let (a, b) = (
+            (l.start * f64::from(RATE)) as usize,
+            (l.end * f64::from(RATE)) as usize,
+        );
+        speech.extend(original.read_at(a, b.saturating_sub(a)).ok()?);
+        if speech.len() > 30 * RATE as usize {
+            break;
+        }
+    }
+    analyse(&[speech]).ok()
+}
+
+/// Whether the request lets the dub give each speaker a voice of their own
+/// (`auto` and `clone` modes): the original is then diarized.
+pub fn by_speaker(req: &DubRequest) -> bool {
+    matches!(req.voice, DubVoice::Auto | DubVoice::Clone)
+}
+
+/// Casts the dub's `lines`: `original` at [`RATE`] is measured, and
+/// `speakers` (the original's diarization, when it was made) says who says
+/// each line.
+pub fn cast(
+    tts: &TtsCatalog,
+    req: &DubRequest,
+    lines: &[Line],
+    original: &PcmFile,
+    speakers: Option<&Diarization>,
+) -> Result<Cast, JobFailure> {
+    let target = &req.target_language;
+    let no_voice = || {
+        JobFailure::abort(
+            ErrorCode::VoiceNotFound,
+            format!("no voice speaks `{target}`"),
+        )
+    };
+    let clone = match &req.voice {
+        DubVoice::Voice {
+            voice_id,
+            cloned: None,
+        } => return Ok(Cast::single(voice_id.clone(), None, lines.len())),
+        DubVoice::Voice {
+            cloned: Some(c), ..
+        } => {
+            let voice = tts.closest(&c.profile, target).ok_or_else(no_voice)?;
+            return Ok(Cast::single(
+                voice.id.clone(),
+                Some(c.profile.clone()),
+                lines.len(),
+            ));
+        }
+        DubVoice::Auto => false,
+        DubVoice::Clone => true,
+    };
+    // Who says each line: the speaker who speaks most during it.
+    let who: Vec<usize> = match speakers {
+        Some(d) if d.voices.len() > 1 => lines
+            .iter()
+            .map(|l| {
+                let at = |t: f64| (t * HEARD_RATE) as usize;
+                d.speaker_of(at(l.start)..at(l.end).max(at(l.start) + 1))
+                    .unwrap_or(0)
+            })
+            .collect(),
+        _ => vec![0; lines.len()],
+    };
+    // Speakers numbered by their first line (one with no line has no part).
+    let mut order: Vec<usize> = Vec::new();
+    for &k in &who {
+        if !order.contains(&k) {
+            order.push(k);
+        }
+    }
+    let who: Vec<usize> = who
+        .iter()
+        .map(|k| order.iter().position(|o| o == k).unwrap_or(0))
+        .collect();
+    let many = order.len() > 1;
+    let mut parts: Vec<Part> = Vec::with_capacity(order.len());
+    for k in 0..order.len() {
+        let mine = lines
+            .iter()
+            .zip(&who)
+            .filter(|(_, &w)| w == k)
+            .map(|(l, _)| l);
+        let profile = profile_of(original, mine);
+        let taken: Vec<String> = parts.iter().map(|p| p.voice_id.clone()).collect();
+        let voice = match &profile {
+            Some(p) => tts.closest_except(p, target, &taken).map(|v| v.id.clone()),
+            None if clone => {
+                return Err(JobFailure::abort(
+                    ErrorCode::NoSpeech,
+                    "the speaker's voice could not be measured",
+                ))
+            }
+            None => tts
+                .voices()
+                .iter()
+                .find(|v| {
+                    !taken.contains(&v.id)
+                        && v.languages
+                            .iter()
+                            .any(|l| l.to_ascii_lowercase().starts_with(target.as_str()))
+                })
+                .map(|v| v.id.clone()),
+        };
+        parts.push(Part {
+            id: many.then(|| format!("speaker_{k}")),
+            voice_id: voice.ok_or_else(no_voice)?,
+            toward: if clone { profile } else { None },
+        });
+    }
+    Ok(Cast { parts, who })
+}
