@@ -3,7 +3,7 @@
 //! (Kokoro and Piper, through the text-to-speech API), with turns under
 //! 2 s, scored by diarization error rate against the turns we made.
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::helpers::{assert_error, form, wav, Backend, TestApp};
 use crate::stt::synthesize;
