@@ -29,12 +29,18 @@ pub struct DubbedLine {
     pub overrun: f64,
 }
 
-/// A new text for one line of a dub.
+/// A new text, or another speaker, for one line of a dub (at least one).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LineEdit {
     pub index: usize,
-    pub translated_text: String,
+    /// The line's new text; kept as it was when absent.
+    #[serde(default)]
+    pub translated_text: Option<String>,
+    /// One of the dub's `speakers` (`speaker_1`, …) to say the line in
+    /// their voice; kept as it was when absent.
+    #[serde(default)]
+    pub speaker: Option<String>,
 }
 
 /// An edit of a finished dub (also the job's payload): only the edited
@@ -86,6 +92,14 @@ impl DubEdit {
                 format!("give 1 to {} lines to change", segments.len()),
             ));
         }
+        let speakers: Vec<String> = result["speakers"]
+            .as_array()
+            .map(|all| {
+                all.iter()
+                    .filter_map(|s| s["id"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
         edits.sort_by_key(|e| e.index);
         for e in edits.iter_mut() {
             if e.index >= segments.len() {
@@ -98,8 +112,17 @@ impl DubEdit {
                     ),
                 ));
             }
-            e.translated_text = e.translated_text.trim().to_owned();
-            let chars = e.translated_text.chars().count();
+            if e.translated_text.is_none() && e.speaker.is_none() {
+                return Err(ApiError::invalid_parameter(
+                    "segments",
+                    format!("line {}: give translatedText, speaker or both", e.index),
+                ));
+            }
+            let text = match e.translated_text.take() {
+                Some(t) => t.trim().to_owned(),
+                None => segments[e.index].translated_text.clone(),
+            };
+            let chars = text.chars().count();
             if chars == 0 || chars > MAX_LINE {
                 return Err(ApiError::invalid_parameter(
                     "segments",
@@ -108,6 +131,20 @@ impl DubEdit {
                         e.index
                     ),
                 ));
+            }
+            e.translated_text = Some(text);
+            if let Some(who) = &e.speaker {
+                if !speakers.iter().any(|s| s == who) {
+                    let known = if speakers.is_empty() {
+                        "this dub speaks in one voice".to_owned()
+                    } else {
+                        format!("this dub's speakers are {}", speakers.join(", "))
+                    };
+                    return Err(ApiError::unprocessable(
+                        "segments",
+                        format!("line {}: no speaker `{who}`: {known}", e.index),
+                    ));
+                }
             }
         }
         if edits.windows(2).any(|w| w[0].index == w[1].index) {

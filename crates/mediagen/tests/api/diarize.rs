@@ -387,4 +387,60 @@ async fn a_conversation_is_dubbed_with_a_voice_for_each_speaker() {
         alike < mediagen_speakers::diarize::THRESHOLD,
         "similarity {alike}"
     );
+
+    // The first line given to the other speaker: spoken again in their
+    // voice, every other line as it was.
+    let first = &result["segments"][0];
+    let (was, other) = match first["speaker"].as_str() {
+        Some("speaker_0") => (0, "speaker_1"),
+        _ => (1, "speaker_0"),
+    };
+    let path = format!("/v1/dubbing/{id}/segments");
+    for (body, status) in [
+        (
+            serde_json::json!({"segments": [{"index": 0, "speaker": "speaker_7"}]}),
+            422,
+        ),
+        (serde_json::json!({"segments": [{"index": 0}]}), 400),
+    ] {
+        let r = app.post(&path, &key, body).await;
+        assert_eq!(r.status(), status);
+    }
+    let r = app
+        .post(
+            &path,
+            &key,
+            serde_json::json!({"segments": [{"index": 0, "speaker": other}]}),
+        )
+        .await;
+    assert_eq!(r.status(), 202);
+    let edit: Value = r.json().await.unwrap();
+    let edit = app
+        .wait_job(
+            &key,
+            edit["id"].as_str().unwrap(),
+            std::time::Duration::from_secs(300),
+            |j| j["status"] == "completed" || j["status"] == "failed",
+        )
+        .await;
+    assert_eq!(edit["status"], "completed", "{edit}");
+    let moved = &edit["result"]["segments"][0];
+    assert_eq!(moved["speaker"], other, "{moved}");
+    assert_eq!(moved["translatedText"], first["translatedText"]);
+    let redub = crate::voice_clone::pcm(
+        &app.download(edit["result"]["audioUrl"].as_str().unwrap())
+            .await,
+    );
+    let at = |f: &str| ((moved[f].as_f64().unwrap() * 16_000.0) as usize).min(redub.len());
+    let now = crate::voice_clone::median_pitch(&redub[at("spokenStart")..at("spokenEnd")]);
+    eprintln!(
+        "line 0: {} Hz as {}, {now} Hz as {other}",
+        pitch[was], first["speaker"]
+    );
+    assert!(
+        (now / pitch[1 - was] - 1.0).abs() < (now / pitch[was] - 1.0).abs(),
+        "{now} Hz: nearer {} Hz ({other}) than {} Hz",
+        pitch[1 - was],
+        pitch[was]
+    );
 }

@@ -73,7 +73,7 @@ impl DubEditPipeline {
             })
             .collect();
         // Dubs made before casts were kept spoke in one voice.
-        let cast = kept.cast.clone().unwrap_or_else(|| {
+        let mut cast = kept.cast.clone().unwrap_or_else(|| {
             Cast::single(e.voice_id.clone(), kept.toward.clone(), e.segments.len())
         });
         if cast.who.len() != e.segments.len() {
@@ -82,13 +82,30 @@ impl DubEditPipeline {
                 "the stored dub does not match its lines",
             ));
         }
+        // Lines given to another speaker (checked against the dub's
+        // speakers when the edit was asked for).
+        for edit in &e.edits {
+            let Some(who) = &edit.speaker else { continue };
+            let part = cast
+                .parts
+                .iter()
+                .position(|p| p.id.as_deref() == Some(who.as_str()))
+                .ok_or_else(|| {
+                    JobFailure::abort(ErrorCode::DubUnavailable, format!("no speaker {who}"))
+                })?;
+            if let Some(slot) = cast.who.get_mut(edit.index) {
+                *slot = part;
+            }
+        }
         let converted_from = cast.sources(&self.tts)?;
         let voices = cast.voicings(&converted_from);
         let clock = Instant::now();
         let total = bed.duration();
         for (done, edit) in e.edits.iter().enumerate() {
             let i = edit.index;
-            texts[i].text = edit.translated_text.clone();
+            if let Some(text) = &edit.translated_text {
+                texts[i].text = text.clone();
+            }
             let cursor = if i == 0 {
                 0.0
             } else {

@@ -142,23 +142,29 @@ pub struct SegmentEdit {
     /// The line's index in the dub's `result.segments`.
     #[schema(minimum = 0)]
     index: u32,
-    /// Its new text: 1–1000 characters (trimmed).
+    /// Its new text: 1–1000 characters (trimmed); kept when absent.
     #[schema(
         rename = "translatedText",
         min_length = 1,
         max_length = 1000,
         pattern = "\\S"
     )]
-    translated_text: String,
+    translated_text: Option<String>,
+    /// One of the dub's `result.speakers` ids, to say the line in that
+    /// speaker's voice; kept when absent. Give this, `translatedText` or
+    /// both (400 with neither; 422 for a speaker the dub lacks).
+    #[schema(pattern = "^speaker_[0-9]+$")]
+    speaker: Option<String>,
 }
 
 /// The body of a line edit.
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SegmentsBody {
-    /// `[{index, translatedText}]`: the lines (by their index in
-    /// `result.segments`) to say differently, each once. A line the dub
-    /// does not have, or one named twice: 422.
+    /// `[{index, translatedText, speaker}]`: the lines (by their index in
+    /// `result.segments`) to say differently, each once: new words, another
+    /// of the dub's speakers, or both. A line the dub does not have, or one
+    /// named twice: 422.
     #[schema(value_type = Vec<SegmentEdit>, min_items = 1)]
     segments: Vec<LineEdit>,
     #[serde(default)]
@@ -170,7 +176,8 @@ pub struct SegmentsBody {
 
 /// Edit lines of a dub
 ///
-/// Changes the `translatedText` of some lines of a completed dub (its
+/// Changes the `translatedText` or the `speaker` of some lines of a
+/// completed dub (its
 /// `jobId`: a `dubbing` job or an earlier edit) and makes a new dub in
 /// which only those lines are spoken again (fitted into their slots as
 /// before) and mixed over the stored bed; every other line keeps the audio
