@@ -16,7 +16,7 @@ use mediagen_media::{Audio, AudioFormat};
 use mediagen_speakers::encoder::Embedding;
 use mediagen_speech::stt::{detect_language, SttCatalog};
 use mediagen_speech::tts::TtsCatalog;
-use mediagen_speech::voice::{analyse, check_sample, VoiceProfile, RATE};
+use mediagen_speech::voice::{analyse, check_sample, check_speech, VoiceProfile, RATE};
 
 use crate::tts::speak_converted;
 use mediagen_store::{Db, VoiceRecord};
@@ -44,7 +44,7 @@ struct Made {
 impl VoiceClonePipeline {
     /// Decodes and checks every sample (blocking). A sample that cannot be
     /// used is refused naming it (`details.index`).
-    fn decode(paths: &[PathBuf]) -> Result<Vec<Vec<f32>>, JobFailure> {
+    fn decode(&self, paths: &[PathBuf]) -> Result<Vec<Vec<f32>>, JobFailure> {
         let mut samples = Vec::new();
         for (i, path) in paths.iter().enumerate() {
             let cannot = |e: &dyn std::fmt::Display| {
@@ -58,7 +58,9 @@ impl VoiceClonePipeline {
             let probed = probe(path).map_err(|e| cannot(&e))?;
             let decoded = decode_mono(path, probed.demuxer, RATE, probed.duration + 0.5)
                 .map_err(|e| cannot(&e))?;
-            if let Err(problem) = check_sample(&decoded) {
+            let checked =
+                check_sample(&decoded).and_then(|()| check_speech(&decoded, self.stt.vad()));
+            if let Err(problem) = checked {
                 return Err(JobFailure::refused(
                     ApiError::new(ErrorCode::UnprocessableEntity)
                         .with_message(format!("Sample {i}: {problem}."))
@@ -74,7 +76,7 @@ impl VoiceClonePipeline {
 
     /// The voice the samples make (blocking).
     fn make(&self, paths: &[PathBuf], language: Option<String>) -> Result<Made, JobFailure> {
-        let samples = Self::decode(paths)?;
+        let samples = self.decode(paths)?;
         let seconds: f64 = samples
             .iter()
             .map(|s| s.len() as f64 / f64::from(RATE))

@@ -13,7 +13,9 @@
 
 use rsworld::{cheaptrick, d4c, dio, stonemask, synthesis};
 
+use mediagen_media::audio::resample;
 use mediagen_media::pcm::PcmFile;
+use mediagen_speakers::vad::{speech_seconds, Vad};
 use rsworld_sys::{CheapTrickOption, D4COption, DioOption};
 
 /// The rate voices are analysed and converted at.
@@ -62,6 +64,27 @@ pub enum SampleProblem {
     Clipped { percent: f64 },
     #[error("too little voiced speech ({percent:.0} % of the sample); send speech")]
     NotSpeech { percent: f64 },
+    #[error("only {seconds:.1} s of speech was heard in the sample (at least {MIN_SPEECH} s are needed); send speech")]
+    NoSpeech { seconds: f64 },
+}
+
+/// Seconds of speech (by the voice-activity detector) each sample needs.
+pub const MIN_SPEECH: f64 = 1.0;
+
+/// Checks that the voice-activity detector hears at least [`MIN_SPEECH`]
+/// seconds of speech in a sample (mono, [`RATE`]): music, tones and noise
+/// are refused even where they are voiced or loud enough.
+pub fn check_speech(samples: &[f32], vad: &dyn Vad) -> Result<(), SampleProblem> {
+    let heard = resample(samples, RATE, mediagen_speakers::RATE as u32);
+    match speech_seconds(vad, &heard) {
+        Ok(seconds) if seconds < MIN_SPEECH => Err(SampleProblem::NoSpeech { seconds }),
+        Ok(_) => Ok(()),
+        // A detector that fails says nothing against the sample.
+        Err(e) => {
+            tracing::warn!("voice sample not checked for speech: {e}");
+            Ok(())
+        }
+    }
 }
 
 /// Checks a sample (mono, [`RATE`]) for silence and clipping.

@@ -459,6 +459,12 @@ async fn bad_samples_are_refused_with_the_reason() {
     let silent = tone("silent.wav", "anullsrc=r=24000:cl=mono:d=12");
     let clipped = tone("clipped.wav", "sine=frequency=200:duration=12,volume=20");
     let noise = tone("noise.wav", "anoisesrc=d=12:a=0.3:c=white");
+    // Voiced and well recorded, but no speech: the voice-activity detector
+    // refuses it.
+    let chord = tone(
+        "chord.wav",
+        "aevalsrc=0.2*sin(2*PI*220*t)+0.15*sin(2*PI*277*t)+0.1*sin(2*PI*330*t):s=24000:d=12",
+    );
     let ok = [("name", "V"), ("consent", "true")];
     for (files, fields, status, code) in [
         (
@@ -480,6 +486,12 @@ async fn bad_samples_are_refused_with_the_reason() {
             "unprocessable_entity",
         ),
         (vec![(noise, "n.wav")], &ok[..], 422, "unprocessable_entity"),
+        (
+            vec![(chord.clone(), "m.wav")],
+            &ok[..],
+            422,
+            "unprocessable_entity",
+        ),
         (
             vec![(speech.clone(), "a.wav"), (speech.clone(), "b.wav")],
             &[("name", "V")][..],
@@ -508,6 +520,16 @@ async fn bad_samples_are_refused_with_the_reason() {
     assert_eq!(body["error"]["details"]["index"], 1, "{body}");
     assert_eq!(body["error"]["details"]["parameter"], "files", "{body}");
     assert!(body["error"]["details"]["reason"].is_string(), "{body}");
+    let files = vec![(speech.clone(), "a.wav"), (chord, "m.wav")];
+    let body = assert_error(
+        clone_voice(&app, &key, files, &ok).await,
+        422,
+        "unprocessable_entity",
+    )
+    .await;
+    assert_eq!(body["error"]["details"]["index"], 1, "{body}");
+    let reason = body["error"]["details"]["reason"].as_str().unwrap();
+    assert!(reason.contains("s of speech was heard"), "{body}");
     // An unknown voice is 404; an unknown mode 400.
     let r = change_voice(&app, &key, speech.clone(), &[("voiceId", "nobody")]).await;
     assert_error(r, 404, "voice_not_found").await;
