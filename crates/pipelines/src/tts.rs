@@ -2,6 +2,7 @@
 
 use mediagen_core::voice::VoiceProfile;
 use mediagen_core::ErrorCode;
+use mediagen_speakers::encoder::{Embedding, SpeakerEncoder};
 use std::sync::Arc;
 
 use mediagen_media::audio::{resample, Audio};
@@ -95,6 +96,27 @@ pub fn speak_converted(
         each(i, n, &audio)
     })?;
     Ok(out)
+}
+
+/// How a voice sounds to the speaker encoder: the embedding of its preview
+/// sentence in `language`, said by catalog voice `voice` (converted toward
+/// `toward` when given: how a cloned voice speaks).
+pub fn voiceprint(
+    tts: &TtsCatalog,
+    encoder: &SpeakerEncoder,
+    voice: &str,
+    toward: Option<&VoiceProfile>,
+    language: &str,
+) -> Result<Embedding, String> {
+    let text = preview_text(language);
+    let audio = match toward {
+        Some(profile) => speak_converted(tts, voice, profile, text, 1.0, |_, _, _| true),
+        None => tts.speak(voice, text, 1.0, |_, _, _| true),
+    }
+    .map_err(|e| e.to_string())?;
+    encoder
+        .embed_at(&audio.samples, audio.sample_rate)
+        .map_err(|e| e.to_string())
 }
 
 pub struct TtsPipeline {

@@ -18,12 +18,10 @@ use mediagen_speech::voice::{median_pitch_of, VoiceConverter, WorldConverter, RA
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
 use serde_json::{json, Value};
 
-use mediagen_jobs::tts::preview_text;
-
 use crate::output::deliver;
 use crate::respeak::{clear_lines, mix_lines, speak_lines, Fit, Line, Toward, Voicing};
 use crate::stt::stt_failure;
-use crate::tts::speak_converted;
+use crate::tts::voiceprint;
 
 pub use mediagen_jobs::voice::*;
 
@@ -81,22 +79,19 @@ impl VoiceChangePipeline {
         track: &PcmFile,
     ) -> Result<Value, String> {
         let encoder = self.stt.encoder()?;
-        let embed =
-            |audio: &[f32], rate: u32| encoder.embed_at(audio, rate).map_err(|e| e.to_string());
         let target = match &req.cloned {
             Some(c) => {
                 let base = c.base().map_err(|e| e.message)?;
-                let text = preview_text(&c.language);
-                speak_converted(&self.tts, base, &c.profile, text, 1.0, |_, _, _| true)
+                voiceprint(&self.tts, encoder, base, Some(&c.profile), &c.language)?
             }
             None => {
                 let language = self.tts.voice(&req.voice_id).map(|v| v.language.clone());
-                let text = preview_text(language.as_deref().unwrap_or("en"));
-                self.tts.speak(&req.voice_id, text, 1.0, |_, _, _| true)
+                let language = language.as_deref().unwrap_or("en");
+                voiceprint(&self.tts, encoder, &req.voice_id, None, language)?
             }
-        }
-        .map_err(|e| e.to_string())?;
-        let target = embed(&target.samples, target.sample_rate)?;
+        };
+        let embed =
+            |audio: &[f32], rate: u32| encoder.embed_at(audio, rate).map_err(|e| e.to_string());
         let first = |pcm: &PcmFile| {
             pcm.read_at(0, SIMILARITY_SECONDS * pcm.rate() as usize)
                 .map_err(|e| e.to_string())

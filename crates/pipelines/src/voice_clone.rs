@@ -9,7 +9,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use mediagen_core::{ApiError, ErrorCode};
-use mediagen_jobs::tts::preview_text;
 use mediagen_media::audio::resample;
 use mediagen_media::media::{decode_mono, encode, probe};
 use mediagen_media::{Audio, AudioFormat};
@@ -18,7 +17,7 @@ use mediagen_speech::stt::{detect_language, SttCatalog};
 use mediagen_speech::tts::TtsCatalog;
 use mediagen_speech::voice::{analyse, check_sample, check_speech, VoiceProfile, RATE};
 
-use crate::tts::speak_converted;
+use crate::tts::voiceprint;
 use mediagen_store::{Db, VoiceRecord};
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
 use serde_json::{json, Value};
@@ -127,23 +126,15 @@ impl VoiceClonePipeline {
         language: &str,
     ) -> Result<VoiceSimilarity, String> {
         let encoder = self.stt.encoder()?;
-        let embed =
-            |audio: &[f32], rate: u32| encoder.embed_at(audio, rate).map_err(|e| e.to_string());
         let heard: Vec<Embedding> = samples
             .iter()
-            .map(|s| embed(s, RATE))
+            .map(|s| encoder.embed_at(s, RATE).map_err(|e| e.to_string()))
             .collect::<Result<_, _>>()?;
         let target = Embedding::mean(&heard).ok_or("no samples")?;
-        let text = preview_text(language);
-        let cloned = speak_converted(&self.tts, base, profile, text, 1.0, |_, _, _| true)
-            .map_err(|e| e.to_string())?;
-        let plain = self
-            .tts
-            .speak(base, text, 1.0, |_, _, _| true)
-            .map_err(|e| e.to_string())?;
+        let print = |toward| voiceprint(&self.tts, encoder, base, toward, language);
         Ok(VoiceSimilarity {
-            samples: embed(&cloned.samples, cloned.sample_rate)?.similarity(&target),
-            base: embed(&plain.samples, plain.sample_rate)?.similarity(&target),
+            samples: print(Some(profile))?.similarity(&target),
+            base: print(None)?.similarity(&target),
         })
     }
 

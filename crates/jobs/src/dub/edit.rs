@@ -142,7 +142,7 @@ impl DubEdit {
                     };
                     return Err(ApiError::unprocessable(
                         "segments",
-                        format!("line {}: no speaker `{who}`: {known}", e.index),
+                        format!("line {}: no such speaker; {known}", e.index),
                     ));
                 }
             }

@@ -18,9 +18,6 @@ use serde::{Deserialize, Serialize};
 use super::run::tts_failure;
 use crate::respeak::{Line, Toward, Voicing};
 
-/// Seconds of the recogniser's audio rate.
-const HEARD_RATE: f64 = 16_000.0;
-
 /// One speaker's part in a dub.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
@@ -158,7 +155,7 @@ pub fn cast(
         Some(d) if d.voices.len() > 1 => lines
             .iter()
             .map(|l| {
-                let at = |t: f64| (t * HEARD_RATE) as usize;
+                let at = |t: f64| (t * mediagen_speakers::RATE as f64) as usize;
                 d.speaker_of(at(l.start)..at(l.end).max(at(l.start) + 1))
                     .unwrap_or(0)
             })

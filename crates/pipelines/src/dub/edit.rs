@@ -91,7 +91,7 @@ impl DubEditPipeline {
                 .iter()
                 .position(|p| p.id.as_deref() == Some(who.as_str()))
                 .ok_or_else(|| {
-                    JobFailure::abort(ErrorCode::DubUnavailable, format!("no speaker {who}"))
+                    JobFailure::abort(ErrorCode::DubUnavailable, "the dub has no such speaker")
                 })?;
             if let Some(slot) = cast.who.get_mut(edit.index) {
                 *slot = part;
