@@ -248,16 +248,19 @@ fn pieces(regions: &[Range<usize>], windows: &[Window]) -> Vec<Piece> {
         for k in 0..n {
             let span =
                 region.start + region.len() * k / n..region.start + region.len() * (k + 1) / n;
-            let inside: Vec<&Embedding> = windows
-                .iter()
-                .filter(|w| span.contains(&centre(w)))
-                .map(|w| &w.embedding)
-                .collect();
+            // Windows are in time order (their centres too).
+            let from = windows.partition_point(|w| centre(w) < span.start);
+            let to = windows.partition_point(|w| centre(w) < span.end);
+            let inside = windows[from..to].iter().map(|w| &w.embedding);
             let embedding = match Embedding::mean(inside) {
                 Some(e) => e,
                 None => {
+                    // The window centred nearest the piece's middle.
                     let middle = (span.start + span.end) / 2;
-                    match windows.iter().min_by_key(|w| centre(w).abs_diff(middle)) {
+                    let near = windows[from.saturating_sub(1)..(from + 1).min(windows.len())]
+                        .iter()
+                        .min_by_key(|w| centre(w).abs_diff(middle));
+                    match near {
                         Some(w) => w.embedding.clone(),
                         None => continue,
                     }
