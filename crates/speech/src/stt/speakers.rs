@@ -1,6 +1,7 @@
 //! Speakers in a transcript: every word and segment takes the speaker who
-//! speaks most during it (by a [`Diarization`]), and a segment whose words
-//! change speaker is cut there.
+//! speaks most during it (by a [`Diarization`]), a segment whose words
+//! change speaker is cut there, and each segment spans its words (its
+//! speaker's speech, not the pause after it).
 
 use mediagen_speakers::diarize::Diarization;
 
@@ -44,7 +45,18 @@ pub fn attribute(t: &mut Transcript, d: &Diarization) {
         let changes = words.windows(2).any(|p| p[0].speaker != p[1].speaker);
         if !changes {
             let speaker = words.first().and_then(|w| w.speaker.clone()).or(whole);
-            out.push(Segment { speaker, ..seg });
+            // A turn is its speech: bounded by its words where there are
+            // any (a segment's own bounds often take in the pause after it).
+            let (start, end) = match (words.first(), words.last()) {
+                (Some(a), Some(b)) => (a.start, b.end),
+                _ => (seg.start, seg.end),
+            };
+            out.push(Segment {
+                speaker,
+                start,
+                end,
+                ..seg
+            });
             continue;
         }
         // Runs of one speaker's words, each a segment of its own.
@@ -61,12 +73,8 @@ pub fn attribute(t: &mut Transcript, d: &Diarization) {
                 .collect::<Vec<_>>()
                 .join(" ");
             out.push(Segment {
-                start: if k == 0 { seg.start } else { run[0].start },
-                end: if j + 1 == words.len() {
-                    seg.end
-                } else {
-                    run[run.len() - 1].end
-                },
+                start: run[0].start,
+                end: run[run.len() - 1].end,
                 text,
                 speaker: run[0].speaker.clone(),
                 ..seg.clone()
@@ -152,7 +160,7 @@ mod tests {
             got,
             vec![
                 ("Are you there?".into(), Some("speaker_0".into()), 0.0, 1.5),
-                ("Yes.".into(), Some("speaker_1".into()), 2.5, 4.0),
+                ("Yes.".into(), Some("speaker_1".into()), 2.5, 3.0),
             ]
         );
         assert_eq!(t.words[3].speaker.as_deref(), Some("speaker_1"));
