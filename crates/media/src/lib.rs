@@ -11,6 +11,7 @@ pub mod media;
 pub mod pcm;
 pub use mediagen_probe::process;
 pub mod spectrum;
+pub mod stretch;
 pub mod video;
 
 pub use audio::Audio;

@@ -5,6 +5,7 @@
 
 use mediagen_core::time::round_ms;
 use mediagen_media::audio::{resample, Audio};
+use mediagen_media::stretch::stretch;
 use mediagen_speech::tts::{TtsCatalog, TtsError};
 use mediagen_speech::voice::{Transform, VoiceConverter, VoiceProfile, WorldConverter, RATE};
 use serde::Serialize;
@@ -113,15 +114,21 @@ fn fit_line(
     let slot = line.end - start;
     let spare = (next - line.end).max(0.0);
     let (speedup, seconds) = tempo(secs(natural.len()), slot, spare, fit);
-    let samples = if speedup == 1.0 && toward.is_none() {
-        natural
-    } else {
-        let how = Transform {
-            target: toward.map(|t| t.target),
-            source: toward.map(|t| t.source),
-            length: Some(samples(seconds)),
-        };
-        WorldConverter.transform(&natural, &how).samples
+    let samples = match toward {
+        None if speedup == 1.0 => natural,
+        // Tempo alone: windows of the speech itself, overlapped (WSOLA),
+        // cheaper than a vocoder and truer to the voice.
+        None => stretch(&natural, RATE, samples(seconds)),
+        // Toward another voice: the vocoder converts and sets the length
+        // in one pass.
+        Some(t) => {
+            let how = Transform {
+                target: Some(t.target),
+                source: Some(t.source),
+                length: Some(samples(seconds)),
+            };
+            WorldConverter.transform(&natural, &how).samples
+        }
     };
     let end = start + secs(samples.len());
     Spoken {

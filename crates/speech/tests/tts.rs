@@ -225,3 +225,77 @@ fn piper_rewritten_graph_matches_the_original() {
     eprintln!("{} samples, SNR {snr:.1} dB", ours.len());
     assert!(signal > 0.0 && snr > 80.0, "SNR {snr:.1} dB");
 }
+
+/// A catalog voice saying something else is found again among the
+/// candidates of its language and gender: by pitch and formants alone, and
+/// with the speaker encoder's embedding too (as dubbing matches a
+/// speaker). The embedding must find at least as many as the profile alone.
+#[test]
+fn catalog_voices_are_found_again_by_how_they_sound() {
+    use mediagen_speakers::encoder::SpeakerEncoder;
+    use mediagen_speech::tts::Likeness;
+    use mediagen_speech::voice::{analyse, RATE};
+
+    let catalog = TtsCatalog::discover(&models_dir(), 2);
+    let encoder = SpeakerEncoder::load(&models_dir(), 2).expect("speaker encoder");
+    let passage = "Our train left the station an hour late. By the time we reached \
+                   the coast the rain had stopped, and the whole town was out walking \
+                   along the harbour.";
+    let (mut by_profile, mut by_both, mut by_print, mut tried) = (0, 0, 0, 0);
+    for gender in ["female", "male"] {
+        let candidates = catalog.candidates(gender, "en-US");
+        for voice in &candidates {
+            let audio = catalog
+                .speak(&voice.id, passage, 1.0, |_, _, _| true)
+                .unwrap();
+            let samples = mediagen_media::audio::resample(&audio.samples, audio.sample_rate, RATE);
+            let profile = analyse(std::slice::from_ref(&samples)).unwrap();
+            let print = encoder.embed_at(&samples, RATE).unwrap();
+            let first = catalog.closest(&profile, "en-US").map(|v| v.id.clone());
+            let like = Likeness {
+                profile: &profile,
+                print: Some((&print, &encoder)),
+            };
+            let second = catalog
+                .closest_except(&like, "en-US", &[])
+                .map(|v| v.id.clone());
+            eprintln!(
+                "{}: by profile {:?}, with the embedding {:?}",
+                voice.key,
+                first
+                    .as_ref()
+                    .and_then(|id| catalog.voice(id))
+                    .map(|v| &v.key),
+                second
+                    .as_ref()
+                    .and_then(|id| catalog.voice(id))
+                    .map(|v| &v.key)
+            );
+            // By the embedding alone, among the candidates of its gender.
+            let nearest = candidates
+                .iter()
+                .max_by(|a, b| {
+                    let s = |v: &&mediagen_speech::tts::VoiceInfo| {
+                        catalog
+                            .voiceprint(&v.id, &encoder)
+                            .unwrap()
+                            .similarity(&print)
+                    };
+                    s(a).total_cmp(&s(b))
+                })
+                .unwrap();
+            by_print += usize::from(nearest.id == voice.id);
+            tried += 1;
+            by_profile += usize::from(first.as_deref() == Some(voice.id.as_str()));
+            by_both += usize::from(second.as_deref() == Some(voice.id.as_str()));
+        }
+    }
+    eprintln!(
+        "found again: {by_profile}/{tried} by profile, {by_print}/{tried} by the embedding alone, \
+         {by_both}/{tried} by both"
+    );
+    assert!(tried >= 6, "{tried} candidates");
+    assert!(by_print * 4 >= tried * 3, "{by_print}/{tried}");
+    assert!(by_both >= by_profile, "{by_both} < {by_profile}");
+    assert!(by_both * 4 >= tried * 3, "{by_both}/{tried}");
+}

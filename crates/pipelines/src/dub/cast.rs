@@ -1,8 +1,8 @@
 //! Who says each line of a dub, and in which voice: one voice for all
 //! (a voice the request names), or, in `auto` and `clone` modes, one per
 //! speaker the diarization finds in the original: the catalog voice of the
-//! target language nearest to that speaker (a different one for each, where
-//! the language has enough), or that voice converted toward the speaker's
+//! target language nearest to that speaker in pitch, formants and speaker
+//! embedding (a different one for each, where the language has enough), or that voice converted toward the speaker's
 //! own profile (`clone`).
 
 use mediagen_core::voice::VoiceProfile;
@@ -10,7 +10,8 @@ use mediagen_core::ErrorCode;
 use mediagen_jobs::dub::{DubRequest, DubVoice};
 use mediagen_media::pcm::PcmFile;
 use mediagen_speakers::diarize::Diarization;
-use mediagen_speech::tts::TtsCatalog;
+use mediagen_speakers::encoder::SpeakerEncoder;
+use mediagen_speech::tts::{Likeness, TtsCatalog};
 use mediagen_speech::voice::{analyse, RATE};
 use mediagen_worker::JobFailure;
 use serde::{Deserialize, Serialize};
@@ -117,13 +118,15 @@ pub fn by_speaker(req: &DubRequest) -> bool {
 
 /// Casts the dub's `lines`: `original` at [`RATE`] is measured, and
 /// `speakers` (the original's diarization, when it was made) says who says
-/// each line.
+/// each line; with the `encoder` that made it, a speaker's voice is also
+/// matched by how it sounds to the encoder.
 pub fn cast(
     tts: &TtsCatalog,
     req: &DubRequest,
     lines: &[Line],
     original: &PcmFile,
     speakers: Option<&Diarization>,
+    encoder: Option<&SpeakerEncoder>,
 ) -> Result<Cast, JobFailure> {
     let target = &req.target_language;
     let no_voice = || {
@@ -175,7 +178,7 @@ pub fn cast(
         .collect();
     let many = order.len() > 1;
     let mut parts: Vec<Part> = Vec::with_capacity(order.len());
-    for k in 0..order.len() {
+    for (k, &speaker) in order.iter().enumerate() {
         let mine = lines
             .iter()
             .zip(&who)
@@ -183,8 +186,15 @@ pub fn cast(
             .map(|(l, _)| l);
         let profile = profile_of(original, mine);
         let taken: Vec<String> = parts.iter().map(|p| p.voice_id.clone()).collect();
+        // How the speaker sounds to the encoder: the diarization's centroid.
+        let print = match (speakers, encoder) {
+            (Some(d), Some(encoder)) => d.voices.get(speaker).map(|e| (e, encoder)),
+            _ => None,
+        };
         let voice = match &profile {
-            Some(p) => tts.closest_except(p, target, &taken).map(|v| v.id.clone()),
+            Some(profile) => tts
+                .closest_except(&Likeness { profile, print }, target, &taken)
+                .map(|v| v.id.clone()),
             None if clone => {
                 return Err(JobFailure::abort(
                     ErrorCode::NoSpeech,

@@ -10,7 +10,9 @@ use mediagen_jobs::limits::DUBBING;
 use mediagen_media::media::demuxer;
 use mediagen_media::pcm::{self, PcmFile};
 use mediagen_media::video::{inspect, VideoInfo};
-use mediagen_speech::stt::{transcribe_stream, Segment, SttCatalog, SttOptions, Transcript};
+use mediagen_speech::stt::{
+    transcribe_stream, Segment, SttCatalog, SttError, SttOptions, Transcript,
+};
 use mediagen_speech::translate::{TranslateError, Translator};
 use mediagen_speech::tts::{TtsCatalog, TtsError};
 use mediagen_speech::voice::{VoiceProfile, RATE};
@@ -178,31 +180,37 @@ impl DubPipeline {
             words: by_speaker(req),
             ..SttOptions::default()
         };
-        let mut heard = transcribe_stream(
-            model.as_ref(),
-            self.stt.gate(),
-            self.stt.vad(),
-            &opts,
-            &pcm,
-            &mut hearing(0.0, 15.0),
-        )
-        .map_err(stt_failure)?;
-        // Who speaks when, so each speaker can have a voice of their own.
-        let speakers = if by_speaker(req) {
-            match self.stt.diarize(&pcm, None) {
-                Ok(d) => {
-                    attribute(&mut heard, &d);
-                    Some(d)
-                }
-                Err(e) => {
-                    tracing::warn!(
-                        "dubbing with one voice: the speakers were not told apart ({e})"
-                    );
-                    None
-                }
+        // Who speaks when (so each speaker can have a voice of their own),
+        // found on a thread of its own while the recogniser runs: it needs
+        // only the audio, and the recogniser leaves the cores idle between
+        // its steps.
+        let (heard, who) = std::thread::scope(|scope| {
+            let who = by_speaker(req).then(|| scope.spawn(|| self.stt.diarize(&pcm, None)));
+            let heard = transcribe_stream(
+                model.as_ref(),
+                self.stt.gate(),
+                self.stt.vad(),
+                &opts,
+                &pcm,
+                &mut hearing(0.0, 15.0),
+            );
+            let who = who.map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(SttError::Failed("diarization panicked".into())))
+            });
+            (heard, who)
+        });
+        let mut heard = heard.map_err(stt_failure)?;
+        let speakers = match who {
+            Some(Ok(d)) => {
+                attribute(&mut heard, &d);
+                Some(d)
             }
-        } else {
-            None
+            Some(Err(e)) => {
+                tracing::warn!("dubbing with one voice: the speakers were not told apart ({e})");
+                None
+            }
+            None => None,
         };
         let source = heard.language.clone();
         let pair = self
@@ -319,7 +327,14 @@ impl DubPipeline {
 
         // Synthesize, fitted into the slots.
         let clock = Instant::now();
-        let cast = cast(&self.tts, req, &lines, &original, speakers.as_ref())?;
+        let cast = cast(
+            &self.tts,
+            req,
+            &lines,
+            &original,
+            speakers.as_ref(),
+            self.stt.encoder().ok(),
+        )?;
         let converted_from = cast.sources(&self.tts)?;
         let voices = cast.voicings(&converted_from);
         timings["voice"] = json!(round_ms(clock.elapsed().as_secs_f64()));

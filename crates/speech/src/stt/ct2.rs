@@ -516,7 +516,7 @@ impl Ct2Session<'_> {
             }
         }
         let times = align(enc, start, &text, &spans)?;
-        Ok(spans
+        let mut words: Vec<Word> = spans
             .iter()
             .zip(times)
             .map(|(r, (s, end, p))| Word {
@@ -527,7 +527,9 @@ impl Ct2Session<'_> {
                 speaker: None,
             })
             .filter(|w| !w.word.is_empty())
-            .collect())
+            .collect();
+        super::word_times::clamp_long_words(&mut words);
+        Ok(words)
     }
 }
 

@@ -9,6 +9,7 @@ mod lazy;
 mod mel;
 pub mod speakers;
 mod whisper;
+mod word_times;
 
 use std::io::Write;
 use std::path::Path;

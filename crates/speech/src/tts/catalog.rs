@@ -10,6 +10,7 @@ use crate::tts::ssml::{self, Segment};
 use crate::tts::{text, TextToSpeech, TtsError, VoiceInfo};
 use crate::voice::{analyse, VoiceProfile, RATE as VOICE_RATE};
 use mediagen_media::audio::{resample, Audio};
+use mediagen_speakers::encoder::{Embedding, SpeakerEncoder};
 
 /// Pause between sentences, seconds.
 const SENTENCE_GAP: f64 = 0.12;
@@ -28,6 +29,24 @@ pub struct EngineStatus {
     pub detail: String,
 }
 
+/// What a voice is matched on: its profile, and its speaker embedding with
+/// the encoder that made it (catalog voices are embedded by the same one).
+#[derive(Clone, Copy)]
+pub struct Likeness<'a> {
+    pub profile: &'a VoiceProfile,
+    pub print: Option<(&'a Embedding, &'a SpeakerEncoder)>,
+}
+
+impl<'a> Likeness<'a> {
+    /// Matched on the profile alone.
+    pub fn profile(profile: &'a VoiceProfile) -> Self {
+        Likeness {
+            profile,
+            print: None,
+        }
+    }
+}
+
 /// Every voice of every engine found at start-up, by id.
 #[derive(Default)]
 pub struct TtsCatalog {
@@ -37,6 +56,8 @@ pub struct TtsCatalog {
     status: Vec<EngineStatus>,
     /// Voice profiles of catalog voices, measured on first use.
     profiles: Mutex<HashMap<String, VoiceProfile>>,
+    /// Speaker embeddings of catalog voices, made on first use.
+    voiceprints: Mutex<HashMap<String, Embedding>>,
     /// Where measured profiles are also kept across restarts (derived from
     /// the models, so beside them: `<models>/.profiles/`); `None` keeps
     /// them in memory only.
@@ -45,6 +66,8 @@ pub struct TtsCatalog {
 
 /// Bumped when the measurement changes, so older kept profiles are redone.
 const PROFILE_VERSION: u32 = 1;
+/// The same for voiceprints.
+const VOICEPRINT_VERSION: u32 = 1;
 
 /// What a catalog voice reads to have its profile measured (a few
 /// sentences with varied vowels; numbers for languages without a text).
@@ -89,6 +112,40 @@ fn profile_text(language: &str) -> &'static str {
 fn distance(a: &VoiceProfile, b: &VoiceProfile) -> f64 {
     let ln = |x: f64, y: f64| (x.max(1.0) / y.max(1.0)).ln().abs();
     ln(a.pitch_median, b.pitch_median) + 2.0 * ln(a.centroid, b.centroid)
+}
+
+/// Weight of the speaker encoder's dissimilarity (1 − cosine) beside the
+/// profile [`distance`]: between voices of one gender the profile
+/// distance runs about 0–0.5 and the dissimilarity about 0.2–0.6, so
+/// both count.
+const VOICEPRINT_WEIGHT: f64 = 1.0;
+
+/// A measurement kept on disk, if it is there and readable.
+fn read_kept<T: serde::de::DeserializeOwned>(path: &Path) -> Option<T> {
+    std::fs::read(path)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+}
+
+/// Keeps a measurement on disk (written aside, then renamed into place).
+/// Best effort: a read-only models directory keeps it in memory only.
+fn keep<T: serde::Serialize>(path: Option<&Path>, value: &T) {
+    let Some(path) = path else { return };
+    let written = path
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| {
+            let tmp = path.with_extension(format!(
+                "{}-{:?}.tmp",
+                std::process::id(),
+                std::thread::current().id()
+            ));
+            std::fs::write(&tmp, serde_json::to_vec(value).unwrap_or_default())?;
+            std::fs::rename(&tmp, path)
+        });
+    if let Err(e) = written {
+        tracing::debug!(error = %e, "voice measurement not kept on disk");
+    }
 }
 
 impl TtsCatalog {
@@ -187,43 +244,14 @@ impl TtsCatalog {
         if let Some(p) = self.profiles.lock().expect("profiles").get(voice_id) {
             return Ok(p.clone());
         }
-        let voice = self
-            .voice(voice_id)
-            .ok_or_else(|| TtsError::UnknownVoice(voice_id.into()))?;
-        let kept = self
-            .profile_dir
-            .as_ref()
-            .map(|d| d.join(format!("{voice_id}.v{PROFILE_VERSION}.json")));
-        let stored = kept
-            .as_ref()
-            .and_then(|path| std::fs::read(path).ok())
-            .and_then(|bytes| serde_json::from_slice::<VoiceProfile>(&bytes).ok());
-        let profile = match stored {
+        let kept = self.kept(&format!("{voice_id}.v{PROFILE_VERSION}.json"));
+        let profile = match kept.as_deref().and_then(read_kept) {
             Some(p) => p,
             None => {
-                let audio =
-                    self.speak(voice_id, profile_text(&voice.language), 1.0, |_, _, _| true)?;
-                let samples = resample(&audio.samples, audio.sample_rate, VOICE_RATE);
+                let samples = self.read_profile_text(voice_id)?;
                 let p = analyse(&[samples])
                     .map_err(|e| TtsError::Failed(format!("the voice cannot be measured: {e}")))?;
-                if let Some(path) = &kept {
-                    // Best effort: a read-only models directory keeps them in memory.
-                    let written = path
-                        .parent()
-                        .map_or(Ok(()), std::fs::create_dir_all)
-                        .and_then(|()| {
-                            let tmp = path.with_extension(format!(
-                                "{}-{:?}.tmp",
-                                std::process::id(),
-                                std::thread::current().id()
-                            ));
-                            std::fs::write(&tmp, serde_json::to_vec(&p).unwrap_or_default())?;
-                            std::fs::rename(&tmp, path)
-                        });
-                    if let Err(e) = written {
-                        tracing::debug!(error = %e, "voice profile not kept on disk");
-                    }
-                }
+                keep(kept.as_deref(), &p);
                 p
             }
         };
@@ -232,6 +260,50 @@ impl TtsCatalog {
             .expect("profiles")
             .insert(voice_id.to_owned(), profile.clone());
         Ok(profile)
+    }
+
+    /// How a catalog voice sounds to the speaker encoder: the embedding of
+    /// the text its profile is measured on, made once and then kept (in
+    /// memory and beside the profiles). Blocking.
+    pub fn voiceprint(
+        &self,
+        voice_id: &str,
+        encoder: &SpeakerEncoder,
+    ) -> Result<Embedding, TtsError> {
+        if let Some(e) = self.voiceprints.lock().expect("voiceprints").get(voice_id) {
+            return Ok(e.clone());
+        }
+        let kept = self.kept(&format!("{voice_id}.ge2e.v{VOICEPRINT_VERSION}.json"));
+        let print = match kept.as_deref().and_then(read_kept) {
+            Some(e) => e,
+            None => {
+                let samples = self.read_profile_text(voice_id)?;
+                let e = encoder
+                    .embed_at(&samples, VOICE_RATE)
+                    .map_err(|e| TtsError::Failed(format!("the voice cannot be embedded: {e}")))?;
+                keep(kept.as_deref(), &e);
+                e
+            }
+        };
+        self.voiceprints
+            .lock()
+            .expect("voiceprints")
+            .insert(voice_id.to_owned(), print.clone());
+        Ok(print)
+    }
+
+    /// Where a measurement named `name` is kept on disk, if anywhere.
+    fn kept(&self, name: &str) -> Option<std::path::PathBuf> {
+        self.profile_dir.as_ref().map(|d| d.join(name))
+    }
+
+    /// The voice reading its profile text, at the rate voices are measured.
+    fn read_profile_text(&self, voice_id: &str) -> Result<Vec<f32>, TtsError> {
+        let voice = self
+            .voice(voice_id)
+            .ok_or_else(|| TtsError::UnknownVoice(voice_id.into()))?;
+        let audio = self.speak(voice_id, profile_text(&voice.language), 1.0, |_, _, _| true)?;
+        Ok(resample(&audio.samples, audio.sample_rate, VOICE_RATE))
     }
 
     /// The catalog voices that may speak for a voice of `gender` in
@@ -243,22 +315,35 @@ impl TtsCatalog {
     /// The candidate (see [`TtsCatalog::candidates`]) nearest to `profile`
     /// in pitch and formants. Blocking (measures voices not measured yet).
     pub fn closest(&self, profile: &VoiceProfile, language: &str) -> Option<&VoiceInfo> {
-        self.closest_except(profile, language, &[])
+        self.closest_except(&Likeness::profile(profile), language, &[])
     }
 
-    /// [`TtsCatalog::closest`] among the candidates not in `taken` (voice
-    /// ids), so that several speakers get voices of their own; the nearest
-    /// of all when every candidate is taken.
+    /// The candidate nearest to `like` (pitch and formants, and how it
+    /// sounds to the speaker encoder when `like` has a voiceprint) among
+    /// those not in `taken` (voice ids), so that several speakers get
+    /// voices of their own; the nearest of all when every candidate is
+    /// taken. Blocking.
     pub fn closest_except(
         &self,
-        profile: &VoiceProfile,
+        like: &Likeness,
         language: &str,
         taken: &[String],
     ) -> Option<&VoiceInfo> {
         let mut ranked: Vec<(&VoiceInfo, f64)> = self
-            .candidates(&profile.gender, language)
+            .candidates(&like.profile.gender, language)
             .into_iter()
-            .filter_map(|v| self.profile(&v.id).ok().map(|p| (v, distance(&p, profile))))
+            .filter_map(|v| {
+                let mut d = distance(&self.profile(&v.id).ok()?, like.profile);
+                if let Some((print, encoder)) = like.print {
+                    match self.voiceprint(&v.id, encoder) {
+                        Ok(theirs) => {
+                            d += VOICEPRINT_WEIGHT * (1.0 - f64::from(theirs.similarity(print)))
+                        }
+                        Err(e) => tracing::warn!(voice = %v.id, "voice not embedded: {e}"),
+                    }
+                }
+                Some((v, d))
+            })
             .collect();
         ranked.sort_by(|a, b| a.1.total_cmp(&b.1));
         ranked

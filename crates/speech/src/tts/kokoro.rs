@@ -283,6 +283,8 @@ impl KokoroEngine {
         tokens.push(0);
         let n = tokens.len() as i64;
         let fail = |e: ort::Error| TtsError::Failed(e.to_string());
+        // The session first: it loads the runtime that tensors are made by.
+        let mut session = self.session.get().map_err(TtsError::Failed)?;
         let inputs: Vec<(Cow<str>, SessionInputValue)> = vec![
             (
                 "tokens".into(),
@@ -303,7 +305,6 @@ impl KokoroEngine {
                     .into(),
             ),
         ];
-        let mut session = self.session.get().map_err(TtsError::Failed)?;
         let outputs = session.run(inputs).map_err(fail)?;
         let (_, samples) = outputs[0].try_extract_tensor::<f32>().map_err(fail)?;
         Ok(Audio::new(samples.to_vec(), SAMPLE_RATE))

@@ -9,7 +9,7 @@ pub mod piper;
 pub use mediagen_core::ssml;
 pub mod text;
 
-pub use catalog::{EngineStatus, TtsCatalog};
+pub use catalog::{EngineStatus, Likeness, TtsCatalog};
 
 use mediagen_media::audio::Audio;
 

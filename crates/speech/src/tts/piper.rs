@@ -258,6 +258,8 @@ impl PiperEngine {
         let n = ids.len() as i64;
         let inf = &voice.config.inference;
         let fail = |e: ort::Error| TtsError::Failed(e.to_string());
+        // The session first: it loads the runtime that tensors are made by.
+        let mut session = voice.session.get().map_err(TtsError::Failed)?;
         let scales = vec![
             inf.noise_scale,
             inf.length_scale / speed.max(0.1),
@@ -291,7 +293,6 @@ impl PiperEngine {
                     .into(),
             ));
         }
-        let mut session = voice.session.get().map_err(TtsError::Failed)?;
         let outputs = session.run(inputs).map_err(fail)?;
         let (_, samples) = outputs[0].try_extract_tensor::<f32>().map_err(fail)?;
         let mut audio = Audio::new(samples.to_vec(), voice.config.audio.sample_rate);
