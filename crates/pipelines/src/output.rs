@@ -53,11 +53,9 @@ pub fn deliver(
     } else {
         Container::Mkv
     };
-    let wav = scratch.join(format!("{stem}.wav"));
-    encode(audio, AudioFormat::Wav, audio.rate(), &wav).map_err(|e| failed(&e))?;
     let name = format!("{stem}.{}", container.as_str());
     let path = scratch.join(&name);
-    replace_audio(input, info, &wav, container, &path).map_err(|e| failed(&e))?;
+    replace_audio(input, info, audio, container, &path).map_err(|e| failed(&e))?;
     Ok(Delivered {
         name,
         path,

@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::probe::VideoInfo;
 use super::trim::{time_limit, Container};
 use crate::media::{ffmpeg, MediaError};
+use crate::pcm::PcmFile;
 use crate::process::run;
 
 /// Writes the first frame of a video as a PNG poster.
@@ -28,19 +29,28 @@ pub fn poster(input: &Path, info: &VideoInfo, out: &Path) -> Result<(), MediaErr
     Ok(())
 }
 
-/// `input`'s picture, copied, with the sound of `audio` (a WAV file we
-/// wrote, re-encoded for `container`) instead of its own.
+/// `input`'s picture, copied, with the sound of `audio` (mono PCM we
+/// wrote, read as raw 32-bit floats at its rate: the demuxer is forced,
+/// nothing is probed) encoded for `container` instead of its own.
 pub fn replace_audio(
     input: &Path,
     info: &VideoInfo,
-    audio: &Path,
+    audio: &PcmFile,
     container: Container,
     out: &Path,
 ) -> Result<(), MediaError> {
     let mut cmd = ffmpeg();
     info.open(&mut cmd, input)
-        .args(["-f", "wav", "-i"])
-        .arg(audio)
+        .args([
+            "-f",
+            "f32le",
+            "-ar",
+            &audio.rate().to_string(),
+            "-ac",
+            "1",
+            "-i",
+        ])
+        .arg(audio.path())
         .args(["-map", "0:v:0", "-map", "1:a:0", "-c:v", "copy"])
         .args([
             "-c:a",

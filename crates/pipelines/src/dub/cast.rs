@@ -90,8 +90,12 @@ impl Cast {
     }
 }
 
+/// Seconds of a speaker's lines their profile is measured on: pitch and
+/// formant medians settle well within it.
+const PROFILE_SECONDS: usize = 15;
+
 /// The profile of the speech of `lines` in `original` (at [`RATE`]),
-/// measured on up to 30 s of it.
+/// measured on up to [`PROFILE_SECONDS`] of it.
 fn profile_of<'a>(
     original: &PcmFile,
     lines: impl Iterator<Item = &'a Line>,
@@ -103,7 +107,7 @@ fn profile_of<'a>(
             (l.end * f64::from(RATE)) as usize,
         );
         speech.extend(original.read_at(a, b.saturating_sub(a)).ok()?);
-        if speech.len() > 30 * RATE as usize {
+        if speech.len() > PROFILE_SECONDS * RATE as usize {
             break;
         }
     }
