@@ -241,25 +241,11 @@ impl TtsCatalog {
     /// The voice profile of a catalog voice, measured once (the voice
     /// reads a few sentences in its language) and then kept. Blocking.
     pub fn profile(&self, voice_id: &str) -> Result<VoiceProfile, TtsError> {
-        if let Some(p) = self.profiles.lock().expect("profiles").get(voice_id) {
-            return Ok(p.clone());
-        }
-        let kept = self.kept(&format!("{voice_id}.v{PROFILE_VERSION}.json"));
-        let profile = match kept.as_deref().and_then(read_kept) {
-            Some(p) => p,
-            None => {
-                let samples = self.read_profile_text(voice_id)?;
-                let p = analyse(&[samples])
-                    .map_err(|e| TtsError::Failed(format!("the voice cannot be measured: {e}")))?;
-                keep(kept.as_deref(), &p);
-                p
-            }
-        };
-        self.profiles
-            .lock()
-            .expect("profiles")
-            .insert(voice_id.to_owned(), profile.clone());
-        Ok(profile)
+        let file = format!("{voice_id}.v{PROFILE_VERSION}.json");
+        self.measured(&self.profiles, voice_id, &file, |samples| {
+            analyse(&[samples])
+                .map_err(|e| TtsError::Failed(format!("the voice cannot be measured: {e}")))
+        })
     }
 
     /// How a catalog voice sounds to the speaker encoder: the embedding of
@@ -270,31 +256,44 @@ impl TtsCatalog {
         voice_id: &str,
         encoder: &SpeakerEncoder,
     ) -> Result<Embedding, TtsError> {
-        if let Some(e) = self.voiceprints.lock().expect("voiceprints").get(voice_id) {
-            return Ok(e.clone());
-        }
-        let kept = self.kept(&format!("{voice_id}.ge2e.v{VOICEPRINT_VERSION}.json"));
-        let print = match kept.as_deref().and_then(read_kept) {
-            Some(e) => e,
-            None => {
-                let samples = self.read_profile_text(voice_id)?;
-                let e = encoder
-                    .embed_at(&samples, VOICE_RATE)
-                    .map_err(|e| TtsError::Failed(format!("the voice cannot be embedded: {e}")))?;
-                keep(kept.as_deref(), &e);
-                e
-            }
-        };
-        self.voiceprints
-            .lock()
-            .expect("voiceprints")
-            .insert(voice_id.to_owned(), print.clone());
-        Ok(print)
+        let file = format!("{voice_id}.ge2e.v{VOICEPRINT_VERSION}.json");
+        self.measured(&self.voiceprints, voice_id, &file, |samples| {
+            encoder
+                .embed_at(&samples, VOICE_RATE)
+                .map_err(|e| TtsError::Failed(format!("the voice cannot be embedded: {e}")))
+        })
     }
 
-    /// Where a measurement named `name` is kept on disk, if anywhere.
-    fn kept(&self, name: &str) -> Option<std::path::PathBuf> {
-        self.profile_dir.as_ref().map(|d| d.join(name))
+    /// A measurement of a catalog voice: from `cache`, else from `file`
+    /// beside the profiles, else made by `measure` from the voice reading
+    /// its profile text, and kept in both.
+    fn measured<T>(
+        &self,
+        cache: &Mutex<HashMap<String, T>>,
+        voice_id: &str,
+        file: &str,
+        measure: impl FnOnce(Vec<f32>) -> Result<T, TtsError>,
+    ) -> Result<T, TtsError>
+    where
+        T: Clone + serde::Serialize + serde::de::DeserializeOwned,
+    {
+        if let Some(m) = cache.lock().expect("measurements").get(voice_id) {
+            return Ok(m.clone());
+        }
+        let kept = self.profile_dir.as_ref().map(|d| d.join(file));
+        let m = match kept.as_deref().and_then(read_kept) {
+            Some(m) => m,
+            None => {
+                let m = measure(self.read_profile_text(voice_id)?)?;
+                keep(kept.as_deref(), &m);
+                m
+            }
+        };
+        cache
+            .lock()
+            .expect("measurements")
+            .insert(voice_id.to_owned(), m.clone());
+        Ok(m)
     }
 
     /// The voice reading its profile text, at the rate voices are measured.
