@@ -2,8 +2,8 @@
 //! (a voice the request names), or, in `auto` and `clone` modes, one per
 //! speaker the diarization finds in the original: the catalog voice of the
 //! target language nearest to that speaker in pitch, formants and speaker
-//! embedding (a different one for each, where the language has enough), or that voice converted toward the speaker's
-//! own profile (`clone`).
+//! embedding (a different one for each, where the language has enough), or
+//! that voice converted toward the speaker's own profile (`clone`).
 
 use mediagen_core::voice::VoiceProfile;
 use mediagen_core::ErrorCode;

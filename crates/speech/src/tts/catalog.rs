@@ -115,9 +115,9 @@ fn distance(a: &VoiceProfile, b: &VoiceProfile) -> f64 {
 }
 
 /// Weight of the speaker encoder's dissimilarity (1 − cosine) beside the
-/// profile [`distance`]: between voices of one gender the profile
-/// distance runs about 0–0.5 and the dissimilarity about 0.2–0.6, so
-/// both count.
+/// profile [`distance`]: equal. Different people's voices score 0.35–0.5
+/// apart (similarities of 0.5–0.65, docs/voice.md), the same voice much
+/// less, so the embedding decides between candidates of like pitch.
 const VOICEPRINT_WEIGHT: f64 = 1.0;
 
 /// A measurement kept on disk, if it is there and readable.
@@ -280,6 +280,10 @@ impl TtsCatalog {
         if let Some(m) = cache.lock().expect("measurements").get(voice_id) {
             return Ok(m.clone());
         }
+        // Only a catalog voice's id ever names a file.
+        if self.voice(voice_id).is_none() {
+            return Err(TtsError::UnknownVoice(voice_id.into()));
+        }
         let kept = self.profile_dir.as_ref().map(|d| d.join(file));
         let m = match kept.as_deref().and_then(read_kept) {
             Some(m) => m,
@@ -424,5 +428,38 @@ impl TtsCatalog {
             out.append(&audio);
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_catalog_voice_names_a_kept_measurement() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(".profiles")).unwrap();
+        // A measurement planted outside the profiles directory.
+        let planted = VoiceProfile {
+            pitch_median: 120.0,
+            pitch_spread: 0.1,
+            centroid: 1500.0,
+            speaking_rate: 4.0,
+            gender: "male".into(),
+            seconds: 10.0,
+        };
+        std::fs::write(
+            dir.path().join("planted.v1.json"),
+            serde_json::to_vec(&planted).unwrap(),
+        )
+        .unwrap();
+        let catalog = TtsCatalog {
+            profile_dir: Some(dir.path().join(".profiles")),
+            ..TtsCatalog::default()
+        };
+        assert!(matches!(
+            catalog.profile("../planted"),
+            Err(TtsError::UnknownVoice(_))
+        ));
     }
 }
