@@ -50,19 +50,10 @@ auth="Authorization: Bearer $key"
 upload() {
   curl -sf "http://127.0.0.1:$port/v1/files" -H "$auth" -F "file=@$work/$1.mp4" | python3 -c "import json,sys; print(json.load(sys.stdin)['id'])"
 }
-# ours FILE_ID: seconds from submit to the completed job ($work/ours.json).
+# ours FILE_ID: seconds from submit to the completed job ($work/ours.json),
+# polled from one Python process (bench/dub_ours.py).
 ours() {
-  local t0 id status; t0=$(now)
-  id=$(curl -sf "http://127.0.0.1:$port/v1/dubbing" -H "$auth" -H 'Content-Type: application/json' \
-    -d "{\"fileId\":\"$1\",\"targetLanguage\":\"es\",\"sourceLanguage\":\"en\"}" | python3 -c "import json,sys; print(json.load(sys.stdin)['id'])")
-  while :; do
-    curl -sf "http://127.0.0.1:$port/v1/jobs/$id" -H "$auth" > $work/ours.json
-    status=$(python3 -c "import json; print(json.load(open('$work/ours.json'))['status'])")
-    [ "$status" = completed ] && break
-    [ "$status" = failed ] && { cat $work/ours.json; exit 1; }
-    sleep 0.2
-  done
-  python3 -c "print(round($(now) - $t0, 2))"
+  python3 bench/dub_ours.py $port "$key" "$1" $work/ours.json
 }
 peer() {
   "$venv/bin/python" bench/dub_peer.py $work/$1.mp4 $work/peer.mp4 "$models" "$fw" 2>/dev/null
