@@ -2,6 +2,7 @@
 //! mix, and store the dub with what editing it needs.
 
 use mediagen_core::time::round_ms;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -26,6 +27,7 @@ use crate::respeak::{mix_lines, speak_lines, Ducker, Fit, Line, Spoken};
 use crate::stt::{srt, stt_failure, vtt};
 use mediagen_jobs::dub::{DubLanguages, Via};
 use mediagen_jobs::dub::{DubRequest, DubbedLine};
+use mediagen_speakers::diarize::Samples;
 use mediagen_speech::stt::speakers::attribute;
 
 pub struct DubPipeline {
@@ -96,6 +98,27 @@ pub(super) fn cues(lines: &[(f64, f64, &str)]) -> Vec<Segment> {
             speaker: None,
         })
         .collect()
+}
+
+/// Audio as the diarization reads it: every read fails once `stopped` says
+/// so (the job was cancelled, or the transcription beside it failed), so
+/// the diarization ends at its next read instead of running to its end.
+struct UntilStopped<'a> {
+    audio: &'a (dyn Samples + Sync),
+    stopped: &'a (dyn Fn() -> bool + Sync),
+}
+
+impl Samples for UntilStopped<'_> {
+    fn total(&self) -> usize {
+        self.audio.total()
+    }
+
+    fn read(&self, at: usize, max: usize) -> Result<Vec<f32>, String> {
+        if (self.stopped)() {
+            return Err("stopped".into());
+        }
+        self.audio.read(at, max)
+    }
 }
 
 /// The segments whose middle lies within `[from, to]`, with text.
@@ -184,8 +207,15 @@ impl DubPipeline {
         // found on a thread of its own while the recogniser runs: it needs
         // only the audio, and the recogniser leaves the cores idle between
         // its steps.
+        let stop = AtomicBool::new(false);
+        let stopped = || ctx.is_cancelled() || stop.load(Ordering::Relaxed);
         let (heard, who) = std::thread::scope(|scope| {
-            let who = by_speaker(req).then(|| scope.spawn(|| self.stt.diarize(&pcm, None)));
+            let heard_until = UntilStopped {
+                audio: &pcm,
+                stopped: &stopped,
+            };
+            let who =
+                by_speaker(req).then(|| scope.spawn(move || self.stt.diarize(&heard_until, None)));
             let heard = transcribe_stream(
                 model.as_ref(),
                 self.stt.gate(),
@@ -194,6 +224,8 @@ impl DubPipeline {
                 &pcm,
                 &mut hearing(0.0, 15.0),
             );
+            // A failed or cancelled transcription needs no speakers.
+            stop.store(heard.is_err(), Ordering::Relaxed);
             let who = who.map(|h| {
                 h.join()
                     .unwrap_or_else(|_| Err(SttError::Failed("diarization panicked".into())))
@@ -583,5 +615,26 @@ impl Pipeline for DubPipeline {
         .await
         .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))??;
         store(&ctx, &req, dubbed, timings).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_diarization_reads_nothing_once_stopped() {
+        let samples = vec![0.25_f32; 100];
+        let audio: &[f32] = &samples;
+        let stop = AtomicBool::new(false);
+        let stopped = || stop.load(Ordering::Relaxed);
+        let heard = UntilStopped {
+            audio: &audio,
+            stopped: &stopped,
+        };
+        assert_eq!(heard.total(), 100);
+        assert_eq!(heard.read(90, 20).unwrap(), vec![0.25; 10]);
+        stop.store(true, Ordering::Relaxed);
+        assert!(heard.read(0, 10).is_err(), "a read after the stop fails");
     }
 }
