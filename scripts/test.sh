@@ -51,6 +51,8 @@ cargo test --workspace --locked --no-run
 #   in time; any failure fails the run (docs/api.md);
 # - the deployment files (Dockerfile, deploy/compose.yaml, deploy/k8s/)
 #   against their schemas and the settings and job kinds of this build;
+# - the web console's flows in headless Chromium (scripts/console-test.sh,
+#   docs/console.md);
 # - a short run of every fuzz target (docs/security.md; `make fuzz` runs
 #   each for ten minutes). The fuzz crate is a workspace of its own, built
 #   with the sanitizer's flags: not through the lint wrapper. It runs at the
@@ -65,6 +67,7 @@ checks_log=$(mktemp)
   status=0
   scripts/contract.sh 120 || status=$?
   scripts/check-deploy.sh target/debug/mediagen || status=$?
+  scripts/console-test.sh target/debug/mediagen || status=$?
   exit "$status"
 ) >"$checks_log" 2>&1 &
 checks_pid=$!
@@ -86,6 +89,6 @@ fuzz_status=0
 wait "$fuzz_pid" || fuzz_status=$?
 cat "$fuzz_log"
 rm -f "$checks_log" "$fuzz_log"
-[ "$checks_status" -eq 0 ] || echo "test: the contract or deployment check failed (exit $checks_status)" >&2
+[ "$checks_status" -eq 0 ] || echo "test: the contract, deployment or console check failed (exit $checks_status)" >&2
 [ "$fuzz_status" -eq 0 ] || echo "test: the fuzz round failed (exit $fuzz_status)" >&2
 [ "$status" -eq 0 ] && [ "$checks_status" -eq 0 ] && [ "$fuzz_status" -eq 0 ]

@@ -26,8 +26,9 @@ use crate::metrics::Metrics;
 use crate::middleware;
 use crate::ratelimit::RateLimiter;
 use crate::routes::{
-    account, accounts, avatars, blobs, dubbing, elevenlabs, files, image, jobs, keys, models,
-    openai, previews, sound, stt, system, test_jobs, tts, video, voice_changer, voices, webhooks,
+    account, accounts, avatars, blobs, console, dubbing, elevenlabs, files, image, jobs, keys,
+    models, openai, previews, sound, stt, system, test_jobs, tts, video, voice_changer, voices,
+    webhooks,
 };
 use crate::state::{AppState, Inner};
 
@@ -358,6 +359,8 @@ fn router(state: AppState) -> Router {
         .nest("/elevenlabs/v1", eleven)
         .route("/v1/openapi.json", get(system::openapi))
         .route("/docs", get(system::docs))
+        .route("/console", get(console::page))
+        .route("/console/{name}", get(console::asset))
         .route("/healthz", get(system::healthz))
         .route("/readyz", get(system::readyz))
         .route("/metrics", get(system::metrics))

@@ -98,3 +98,51 @@ async fn health_metrics_and_docs(backend: Backend) {
 }
 
 crate::on_both_backends!(health_metrics_and_docs);
+
+/// The console's files are served with their types under a policy that
+/// allows this origin only; any other name under `/console/` is a 404 in
+/// the API's error shape (the browser flows: scripts/console-test.sh).
+#[tokio::test]
+async fn the_console_is_served_from_the_binary() {
+    let app = TestApp::spawn(Backend::Sqlite).await;
+    let get = |path: &'static str| app.client.get(format!("{}{path}", app.addr)).send();
+    for (path, content_type, marker) in [
+        ("/console", "text/html", "/console/console.js"),
+        ("/console/console.js", "text/javascript", "sessionStorage"),
+        ("/console/console.css", "text/css", "--accent"),
+    ] {
+        let r = get(path).await.unwrap();
+        assert_eq!(r.status(), 200, "{path}");
+        let headers = r.headers().clone();
+        assert!(
+            headers["content-type"]
+                .to_str()
+                .unwrap()
+                .starts_with(content_type),
+            "{path}: {:?}",
+            headers["content-type"]
+        );
+        let csp = headers["content-security-policy"].to_str().unwrap();
+        for directive in [
+            "default-src 'none'",
+            "script-src 'self'",
+            "connect-src 'self'",
+            "frame-ancestors 'none'",
+        ] {
+            assert!(csp.contains(directive), "{path}: {csp}");
+        }
+        assert!(!csp.contains("unsafe-inline"), "{path}: {csp}");
+        assert_eq!(headers["x-content-type-options"], "nosniff");
+        assert!(r.text().await.unwrap().contains(marker), "{path}");
+    }
+    for path in [
+        "/console/nothing.js",
+        "/console/..%2Fassets%2Fdocs.html",
+        "/console/index.html.bak",
+    ] {
+        let r = get(path).await.unwrap();
+        assert_eq!(r.status(), 404, "{path}");
+        let body: Value = r.json().await.unwrap();
+        assert_eq!(body["error"]["code"], "route_not_found", "{path}");
+    }
+}

@@ -5,6 +5,7 @@ pub mod account;
 pub mod accounts;
 pub mod avatars;
 pub mod blobs;
+pub mod console;
 pub mod dubbing;
 pub mod elevenlabs;
 pub mod files;

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The web console's end-to-end flows (tests/console/e2e.mjs) in headless
+# Chromium against a fresh server: sign in, browse voices with a filter,
+# speak and play, the jobs list, create and revoke a key, a phone's width;
+# axe-core on every page; no request to another origin. Screenshots go to
+# target/console/ (docs/console.md). Chromium comes from Debian and the
+# driver (puppeteer-core) and axe-core from npm, installed by
+# scripts/ensure-chromium.sh. Usage: scripts/console-test.sh [bin] (default: the debug
+# build).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${1:-./target/debug/mediagen}
+scripts/ensure-chromium.sh
+port=18293
+dir=$(mktemp -d)
+MEDIAGEN_LOG=warn "$bin" serve --bind "127.0.0.1:$port" --data-dir "$dir" >"$dir/out" 2>&1 &
+pid=$!
+trap 'kill -9 $pid 2>/dev/null; rm -rf "$dir"' EXIT
+for _ in $(seq 1 300); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+key=$(grep -o 'mg_live_[A-Za-z0-9]*' "$dir/out" | head -1)
+[ -n "$key" ] || { echo "console-test: the server printed no admin key" >&2; exit 1; }
+node tests/console/e2e.mjs "http://127.0.0.1:$port" "$key" target/console

@@ -1,0 +1,185 @@
+// End-to-end flows of the web console in headless Chromium, against a
+// running server: node e2e.mjs BASE_URL ADMIN_KEY SCREENSHOT_DIR
+// (scripts/console-test.sh starts the server and runs this). Each flow
+// checks what a person would see; every request the page makes is
+// recorded and must go to BASE_URL's origin; axe-core must find no serious
+// or critical accessibility violation on any page. Exits non-zero on the
+// first failure, naming it.
+import { readFileSync, mkdirSync } from "node:fs";
+import { createRequire } from "node:module";
+import puppeteer from "puppeteer-core";
+
+const [base, adminKey, shots] = process.argv.slice(2);
+if (!base || !adminKey || !shots) {
+  console.error("usage: node e2e.mjs BASE_URL ADMIN_KEY SCREENSHOT_DIR");
+  process.exit(2);
+}
+mkdirSync(shots, { recursive: true });
+const origin = new URL(base).origin;
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+const failures = [];
+function check(cond, what) {
+  if (!cond) failures.push(what);
+  console.log(`${cond ? "ok  " : "FAIL"} ${what}`);
+  if (!cond) throw new Error(what);
+}
+
+const browser = await puppeteer.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  headless: true,
+  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--autoplay-policy=no-user-gesture-required",
+    "--no-first-run", "--disable-background-networking", "--disable-component-update"],
+});
+const page = await browser.newPage();
+await page.setViewport({ width: 1200, height: 900 });
+const foreign = [];
+page.on("request", (r) => {
+  const url = r.url();
+  if (!url.startsWith("data:") && !url.startsWith("blob:") && new URL(url).origin !== origin) foreign.push(url);
+});
+const consoleErrors = [];
+page.on("pageerror", (e) => consoleErrors.push(String(e)));
+page.on("dialog", (d) => d.accept());
+
+const text = (sel) => page.$eval(sel, (e) => e.textContent.trim());
+const visible = (sel) => page.$eval(sel, (e) => !e.closest("[hidden]"));
+async function axe(name) {
+  await page.evaluate(axeSource);
+  const result = await page.evaluate(async () => {
+    const r = await window.axe.run(document, { resultTypes: ["violations"] });
+    return r.violations.filter((v) => v.impact === "serious" || v.impact === "critical")
+      .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+  });
+  check(result.length === 0, `${name}: no serious accessibility violation${result.length ? ` — ${result.join("; ")}` : ""}`);
+}
+async function shot(name) {
+  await page.screenshot({ path: `${shots}/${name}.png`, fullPage: true });
+}
+async function go(hash) {
+  await page.evaluate((h) => { location.hash = h; }, hash);
+}
+
+try {
+  // Sign in.
+  await page.goto(`${base}/console`, { waitUntil: "networkidle0" });
+  check(await visible("#sign-in"), "sign-in: the form is shown before signing in");
+  await axe("sign-in");
+  await shot("1-sign-in");
+  await page.type("#key", "mg_live_not_a_real_key");
+  await page.click("#sign-in-form button[type=submit]");
+  await page.waitForFunction(() => document.getElementById("status").textContent.length > 0);
+  check((await text("#status")).includes("not accepted"), "sign-in: a wrong key is refused with a message");
+  await page.$eval("#key", (e) => { e.value = ""; });
+  await page.type("#key", adminKey);
+  await page.click("#sign-in-form button[type=submit]");
+  await page.waitForFunction(() => !document.getElementById("nav").hidden);
+  check((await text("#who-level")).includes("admin key"), "sign-in: the header names the key's level");
+  check(await page.evaluate(() => sessionStorage.getItem("mediagen.key")) === adminKey, "sign-in: the key is in session storage");
+  check(await page.evaluate(() => localStorage.length) === 0, "sign-in: nothing is kept in local storage");
+
+  // Browse voices with a filter.
+  await page.waitForSelector("#voice-table tbody tr");
+  const all = await text("#voice-count");
+  await page.type("#vf-language", "es");
+  await page.select("#vf-gender", "female");
+  await page.click("#voice-filter button[type=submit]");
+  await page.waitForFunction((before) => document.getElementById("voice-count").textContent !== before, {}, all);
+  const rows = await page.$$eval("#voice-table tbody tr", (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+  check(rows.length > 0, `voices: the filter language=es, gender=female finds voices (${await text("#voice-count")}; before: ${all})`);
+  check(rows.every((r) => r[1].toLowerCase().startsWith("es") && r[2] === "female"), "voices: every row shown is a Spanish female voice");
+  const previews = await page.$$eval("#voice-table audio", (as) => as.map((a) => a.src));
+  check(previews.length === rows.length && previews.every((s) => s.startsWith(`${origin}/`)), `voices: every row has a preview player from this server (${previews.join(", ")})`);
+  await axe("voices");
+  await shot("2-voices-filtered");
+
+  // Text to speech, and play it.
+  await page.$eval("#vf-language", (e) => { e.value = "en"; });
+  await page.select("#vf-gender", "");
+  await page.select("#vf-engine", "piper");
+  await page.click("#voice-filter button[type=submit]");
+  await page.waitForFunction(() => [...document.querySelectorAll("#voice-table tbody tr")].every((tr) => tr.cells[3].textContent === "piper")
+    && document.querySelectorAll("#voice-table tbody tr").length > 0);
+  const voiceName = await page.$eval("#voice-table tbody tr td", (td) => td.textContent);
+  await page.click("#voice-table tbody tr td:last-child button");
+  await page.waitForFunction(() => !document.getElementById("speech").hidden);
+  await page.waitForFunction(() => document.getElementById("tts-voice").options.length > 0);
+  const picked = await page.$eval("#tts-voice", (s) => s.options[s.selectedIndex].textContent);
+  check(picked.startsWith(`${voiceName} (`) && picked.endsWith("piper)"), `speech: the voice chosen on the voices page is picked (${picked})`);
+  const sentence = "The console speaks this sentence for the test.";
+  await page.type("#tts-text", sentence);
+  check((await text("#tts-count")) === `${sentence.length} characters`, "speech: the character count follows the text");
+  await page.waitForFunction(() => document.getElementById("tts-estimate").textContent.startsWith("Costs"), { timeout: 10000 });
+  check((await text("#tts-estimate")).includes(`Costs ${sentence.length} credits`), `speech: the estimate prices the text (${await text("#tts-estimate")})`);
+  await page.select("#tts-format", "wav");
+  await page.click("#tts-form button[type=submit]");
+  await page.waitForFunction(() => !document.getElementById("tts-result").hidden, { timeout: 60000 });
+  await page.waitForFunction(() => document.getElementById("tts-audio").readyState >= 1, { timeout: 20000 });
+  const duration = await page.$eval("#tts-audio", (a) => a.duration);
+  check(duration > 1.5 && duration < 8, `speech: the player holds the spoken sentence (${duration.toFixed(2)} s, voice ${voiceName})`);
+  const words = await page.$$eval("#tts-words-out span", (s) => s.map((x) => x.textContent));
+  check(words.length >= 7 && words.join(" ").toLowerCase().includes("sentence"), `speech: the words are listed for highlighting (${words.join(" ")})`);
+  await page.$eval("#tts-audio", (a) => a.play());
+  await page.waitForFunction(() => document.getElementById("tts-audio").currentTime > 0.3, { timeout: 10000 });
+  await page.waitForFunction(() => document.querySelector("#tts-words-out span.now") !== null, { timeout: 10000 });
+  check(true, "speech: the audio plays and the word being spoken is highlighted");
+  await page.$eval("#tts-audio", (a) => a.pause());
+  await axe("speech");
+  await shot("3-speech");
+
+  // The job in the jobs list.
+  await go("#jobs");
+  await page.waitForSelector("#job-table tbody tr");
+  const jobs = await page.$$eval("#job-table tbody tr", (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+  check(jobs.some((j) => j[1] === "tts" && j[2] === "completed" && j[4] === String(sentence.length)), "jobs: the speech job is listed completed with its cost");
+  const spokenBy = await page.evaluate(async (key) => {
+    const r = await fetch("/v1/jobs?limit=1", { headers: { Authorization: `Bearer ${key}` } });
+    const id = (await r.json()).data[0].result.voiceId;
+    const v = await fetch(`/v1/voices/${id}`, { headers: { Authorization: `Bearer ${key}` } });
+    return (await v.json()).name;
+  }, adminKey);
+  check(spokenBy === voiceName, `jobs: the speech was spoken by the voice picked (${spokenBy})`);
+  await axe("jobs");
+  await shot("4-jobs");
+
+  // Create a key, then revoke it.
+  await go("#account");
+  await page.waitForSelector("#key-table tbody tr");
+  check((await text("#credits")).includes("Balance"), "account: the credits are shown");
+  await page.type("#key-name", "console-test");
+  await page.select("#key-level", "read");
+  await page.click("#key-form button[type=submit]");
+  await page.waitForFunction(() => !document.getElementById("new-key").hidden);
+  const secret = await text("#new-key-value");
+  check(secret.startsWith("mg_live_"), "keys: the new key is shown once");
+  const row = () => page.$$eval("#key-table tbody tr", (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)).find((r) => r[0] === "console-test"));
+  await page.waitForFunction(() => [...document.querySelectorAll("#key-table tbody tr")].some((tr) => tr.cells[0].textContent === "console-test"));
+  check((await row())[3] === "active", "keys: the new key is listed active");
+  const made = await fetch(`${base}/v1/account`, { headers: { Authorization: `Bearer ${secret}` } });
+  check(made.status === 200, "keys: the new key works against the API");
+  await shot("5-key-created");
+  await page.evaluate(() => [...document.querySelectorAll("#key-table button")].find((b) => b.textContent === "Revoke console-test").click());
+  await page.waitForFunction(() => [...document.querySelectorAll("#key-table tbody tr")].some((tr) => tr.cells[0].textContent === "console-test" && tr.cells[3].textContent === "revoked"));
+  check(true, "keys: revoking marks the key revoked");
+  const revoked = await fetch(`${base}/v1/account`, { headers: { Authorization: `Bearer ${secret}` } });
+  check(revoked.status === 401, "keys: the revoked key is refused by the API");
+  await axe("account");
+  await shot("6-key-revoked");
+
+  // A phone's width: nothing wider than the screen.
+  await page.setViewport({ width: 375, height: 800 });
+  await go("#voices");
+  await page.waitForSelector("#voice-table tbody tr");
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth);
+  check(overflow <= 375, `phone width: the page fits 375 px (${overflow} px)`);
+  await shot("7-phone-voices");
+
+  check(consoleErrors.length === 0, `no script error on the page${consoleErrors.length ? `: ${consoleErrors.join("; ")}` : ""}`);
+  check(foreign.length === 0, `no request left ${origin}${foreign.length ? `: ${foreign.join(", ")}` : ""}`);
+} catch (e) {
+  if (!failures.length) failures.push(String(e && e.stack || e));
+  console.error(`console e2e failed: ${failures[0]}`);
+} finally {
+  await browser.close();
+}
+process.exit(failures.length ? 1 : 0);
