@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The web console's end-to-end flows (tests/console/e2e.mjs) in headless
 # Chromium against a fresh server: sign in, browse voices with a filter,
-# speak and play, the jobs list, create and revoke a key, a phone's width;
+# speak and play, upload and transcribe, dub and edit a line, trim two
+# ranges, the jobs list, create and revoke a key, a phone's width;
 # axe-core on every page; no request to another origin. Screenshots go to
 # target/console/ (docs/console.md). Chromium comes from Debian and the
 # driver (puppeteer-core) and axe-core from npm, installed by
@@ -19,4 +20,14 @@ trap 'kill -9 $pid 2>/dev/null; rm -rf "$dir"' EXIT
 for _ in $(seq 1 300); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
 key=$(grep -o 'mg_live_[A-Za-z0-9]*' "$dir/out" | head -1)
 [ -n "$key" ] || { echo "console-test: the server printed no admin key" >&2; exit 1; }
-node tests/console/e2e.mjs "http://127.0.0.1:$port" "$key" target/console
+# The media the flows upload: a spoken sentence (espeak-ng), a 6-second
+# test picture with a tone (ffmpeg), and a short video whose sound is speech.
+media=$dir/media
+mkdir -p "$media"
+espeak-ng -v en-us -s 150 -w "$media/speech.wav" "The quick brown fox jumps over the lazy dog. Then it runs into the forest."
+ffmpeg -nostdin -v error -f lavfi -i testsrc=size=320x240:rate=25:duration=6 -f lavfi -i sine=frequency=440:duration=6 \
+  -c:v libx264 -preset veryfast -pix_fmt yuv420p -c:a aac -shortest "$media/clip.mp4"
+espeak-ng -v en-us -s 150 -w "$media/line.wav" "Good morning. The weather is very nice today."
+ffmpeg -nostdin -v error -f lavfi -i testsrc=size=320x240:rate=25:duration=4 -i "$media/line.wav" \
+  -c:v libx264 -preset veryfast -pix_fmt yuv420p -c:a aac -shortest "$media/talk.mp4"
+node tests/console/e2e.mjs "http://127.0.0.1:$port" "$key" target/console "$media"

@@ -1,17 +1,18 @@
 // End-to-end flows of the web console in headless Chromium, against a
 // running server: node e2e.mjs BASE_URL ADMIN_KEY SCREENSHOT_DIR
-// (scripts/console-test.sh starts the server and runs this). Each flow
+// MEDIA_DIR (scripts/console-test.sh starts the server, makes the media and
+// runs this). Each flow
 // checks what a person would see; every request the page makes is
 // recorded and must go to BASE_URL's origin; axe-core must find no serious
 // or critical accessibility violation on any page. Exits non-zero on the
 // first failure, naming it.
-import { readFileSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import puppeteer from "puppeteer-core";
 
-const [base, adminKey, shots] = process.argv.slice(2);
-if (!base || !adminKey || !shots) {
-  console.error("usage: node e2e.mjs BASE_URL ADMIN_KEY SCREENSHOT_DIR");
+const [base, adminKey, shots, media] = process.argv.slice(2);
+if (!base || !adminKey || !shots || !media) {
+  console.error("usage: node e2e.mjs BASE_URL ADMIN_KEY SCREENSHOT_DIR MEDIA_DIR");
   process.exit(2);
 }
 mkdirSync(shots, { recursive: true });
@@ -127,14 +128,97 @@ try {
   await axe("speech");
   await shot("3-speech");
 
+  // Upload and transcribe; a line seeks the player; subtitles to download.
+  await go("#transcribe");
+  await page.waitForFunction(() => !document.getElementById("transcribe").hidden);
+  await (await page.$("#stt-file")).uploadFile(`${media}/speech.wav`);
+  await page.type("#stt-language", "en");
+  await page.click("#stt-form button[type=submit]");
+  await page.waitForFunction(() => !document.getElementById("stt-result").hidden, { timeout: 120000 });
+  const lines = await page.$$eval("#stt-segments button", (bs) => bs.map((b) => b.textContent));
+  const heard = lines.join(" ").toLowerCase();
+  check(["quick", "brown", "fox", "lazy", "dog", "forest"].every((w) => heard.includes(w)), `transcribe: the transcript has the words spoken (${lines.join(" | ")})`);
+  check(lines.every((l) => /^\d+:\d\d\.\d/.test(l)), "transcribe: every line starts with its time");
+  const last = (await page.$$("#stt-segments button")).at(-1);
+  const lastStart = Number(await last.evaluate((b) => b.dataset.start));
+  await last.click();
+  await page.waitForFunction((t) => document.getElementById("stt-audio").currentTime >= t, { timeout: 10000 }, lastStart);
+  check(lastStart > 0, `transcribe: choosing a line plays from its time (${lastStart} s)`);
+  await page.$eval("#stt-audio", (a) => a.pause());
+  const files = await page.$$eval("#stt-downloads a", (as) => as.map((a) => a.download));
+  check(files.join(",") === "speech.srt,speech.vtt,speech.txt", `transcribe: srt, vtt and txt downloads are offered (${files})`);
+  const saved = `${shots}/downloads`;
+  mkdirSync(saved, { recursive: true });
+  rmSync(`${saved}/speech.srt`, { force: true });
+  const cdp = await page.createCDPSession();
+  await cdp.send("Browser.setDownloadBehavior", { behavior: "allow", downloadPath: saved });
+  await page.click("#stt-downloads a");
+  for (let i = 0; i < 50 && !existsSync(`${saved}/speech.srt`); i++) await new Promise((r) => setTimeout(r, 100));
+  const srt = existsSync(`${saved}/speech.srt`) ? readFileSync(`${saved}/speech.srt`, "utf8") : "";
+  check(/^1\n00:00:\d\d,\d{3} --> 00:00:\d\d,\d{3}\n/.test(srt) && srt.toLowerCase().includes("fox"), `transcribe: the srt downloaded holds timed cues (${JSON.stringify(srt.slice(0, 80))})`);
+  await axe("transcribe");
+  await shot("3b-transcribe");
+
+  // Dub a short video into Spanish, then change a line's translation and
+  // re-dub only that line.
+  await go("#dub");
+  await page.waitForFunction(() => document.getElementById("dub-target").options.length > 0);
+  check(await page.$eval("#dub-target", (s) => s.value) === "es", "dub: the target languages are listed (Spanish chosen)");
+  await (await page.$("#dub-file")).uploadFile(`${media}/talk.mp4`);
+  await page.click("#dub-form button[type=submit]");
+  await page.waitForFunction(() => !document.getElementById("dub-progress").hidden, { timeout: 30000 });
+  check((await text("#dub-stage")).length > 0, `dub: the progress stage is shown (${await text("#dub-stage")})`);
+  await page.waitForFunction(() => !document.getElementById("dub-result").hidden, { timeout: 240000 });
+  const dubLines = await page.$$eval("#dub-lines tbody tr", (trs) => trs.map((tr) => [tr.cells[2].textContent, tr.querySelector("textarea").value]));
+  check(dubLines.length > 0 && dubLines.some(([src]) => src.toLowerCase().includes("weather")), `dub: the lines are listed with their source (${JSON.stringify(dubLines)})`);
+  await page.waitForFunction(() => document.getElementById("dub-dubbed").readyState >= 1 && document.getElementById("dub-original").readyState >= 1, { timeout: 20000 });
+  const [original, dubbed] = await page.evaluate(() => ["dub-original", "dub-dubbed"].map((id) => document.getElementById(id).duration));
+  check(Math.abs(original - dubbed) < 0.3, `dub: the original and the dub play side by side, the same length (${original.toFixed(2)} s, ${dubbed.toFixed(2)} s)`);
+  const firstDub = await page.$eval("#dub-dubbed", (v) => v.src);
+  const fixed = "Buenos días a todos.";
+  await page.$eval("#dub-lines tbody tr textarea", (t) => { t.value = ""; });
+  await page.type("#dub-lines tbody tr textarea", fixed);
+  await page.click("#dub-lines tbody tr td:last-child button");
+  await page.waitForFunction((before) => document.getElementById("dub-dubbed").src !== before, { timeout: 120000 }, firstDub);
+  check(await page.$eval("#dub-lines tbody tr textarea", (t) => t.value) === fixed, "dub: after the edit, the line reads as corrected");
+  check((await text("#status")) === "Line 1 re-dubbed.", `dub: the edit is reported (${await text("#status")})`);
+  await axe("dub");
+  await shot("3c-dub-edited");
+
+  // Trim: a range dragged on the timeline, one typed, joined.
+  await go("#trim");
+  await (await page.$("#trim-file")).uploadFile(`${media}/clip.mp4`);
+  await page.waitForFunction(() => !document.getElementById("trim-editor").hidden, { timeout: 20000 });
+  const box = await (await page.$("#trim-timeline")).boundingBox();
+  await page.mouse.move(box.x + box.width * 0.1, box.y + box.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width * 0.25, box.y + box.height / 2, { steps: 5 });
+  await page.mouse.move(box.x + box.width * 0.4, box.y + box.height / 2, { steps: 5 });
+  await page.mouse.up();
+  const dragged = await page.evaluate(() => [Number(document.getElementById("trim-start").value), Number(document.getElementById("trim-end").value)]);
+  check(Math.abs(dragged[0] - 0.6) < 0.15 && Math.abs(dragged[1] - 2.4) < 0.15, `trim: dragging across the timeline marks a range (${dragged})`);
+  await page.click("#trim-add");
+  await page.type("#trim-start", "4");
+  await page.type("#trim-end", "5.5");
+  await page.click("#trim-add");
+  check((await page.$$("#trim-ranges li")).length === 2, "trim: two ranges are listed");
+  await page.click("#trim-form button[type=submit]");
+  await page.waitForFunction(() => !document.getElementById("trim-result").hidden, { timeout: 120000 });
+  await page.waitForFunction(() => document.getElementById("trim-output").readyState >= 1, { timeout: 20000 });
+  const want = dragged[1] - dragged[0] + 1.5;
+  const got = await page.$eval("#trim-output", (v) => v.duration);
+  check(Math.abs(got - want) < 0.2, `trim: the result plays the two ranges joined (${got.toFixed(2)} s, ranges ${want.toFixed(2)} s)`);
+  await axe("trim");
+  await shot("3d-trim");
+
   // The job in the jobs list.
   await go("#jobs");
   await page.waitForSelector("#job-table tbody tr");
   const jobs = await page.$$eval("#job-table tbody tr", (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
   check(jobs.some((j) => j[1] === "tts" && j[2] === "completed" && j[4] === String(sentence.length)), "jobs: the speech job is listed completed with its cost");
   const spokenBy = await page.evaluate(async (key) => {
-    const r = await fetch("/v1/jobs?limit=1", { headers: { Authorization: `Bearer ${key}` } });
-    const id = (await r.json()).data[0].result.voiceId;
+    const r = await fetch("/v1/jobs?limit=20", { headers: { Authorization: `Bearer ${key}` } });
+    const id = (await r.json()).data.find((j) => j.kind === "tts").result.voiceId;
     const v = await fetch(`/v1/voices/${id}`, { headers: { Authorization: `Bearer ${key}` } });
     return (await v.json()).name;
   }, adminKey);

@@ -5,7 +5,7 @@
 
 const KEY = "mediagen.key";
 const $ = (id) => document.getElementById(id);
-const pages = ["voices", "speech", "jobs", "account"];
+const pages = ["voices", "speech", "transcribe", "dub", "trim", "jobs", "account"];
 let account = null;
 let voicePage = 1;
 let chosen = null;
@@ -19,12 +19,15 @@ class ApiFailure extends Error {
   }
 }
 
-async function api(path, { method = "GET", body, headers = {} } = {}) {
+// A call to the API with the signed-in key: `body` goes as JSON, `form`
+// (FormData, for uploads) as multipart.
+async function api(path, { method = "GET", body, form, headers = {} } = {}) {
   const init = { method, headers: { Authorization: `Bearer ${sessionStorage.getItem(KEY)}`, ...headers } };
   if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
   }
+  if (form !== undefined) init.body = form;
   const res = await fetch(path, init);
   const text = await res.text();
   const data = text ? JSON.parse(text) : null;
@@ -61,13 +64,31 @@ const atLeast = (level) => {
   return account && order.indexOf(account.key.level) >= order.indexOf(level);
 };
 
-// Waits for a job the API answered with 202 (or still running).
-async function finished(job) {
+// Waits for a job the API answered with 202 (or still running); `each`
+// sees it after every poll.
+async function finished(job, each = () => {}) {
   while (job.status === "queued" || job.status === "processing") {
+    each(job);
     await new Promise((r) => setTimeout(r, 500));
     job = await api(`/v1/jobs/${encodeURIComponent(job.id)}`);
   }
+  if (job.status !== "completed") throw new Error(job.error?.message || `The job ${job.status}.`);
   return job;
+}
+
+// Seconds as m:ss.s (or h:mm:ss.s).
+function clock(t) {
+  const h = Math.floor(t / 3600), m = Math.floor((t % 3600) / 60), sec = (t % 60).toFixed(1).padStart(4, "0");
+  return h ? `${h}:${String(m).padStart(2, "0")}:${sec}` : `${m}:${sec}`;
+}
+
+// A link that saves `text` as a file named `name`.
+function download(name, text, type) {
+  const a = document.createElement("a");
+  a.href = URL.createObjectURL(new Blob([text], { type }));
+  a.download = name;
+  a.textContent = `Download ${name}`;
+  return a;
 }
 
 // ---- sign-in ---------------------------------------------------------------
@@ -218,12 +239,320 @@ $("tts-form").addEventListener("submit", async (e) => {
   say("Speaking…");
   try {
     const job = await finished(await api("/v1/text-to-speech", { method: "POST", body: ttsBody(false) }));
-    if (job.status !== "completed") throw new Error(job.error?.message || `The job ${job.status}.`);
     const r = job.result;
     $("tts-audio").src = r.audioUrl;
     $("tts-meta").textContent = `${r.duration.toFixed(2)} s, ${r.format} at ${r.sampleRate} Hz, ${job.credits} credits`;
     showWords(r.words);
     $("tts-result").hidden = false;
+    say("Done.");
+  } catch (err) {
+    say(err.message, true);
+  } finally {
+    submit.disabled = false;
+  }
+});
+
+// ---- speech to text --------------------------------------------------------
+
+let sttInput = null;
+let recorder = null;
+
+$("stt-file").addEventListener("change", () => {
+  sttInput = $("stt-file").files[0] || null;
+  $("stt-source").textContent = sttInput ? `File: ${sttInput.name}` : "";
+});
+
+$("stt-record").addEventListener("click", async () => {
+  const b = $("stt-record");
+  if (recorder) { recorder.stop(); return; }
+  try {
+    const stream = await navigator.mediaDevices.getUserMedia({ audio: true });
+    const chunks = [];
+    const started = Date.now();
+    recorder = new MediaRecorder(stream);
+    recorder.ondataavailable = (e) => chunks.push(e.data);
+    recorder.onstop = () => {
+      stream.getTracks().forEach((t) => t.stop());
+      const type = recorder.mimeType || "audio/webm";
+      sttInput = new File(chunks, "recording.webm", { type });
+      recorder = null;
+      b.textContent = "Record from the microphone";
+      b.setAttribute("aria-pressed", "false");
+      $("stt-source").textContent = `Recording: ${((Date.now() - started) / 1000).toFixed(1)} s`;
+    };
+    recorder.start();
+    b.textContent = "Stop recording";
+    b.setAttribute("aria-pressed", "true");
+    $("stt-source").textContent = "Recording…";
+  } catch (err) {
+    say(`The microphone could not be used: ${err.message}`, true);
+  }
+});
+
+function subtitles(segments, vtt) {
+  const time = (t) => {
+    const ms = Math.round(t * 1000);
+    const hh = String(Math.floor(ms / 3600000)).padStart(2, "0");
+    const mm = String(Math.floor(ms / 60000) % 60).padStart(2, "0");
+    const ss = String(Math.floor(ms / 1000) % 60).padStart(2, "0");
+    return `${hh}:${mm}:${ss}${vtt ? "." : ","}${String(ms % 1000).padStart(3, "0")}`;
+  };
+  const cues = segments.map((s, i) => {
+    const who = s.speaker ? (vtt ? `<v ${s.speaker}>` : `[${s.speaker}] `) : "";
+    return `${vtt ? "" : `${i + 1}\n`}${time(s.start)} --> ${time(s.end)}\n${who}${s.text.trim()}\n`;
+  });
+  return (vtt ? "WEBVTT\n\n" : "") + cues.join("\n");
+}
+
+$("stt-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  if (!sttInput) { say("Choose a file or record first.", true); return; }
+  const submit = $("stt-form").querySelector("button[type=submit]");
+  submit.disabled = true;
+  say("Transcribing…");
+  try {
+    const form = new FormData();
+    form.append("file", sttInput, sttInput.name);
+    form.append("responseFormat", "verbose_json");
+    const language = $("stt-language").value.trim();
+    if (language) form.append("language", language);
+    if ($("stt-diarize").checked) form.append("diarize", "true");
+    const job = await finished(await api("/v1/speech-to-text", { method: "POST", form }));
+    const r = job.result;
+    $("stt-audio").src = URL.createObjectURL(sttInput);
+    $("stt-meta").textContent = `${r.duration.toFixed(1)} s, language ${r.language}, ${job.credits} credits`
+      + (r.speakers ? `, ${r.speakers.length} speaker${r.speakers.length === 1 ? "" : "s"}` : "");
+    const list = $("stt-segments");
+    list.replaceChildren();
+    for (const seg of r.segments) {
+      const li = document.createElement("li");
+      const b = document.createElement("button");
+      b.type = "button";
+      b.dataset.start = seg.start;
+      b.dataset.end = seg.end;
+      const time = document.createElement("span");
+      time.className = "time";
+      time.textContent = clock(seg.start);
+      b.append(time, " ");
+      if (seg.speaker) {
+        const who = document.createElement("span");
+        who.className = "speaker";
+        who.textContent = seg.speaker;
+        b.append(who, " ");
+      }
+      b.append(seg.text.trim());
+      b.addEventListener("click", () => {
+        $("stt-audio").currentTime = seg.start;
+        $("stt-audio").play().catch(() => {}); // a pause before it starts is no error
+      });
+      li.append(b);
+      list.append(li);
+    }
+    const base = (sttInput.name || "transcript").replace(/\.[^.]*$/, "");
+    $("stt-downloads").replaceChildren(
+      download(`${base}.srt`, subtitles(r.segments, false), "application/x-subrip"),
+      download(`${base}.vtt`, subtitles(r.segments, true), "text/vtt"),
+      download(`${base}.txt`, `${r.text.trim()}\n`, "text/plain"),
+    );
+    $("stt-result").hidden = false;
+    say("Done.");
+  } catch (err) {
+    say(err.message, true);
+  } finally {
+    submit.disabled = false;
+  }
+});
+
+$("stt-audio").addEventListener("timeupdate", () => {
+  const t = $("stt-audio").currentTime;
+  for (const b of $("stt-segments").querySelectorAll("button")) {
+    b.classList.toggle("now", t >= Number(b.dataset.start) && t < Number(b.dataset.end));
+  }
+});
+
+// ---- dubbing ---------------------------------------------------------------
+
+let dubJob = null;
+
+async function loadDubTargets() {
+  const select = $("dub-target");
+  if (select.options.length) return;
+  const { targets } = await api("/v1/dubbing/languages");
+  for (const t of targets) select.add(new Option(t, t));
+  if (targets.includes("es")) select.value = "es";
+}
+
+const stage = (p) => (p < 30 ? "Transcribing" : p < 40 ? "Translating" : p < 85 ? "Speaking the lines" : p < 90 ? "Mixing" : "Muxing and writing subtitles");
+
+function showDubProgress(job) {
+  $("dub-progress").hidden = false;
+  $("dub-bar").value = job.progress;
+  $("dub-stage").textContent = `${stage(job.progress)} (${job.progress} %)`;
+}
+
+function showDub(job) {
+  dubJob = job;
+  const r = job.result;
+  $("dub-dubbed").src = r.videoUrl || r.audioUrl;
+  $("dub-meta").textContent = `${r.sourceLanguage} → ${r.targetLanguage}, ${r.duration.toFixed(1)} s, ${job.credits} credits`
+    + (r.speakers ? `, ${r.speakers.length} speakers` : "");
+  const body = $("dub-lines").tBodies[0];
+  body.replaceChildren();
+  r.segments.forEach((line, i) => {
+    const row = body.insertRow();
+    cell(row, String(i + 1), "#");
+    cell(row, `${clock(line.start)}–${clock(line.end)}`, "Time");
+    cell(row, line.sourceText, "Original");
+    const text = document.createElement("textarea");
+    text.rows = 2;
+    text.value = line.translatedText;
+    text.setAttribute("aria-label", `Translation of line ${i + 1}`);
+    cell(row, text, "Translation");
+    cell(row, button(`Re-dub line ${i + 1}`, async (ev) => {
+      ev.target.disabled = true;
+      say(`Re-dubbing line ${i + 1}…`);
+      try {
+        const edit = await api(`/v1/dubbing/${encodeURIComponent(dubJob.id)}/segments`,
+          { method: "POST", body: { segments: [{ index: i, translatedText: text.value }] } });
+        showDub(await finished(edit, showDubProgress));
+        $("dub-progress").hidden = true;
+        say(`Line ${i + 1} re-dubbed.`);
+      } catch (err) {
+        say(err.message, true);
+        ev.target.disabled = false;
+      }
+    }));
+  });
+  $("dub-result").hidden = false;
+}
+
+$("dub-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const file = $("dub-file").files[0];
+  const submit = $("dub-form").querySelector("button[type=submit]");
+  submit.disabled = true;
+  $("dub-result").hidden = true;
+  say("Uploading…");
+  try {
+    const form = new FormData();
+    form.append("file", file, file.name);
+    const uploaded = await api("/v1/files", { method: "POST", form });
+    say("Dubbing…");
+    const job = await api("/v1/dubbing", { method: "POST", body: { fileId: uploaded.id, targetLanguage: $("dub-target").value } });
+    const done = await finished(job, showDubProgress);
+    $("dub-progress").hidden = true;
+    $("dub-original").src = URL.createObjectURL(file);
+    showDub(done);
+    say("Done.");
+  } catch (err) {
+    say(err.message, true);
+  } finally {
+    submit.disabled = false;
+  }
+});
+
+// ---- video trimming --------------------------------------------------------
+
+let trimRanges = [];
+
+function drawTimeline(pending) {
+  const video = $("trim-video");
+  const line = $("trim-timeline");
+  const d = video.duration || 1;
+  line.replaceChildren();
+  for (const r of pending ? [...trimRanges, pending] : trimRanges) {
+    const div = document.createElement("div");
+    div.className = "range";
+    div.style.left = `${(r.start / d) * 100}%`;
+    div.style.width = `${((r.end - r.start) / d) * 100}%`;
+    line.append(div);
+  }
+  const head = document.createElement("div");
+  head.className = "head";
+  head.style.left = `${(video.currentTime / d) * 100}%`;
+  line.append(head);
+}
+
+function drawRanges() {
+  const list = $("trim-ranges");
+  list.replaceChildren();
+  trimRanges.forEach((r, i) => {
+    const li = document.createElement("li");
+    li.append(`${clock(r.start)} – ${clock(r.end)} `);
+    li.append(button(`Remove range ${i + 1}`, () => { trimRanges.splice(i, 1); drawRanges(); }));
+    list.append(li);
+  });
+  drawTimeline();
+}
+
+$("trim-file").addEventListener("change", () => {
+  const file = $("trim-file").files[0];
+  trimRanges = [];
+  $("trim-result").hidden = true;
+  if (!file) return;
+  $("trim-video").src = URL.createObjectURL(file);
+});
+$("trim-video").addEventListener("loadedmetadata", () => { $("trim-editor").hidden = false; drawRanges(); });
+$("trim-video").addEventListener("timeupdate", () => drawTimeline());
+
+// Dragging across the timeline marks a range (the video shows the frame
+// under the pointer).
+let dragFrom = null;
+const timeAt = (ev) => {
+  const box = $("trim-timeline").getBoundingClientRect();
+  const f = Math.min(1, Math.max(0, (ev.clientX - box.left) / box.width));
+  return Math.round(f * ($("trim-video").duration || 0) * 100) / 100;
+};
+$("trim-timeline").addEventListener("pointerdown", (ev) => {
+  dragFrom = timeAt(ev);
+  $("trim-timeline").setPointerCapture(ev.pointerId);
+});
+$("trim-timeline").addEventListener("pointermove", (ev) => {
+  if (dragFrom === null) return;
+  const t = timeAt(ev);
+  $("trim-video").currentTime = t;
+  drawTimeline({ start: Math.min(dragFrom, t), end: Math.max(dragFrom, t) });
+});
+$("trim-timeline").addEventListener("pointerup", (ev) => {
+  if (dragFrom === null) return;
+  const t = timeAt(ev);
+  $("trim-start").value = Math.min(dragFrom, t);
+  $("trim-end").value = Math.max(dragFrom, t);
+  dragFrom = null;
+  drawTimeline();
+});
+$("trim-mark-start").addEventListener("click", () => { $("trim-start").value = $("trim-video").currentTime.toFixed(2); });
+$("trim-mark-end").addEventListener("click", () => { $("trim-end").value = $("trim-video").currentTime.toFixed(2); });
+$("trim-add").addEventListener("click", () => {
+  const start = Number($("trim-start").value), end = Number($("trim-end").value);
+  const d = $("trim-video").duration;
+  if (!(end > start) || start < 0 || end > d + 0.01) {
+    say(`A range needs 0 ≤ start < end ≤ ${d.toFixed(2)} s.`, true);
+    return;
+  }
+  say("");
+  trimRanges.push({ start, end });
+  $("trim-start").value = "";
+  $("trim-end").value = "";
+  drawRanges();
+});
+
+$("trim-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  if (!trimRanges.length) { say("Add at least one range.", true); return; }
+  const submit = $("trim-form").querySelector("button[type=submit]");
+  submit.disabled = true;
+  say("Trimming…");
+  try {
+    const file = $("trim-file").files[0];
+    const form = new FormData();
+    form.append("file", file, file.name);
+    form.append("ranges", JSON.stringify(trimRanges));
+    const job = await finished(await api("/v1/video/trim", { method: "POST", form }));
+    const r = job.result;
+    $("trim-output").src = r.videoUrl;
+    $("trim-meta").textContent = `${r.duration.toFixed(2)} s from ${r.ranges.length} range${r.ranges.length === 1 ? "" : "s"}, ${r.width}×${r.height}, ${job.credits} credits`;
+    $("trim-result").hidden = false;
     say("Done.");
   } catch (err) {
     say(err.message, true);
@@ -344,6 +673,13 @@ async function route() {
       const canSpeak = atLeast("write");
       $("tts-form").querySelector("button[type=submit]").disabled = !canSpeak;
       if (!canSpeak) say("Speaking needs a write key; this one can only read.");
+    }
+    if (page === "dub") await loadDubTargets();
+    for (const [p, form] of [["transcribe", "stt-form"], ["dub", "dub-form"], ["trim", "trim-form"]]) {
+      if (page === p && !atLeast("write")) {
+        for (const b of $(form).querySelectorAll("button")) b.disabled = true;
+        say("This needs a write key; this one can only read.");
+      }
     }
     if (page === "jobs") {
       await loadJobs();
