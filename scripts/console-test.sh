@@ -21,7 +21,8 @@ for _ in $(seq 1 300); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null &
 key=$(grep -o 'mg_live_[A-Za-z0-9]*' "$dir/out" | head -1)
 [ -n "$key" ] || { echo "console-test: the server printed no admin key" >&2; exit 1; }
 # The media the flows upload: a spoken sentence (espeak-ng), a 6-second
-# test picture with a tone (ffmpeg), and a short video whose sound is speech.
+# test picture with a tone (ffmpeg), a short video whose sound is speech,
+# and a 13-second sample of a high voice to clone.
 media=$dir/media
 mkdir -p "$media"
 espeak-ng -v en-us -s 150 -w "$media/speech.wav" "The quick brown fox jumps over the lazy dog. Then it runs into the forest."
@@ -30,4 +31,5 @@ ffmpeg -nostdin -v error -f lavfi -i testsrc=size=320x240:rate=25:duration=6 -f 
 espeak-ng -v en-us -s 150 -w "$media/line.wav" "Good morning. The weather is very nice today."
 ffmpeg -nostdin -v error -f lavfi -i testsrc=size=320x240:rate=25:duration=4 -i "$media/line.wav" \
   -c:v libx264 -preset veryfast -pix_fmt yuv420p -c:a aac -shortest "$media/talk.mp4"
+espeak-ng -v en-us+f3 -p 70 -s 150 -w "$media/sample.wav" "My name is Anna and this is a sample of my voice. I read a few sentences aloud so that the voice can be measured. The morning was bright and the streets were quiet as I walked to work."
 node tests/console/e2e.mjs "http://127.0.0.1:$port" "$key" target/console "$media"

@@ -94,10 +94,36 @@ try {
   await axe("voices");
   await shot("2-voices-filtered");
 
+  // Two voices compared on one sentence.
+  await page.waitForFunction(() => document.getElementById("compare-b").options.length > 1);
+  await page.click("#compare-form button[type=submit]");
+  await page.waitForFunction(() => document.querySelectorAll("#compare-result audio").length === 2, { timeout: 60000 });
+  await page.waitForFunction(() => [...document.querySelectorAll("#compare-result audio")].every((a) => a.readyState >= 1), { timeout: 20000 });
+  const compared = await page.$$eval("#compare-result figure", (fs) => fs.map((f) => [f.querySelector("figcaption").textContent, f.querySelector("audio").duration]));
+  check(compared[0][0] !== compared[1][0] && compared.every(([, d]) => d > 1.5 && d < 8), `voices: two voices say the sentence side by side (${JSON.stringify(compared)})`);
+
+  // Clone a voice from an uploaded sample; consent is required.
+  await page.type("#clone-name", "Anna");
+  await page.type("#clone-language", "en");
+  await (await page.$("#clone-files")).uploadFile(`${media}/sample.wav`);
+  await page.click("#clone-form button[type=submit]");
+  check(await page.$eval("#clone-consent", (c) => !c.validity.valid), "clone: without the consent box ticked the form does not submit");
+  await page.click("#clone-consent");
+  await page.click("#clone-form button[type=submit]");
+  await page.waitForFunction(() => !document.getElementById("clone-result").hidden, { timeout: 180000 });
+  const cloned = await text("#clone-meta");
+  const likeness = Number((cloned.match(/likeness to the samples (\d\.\d\d)/) || [])[1]);
+  check(likeness > 0 && likeness <= 1, `clone: the voice is made, with its likeness to the samples (${cloned})`);
+  await page.waitForFunction(() => [...document.querySelectorAll("#voice-table tbody tr")].some((tr) => tr.cells[0].textContent === "Anna"), { timeout: 10000 });
+  check(true, "clone: the cloned voice joins the voice list");
+  await axe("voices with a clone");
+  await shot("2b-voices-compare-clone");
+
   // Text to speech, and play it.
   await page.$eval("#vf-language", (e) => { e.value = "en"; });
   await page.select("#vf-gender", "");
   await page.select("#vf-engine", "piper");
+  await page.select("#vf-category", "");
   await page.click("#voice-filter button[type=submit]");
   await page.waitForFunction(() => [...document.querySelectorAll("#voice-table tbody tr")].every((tr) => tr.cells[3].textContent === "piper")
     && document.querySelectorAll("#voice-table tbody tr").length > 0);
@@ -211,6 +237,39 @@ try {
   await axe("trim");
   await shot("3d-trim");
 
+  // Sound and image generation: results in the gallery; a prompt the
+  // generator cannot make shows what it understands.
+  await go("#create");
+  await page.waitForFunction(() => !document.getElementById("create").hidden);
+  await page.type("#sound-prompt", "heavy rain");
+  await page.type("#sound-duration", "3");
+  await page.type("#sound-seed", "7");
+  await page.click("#sound-form button[type=submit]");
+  await page.waitForSelector("#gallery li audio", { timeout: 60000 });
+  await page.waitForFunction(() => document.querySelector("#gallery li audio").readyState >= 1, { timeout: 20000 });
+  const rain = await page.$eval("#gallery li audio", (a) => a.duration);
+  check(Math.abs(rain - 3) < 0.1, `create: the sound plays for the seconds asked (${rain.toFixed(2)} s)`);
+  check((await text("#gallery li .meta")).includes("seed 7"), "create: the sound's card names its seed");
+  await page.type("#image-prompt", "a red apple on a table");
+  await page.select("#image-size", "256");
+  await page.$eval("#image-n", (e) => { e.value = ""; });
+  await page.type("#image-n", "2");
+  await page.click("#image-form button[type=submit]");
+  await page.waitForSelector("#gallery li img", { timeout: 60000 });
+  await page.waitForFunction(() => [...document.querySelectorAll("#gallery li:first-child img")].every((i) => i.complete && i.naturalWidth > 0), { timeout: 20000 });
+  const images = await page.$$eval("#gallery li:first-child img", (is) => is.map((i) => [i.naturalWidth, i.naturalHeight, i.alt]));
+  check(images.length === 2 && images.every(([w, h]) => w === 256 && h === 256), `create: two 256 × 256 images are shown (${JSON.stringify(images)})`);
+  check((await page.$$("#gallery li")).length === 2, "create: the gallery holds the sound and the images, newest first");
+  await page.$eval("#sound-prompt", (e) => { e.value = ""; });
+  await page.type("#sound-prompt", "zxqv blorf");
+  await page.click("#sound-form button[type=submit]");
+  await page.waitForFunction(() => !document.getElementById("refused").hidden, { timeout: 20000 });
+  const known = await page.$$eval("#refused-words li", (ls) => ls.map((l) => l.textContent));
+  check(known.length > 10 && known.includes("rain"), `create: a refused prompt shows the vocabulary (${known.length} words, ${known.slice(0, 5).join(", ")}…)`);
+  check((await page.$eval("#status", (e) => e.className)) === "error", "create: the refusal is shown as an error");
+  await axe("create");
+  await shot("3e-create");
+
   // The job in the jobs list.
   await go("#jobs");
   await page.waitForSelector("#job-table tbody tr");
@@ -255,7 +314,10 @@ try {
   await go("#voices");
   await page.waitForSelector("#voice-table tbody tr");
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth);
-  check(overflow <= 375, `phone width: the page fits 375 px (${overflow} px)`);
+  const wide = await page.evaluate(() => [...document.querySelectorAll("body *")]
+    .filter((e) => !e.closest("[hidden]") && e.getBoundingClientRect().right > 376)
+    .slice(0, 5).map((e) => `${e.tagName.toLowerCase()}#${e.id}.${e.className}`));
+  check(overflow <= 375, `phone width: the page fits 375 px (${overflow} px${wide.length ? `; wider: ${wide.join(", ")}` : ""})`);
   await shot("7-phone-voices");
 
   check(consoleErrors.length === 0, `no script error on the page${consoleErrors.length ? `: ${consoleErrors.join("; ")}` : ""}`);

@@ -5,7 +5,7 @@
 
 const KEY = "mediagen.key";
 const $ = (id) => document.getElementById(id);
-const pages = ["voices", "speech", "transcribe", "dub", "trim", "jobs", "account"];
+const pages = ["voices", "speech", "transcribe", "dub", "trim", "create", "jobs", "account"];
 let account = null;
 let voicePage = 1;
 let chosen = null;
@@ -16,6 +16,7 @@ class ApiFailure extends Error {
     super(body?.error?.message || `HTTP ${status}`);
     this.status = status;
     this.code = body?.error?.code;
+    this.details = body?.error?.details || {};
   }
 }
 
@@ -165,17 +166,144 @@ $("voice-filter").addEventListener("submit", (e) => {
 $("voices-prev").addEventListener("click", () => { voicePage--; loadVoices().catch((err) => say(err.message, true)); });
 $("voices-next").addEventListener("click", () => { voicePage++; loadVoices().catch((err) => say(err.message, true)); });
 
+// The two pickers of the comparison, on two different voices.
+async function fillComparePickers() {
+  await Promise.all(["compare-a", "compare-b"].map((id) => fillVoices($(id))));
+  const [a, b] = [$("compare-a"), $("compare-b")];
+  if (b.options.length > 1 && a.value === b.value) b.selectedIndex = a.selectedIndex === 0 ? 1 : 0;
+}
+
+// Two voices saying the same sentence, side by side.
+$("compare-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const submit = $("compare-form").querySelector("button[type=submit]");
+  submit.disabled = true;
+  say("Speaking the sentence in both voices…");
+  try {
+    const ids = [$("compare-a").value, $("compare-b").value];
+    const jobs = await Promise.all(ids.map(async (voiceId) =>
+      finished(await api("/v1/text-to-speech", { method: "POST", body: { text: $("compare-text").value, voiceId, format: "mp3" } }))));
+    const out = $("compare-result");
+    out.replaceChildren();
+    jobs.forEach((job, i) => {
+      const select = $(i ? "compare-b" : "compare-a");
+      const figure = document.createElement("figure");
+      const caption = document.createElement("figcaption");
+      caption.textContent = select.options[select.selectedIndex].textContent;
+      const audio = document.createElement("audio");
+      audio.controls = true;
+      audio.src = job.result.audioUrl;
+      audio.setAttribute("aria-label", `The sentence in ${caption.textContent}`);
+      const meta = document.createElement("p");
+      meta.textContent = `${job.result.duration.toFixed(2)} s`;
+      figure.append(caption, audio, meta);
+      out.append(figure);
+    });
+    out.hidden = false;
+    say("");
+  } catch (err) {
+    say(err.message, true);
+  } finally {
+    submit.disabled = false;
+  }
+});
+
+// Cloning: samples chosen or recorded, consent given, then the voice with
+// its measured likeness to the samples.
+let cloneRecordings = [];
+let cloneRecorder = null;
+
+function describeSamples() {
+  const files = [...$("clone-files").files, ...cloneRecordings];
+  $("clone-samples").textContent = files.length ? `Samples: ${files.map((f) => f.name).join(", ")}` : "";
+}
+$("clone-files").addEventListener("change", describeSamples);
+
+$("clone-record").addEventListener("click", async () => {
+  const b = $("clone-record");
+  if (cloneRecorder) { cloneRecorder.stop(); return; }
+  try {
+    const stream = await navigator.mediaDevices.getUserMedia({ audio: true });
+    const chunks = [];
+    cloneRecorder = new MediaRecorder(stream);
+    cloneRecorder.ondataavailable = (ev) => chunks.push(ev.data);
+    cloneRecorder.onstop = () => {
+      stream.getTracks().forEach((t) => t.stop());
+      cloneRecordings.push(new File(chunks, `recording-${cloneRecordings.length + 1}.webm`, { type: cloneRecorder.mimeType || "audio/webm" }));
+      cloneRecorder = null;
+      b.textContent = "Record a sample";
+      b.setAttribute("aria-pressed", "false");
+      describeSamples();
+    };
+    cloneRecorder.start();
+    b.textContent = "Stop recording";
+    b.setAttribute("aria-pressed", "true");
+  } catch (err) {
+    say(`The microphone could not be used: ${err.message}`, true);
+  }
+});
+
+$("clone-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const files = [...$("clone-files").files, ...cloneRecordings];
+  if (!files.length) { say("Add at least one sample.", true); return; }
+  const submit = $("clone-form").querySelector("button[type=submit]");
+  submit.disabled = true;
+  say("Cloning the voice…");
+  try {
+    const form = new FormData();
+    form.append("name", $("clone-name").value);
+    form.append("consent", $("clone-consent").checked ? "true" : "false");
+    const language = $("clone-language").value.trim();
+    if (language) form.append("language", language);
+    for (const f of files) form.append("files", f, f.name);
+    let voice = await api("/v1/voices", { method: "POST", form });
+    if (voice.status) voice = await api(`/v1/voices/${encodeURIComponent((await finished(voice)).result.voiceId)}`);
+    const sim = voice.similarity?.samples;
+    const base = (voiceList || []).find((v) => v.id === voice.baseVoiceId);
+    $("clone-meta").textContent = `${voice.name}: ${voice.language}, spoken by ${base ? voiceLabel(base) : voice.baseVoiceId} converted toward the samples`
+      + (typeof sim === "number" ? `; likeness to the samples ${sim.toFixed(2)} (docs/voice.md explains the scale)` : "");
+    if (voice.previewUrl) $("clone-audio").src = voice.previewUrl;
+    $("clone-result").hidden = false;
+    voiceList = null;
+    for (const id of ["tts-voice", "compare-a", "compare-b"]) $(id).replaceChildren();
+    cloneRecordings = [];
+    say(`Cloned ${voice.name}.`);
+    // The list shows the account's cloned voices, the new one among them.
+    $("voice-filter").reset();
+    $("vf-category").value = "cloned";
+    voicePage = 1;
+    await loadVoices();
+    await fillComparePickers();
+  } catch (err) {
+    say(err.message, true);
+  } finally {
+    submit.disabled = false;
+  }
+});
+
 // ---- text to speech --------------------------------------------------------
 
-// The voice picker: the first hundred voices, and the one last chosen on
-// the voices page (selected).
+const voiceLabel = (v) => `${v.name} (${v.language}, ${v.engine})`;
+let voiceList = null;
+
+// Fills a voice picker with the first hundred voices (the account's cloned
+// voices first).
+async function fillVoices(select) {
+  if (select.options.length) return;
+  if (!voiceList) {
+    const [cloned, all] = await Promise.all([api("/v1/voices?category=cloned&limit=100"), api("/v1/voices?limit=100")]);
+    const seen = new Set(cloned.data.map((v) => v.id));
+    voiceList = [...cloned.data, ...all.data.filter((v) => !seen.has(v.id))];
+  }
+  for (const v of voiceList) select.add(new Option(voiceLabel(v), v.id));
+}
+
+// The voice picker, with the voice last chosen on the voices page selected.
 async function loadVoiceChoices() {
   const select = $("tts-voice");
-  const label = (v) => `${v.name} (${v.language}, ${v.engine})`;
-  if (!select.options.length) {
-    const page = await api("/v1/voices?limit=100");
-    for (const v of page.data) select.add(new Option(label(v), v.id));
-  }
+  const label = voiceLabel;
+  await fillVoices(select);
   if (chosen) {
     if (![...select.options].some((o) => o.value === chosen.id)) select.add(new Option(label(chosen), chosen.id));
     select.value = chosen.id;
@@ -561,6 +689,92 @@ $("trim-form").addEventListener("submit", async (e) => {
   }
 });
 
+// ---- sound and image generation --------------------------------------------
+
+// A card in the gallery for a finished job: its media, prompt and seed.
+function addToGallery(kind, prompt, job) {
+  const r = job.result;
+  const li = document.createElement("li");
+  const items = kind === "image" ? r.images : [r];
+  for (const item of items) {
+    if (kind === "image") {
+      const img = document.createElement("img");
+      img.src = item.imageUrl;
+      img.width = item.width;
+      img.height = item.height;
+      img.alt = `Generated for “${prompt}” (seed ${item.seed})`;
+      li.append(img);
+    } else {
+      const audio = document.createElement("audio");
+      audio.controls = true;
+      audio.src = item.audioUrl;
+      audio.setAttribute("aria-label", `Sound for “${prompt}” (seed ${item.seed})`);
+      li.append(audio);
+    }
+  }
+  const p = document.createElement("p");
+  p.textContent = `${prompt}`;
+  const meta = document.createElement("p");
+  meta.className = "meta";
+  meta.textContent = kind === "image"
+    ? `${items.length} image${items.length === 1 ? "" : "s"}, seeds ${items.map((i) => i.seed).join(", ")}, ${job.credits} credits`
+    : `${r.duration.toFixed(1)} s, seed ${r.seed}${r.loop ? ", loops" : ""}, ${job.credits} credits`;
+  li.append(p, meta);
+  $("gallery").prepend(li);
+}
+
+// A refused prompt: the message, and the words the generator knows.
+async function showRefused(kind, err) {
+  $("refused-why").textContent = err.message;
+  let words = err.details.understood;
+  if (!Array.isArray(words) && kind === "sound") {
+    const v = await api("/v1/sound-generation/vocabulary");
+    words = v.concepts.map((c) => c.name);
+  }
+  const list = $("refused-words");
+  list.replaceChildren();
+  for (const w of (Array.isArray(words) ? words : []).slice(0, 300)) {
+    const li = document.createElement("li");
+    li.textContent = typeof w === "string" ? w : w.name || JSON.stringify(w);
+    list.append(li);
+  }
+  $("refused").hidden = false;
+  $("refused").scrollIntoView();
+}
+
+async function generate(kind, form, path, body, prompt) {
+  const submit = form.querySelector("button[type=submit]");
+  submit.disabled = true;
+  $("refused").hidden = true;
+  say(`Generating the ${kind}…`);
+  try {
+    addToGallery(kind, prompt, await finished(await api(path, { method: "POST", body })));
+    say("Done.");
+  } catch (err) {
+    if (err.code === "unsupported_prompt") await showRefused(kind, err);
+    say(err.message, true);
+  } finally {
+    submit.disabled = false;
+  }
+}
+
+const optional = (id) => ($(id).value === "" ? undefined : Number($(id).value));
+
+$("sound-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const prompt = $("sound-prompt").value.trim();
+  generate("sound", $("sound-form"), "/v1/sound-generation",
+    { prompt, duration: optional("sound-duration"), seed: optional("sound-seed"), loop: $("sound-loop").checked }, prompt);
+});
+
+$("image-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const prompt = $("image-prompt").value.trim();
+  const size = Number($("image-size").value);
+  generate("image", $("image-form"), "/v1/image-generation",
+    { prompt, width: size, height: size, n: optional("image-n"), seed: optional("image-seed"), style: $("image-style").value || undefined }, prompt);
+});
+
 // ---- jobs ------------------------------------------------------------------
 
 async function loadJobs() {
@@ -667,7 +881,13 @@ async function route() {
   if (!signedIn) { $("key").focus(); return; }
   $("who-level").textContent = `${account.name || account.id} · ${account.key.level} key`;
   try {
-    if (page === "voices") await loadVoices();
+    if (page === "voices") {
+      await loadVoices();
+      await fillComparePickers();
+      for (const form of ["compare-form", "clone-form"]) {
+        for (const b of $(form).querySelectorAll("button")) b.disabled = !atLeast("write");
+      }
+    }
     if (page === "speech") {
       await loadVoiceChoices();
       const canSpeak = atLeast("write");
@@ -675,9 +895,9 @@ async function route() {
       if (!canSpeak) say("Speaking needs a write key; this one can only read.");
     }
     if (page === "dub") await loadDubTargets();
-    for (const [p, form] of [["transcribe", "stt-form"], ["dub", "dub-form"], ["trim", "trim-form"]]) {
+    for (const [p, forms] of [["transcribe", ["stt-form"]], ["dub", ["dub-form"]], ["trim", ["trim-form"]], ["create", ["sound-form", "image-form"]]]) {
       if (page === p && !atLeast("write")) {
-        for (const b of $(form).querySelectorAll("button")) b.disabled = true;
+        for (const form of forms) for (const b of $(form).querySelectorAll("button")) b.disabled = true;
         say("This needs a write key; this one can only read.");
       }
     }
