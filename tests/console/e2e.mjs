@@ -270,6 +270,26 @@ try {
   await axe("create");
   await shot("3e-create");
 
+  // Avatars: the gallery, and one expanded to a length with its seam report.
+  await go("#avatars");
+  await page.waitForSelector("#avatar-gallery li video");
+  const cards = await page.$$eval("#avatar-gallery li", (ls) => ls.map((l) => [l.querySelector("p").textContent, l.querySelector("video").poster]));
+  check(cards.length > 0 && cards.every(([, poster]) => poster.startsWith(`${origin}/`)), `avatars: the gallery shows each avatar with its poster (${cards.length} avatars)`);
+  const poster = await page.evaluate(async (u) => { const r = await fetch(u); return [r.status, r.headers.get("content-type")]; }, cards[0][1]);
+  check(poster[0] === 200 && poster[1].startsWith("image/"), `avatars: a poster is an image (${poster})`);
+  await page.$eval("#expand-seconds", (e) => { e.value = ""; });
+  await page.type("#expand-seconds", "6");
+  await page.click("#expand-form button[type=submit]");
+  await page.waitForFunction(() => !document.getElementById("expand-result").hidden || document.getElementById("status").className === "error", { timeout: 120000 });
+  check(await visible("#expand-result"), `avatars: the expansion finishes (${await text("#status")})`);
+  await page.waitForFunction(() => document.getElementById("expand-video").readyState >= 1, { timeout: 20000 });
+  const expanded = await page.$eval("#expand-video", (v) => v.duration);
+  check(Math.abs(expanded - 6) < 0.1, `avatars: the expanded video is as long as asked (${expanded.toFixed(2)} s)`);
+  const report = await text("#expand-report");
+  check(/Jumps\d+/.test(report) && /Seam score\d+\.\d\d/.test(report) && report.includes("seamless"), `avatars: the seam report gives the jumps and the seam score (${report.slice(0, 120)}…)`);
+  await axe("avatars");
+  await shot("3f-avatars");
+
   // The job in the jobs list.
   await go("#jobs");
   await page.waitForSelector("#job-table tbody tr");
@@ -282,6 +302,13 @@ try {
     return (await v.json()).name;
   }, adminKey);
   check(spokenBy === voiceName, `jobs: the speech was spoken by the voice picked (${spokenBy})`);
+  const players = await page.$$eval("#job-table tbody tr", (trs) => trs.map((tr) => [tr.cells[1].textContent, tr.querySelector("audio, video, img")?.tagName]));
+  check(players.some(([k, t]) => k === "tts" && t === "AUDIO") && players.some(([k, t]) => k === "video.trim" && t === "VIDEO"), `jobs: results play in the list (${JSON.stringify(players)})`);
+  const ttsAudio = await page.evaluateHandle(() => [...document.querySelectorAll("#job-table tbody tr")].find((tr) => tr.cells[1].textContent === "tts").querySelector("audio"));
+  await ttsAudio.evaluate((a) => { a.preload = "auto"; a.loop = true; return a.play(); });
+  await new Promise((r) => setTimeout(r, 2500));
+  check(await ttsAudio.evaluate((a) => a.isConnected && !a.paused && a.currentTime > 0), "jobs: a result keeps playing while the list refreshes");
+  await ttsAudio.evaluate((a) => a.pause());
   await axe("jobs");
   await shot("4-jobs");
 

@@ -5,7 +5,7 @@
 
 const KEY = "mediagen.key";
 const $ = (id) => document.getElementById(id);
-const pages = ["voices", "speech", "transcribe", "dub", "trim", "create", "jobs", "account"];
+const pages = ["voices", "speech", "transcribe", "dub", "trim", "create", "avatars", "jobs", "account"];
 let account = null;
 let voicePage = 1;
 let chosen = null;
@@ -775,39 +775,143 @@ $("image-form").addEventListener("submit", (e) => {
     { prompt, width: size, height: size, n: optional("image-n"), seed: optional("image-seed"), style: $("image-style").value || undefined }, prompt);
 });
 
+// ---- avatars ---------------------------------------------------------------
+
+async function loadAvatars() {
+  const page = await api("/v1/avatars?limit=100");
+  const gallery = $("avatar-gallery");
+  gallery.replaceChildren();
+  const select = $("expand-avatar");
+  const chosen = select.value;
+  select.replaceChildren();
+  for (const a of page.data) {
+    const li = document.createElement("li");
+    const video = document.createElement("video");
+    video.controls = true;
+    video.preload = "none";
+    video.poster = a.posterUrl;
+    video.src = a.previewVideoUrl;
+    video.setAttribute("aria-label", `Preview of ${a.name}`);
+    const name = document.createElement("p");
+    name.textContent = a.name;
+    const meta = document.createElement("p");
+    meta.className = "meta";
+    meta.textContent = `${a.style}, ${a.orientation}, ${a.width}×${a.height}, ${a.duration.toFixed(1)} s`;
+    li.append(video, name, meta);
+    gallery.append(li);
+    select.add(new Option(a.name, a.id));
+  }
+  if (chosen) select.value = chosen;
+}
+
+// What the seam report's numbers mean, for people.
+function seamReport(r) {
+  const rows = [
+    ["Length", `${r.duration.toFixed(2)} s (${r.frames} frames at ${r.fps} fps)`],
+    ["Mode", r.mode],
+    ["Jumps", `${r.jumps ?? 0} (places where the clip jumps back to a matching frame)`],
+    ["Seam score", `${(r.seamScore ?? 0).toFixed(2)} (the worst jolt at a seam, in units of the clip's usual frame-to-frame change; 0 means no seam, lower is smoother)`],
+  ];
+  $("expand-report").replaceChildren();
+  for (const [k, v] of rows) {
+    const dt = document.createElement("dt");
+    dt.textContent = k;
+    const dd = document.createElement("dd");
+    dd.textContent = v;
+    $("expand-report").append(dt, dd);
+  }
+}
+
+$("expand-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const submit = $("expand-form").querySelector("button[type=submit]");
+  submit.disabled = true;
+  say("Expanding…");
+  try {
+    const body = { avatarId: $("expand-avatar").value, duration: Number($("expand-seconds").value), mode: $("expand-mode").value };
+    const job = await finished(await api("/v1/avatar-expansion", { method: "POST", body }));
+    $("expand-video").src = job.result.videoUrl;
+    seamReport(job.result);
+    $("expand-result").hidden = false;
+    say("Done.");
+  } catch (err) {
+    say(err.message, true);
+  } finally {
+    submit.disabled = false;
+  }
+});
+
 // ---- jobs ------------------------------------------------------------------
+
+// A finished job's output, playable where it stands: its sound, video or
+// first picture, and a link to the file.
+function resultPlayer(j) {
+  const r = j.result || {};
+  const url = r.videoUrl || r.audioUrl || r.imageUrl;
+  if (!url) return [];
+  let media;
+  if (r.imageUrl && !r.videoUrl && !r.audioUrl) {
+    media = document.createElement("img");
+    media.alt = `Result of ${j.id}`;
+    media.className = "thumb";
+  } else {
+    media = document.createElement(r.videoUrl ? "video" : "audio");
+    media.controls = true;
+    media.preload = "none";
+    media.setAttribute("aria-label", `Result of ${j.id}`);
+  }
+  media.src = url;
+  const a = document.createElement("a");
+  a.href = url;
+  a.textContent = "Open";
+  a.setAttribute("aria-label", `Open the result of ${j.id}`);
+  return [media, " ", a];
+}
+
+// The list, refreshed in place: a row is rebuilt only when its job
+// changed, so a result being played keeps playing.
+const jobRows = new Map();
+
+function jobRow(j) {
+  const row = document.createElement("tr");
+  row.dataset.state = `${j.status}/${j.progress}/${j.credits}`;
+  cell(row, j.id, "Job");
+  cell(row, j.kind, "Kind");
+  cell(row, j.status, "Status").className = `status-${j.status}`;
+  const bar = document.createElement("progress");
+  bar.max = 100;
+  bar.value = j.progress;
+  bar.setAttribute("aria-label", `Progress of ${j.id}`);
+  cell(row, bar, "Progress");
+  cell(row, String(j.credits), "Credits");
+  cell(row, when(j.createdAt), "Created");
+  const actions = cell(row, "");
+  if ((j.status === "queued" || j.status === "processing") && atLeast("write")) {
+    actions.append(button(`Cancel ${j.id}`, async () => {
+      try { await api(`/v1/jobs/${encodeURIComponent(j.id)}`, { method: "DELETE" }); await loadJobs(); }
+      catch (err) { say(err.message, true); }
+    }));
+  }
+  actions.append(...resultPlayer(j));
+  return row;
+}
 
 async function loadJobs() {
   const page = await api("/v1/jobs?limit=20");
   const body = $("job-table").tBodies[0];
-  body.replaceChildren();
-  for (const j of page.data) {
-    const row = body.insertRow();
-    cell(row, j.id, "Job");
-    cell(row, j.kind, "Kind");
-    cell(row, j.status, "Status").className = `status-${j.status}`;
-    const bar = document.createElement("progress");
-    bar.max = 100;
-    bar.value = j.progress;
-    bar.setAttribute("aria-label", `Progress of ${j.id}`);
-    cell(row, bar, "Progress");
-    cell(row, String(j.credits), "Credits");
-    cell(row, when(j.createdAt), "Created");
-    const actions = cell(row, "");
-    if ((j.status === "queued" || j.status === "processing") && atLeast("write")) {
-      actions.append(button(`Cancel ${j.id}`, async () => {
-        try { await api(`/v1/jobs/${encodeURIComponent(j.id)}`, { method: "DELETE" }); await loadJobs(); }
-        catch (err) { say(err.message, true); }
-      }));
-    }
-    const url = j.result?.audioUrl || j.result?.videoUrl || j.result?.imageUrl;
-    if (url) {
-      const a = document.createElement("a");
-      a.href = url;
-      a.textContent = "Result";
-      actions.append(a);
-    }
-  }
+  const rows = page.data.map((j) => {
+    const old = jobRows.get(j.id);
+    if (old && old.dataset.state === `${j.status}/${j.progress}/${j.credits}`) return old;
+    const row = jobRow(j);
+    if (old && old.isConnected) old.replaceWith(row);
+    jobRows.set(j.id, row);
+    return row;
+  });
+  // Rows already in place are not moved (moving a player would pause it).
+  rows.forEach((row, i) => {
+    if (body.rows[i] !== row) body.insertBefore(row, body.rows[i] || null);
+  });
+  while (body.rows.length > rows.length) body.deleteRow(-1);
 }
 
 // ---- account ---------------------------------------------------------------
@@ -895,7 +999,8 @@ async function route() {
       if (!canSpeak) say("Speaking needs a write key; this one can only read.");
     }
     if (page === "dub") await loadDubTargets();
-    for (const [p, forms] of [["transcribe", ["stt-form"]], ["dub", ["dub-form"]], ["trim", ["trim-form"]], ["create", ["sound-form", "image-form"]]]) {
+    if (page === "avatars") await loadAvatars();
+    for (const [p, forms] of [["transcribe", ["stt-form"]], ["dub", ["dub-form"]], ["trim", ["trim-form"]], ["create", ["sound-form", "image-form"]], ["avatars", ["expand-form"]]]) {
       if (page === p && !atLeast("write")) {
         for (const form of forms) for (const b of $(form).querySelectorAll("button")) b.disabled = true;
         say("This needs a write key; this one can only read.");
