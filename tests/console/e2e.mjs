@@ -333,8 +333,63 @@ try {
   check(true, "keys: revoking marks the key revoked");
   const revoked = await fetch(`${base}/v1/account`, { headers: { Authorization: `Bearer ${secret}` } });
   check(revoked.status === 401, "keys: the revoked key is refused by the API");
+  // A revocation scheduled for a day later leaves the key working until then.
+  await page.$eval("#key-name", (e) => { e.value = ""; });
+  await page.type("#key-name", "rotating");
+  await page.click("#key-form button[type=submit]");
+  await page.waitForFunction(() => [...document.querySelectorAll("#key-table tbody tr")].some((tr) => tr.cells[0].textContent === "rotating"));
+  const rotating = await text("#new-key-value");
+  await page.select("#revoke-when", "86400");
+  await page.evaluate(() => [...document.querySelectorAll("#key-table button")].find((b) => b.textContent === "Revoke rotating").click());
+  await page.waitForFunction(() => [...document.querySelectorAll("#key-table tbody tr")].some((tr) => tr.cells[0].textContent === "rotating" && tr.cells[3].textContent.startsWith("active until")));
+  const still = await fetch(`${base}/v1/account`, { headers: { Authorization: `Bearer ${rotating}` } });
+  check(still.status === 200, "keys: a key scheduled for revocation in a day still works and is listed active until then");
+  await page.select("#revoke-when", "0");
+
+  // The ledger: a chart of the balance and the latest movements.
+  const movements = await page.$$eval("#ledger-table tbody tr", (trs) => trs.map((tr) => tr.cells[1].textContent));
+  check(movements.includes("capture") && movements.includes("reserve"), `account: the latest movements are listed (${movements.join(", ")})`);
+  check(await page.$eval("#ledger-chart path.line", (p) => p.getAttribute("d").split("H").length > 3), "account: the balance is drawn over time");
+  check((await text("#ledger-summary")).includes("now "), `account: the chart has a text summary (${await text("#ledger-summary")})`);
   await axe("account");
   await shot("6-key-revoked");
+
+  // Operator views: the queue, the accounts, a new account and a grant.
+  check(await visible("#operator-link"), "operator: the operator's key sees the operator page");
+  await go("#operator");
+  await page.waitForSelector("#accounts-table tbody tr");
+  const metrics = await (await fetch(`${base}/metrics`)).text();
+  const busy = [...metrics.matchAll(/^mediagen_jobs\{kind="([^"]+)",status="(?:queued|processing)"\} ([1-9]\d*)/gm)].map((m) => m[1]);
+  const queue = await page.$$eval("#queue-table tbody tr", (trs) => trs.map((tr) => tr.cells[0].textContent));
+  check(busy.length ? busy.every((k) => queue.includes(k)) : queue.join() === "Nothing is queued or running.", `operator: the queue by kind matches the server's metrics (${queue.join(", ")})`);
+  await page.type("#new-account-name", "Acme");
+  await page.$eval("#new-account-credits", (e) => { e.value = "50"; });
+  await page.click("#account-form button[type=submit]");
+  await page.waitForFunction(() => [...document.querySelectorAll("#accounts-table tbody tr")].some((tr) => tr.cells[0].textContent === "Acme"));
+  const acme = await page.$$eval("#accounts-table tbody tr", (trs) => trs.find((tr) => tr.cells[0].textContent === "Acme").cells[1].textContent);
+  await page.select("#grant-account", acme);
+  await page.type("#grant-amount", "25");
+  await page.type("#grant-note", "trial");
+  await page.click("#grant-form button[type=submit]");
+  await page.waitForFunction(() => [...document.querySelectorAll("#accounts-table tbody tr")].some((tr) => tr.cells[0].textContent === "Acme" && tr.cells[2].textContent === "75"));
+  check(true, "operator: a new account with 50 credits, granted 25 more, shows 75");
+  await axe("operator");
+  await shot("6b-operator");
+
+  // A read key: it can look but not submit, and sees no operator page.
+  const readKey = (await (await fetch(`${base}/v1/keys`, { method: "POST", headers: { Authorization: `Bearer ${adminKey}`, "Content-Type": "application/json" }, body: JSON.stringify({ name: "viewer", level: "read" }) })).json()).key;
+  await page.click("#sign-out");
+  await page.waitForFunction(() => !document.getElementById("sign-in").hidden);
+  await page.type("#key", readKey);
+  await page.click("#sign-in-form button[type=submit]");
+  await page.waitForFunction(() => !document.getElementById("nav").hidden);
+  check((await text("#who-level")).includes("read key") && !(await visible("#operator-link")), "read key: the header says read, and there is no operator page");
+  await go("#speech");
+  await page.waitForFunction(() => document.getElementById("status").textContent.includes("write key"));
+  check(await page.$eval("#tts-form button[type=submit]", (b) => b.disabled), "read key: speaking is disabled, with the reason shown");
+  await go("#account");
+  await page.waitForFunction(() => document.getElementById("keys-note").textContent.length > 0);
+  check(await page.$eval("#key-form", (f) => f.hidden), "read key: keys cannot be listed or made");
 
   // A phone's width: nothing wider than the screen.
   await page.setViewport({ width: 375, height: 800 });

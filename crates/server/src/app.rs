@@ -268,6 +268,7 @@ impl Application {
 fn router(state: AppState) -> Router {
     let mut v1 = Router::new()
         .route("/account", get(account::get_account))
+        .route("/account/ledger", get(account::ledger))
         .route("/files", post(files::upload).get(files::list))
         .route("/files/{id}", get(files::get).delete(files::delete))
         .route("/text-to-speech", post(tts::create))

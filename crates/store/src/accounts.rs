@@ -247,15 +247,34 @@ impl Db {
         account_id: &AccountId,
         limit: i64,
     ) -> Result<Vec<LedgerEntry>, StoreError> {
+        Ok(self.ledger_page(account_id, limit, 0).await?.0)
+    }
+
+    /// A page of an account's ledger, newest first, and how many entries it
+    /// has in all.
+    pub async fn ledger_page(
+        &self,
+        account_id: &AccountId,
+        limit: i64,
+        offset: i64,
+    ) -> Result<(Vec<LedgerEntry>, u64), StoreError> {
         let rows = sqlx::query(
             "SELECT id, job_id, entry, amount, balance_after, note, created_at FROM credit_ledger \
-             WHERE account_id = $1 ORDER BY id DESC LIMIT $2",
+             WHERE account_id = $1 ORDER BY id DESC LIMIT $2 OFFSET $3",
         )
         .bind(account_id.as_str())
         .bind(limit)
+        .bind(offset)
         .fetch_all(&self.pool)
         .await?;
-        rows.iter()
+        let total: i64 =
+            sqlx::query("SELECT COUNT(*) AS n FROM credit_ledger WHERE account_id = $1")
+                .bind(account_id.as_str())
+                .fetch_one(&self.pool)
+                .await?
+                .try_get("n")?;
+        let entries = rows
+            .iter()
             .map(|r| {
                 Ok(LedgerEntry {
                     id: r.try_get("id")?,
@@ -267,6 +286,7 @@ impl Db {
                     created_at: r.try_get("created_at")?,
                 })
             })
-            .collect()
+            .collect::<Result<_, StoreError>>()?;
+        Ok((entries, total as u64))
     }
 }

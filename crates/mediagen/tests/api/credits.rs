@@ -67,6 +67,59 @@ async fn insufficient_credits_and_refunds(backend: Backend) {
         entries,
         ["grant", "reserve", "refund", "reserve", "capture"]
     );
+    // The same ledger through the API, newest first, paged; the starting
+    // grant left 10 and the charged job 6.
+    let ledger: Value = app
+        .get("/v1/account/ledger", &key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let listed: Vec<&str> = ledger["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["entry"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        listed,
+        ["capture", "reserve", "refund", "reserve", "grant"],
+        "{ledger}"
+    );
+    assert_eq!(ledger["pagination"]["total"], 5);
+    assert_eq!(ledger["data"][0]["balanceAfter"], 6, "{ledger}");
+    assert_eq!(ledger["data"][4]["balanceAfter"], 10, "{ledger}");
+    assert_eq!(ledger["data"][4]["amount"], 10, "{ledger}");
+    assert_eq!(ledger["data"][2]["jobId"], job_id.as_str(), "{ledger}");
+    let second: Value = app
+        .get("/v1/account/ledger?limit=2&page=2", &key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(second["data"][0], ledger["data"][2], "{second}");
+    assert_eq!(second["pagination"]["hasMore"], true);
+    // Another account's key sees its own movements only.
+    let theirs: Value = app
+        .get("/v1/account/ledger?limit=100", &app.admin_key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert!(
+        theirs["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["jobId"] != job_id.as_str()),
+        "{theirs}"
+    );
+    assert_error(
+        app.get("/v1/account/ledger?limit=0", &key).await,
+        400,
+        "invalid_parameter",
+    )
+    .await;
 
     // While running, the cost is reserved.
     let id = app

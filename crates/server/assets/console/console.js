@@ -5,7 +5,8 @@
 
 const KEY = "mediagen.key";
 const $ = (id) => document.getElementById(id);
-const pages = ["voices", "speech", "transcribe", "dub", "trim", "create", "avatars", "jobs", "account"];
+const pages = ["voices", "speech", "transcribe", "dub", "trim", "create", "avatars", "jobs", "account", "operator"];
+let operator = false;
 let account = null;
 let voicePage = 1;
 let chosen = null;
@@ -94,10 +95,16 @@ function download(name, text, type) {
 
 // ---- sign-in ---------------------------------------------------------------
 
+// Whether the key is an operator's (its account manages the others).
+async function probeOperator() {
+  operator = atLeast("admin") && await api("/v1/accounts?limit=1").then(() => true, () => false);
+}
+
 async function signIn(key) {
   sessionStorage.setItem(KEY, key);
   try {
     account = await api("/v1/account");
+    await probeOperator();
   } catch (e) {
     sessionStorage.removeItem(KEY);
     account = null;
@@ -108,6 +115,7 @@ async function signIn(key) {
 function signOut() {
   sessionStorage.removeItem(KEY);
   account = null;
+  operator = false;
   location.hash = "";
   route();
 }
@@ -927,6 +935,7 @@ async function loadAccount() {
     dd.textContent = v;
     $("credits").append(dt, dd);
   }
+  await loadLedger();
   const admin = atLeast("admin");
   $("key-form").hidden = !admin;
   $("key-table").hidden = !admin;
@@ -940,14 +949,20 @@ async function loadAccount() {
     cell(row, k.name, "Name");
     cell(row, k.level, "Level");
     cell(row, k.prefix, "Starts with");
-    cell(row, k.status, "Status");
+    cell(row, k.status + (k.status === "active" && k.revokedAt ? ` until ${when(k.revokedAt)}` : ""), "Status");
     cell(row, when(k.createdAt), "Created");
     const actions = cell(row, "");
     if (k.status === "active" && k.id !== account.key.id) {
       actions.append(button(`Revoke ${k.name}`, async () => {
-        if (!confirm(`Revoke the key “${k.name}” now?`)) return;
-        try { await api(`/v1/keys/${encodeURIComponent(k.id)}`, { method: "DELETE" }); say(`Revoked ${k.name}.`); await loadAccount(); }
-        catch (err) { say(err.message, true); }
+        const delay = Number($("revoke-when").value);
+        const at = delay ? new Date(Date.now() + delay * 1000) : null;
+        if (!confirm(at ? `Revoke the key “${k.name}” at ${at.toLocaleString()}?` : `Revoke the key “${k.name}” now?`)) return;
+        try {
+          const query = at ? `?revokeAt=${encodeURIComponent(at.toISOString())}` : "";
+          await api(`/v1/keys/${encodeURIComponent(k.id)}${query}`, { method: "DELETE" });
+          say(at ? `${k.name} will stop working at ${at.toLocaleString()}.` : `Revoked ${k.name}.`);
+          await loadAccount();
+        } catch (err) { say(err.message, true); }
       }));
     }
   }
@@ -967,6 +982,141 @@ $("key-form").addEventListener("submit", async (e) => {
   }
 });
 
+const SVG = "http://www.w3.org/2000/svg";
+function svg(tag, attrs, text) {
+  const e = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+// What a movement did to the balance, for people.
+function balanceChange(e) {
+  const signed = (n) => (n > 0 ? `+${n}` : String(n));
+  if (e.entry === "grant") return signed(e.amount);
+  if (e.entry === "reserve" || e.entry === "top_up") return `${signed(-e.amount)} (held)`;
+  if (e.entry === "refund") return `${signed(e.amount)} (given back)`;
+  if (e.entry === "capture") return `${e.amount} held → used`;
+  return String(e.amount);
+}
+
+// The balance after each movement of the last hundred, as a line over
+// time; the latest ten as a table (the chart's text alternative).
+async function loadLedger() {
+  const page = await api("/v1/account/ledger?limit=100");
+  const entries = [...page.data].reverse();
+  const chart = $("ledger-chart");
+  chart.replaceChildren();
+  if (entries.length) {
+    const [w, h, pad] = [600, 200, 40];
+    const t0 = Date.parse(entries[0].createdAt), t1 = Math.max(Date.parse(entries.at(-1).createdAt), t0 + 1);
+    // The axis spans the balances seen (a large balance's small moves
+    // stay visible), labelled at both ends.
+    const values = entries.map((e) => e.balanceAfter);
+    const [low, high] = [Math.min(...values), Math.max(...values)];
+    const span = Math.max(high - low, 1);
+    const x = (e) => 2 * pad + ((Date.parse(e.createdAt) - t0) / (t1 - t0)) * (w - 2.5 * pad);
+    const y = (e) => h - pad / 2 - ((e.balanceAfter - low) / span) * (h - pad);
+    chart.append(svg("line", { class: "axis", x1: 2 * pad, y1: h - pad / 2, x2: w - pad / 2, y2: h - pad / 2 }));
+    chart.append(svg("line", { class: "axis", x1: 2 * pad, y1: pad / 2, x2: 2 * pad, y2: h - pad / 2 }));
+    chart.append(svg("text", { x: 4, y: pad / 2 + 4 }, String(high)));
+    chart.append(svg("text", { x: 4, y: h - pad / 2 }, String(low)));
+    // A step line: the balance holds until the next movement.
+    let d = "";
+    entries.forEach((e, i) => {
+      d += i ? ` H ${x(e).toFixed(1)} V ${y(e).toFixed(1)}` : `M ${x(e).toFixed(1)} ${y(e).toFixed(1)}`;
+    });
+    chart.append(svg("path", { class: "line", d }));
+  }
+  const last = entries.at(-1);
+  $("ledger-summary").textContent = entries.length
+    ? `Balance after each of the last ${entries.length} movements (of ${page.pagination.total}), from ${when(entries[0].createdAt)} to ${when(last.createdAt)}: now ${last.balanceAfter} credits.`
+    : "No movements yet.";
+  const body = $("ledger-table").tBodies[0];
+  body.replaceChildren();
+  for (const e of page.data.slice(0, 10)) {
+    const row = body.insertRow();
+    cell(row, when(e.createdAt), "When");
+    cell(row, e.entry, "Movement");
+    cell(row, balanceChange(e), "Change");
+    cell(row, String(e.balanceAfter), "Balance after");
+    cell(row, e.jobId || e.note || "", "Job");
+  }
+}
+
+// ---- operator --------------------------------------------------------------
+
+// Jobs queued and running by kind, from the server's metrics.
+async function loadQueue() {
+  const text = await (await fetch("/metrics")).text();
+  const depth = new Map();
+  for (const m of text.matchAll(/^mediagen_jobs\{kind="([^"]+)",status="(queued|processing)"\} (\d+)/gm)) {
+    const [, kind, status, n] = m;
+    if (Number(n) === 0) continue;
+    const d = depth.get(kind) || { queued: 0, processing: 0 };
+    d[status] = Number(n);
+    depth.set(kind, d);
+  }
+  const body = $("queue-table").tBodies[0];
+  body.replaceChildren();
+  for (const [kind, d] of [...depth].sort()) {
+    const row = body.insertRow();
+    cell(row, kind, "Kind");
+    cell(row, String(d.queued), "Queued");
+    cell(row, String(d.processing), "Running");
+  }
+  if (!depth.size) cell(body.insertRow(), "Nothing is queued or running.").colSpan = 3;
+}
+
+async function loadOperator() {
+  await loadQueue();
+  const page = await api("/v1/accounts?limit=100");
+  const body = $("accounts-table").tBodies[0];
+  body.replaceChildren();
+  const select = $("grant-account");
+  const chosen = select.value;
+  select.replaceChildren();
+  for (const a of page.data) {
+    const row = body.insertRow();
+    cell(row, a.name, "Name");
+    cell(row, a.id, "Id");
+    cell(row, String(a.credits?.balance ?? a.balance), "Balance");
+    cell(row, String(a.credits?.reserved ?? a.reserved), "Reserved");
+    cell(row, String(a.credits?.used ?? a.used), "Used");
+    cell(row, when(a.createdAt), "Created");
+    select.add(new Option(`${a.name} (${a.id})`, a.id));
+  }
+  if (chosen) select.value = chosen;
+}
+
+$("grant-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  try {
+    const id = $("grant-account").value;
+    const body = { amount: Number($("grant-amount").value) };
+    if ($("grant-note").value) body.note = $("grant-note").value;
+    await api(`/v1/accounts/${encodeURIComponent(id)}/credits`, { method: "POST", body });
+    say(`Granted ${body.amount} credits.`);
+    $("grant-amount").value = "";
+    $("grant-note").value = "";
+    await loadOperator();
+  } catch (err) {
+    say(err.message, true);
+  }
+});
+
+$("account-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  try {
+    const made = await api("/v1/accounts", { method: "POST", body: { name: $("new-account-name").value, credits: Number($("new-account-credits").value) || 0 } });
+    say(`Created the account ${made.name}.`);
+    $("new-account-name").value = "";
+    await loadOperator();
+  } catch (err) {
+    say(err.message, true);
+  }
+});
+
 // ---- pages -----------------------------------------------------------------
 
 async function route() {
@@ -975,8 +1125,9 @@ async function route() {
   $("sign-in").hidden = signedIn;
   $("nav").hidden = !signedIn;
   $("who").hidden = !signedIn;
+  $("operator-link").hidden = !operator;
   let page = location.hash.slice(1);
-  if (!pages.includes(page)) page = "voices";
+  if (!pages.includes(page) || (page === "operator" && !operator)) page = "voices";
   for (const p of pages) $(p).hidden = !signedIn || p !== page;
   for (const a of $("nav").querySelectorAll("a")) {
     if (a.getAttribute("href") === `#${page}`) a.setAttribute("aria-current", "page");
@@ -1011,6 +1162,7 @@ async function route() {
       jobTimer = setInterval(() => loadJobs().catch((err) => say(err.message, true)), 2000);
     }
     if (page === "account") await loadAccount();
+    if (page === "operator") await loadOperator();
   } catch (err) {
     say(err.message, true);
   }
@@ -1020,7 +1172,7 @@ window.addEventListener("hashchange", () => { say(""); route(); });
 
 (async () => {
   if (sessionStorage.getItem(KEY)) {
-    try { account = await api("/v1/account"); } catch { sessionStorage.removeItem(KEY); }
+    try { account = await api("/v1/account"); await probeOperator(); } catch { sessionStorage.removeItem(KEY); }
   }
   route();
 })();
