@@ -14,10 +14,12 @@ ARG MODELS=mounted
 
 FROM rust:1-bookworm AS build
 RUN apt-get update \
- && apt-get install -y --no-install-recommends cmake clang libclang-dev pkg-config \
+ && apt-get install -y --no-install-recommends cmake clang libclang-dev pkg-config npm \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
+# The API reference's renderer, embedded by the build (crates/server/build.rs).
+RUN cd crates/server/assets/apidocs && npm ci --no-audit --no-fund --ignore-scripts
 RUN cargo build --release --locked -p mediagen --bin mediagen \
  && cp target/release/mediagen /usr/local/bin/mediagen
 

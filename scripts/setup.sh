@@ -33,6 +33,10 @@ apt_install python3-venv curl
 apt_install apertium apertium-eng-spa apertium-fr-es apertium-spa-ita apertium-es-pt apertium-spa-cat
 # npm fetches the Kokoro voice styles (the kokoro-js package).
 command -v npm >/dev/null 2>&1 || apt_install npm
+# The API reference's renderer (swagger-ui-dist, pinned by its lock file),
+# which the server build embeds (crates/server/build.rs).
+[ -f crates/server/assets/apidocs/node_modules/swagger-ui-dist/swagger-ui-bundle.js ] \
+  || (cd crates/server/assets/apidocs && npm ci --silent --no-audit --no-fund --ignore-scripts)
 
 # Rust: a rustup toolchain when there is one, else Debian's current Rust
 # (rustc-web/cargo-web track recent stable releases on Debian 12).

@@ -27,8 +27,8 @@ use crate::middleware;
 use crate::ratelimit::RateLimiter;
 use crate::routes::{
     account, accounts, avatars, blobs, console, dubbing, elevenlabs, files, image, jobs, keys,
-    models, openai, previews, sound, stt, system, test_jobs, tts, video, voice_changer, voices,
-    webhooks,
+    models, openai, previews, reference, sound, stt, system, test_jobs, tts, video, voice_changer,
+    voices, webhooks,
 };
 use crate::state::{AppState, Inner};
 
@@ -359,7 +359,8 @@ fn router(state: AppState) -> Router {
         .nest("/v1", v1)
         .nest("/elevenlabs/v1", eleven)
         .route("/v1/openapi.json", get(system::openapi))
-        .route("/docs", get(system::docs))
+        .route("/docs", get(reference::page))
+        .route("/docs/{name}", get(reference::asset))
         .route("/console", get(console::page))
         .route("/console/{name}", get(console::asset))
         .route("/healthz", get(system::healthz))

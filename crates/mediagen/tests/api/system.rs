@@ -68,6 +68,8 @@ async fn health_metrics_and_docs(backend: Backend) {
     );
     assert!(doc["components"]["securitySchemes"]["bearer"].is_object());
 
+    // The reference: Swagger UI built into the binary (setup installs it
+    // before every build `make test` makes), from this origin only.
     let docs = get("/docs").await.unwrap();
     assert!(docs.headers()["content-type"]
         .to_str()
@@ -78,11 +80,24 @@ async fn health_metrics_and_docs(backend: Backend) {
         .unwrap()
         .to_owned();
     assert!(
-        csp.contains("default-src 'none'") && csp.contains("script-src 'sha256-"),
+        csp.contains("default-src 'none'")
+            && csp.contains("script-src 'self'")
+            && !csp.contains("unsafe"),
         "{csp}"
     );
     assert_eq!(docs.headers()["x-content-type-options"], "nosniff");
-    assert!(docs.text().await.unwrap().contains("/v1/openapi.json"));
+    let page = docs.text().await.unwrap();
+    assert!(page.contains("/docs/swagger-ui-bundle.js"), "{page}");
+    for (file, marker) in [
+        ("/docs/reference.js", "/v1/openapi.json"),
+        ("/docs/swagger-ui-bundle.js", "SwaggerUIBundle"),
+        ("/docs/swagger-ui.css", ".swagger-ui"),
+    ] {
+        let r = get(file).await.unwrap();
+        assert_eq!(r.status(), 200, "{file}");
+        assert!(r.text().await.unwrap().contains(marker), "{file}");
+    }
+    assert_eq!(get("/docs/package.json").await.unwrap().status(), 404);
 
     // Security headers: on every answer, and no caching of what a key read.
     let account = app.get("/v1/account", &app.admin_key).await;

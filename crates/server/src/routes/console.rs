@@ -4,11 +4,9 @@
 //! Content-Security-Policy lets it load and connect to nothing else.
 
 use axum::extract::Path;
-use axum::http::header;
-use axum::response::{IntoResponse, Response};
-use mediagen_core::ErrorCode;
+use axum::response::Response;
 
-use crate::error::Error;
+use super::assets::{serve, Asset};
 
 /// Scripts, styles, media and requests from this origin only; no inline
 /// script or style, no frames, no form posts (the forms are the script's).
@@ -16,46 +14,30 @@ const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
     img-src 'self' data:; media-src 'self' blob:; connect-src 'self'; \
     frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
-/// The console's files: name, content type, contents.
-const FILES: &[(&str, &str, &str)] = &[
-    (
-        "index.html",
-        "text/html; charset=utf-8",
-        include_str!("../../assets/console/index.html"),
-    ),
-    (
-        "console.js",
-        "text/javascript; charset=utf-8",
-        include_str!("../../assets/console/console.js"),
-    ),
-    (
-        "console.css",
-        "text/css; charset=utf-8",
-        include_str!("../../assets/console/console.css"),
-    ),
+const FILES: &[Asset] = &[
+    Asset {
+        name: "index.html",
+        content_type: "text/html; charset=utf-8",
+        body: include_bytes!("../../assets/console/index.html"),
+    },
+    Asset {
+        name: "console.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_bytes!("../../assets/console/console.js"),
+    },
+    Asset {
+        name: "console.css",
+        content_type: "text/css; charset=utf-8",
+        body: include_bytes!("../../assets/console/console.css"),
+    },
 ];
 
 /// `GET /console`: the page.
 pub async fn page() -> Response {
-    file("index.html")
+    serve(FILES, "index.html", CSP)
 }
 
 /// `GET /console/{name}`: one of the page's files (404 for any other name).
 pub async fn asset(Path(name): Path<String>) -> Response {
-    file(&name)
-}
-
-fn file(name: &str) -> Response {
-    match FILES.iter().find(|(n, _, _)| *n == name) {
-        Some((_, content_type, body)) => (
-            [
-                (header::CONTENT_TYPE, *content_type),
-                (header::CONTENT_SECURITY_POLICY, CSP),
-                (header::CACHE_CONTROL, "no-cache"),
-            ],
-            *body,
-        )
-            .into_response(),
-        None => Error::new(ErrorCode::RouteNotFound).into_response(),
-    }
+    serve(FILES, &name, CSP)
 }

@@ -3,6 +3,7 @@
 
 pub mod account;
 pub mod accounts;
+pub mod assets;
 pub mod avatars;
 pub mod blobs;
 pub mod console;
@@ -15,6 +16,7 @@ pub mod keys;
 pub mod models;
 pub mod openai;
 pub mod previews;
+pub mod reference;
 pub mod sound;
 pub mod stt;
 pub mod system;
