@@ -29,7 +29,9 @@ function check(cond, what) {
 const browser = await puppeteer.launch({
   executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
   headless: true,
+  // The microphone is a fake device playing the test's spoken sentence.
   args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--autoplay-policy=no-user-gesture-required",
+    "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream", `--use-file-for-fake-audio-capture=${media}/speech.wav`,
     "--no-first-run", "--disable-background-networking", "--disable-component-update"],
 });
 const page = await browser.newPage();
@@ -74,11 +76,19 @@ try {
   check((await text("#status")).includes("not accepted"), "sign-in: a wrong key is refused with a message");
   await page.$eval("#key", (e) => { e.value = ""; });
   await page.type("#key", adminKey);
-  await page.click("#sign-in-form button[type=submit]");
+  await page.keyboard.press("Enter");
   await page.waitForFunction(() => !document.getElementById("nav").hidden);
   check((await text("#who-level")).includes("admin key"), "sign-in: the header names the key's level");
   check(await page.evaluate(() => sessionStorage.getItem("mediagen.key")) === adminKey, "sign-in: the key is in session storage");
   check(await page.evaluate(() => localStorage.length) === 0, "sign-in: nothing is kept in local storage");
+  check(true, "sign-in: the key is typed and sent with the keyboard alone");
+  // The keyboard reaches the skip link first, then the navigation.
+  await page.reload({ waitUntil: "networkidle0" });
+  await page.waitForFunction(() => !document.getElementById("nav").hidden);
+  await page.keyboard.press("Tab");
+  check(await page.evaluate(() => document.activeElement.className) === "skip", "keyboard: the first Tab reaches the skip link");
+  await page.keyboard.press("Tab");
+  check(await page.evaluate(() => document.activeElement.getAttribute("href")) === "#voices", "keyboard: the next Tab reaches the navigation");
 
   // Browse voices with a filter.
   await page.waitForSelector("#voice-table tbody tr");
@@ -155,6 +165,20 @@ try {
   await axe("speech");
   await shot("3-speech");
 
+  // Streaming: the player starts on the first sentence, before the last.
+  await page.$eval("#tts-text", (e) => { e.value = ""; });
+  await page.type("#tts-text", "This is the first sentence. Here comes a second one, a little longer than the first. And a third sentence ends the stream.");
+  await page.click("#tts-stream");
+  await page.click("#tts-form button[type=submit]");
+  await page.waitForFunction(() => document.getElementById("tts-meta").textContent.startsWith("Streamed"), { timeout: 60000 });
+  const streamed = await text("#tts-meta");
+  const [firstAudio, allAudio] = (streamed.match(/(\d+\.\d+) s, all of it after (\d+\.\d+) s/) || []).slice(1).map(Number);
+  check(firstAudio > 0 && firstAudio < allAudio, `speech: streamed, the first audio came before the last (${streamed})`);
+  await page.waitForFunction(() => document.getElementById("tts-audio").currentTime > 0.3, { timeout: 20000 });
+  check(true, "speech: the streamed audio plays");
+  await page.$eval("#tts-audio", (a) => a.pause());
+  await page.click("#tts-stream");
+
   // Upload and transcribe; a line seeks the player; subtitles to download.
   await go("#transcribe");
   await page.waitForFunction(() => !document.getElementById("transcribe").hidden);
@@ -185,6 +209,17 @@ try {
   check(/^1\n00:00:\d\d,\d{3} --> 00:00:\d\d,\d{3}\n/.test(srt) && srt.toLowerCase().includes("fox"), `transcribe: the srt downloaded holds timed cues (${JSON.stringify(srt.slice(0, 80))})`);
   await axe("transcribe");
   await shot("3b-transcribe");
+  // Recorded from the microphone (the fake device plays the same sentence).
+  await page.click("#stt-record");
+  await page.waitForFunction(() => document.getElementById("stt-record").getAttribute("aria-pressed") === "true", { timeout: 10000 });
+  await new Promise((r) => setTimeout(r, 6500));
+  await page.click("#stt-record");
+  await page.waitForFunction(() => document.getElementById("stt-source").textContent.startsWith("Recording:"), { timeout: 10000 });
+  const firstLines = await page.$eval("#stt-segments", (l) => l.textContent);
+  await page.click("#stt-form button[type=submit]");
+  await page.waitForFunction((before) => document.getElementById("stt-segments").textContent !== before || document.getElementById("status").className === "error", { timeout: 120000 }, firstLines);
+  const recorded = (await text("#stt-segments")).toLowerCase();
+  check(["fox", "dog"].every((w) => recorded.includes(w)), `transcribe: a microphone recording is transcribed (${await text("#stt-source")}: ${recorded.slice(0, 90)})`);
 
   // Dub a short video into Spanish, then change a line's translation and
   // re-dub only that line.
@@ -271,9 +306,15 @@ try {
   await axe("create");
   await shot("3e-create");
 
-  // Avatars: the gallery, and one expanded to a length with its seam report.
+  // Avatars: one uploaded, the gallery, and one expanded to a length with
+  // its seam report.
   await go("#avatars");
   await page.waitForSelector("#avatar-gallery li video");
+  await (await page.$("#avatar-file")).uploadFile(`${media}/clip.mp4`);
+  await page.type("#avatar-name", "Test card");
+  await page.click("#avatar-form button[type=submit]");
+  await page.waitForFunction(() => [...document.querySelectorAll("#avatar-gallery li p")].some((p) => p.textContent === "Test card") || document.getElementById("status").className === "error", { timeout: 60000 });
+  check((await text("#status")) === "Added Test card.", `avatars: an uploaded clip joins the gallery (${await text("#status")})`);
   const cards = await page.$$eval("#avatar-gallery li", (ls) => ls.map((l) => [l.querySelector("p").textContent, l.querySelector("video").poster]));
   check(cards.length > 0 && cards.every(([, poster]) => poster.startsWith(`${origin}/`)), `avatars: the gallery shows each avatar with its poster (${cards.length} avatars)`);
   const poster = await page.evaluate(async (u) => { const r = await fetch(u); return [r.status, r.headers.get("content-type")]; }, cards[0][1]);
@@ -310,6 +351,17 @@ try {
   await new Promise((r) => setTimeout(r, 2500));
   check(await ttsAudio.evaluate((a) => a.isConnected && !a.paused && a.currentTime > 0), "jobs: a result keeps playing while the list refreshes");
   await ttsAudio.evaluate((a) => a.pause());
+  // A long job cancelled from the list: it ends cancelled.
+  const avatars = await (await fetch(`${base}/v1/avatars?limit=1`, { headers: { Authorization: `Bearer ${adminKey}` } })).json();
+  const long = await (await fetch(`${base}/v1/avatar-expansion`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${adminKey}`, "Content-Type": "application/json", Prefer: "respond-async" },
+    body: JSON.stringify({ avatarId: avatars.data[0].id, duration: 600 }),
+  })).json();
+  await page.waitForFunction((id) => [...document.querySelectorAll("#job-table button")].some((b) => b.textContent === `Cancel ${id}`), { timeout: 10000 }, long.id);
+  await page.evaluate((id) => [...document.querySelectorAll("#job-table button")].find((b) => b.textContent === `Cancel ${id}`).click(), long.id);
+  await page.waitForFunction((id) => [...document.querySelectorAll("#job-table tbody tr")].some((tr) => tr.cells[0].textContent === id && tr.cells[2].textContent === "cancelled"), { timeout: 30000 }, long.id);
+  check(true, "jobs: a running job is cancelled from the list and shown cancelled");
   await axe("jobs");
   await shot("4-jobs");
 
@@ -346,6 +398,18 @@ try {
   const still = await fetch(`${base}/v1/account`, { headers: { Authorization: `Bearer ${rotating}` } });
   check(still.status === 200, "keys: a key scheduled for revocation in a day still works and is listed active until then");
   await page.select("#revoke-when", "0");
+
+  // Webhooks: an endpoint added (its secret shown once), its deliveries, removed.
+  await page.type("#webhook-url", "https://hooks.example.com/mediagen");
+  await page.click("#webhook-form button[type=submit]");
+  await page.waitForFunction(() => [...document.querySelectorAll("#webhook-table tbody tr")].some((tr) => tr.cells[0].textContent === "https://hooks.example.com/mediagen"), { timeout: 10000 });
+  check((await text("#new-webhook-secret")).length > 10, "webhooks: an endpoint is added and its signing secret shown once");
+  await page.evaluate(() => [...document.querySelectorAll("#webhook-table button")].find((b) => b.textContent.startsWith("Deliveries to")).click());
+  await page.waitForFunction(() => !document.getElementById("delivery-table").hidden);
+  check((await text("#delivery-caption")).includes("hooks.example.com"), "webhooks: the endpoint's deliveries are shown");
+  await page.evaluate(() => [...document.querySelectorAll("#webhook-table button")].find((b) => b.textContent.startsWith("Remove")).click());
+  await page.waitForFunction(() => document.querySelectorAll("#webhook-table tbody tr").length === 0, { timeout: 10000 });
+  check(true, "webhooks: the endpoint is removed");
 
   // The ledger: a chart of the balance and the latest movements.
   const movements = await page.$$eval("#ledger-table tbody tr", (trs) => trs.map((tr) => tr.cells[1].textContent));
@@ -425,6 +489,17 @@ try {
     .slice(0, 5).map((e) => `${e.tagName.toLowerCase()}#${e.id}.${e.className}`));
   check(overflow <= 375, `phone width: the page fits 375 px (${overflow} px${wide.length ? `; wider: ${wide.join(", ")}` : ""})`);
   await shot("7-phone-voices");
+  // (Signed in with the read key by now: the operator page is not among them.)
+  for (const p of ["speech", "transcribe", "dub", "trim", "create", "avatars", "jobs", "account"]) {
+    await go(`#${p}`);
+    await page.waitForFunction((id) => !document.getElementById(id).hidden, {}, p);
+    await new Promise((r) => setTimeout(r, 300));
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    const wider = await page.evaluate(() => [...document.querySelectorAll("body *")]
+      .filter((e) => !e.closest("[hidden]") && e.getBoundingClientRect().right > 376)
+      .slice(0, 3).map((e) => `${e.tagName.toLowerCase()}#${e.id}.${e.className}`));
+    check(width <= 375, `phone width: the ${p} page fits 375 px (${width} px${wider.length ? `; wider: ${wider.join(", ")}` : ""})`);
+  }
 
   check(consoleErrors.length === 0, `no script error on the page${consoleErrors.length ? `: ${consoleErrors.join("; ")}` : ""}`);
   check(foreign.length === 0, `no request left ${origin}${foreign.length ? `: ${foreign.join(", ")}` : ""}`);

@@ -368,12 +368,54 @@ $("tts-audio").addEventListener("timeupdate", () => {
   }
 });
 
+// Streams the speech into the player through Media Source Extensions: it
+// starts playing when the first sentence arrives. Reports when the first
+// audio and the last arrived.
+async function streamSpeech() {
+  const audio = $("tts-audio");
+  const source = new MediaSource();
+  audio.src = URL.createObjectURL(source);
+  await new Promise((r) => source.addEventListener("sourceopen", r, { once: true }));
+  const buffer = source.addSourceBuffer("audio/mpeg");
+  const appended = () => new Promise((r) => buffer.addEventListener("updateend", r, { once: true }));
+  const started = performance.now();
+  const res = await fetch("/v1/text-to-speech/stream", {
+    method: "POST",
+    headers: { Authorization: `Bearer ${sessionStorage.getItem(KEY)}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ ...ttsBody(false), format: "mp3", timestamps: false }),
+  });
+  if (!res.ok) throw new ApiFailure(res.status, await res.json().catch(() => null));
+  $("tts-result").hidden = false;
+  showWords([]);
+  const reader = res.body.getReader();
+  let first = null;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (first === null) {
+      first = (performance.now() - started) / 1000;
+      $("tts-meta").textContent = `First audio after ${first.toFixed(2)} s…`;
+    }
+    buffer.appendBuffer(value);
+    await appended();
+    if (audio.paused && audio.currentTime === 0) audio.play().catch(() => {});
+  }
+  source.endOfStream();
+  const all = (performance.now() - started) / 1000;
+  $("tts-meta").textContent = `Streamed: first audio after ${first.toFixed(2)} s, all of it after ${all.toFixed(2)} s (job ${res.headers.get("X-Job-Id")})`;
+}
+
 $("tts-form").addEventListener("submit", async (e) => {
   e.preventDefault();
   const submit = e.submitter || $("tts-form").querySelector("button");
   submit.disabled = true;
   say("Speaking…");
   try {
+    if ($("tts-stream").checked) {
+      await streamSpeech();
+      say("Done.");
+      return;
+    }
     const job = await finished(await api("/v1/text-to-speech", { method: "POST", body: ttsBody(false) }));
     const r = job.result;
     $("tts-audio").src = r.audioUrl;
@@ -812,6 +854,29 @@ async function loadAvatars() {
   if (chosen) select.value = chosen;
 }
 
+$("avatar-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const submit = $("avatar-form").querySelector("button[type=submit]");
+  submit.disabled = true;
+  say("Uploading the avatar…");
+  try {
+    const form = new FormData();
+    const file = $("avatar-file").files[0];
+    form.append("file", file, file.name);
+    form.append("name", $("avatar-name").value);
+    form.append("gender", $("avatar-gender").value);
+    let avatar = await api("/v1/avatars", { method: "POST", form });
+    if (avatar.status) avatar = await api(`/v1/avatars/${encodeURIComponent((await finished(avatar)).result.avatarId)}`);
+    say(`Added ${avatar.name}.`);
+    $("avatar-form").reset();
+    await loadAvatars();
+  } catch (err) {
+    say(err.message, true);
+  } finally {
+    submit.disabled = false;
+  }
+});
+
 // What the seam report's numbers mean, for people.
 function seamReport(r) {
   const rows = [
@@ -940,7 +1005,9 @@ async function loadAccount() {
   $("key-form").hidden = !admin;
   $("key-table").hidden = !admin;
   $("keys-note").textContent = admin ? "" : "Listing and creating keys needs an admin key.";
+  $("webhooks").hidden = !admin;
   if (!admin) return;
+  await loadWebhooks();
   const keys = await api("/v1/keys");
   const body = $("key-table").tBodies[0];
   body.replaceChildren();
@@ -1117,6 +1184,59 @@ $("account-form").addEventListener("submit", async (e) => {
   }
 });
 
+// ---- webhooks --------------------------------------------------------------
+
+async function loadWebhooks() {
+  const page = await api("/v1/webhooks");
+  const body = $("webhook-table").tBodies[0];
+  body.replaceChildren();
+  for (const w of page.data) {
+    const row = body.insertRow();
+    cell(row, w.url, "URL");
+    cell(row, w.events.join(", "), "Events");
+    cell(row, when(w.createdAt), "Created");
+    const actions = cell(row, "");
+    actions.append(button(`Deliveries to ${w.url}`, () => loadDeliveries(w).catch((err) => say(err.message, true))), " ");
+    actions.append(button(`Remove ${w.url}`, async () => {
+      if (!confirm(`Stop sending events to ${w.url}?`)) return;
+      try { await api(`/v1/webhooks/${encodeURIComponent(w.id)}`, { method: "DELETE" }); $("delivery-table").hidden = true; await loadWebhooks(); }
+      catch (err) { say(err.message, true); }
+    }));
+  }
+}
+
+async function loadDeliveries(w) {
+  const page = await api(`/v1/webhooks/${encodeURIComponent(w.id)}/deliveries`);
+  $("delivery-caption").textContent = `Deliveries to ${w.url}, newest first`;
+  const body = $("delivery-table").tBodies[0];
+  body.replaceChildren();
+  for (const d of page.data) {
+    const row = body.insertRow();
+    cell(row, d.event, "Event");
+    cell(row, d.jobId, "Job");
+    cell(row, d.status, "Status");
+    cell(row, String(d.attempts), "Attempts");
+    cell(row, d.lastStatus ? `HTTP ${d.lastStatus}` : d.lastError || "", "Last answer");
+    cell(row, when(d.nextAttemptAt), "Next try");
+  }
+  if (!page.data.length) cell(body.insertRow(), "Nothing sent yet.").colSpan = 6;
+  $("delivery-table").hidden = false;
+}
+
+$("webhook-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  try {
+    const made = await api("/v1/webhooks", { method: "POST", body: { url: $("webhook-url").value } });
+    $("new-webhook-secret").textContent = made.secret || "";
+    $("new-webhook").hidden = !made.secret;
+    $("webhook-url").value = "";
+    say(`Events now go to ${made.url}.`);
+    await loadWebhooks();
+  } catch (err) {
+    say(err.message, true);
+  }
+});
+
 // ---- pages -----------------------------------------------------------------
 
 async function route() {
@@ -1151,7 +1271,7 @@ async function route() {
     }
     if (page === "dub") await loadDubTargets();
     if (page === "avatars") await loadAvatars();
-    for (const [p, forms] of [["transcribe", ["stt-form"]], ["dub", ["dub-form"]], ["trim", ["trim-form"]], ["create", ["sound-form", "image-form"]], ["avatars", ["expand-form"]]]) {
+    for (const [p, forms] of [["transcribe", ["stt-form"]], ["dub", ["dub-form"]], ["trim", ["trim-form"]], ["create", ["sound-form", "image-form"]], ["avatars", ["avatar-form", "expand-form"]]]) {
       if (page === p && !atLeast("write")) {
         for (const form of forms) for (const b of $(form).querySelectorAll("button")) b.disabled = true;
         say("This needs a write key; this one can only read.");
