@@ -78,6 +78,56 @@ async function finished(job, each = () => {}) {
   return job;
 }
 
+// A form's submit: its button is disabled and `busy` shown while `work`
+// runs; an error is shown as one.
+function onSubmit(id, busy, work) {
+  $(id).addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const submit = $(id).querySelector("button[type=submit]");
+    submit.disabled = true;
+    if (busy) say(busy);
+    try {
+      await work();
+    } catch (err) {
+      say(err.message, true);
+    } finally {
+      submit.disabled = false;
+    }
+  });
+}
+
+// A button that records from the microphone: pressed to start, again to
+// stop; `done` gets the recording (a File) and its length in seconds.
+function recordButton(id, done, started = () => {}) {
+  const b = $(id);
+  const idle = b.textContent;
+  let recorder = null;
+  b.addEventListener("click", async () => {
+    if (recorder) { recorder.stop(); return; }
+    try {
+      const stream = await navigator.mediaDevices.getUserMedia({ audio: true });
+      const chunks = [];
+      const since = Date.now();
+      recorder = new MediaRecorder(stream);
+      recorder.ondataavailable = (e) => chunks.push(e.data);
+      recorder.onstop = () => {
+        stream.getTracks().forEach((t) => t.stop());
+        const type = recorder.mimeType || "audio/webm";
+        recorder = null;
+        b.textContent = idle;
+        b.setAttribute("aria-pressed", "false");
+        done(new File(chunks, "recording.webm", { type }), (Date.now() - since) / 1000);
+      };
+      recorder.start();
+      b.textContent = "Stop recording";
+      b.setAttribute("aria-pressed", "true");
+      started();
+    } catch (err) {
+      say(`The microphone could not be used: ${err.message}`, true);
+    }
+  });
+}
+
 // Seconds as m:ss.s (or h:mm:ss.s).
 function clock(t) {
   const h = Math.floor(t / 3600), m = Math.floor((t % 3600) / 60), sec = (t % 60).toFixed(1).padStart(4, "0");
@@ -182,44 +232,33 @@ async function fillComparePickers() {
 }
 
 // Two voices saying the same sentence, side by side.
-$("compare-form").addEventListener("submit", async (e) => {
-  e.preventDefault();
-  const submit = $("compare-form").querySelector("button[type=submit]");
-  submit.disabled = true;
-  say("Speaking the sentence in both voices…");
-  try {
-    const ids = [$("compare-a").value, $("compare-b").value];
-    const jobs = await Promise.all(ids.map(async (voiceId) =>
-      finished(await api("/v1/text-to-speech", { method: "POST", body: { text: $("compare-text").value, voiceId, format: "mp3" } }))));
-    const out = $("compare-result");
-    out.replaceChildren();
-    jobs.forEach((job, i) => {
-      const select = $(i ? "compare-b" : "compare-a");
-      const figure = document.createElement("figure");
-      const caption = document.createElement("figcaption");
-      caption.textContent = select.options[select.selectedIndex].textContent;
-      const audio = document.createElement("audio");
-      audio.controls = true;
-      audio.src = job.result.audioUrl;
-      audio.setAttribute("aria-label", `The sentence in ${caption.textContent}`);
-      const meta = document.createElement("p");
-      meta.textContent = `${job.result.duration.toFixed(2)} s`;
-      figure.append(caption, audio, meta);
-      out.append(figure);
-    });
-    out.hidden = false;
-    say("");
-  } catch (err) {
-    say(err.message, true);
-  } finally {
-    submit.disabled = false;
-  }
+onSubmit("compare-form", "Speaking the sentence in both voices…", async () => {
+  const ids = [$("compare-a").value, $("compare-b").value];
+  const jobs = await Promise.all(ids.map(async (voiceId) =>
+    finished(await api("/v1/text-to-speech", { method: "POST", body: { text: $("compare-text").value, voiceId, format: "mp3" } }))));
+  const out = $("compare-result");
+  out.replaceChildren();
+  jobs.forEach((job, i) => {
+    const select = $(i ? "compare-b" : "compare-a");
+    const figure = document.createElement("figure");
+    const caption = document.createElement("figcaption");
+    caption.textContent = select.options[select.selectedIndex].textContent;
+    const audio = document.createElement("audio");
+    audio.controls = true;
+    audio.src = job.result.audioUrl;
+    audio.setAttribute("aria-label", `The sentence in ${caption.textContent}`);
+    const meta = document.createElement("p");
+    meta.textContent = `${job.result.duration.toFixed(2)} s`;
+    figure.append(caption, audio, meta);
+    out.append(figure);
+  });
+  out.hidden = false;
+  say("");
 });
 
 // Cloning: samples chosen or recorded, consent given, then the voice with
 // its measured likeness to the samples.
 let cloneRecordings = [];
-let cloneRecorder = null;
 
 function describeSamples() {
   const files = [...$("clone-files").files, ...cloneRecordings];
@@ -227,67 +266,38 @@ function describeSamples() {
 }
 $("clone-files").addEventListener("change", describeSamples);
 
-$("clone-record").addEventListener("click", async () => {
-  const b = $("clone-record");
-  if (cloneRecorder) { cloneRecorder.stop(); return; }
-  try {
-    const stream = await navigator.mediaDevices.getUserMedia({ audio: true });
-    const chunks = [];
-    cloneRecorder = new MediaRecorder(stream);
-    cloneRecorder.ondataavailable = (ev) => chunks.push(ev.data);
-    cloneRecorder.onstop = () => {
-      stream.getTracks().forEach((t) => t.stop());
-      cloneRecordings.push(new File(chunks, `recording-${cloneRecordings.length + 1}.webm`, { type: cloneRecorder.mimeType || "audio/webm" }));
-      cloneRecorder = null;
-      b.textContent = "Record a sample";
-      b.setAttribute("aria-pressed", "false");
-      describeSamples();
-    };
-    cloneRecorder.start();
-    b.textContent = "Stop recording";
-    b.setAttribute("aria-pressed", "true");
-  } catch (err) {
-    say(`The microphone could not be used: ${err.message}`, true);
-  }
+recordButton("clone-record", (file) => {
+  cloneRecordings.push(new File([file], `recording-${cloneRecordings.length + 1}.webm`, { type: file.type }));
+  describeSamples();
 });
 
-$("clone-form").addEventListener("submit", async (e) => {
-  e.preventDefault();
+onSubmit("clone-form", "Cloning the voice…", async () => {
   const files = [...$("clone-files").files, ...cloneRecordings];
   if (!files.length) { say("Add at least one sample.", true); return; }
-  const submit = $("clone-form").querySelector("button[type=submit]");
-  submit.disabled = true;
-  say("Cloning the voice…");
-  try {
-    const form = new FormData();
-    form.append("name", $("clone-name").value);
-    form.append("consent", $("clone-consent").checked ? "true" : "false");
-    const language = $("clone-language").value.trim();
-    if (language) form.append("language", language);
-    for (const f of files) form.append("files", f, f.name);
-    let voice = await api("/v1/voices", { method: "POST", form });
-    if (voice.status) voice = await api(`/v1/voices/${encodeURIComponent((await finished(voice)).result.voiceId)}`);
-    const sim = voice.similarity?.samples;
-    const base = (voiceList || []).find((v) => v.id === voice.baseVoiceId);
-    $("clone-meta").textContent = `${voice.name}: ${voice.language}, spoken by ${base ? voiceLabel(base) : voice.baseVoiceId} converted toward the samples`
-      + (typeof sim === "number" ? `; likeness to the samples ${sim.toFixed(2)} (docs/voice.md explains the scale)` : "");
-    if (voice.previewUrl) $("clone-audio").src = voice.previewUrl;
-    $("clone-result").hidden = false;
-    voiceList = null;
-    for (const id of ["tts-voice", "compare-a", "compare-b"]) $(id).replaceChildren();
-    cloneRecordings = [];
-    say(`Cloned ${voice.name}.`);
-    // The list shows the account's cloned voices, the new one among them.
-    $("voice-filter").reset();
-    $("vf-category").value = "cloned";
-    voicePage = 1;
-    await loadVoices();
-    await fillComparePickers();
-  } catch (err) {
-    say(err.message, true);
-  } finally {
-    submit.disabled = false;
-  }
+  const form = new FormData();
+  form.append("name", $("clone-name").value);
+  form.append("consent", $("clone-consent").checked ? "true" : "false");
+  const language = $("clone-language").value.trim();
+  if (language) form.append("language", language);
+  for (const f of files) form.append("files", f, f.name);
+  let voice = await api("/v1/voices", { method: "POST", form });
+  if (voice.status) voice = await api(`/v1/voices/${encodeURIComponent((await finished(voice)).result.voiceId)}`);
+  const sim = voice.similarity?.samples;
+  const base = (voiceList || []).find((v) => v.id === voice.baseVoiceId);
+  $("clone-meta").textContent = `${voice.name}: ${voice.language}, spoken by ${base ? voiceLabel(base) : voice.baseVoiceId} converted toward the samples`
+    + (typeof sim === "number" ? `; likeness to the samples ${sim.toFixed(2)} (docs/voice.md explains the scale)` : "");
+  if (voice.previewUrl) $("clone-audio").src = voice.previewUrl;
+  $("clone-result").hidden = false;
+  voiceList = null;
+  for (const id of ["tts-voice", "compare-a", "compare-b"]) $(id).replaceChildren();
+  cloneRecordings = [];
+  say(`Cloned ${voice.name}.`);
+  // The list shows the account's cloned voices, the new one among them.
+  $("voice-filter").reset();
+  $("vf-category").value = "cloned";
+  voicePage = 1;
+  await loadVoices();
+  await fillComparePickers();
 });
 
 // ---- text to speech --------------------------------------------------------
@@ -405,67 +415,34 @@ async function streamSpeech() {
   $("tts-meta").textContent = `Streamed: first audio after ${first.toFixed(2)} s, all of it after ${all.toFixed(2)} s (job ${res.headers.get("X-Job-Id")})`;
 }
 
-$("tts-form").addEventListener("submit", async (e) => {
-  e.preventDefault();
-  const submit = e.submitter || $("tts-form").querySelector("button");
-  submit.disabled = true;
-  say("Speaking…");
-  try {
-    if ($("tts-stream").checked) {
-      await streamSpeech();
-      say("Done.");
-      return;
-    }
-    const job = await finished(await api("/v1/text-to-speech", { method: "POST", body: ttsBody(false) }));
-    const r = job.result;
-    $("tts-audio").src = r.audioUrl;
-    $("tts-meta").textContent = `${r.duration.toFixed(2)} s, ${r.format} at ${r.sampleRate} Hz, ${job.credits} credits`;
-    showWords(r.words);
-    $("tts-result").hidden = false;
+onSubmit("tts-form", "Speaking…", async () => {
+  if ($("tts-stream").checked) {
+    await streamSpeech();
     say("Done.");
-  } catch (err) {
-    say(err.message, true);
-  } finally {
-    submit.disabled = false;
+    return;
   }
+  const job = await finished(await api("/v1/text-to-speech", { method: "POST", body: ttsBody(false) }));
+  const r = job.result;
+  $("tts-audio").src = r.audioUrl;
+  $("tts-meta").textContent = `${r.duration.toFixed(2)} s, ${r.format} at ${r.sampleRate} Hz, ${job.credits} credits`;
+  showWords(r.words);
+  $("tts-result").hidden = false;
+  say("Done.");
 });
 
 // ---- speech to text --------------------------------------------------------
 
 let sttInput = null;
-let recorder = null;
 
 $("stt-file").addEventListener("change", () => {
   sttInput = $("stt-file").files[0] || null;
   $("stt-source").textContent = sttInput ? `File: ${sttInput.name}` : "";
 });
 
-$("stt-record").addEventListener("click", async () => {
-  const b = $("stt-record");
-  if (recorder) { recorder.stop(); return; }
-  try {
-    const stream = await navigator.mediaDevices.getUserMedia({ audio: true });
-    const chunks = [];
-    const started = Date.now();
-    recorder = new MediaRecorder(stream);
-    recorder.ondataavailable = (e) => chunks.push(e.data);
-    recorder.onstop = () => {
-      stream.getTracks().forEach((t) => t.stop());
-      const type = recorder.mimeType || "audio/webm";
-      sttInput = new File(chunks, "recording.webm", { type });
-      recorder = null;
-      b.textContent = "Record from the microphone";
-      b.setAttribute("aria-pressed", "false");
-      $("stt-source").textContent = `Recording: ${((Date.now() - started) / 1000).toFixed(1)} s`;
-    };
-    recorder.start();
-    b.textContent = "Stop recording";
-    b.setAttribute("aria-pressed", "true");
-    $("stt-source").textContent = "Recording…";
-  } catch (err) {
-    say(`The microphone could not be used: ${err.message}`, true);
-  }
-});
+recordButton("stt-record", (file, seconds) => {
+  sttInput = file;
+  $("stt-source").textContent = `Recording: ${seconds.toFixed(1)} s`;
+}, () => { $("stt-source").textContent = "Recording…"; });
 
 function subtitles(segments, vtt) {
   const time = (t) => {
@@ -482,63 +459,53 @@ function subtitles(segments, vtt) {
   return (vtt ? "WEBVTT\n\n" : "") + cues.join("\n");
 }
 
-$("stt-form").addEventListener("submit", async (e) => {
-  e.preventDefault();
+onSubmit("stt-form", "Transcribing…", async () => {
   if (!sttInput) { say("Choose a file or record first.", true); return; }
-  const submit = $("stt-form").querySelector("button[type=submit]");
-  submit.disabled = true;
-  say("Transcribing…");
-  try {
-    const form = new FormData();
-    form.append("file", sttInput, sttInput.name);
-    form.append("responseFormat", "verbose_json");
-    const language = $("stt-language").value.trim();
-    if (language) form.append("language", language);
-    if ($("stt-diarize").checked) form.append("diarize", "true");
-    const job = await finished(await api("/v1/speech-to-text", { method: "POST", form }));
-    const r = job.result;
-    $("stt-audio").src = URL.createObjectURL(sttInput);
-    $("stt-meta").textContent = `${r.duration.toFixed(1)} s, language ${r.language}, ${job.credits} credits`
-      + (r.speakers ? `, ${r.speakers.length} speaker${r.speakers.length === 1 ? "" : "s"}` : "");
-    const list = $("stt-segments");
-    list.replaceChildren();
-    for (const seg of r.segments) {
-      const li = document.createElement("li");
-      const b = document.createElement("button");
-      b.type = "button";
-      b.dataset.start = seg.start;
-      b.dataset.end = seg.end;
-      const time = document.createElement("span");
-      time.className = "time";
-      time.textContent = clock(seg.start);
-      b.append(time, " ");
-      if (seg.speaker) {
-        const who = document.createElement("span");
-        who.className = "speaker";
-        who.textContent = seg.speaker;
-        b.append(who, " ");
-      }
-      b.append(seg.text.trim());
-      b.addEventListener("click", () => {
-        $("stt-audio").currentTime = seg.start;
-        $("stt-audio").play().catch(() => {}); // a pause before it starts is no error
-      });
-      li.append(b);
-      list.append(li);
+  const form = new FormData();
+  form.append("file", sttInput, sttInput.name);
+  form.append("responseFormat", "verbose_json");
+  const language = $("stt-language").value.trim();
+  if (language) form.append("language", language);
+  if ($("stt-diarize").checked) form.append("diarize", "true");
+  const job = await finished(await api("/v1/speech-to-text", { method: "POST", form }));
+  const r = job.result;
+  $("stt-audio").src = URL.createObjectURL(sttInput);
+  $("stt-meta").textContent = `${r.duration.toFixed(1)} s, language ${r.language}, ${job.credits} credits`
+    + (r.speakers ? `, ${r.speakers.length} speaker${r.speakers.length === 1 ? "" : "s"}` : "");
+  const list = $("stt-segments");
+  list.replaceChildren();
+  for (const seg of r.segments) {
+    const li = document.createElement("li");
+    const b = document.createElement("button");
+    b.type = "button";
+    b.dataset.start = seg.start;
+    b.dataset.end = seg.end;
+    const time = document.createElement("span");
+    time.className = "time";
+    time.textContent = clock(seg.start);
+    b.append(time, " ");
+    if (seg.speaker) {
+      const who = document.createElement("span");
+      who.className = "speaker";
+      who.textContent = seg.speaker;
+      b.append(who, " ");
     }
-    const base = (sttInput.name || "transcript").replace(/\.[^.]*$/, "");
-    $("stt-downloads").replaceChildren(
-      download(`${base}.srt`, subtitles(r.segments, false), "application/x-subrip"),
-      download(`${base}.vtt`, subtitles(r.segments, true), "text/vtt"),
-      download(`${base}.txt`, `${r.text.trim()}\n`, "text/plain"),
-    );
-    $("stt-result").hidden = false;
-    say("Done.");
-  } catch (err) {
-    say(err.message, true);
-  } finally {
-    submit.disabled = false;
+    b.append(seg.text.trim());
+    b.addEventListener("click", () => {
+      $("stt-audio").currentTime = seg.start;
+      $("stt-audio").play().catch(() => {}); // a pause before it starts is no error
+    });
+    li.append(b);
+    list.append(li);
   }
+  const base = (sttInput.name || "transcript").replace(/\.[^.]*$/, "");
+  $("stt-downloads").replaceChildren(
+    download(`${base}.srt`, subtitles(r.segments, false), "application/x-subrip"),
+    download(`${base}.vtt`, subtitles(r.segments, true), "text/vtt"),
+    download(`${base}.txt`, `${r.text.trim()}\n`, "text/plain"),
+  );
+  $("stt-result").hidden = false;
+  say("Done.");
 });
 
 $("stt-audio").addEventListener("timeupdate", () => {
@@ -604,29 +571,19 @@ function showDub(job) {
   $("dub-result").hidden = false;
 }
 
-$("dub-form").addEventListener("submit", async (e) => {
-  e.preventDefault();
+onSubmit("dub-form", "Uploading…", async () => {
   const file = $("dub-file").files[0];
-  const submit = $("dub-form").querySelector("button[type=submit]");
-  submit.disabled = true;
   $("dub-result").hidden = true;
-  say("Uploading…");
-  try {
-    const form = new FormData();
-    form.append("file", file, file.name);
-    const uploaded = await api("/v1/files", { method: "POST", form });
-    say("Dubbing…");
-    const job = await api("/v1/dubbing", { method: "POST", body: { fileId: uploaded.id, targetLanguage: $("dub-target").value } });
-    const done = await finished(job, showDubProgress);
-    $("dub-progress").hidden = true;
-    $("dub-original").src = URL.createObjectURL(file);
-    showDub(done);
-    say("Done.");
-  } catch (err) {
-    say(err.message, true);
-  } finally {
-    submit.disabled = false;
-  }
+  const form = new FormData();
+  form.append("file", file, file.name);
+  const uploaded = await api("/v1/files", { method: "POST", form });
+  say("Dubbing…");
+  const job = await api("/v1/dubbing", { method: "POST", body: { fileId: uploaded.id, targetLanguage: $("dub-target").value } });
+  const done = await finished(job, showDubProgress);
+  $("dub-progress").hidden = true;
+  $("dub-original").src = URL.createObjectURL(file);
+  showDub(done);
+  say("Done.");
 });
 
 // ---- video trimming --------------------------------------------------------
@@ -715,28 +672,18 @@ $("trim-add").addEventListener("click", () => {
   drawRanges();
 });
 
-$("trim-form").addEventListener("submit", async (e) => {
-  e.preventDefault();
+onSubmit("trim-form", "Trimming…", async () => {
   if (!trimRanges.length) { say("Add at least one range.", true); return; }
-  const submit = $("trim-form").querySelector("button[type=submit]");
-  submit.disabled = true;
-  say("Trimming…");
-  try {
-    const file = $("trim-file").files[0];
-    const form = new FormData();
-    form.append("file", file, file.name);
-    form.append("ranges", JSON.stringify(trimRanges));
-    const job = await finished(await api("/v1/video/trim", { method: "POST", form }));
-    const r = job.result;
-    $("trim-output").src = r.videoUrl;
-    $("trim-meta").textContent = `${r.duration.toFixed(2)} s from ${r.ranges.length} range${r.ranges.length === 1 ? "" : "s"}, ${r.width}×${r.height}, ${job.credits} credits`;
-    $("trim-result").hidden = false;
-    say("Done.");
-  } catch (err) {
-    say(err.message, true);
-  } finally {
-    submit.disabled = false;
-  }
+  const file = $("trim-file").files[0];
+  const form = new FormData();
+  form.append("file", file, file.name);
+  form.append("ranges", JSON.stringify(trimRanges));
+  const job = await finished(await api("/v1/video/trim", { method: "POST", form }));
+  const r = job.result;
+  $("trim-output").src = r.videoUrl;
+  $("trim-meta").textContent = `${r.duration.toFixed(2)} s from ${r.ranges.length} range${r.ranges.length === 1 ? "" : "s"}, ${r.width}×${r.height}, ${job.credits} credits`;
+  $("trim-result").hidden = false;
+  say("Done.");
 });
 
 // ---- sound and image generation --------------------------------------------
@@ -792,36 +739,31 @@ async function showRefused(kind, err) {
   $("refused").scrollIntoView();
 }
 
-async function generate(kind, form, path, body, prompt) {
-  const submit = form.querySelector("button[type=submit]");
-  submit.disabled = true;
+// Generates a sound or an image into the gallery; a prompt the generator
+// cannot make shows what it understands.
+async function generate(kind, path, body, prompt) {
   $("refused").hidden = true;
-  say(`Generating the ${kind}…`);
   try {
     addToGallery(kind, prompt, await finished(await api(path, { method: "POST", body })));
     say("Done.");
   } catch (err) {
     if (err.code === "unsupported_prompt") await showRefused(kind, err);
-    say(err.message, true);
-  } finally {
-    submit.disabled = false;
+    throw err;
   }
 }
 
 const optional = (id) => ($(id).value === "" ? undefined : Number($(id).value));
 
-$("sound-form").addEventListener("submit", (e) => {
-  e.preventDefault();
+onSubmit("sound-form", "Generating the sound…", () => {
   const prompt = $("sound-prompt").value.trim();
-  generate("sound", $("sound-form"), "/v1/sound-generation",
+  return generate("sound", "/v1/sound-generation",
     { prompt, duration: optional("sound-duration"), seed: optional("sound-seed"), loop: $("sound-loop").checked }, prompt);
 });
 
-$("image-form").addEventListener("submit", (e) => {
-  e.preventDefault();
+onSubmit("image-form", "Generating the image…", () => {
   const prompt = $("image-prompt").value.trim();
   const size = Number($("image-size").value);
-  generate("image", $("image-form"), "/v1/image-generation",
+  return generate("image", "/v1/image-generation",
     { prompt, width: size, height: size, n: optional("image-n"), seed: optional("image-seed"), style: $("image-style").value || undefined }, prompt);
 });
 
@@ -854,27 +796,17 @@ async function loadAvatars() {
   if (chosen) select.value = chosen;
 }
 
-$("avatar-form").addEventListener("submit", async (e) => {
-  e.preventDefault();
-  const submit = $("avatar-form").querySelector("button[type=submit]");
-  submit.disabled = true;
-  say("Uploading the avatar…");
-  try {
-    const form = new FormData();
-    const file = $("avatar-file").files[0];
-    form.append("file", file, file.name);
-    form.append("name", $("avatar-name").value);
-    form.append("gender", $("avatar-gender").value);
-    let avatar = await api("/v1/avatars", { method: "POST", form });
-    if (avatar.status) avatar = await api(`/v1/avatars/${encodeURIComponent((await finished(avatar)).result.avatarId)}`);
-    say(`Added ${avatar.name}.`);
-    $("avatar-form").reset();
-    await loadAvatars();
-  } catch (err) {
-    say(err.message, true);
-  } finally {
-    submit.disabled = false;
-  }
+onSubmit("avatar-form", "Uploading the avatar…", async () => {
+  const form = new FormData();
+  const file = $("avatar-file").files[0];
+  form.append("file", file, file.name);
+  form.append("name", $("avatar-name").value);
+  form.append("gender", $("avatar-gender").value);
+  let avatar = await api("/v1/avatars", { method: "POST", form });
+  if (avatar.status) avatar = await api(`/v1/avatars/${encodeURIComponent((await finished(avatar)).result.avatarId)}`);
+  say(`Added ${avatar.name}.`);
+  $("avatar-form").reset();
+  await loadAvatars();
 });
 
 // What the seam report's numbers mean, for people.
@@ -895,23 +827,13 @@ function seamReport(r) {
   }
 }
 
-$("expand-form").addEventListener("submit", async (e) => {
-  e.preventDefault();
-  const submit = $("expand-form").querySelector("button[type=submit]");
-  submit.disabled = true;
-  say("Expanding…");
-  try {
-    const body = { avatarId: $("expand-avatar").value, duration: Number($("expand-seconds").value), mode: $("expand-mode").value };
-    const job = await finished(await api("/v1/avatar-expansion", { method: "POST", body }));
-    $("expand-video").src = job.result.videoUrl;
-    seamReport(job.result);
-    $("expand-result").hidden = false;
-    say("Done.");
-  } catch (err) {
-    say(err.message, true);
-  } finally {
-    submit.disabled = false;
-  }
+onSubmit("expand-form", "Expanding…", async () => {
+  const body = { avatarId: $("expand-avatar").value, duration: Number($("expand-seconds").value), mode: $("expand-mode").value };
+  const job = await finished(await api("/v1/avatar-expansion", { method: "POST", body }));
+  $("expand-video").src = job.result.videoUrl;
+  seamReport(job.result);
+  $("expand-result").hidden = false;
+  say("Done.");
 });
 
 // ---- jobs ------------------------------------------------------------------
@@ -1035,18 +957,13 @@ async function loadAccount() {
   }
 }
 
-$("key-form").addEventListener("submit", async (e) => {
-  e.preventDefault();
-  try {
-    const made = await api("/v1/keys", { method: "POST", body: { name: $("key-name").value, level: $("key-level").value } });
-    $("new-key-value").textContent = made.key;
-    $("new-key").hidden = false;
-    $("key-name").value = "";
-    say(`Created ${made.name}.`);
-    await loadAccount();
-  } catch (err) {
-    say(err.message, true);
-  }
+onSubmit("key-form", null, async () => {
+  const made = await api("/v1/keys", { method: "POST", body: { name: $("key-name").value, level: $("key-level").value } });
+  $("new-key-value").textContent = made.key;
+  $("new-key").hidden = false;
+  $("key-name").value = "";
+  say(`Created ${made.name}.`);
+  await loadAccount();
 });
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -1156,32 +1073,22 @@ async function loadOperator() {
   if (chosen) select.value = chosen;
 }
 
-$("grant-form").addEventListener("submit", async (e) => {
-  e.preventDefault();
-  try {
-    const id = $("grant-account").value;
-    const body = { amount: Number($("grant-amount").value) };
-    if ($("grant-note").value) body.note = $("grant-note").value;
-    await api(`/v1/accounts/${encodeURIComponent(id)}/credits`, { method: "POST", body });
-    say(`Granted ${body.amount} credits.`);
-    $("grant-amount").value = "";
-    $("grant-note").value = "";
-    await loadOperator();
-  } catch (err) {
-    say(err.message, true);
-  }
+onSubmit("grant-form", null, async () => {
+  const id = $("grant-account").value;
+  const body = { amount: Number($("grant-amount").value) };
+  if ($("grant-note").value) body.note = $("grant-note").value;
+  await api(`/v1/accounts/${encodeURIComponent(id)}/credits`, { method: "POST", body });
+  say(`Granted ${body.amount} credits.`);
+  $("grant-amount").value = "";
+  $("grant-note").value = "";
+  await loadOperator();
 });
 
-$("account-form").addEventListener("submit", async (e) => {
-  e.preventDefault();
-  try {
-    const made = await api("/v1/accounts", { method: "POST", body: { name: $("new-account-name").value, credits: Number($("new-account-credits").value) || 0 } });
-    say(`Created the account ${made.name}.`);
-    $("new-account-name").value = "";
-    await loadOperator();
-  } catch (err) {
-    say(err.message, true);
-  }
+onSubmit("account-form", null, async () => {
+  const made = await api("/v1/accounts", { method: "POST", body: { name: $("new-account-name").value, credits: Number($("new-account-credits").value) || 0 } });
+  say(`Created the account ${made.name}.`);
+  $("new-account-name").value = "";
+  await loadOperator();
 });
 
 // ---- webhooks --------------------------------------------------------------
@@ -1223,18 +1130,13 @@ async function loadDeliveries(w) {
   $("delivery-table").hidden = false;
 }
 
-$("webhook-form").addEventListener("submit", async (e) => {
-  e.preventDefault();
-  try {
-    const made = await api("/v1/webhooks", { method: "POST", body: { url: $("webhook-url").value } });
-    $("new-webhook-secret").textContent = made.secret || "";
-    $("new-webhook").hidden = !made.secret;
-    $("webhook-url").value = "";
-    say(`Events now go to ${made.url}.`);
-    await loadWebhooks();
-  } catch (err) {
-    say(err.message, true);
-  }
+onSubmit("webhook-form", null, async () => {
+  const made = await api("/v1/webhooks", { method: "POST", body: { url: $("webhook-url").value } });
+  $("new-webhook-secret").textContent = made.secret || "";
+  $("new-webhook").hidden = !made.secret;
+  $("webhook-url").value = "";
+  say(`Events now go to ${made.url}.`);
+  await loadWebhooks();
 });
 
 // ---- pages -----------------------------------------------------------------
