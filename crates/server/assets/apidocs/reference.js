@@ -9,8 +9,10 @@ window.ui = SwaggerUIBundle({
   url: "/v1/openapi.json",
   dom_id: "#api",
   deepLinking: true,
+  // The key goes to this server only, whatever URL a request names.
   requestInterceptor: (req) => {
-    if (key && !req.headers.Authorization) req.headers.Authorization = `Bearer ${key}`;
+    const here = new URL(req.url, location.href).origin === location.origin;
+    if (key && here && !req.headers.Authorization) req.headers.Authorization = `Bearer ${key}`;
     return req;
   },
 });

@@ -21,10 +21,13 @@ class ApiFailure extends Error {
   }
 }
 
+// The signed-in key as a request header.
+const authorization = () => ({ Authorization: `Bearer ${sessionStorage.getItem(KEY)}` });
+
 // A call to the API with the signed-in key: `body` goes as JSON, `form`
 // (FormData, for uploads) as multipart.
 async function api(path, { method = "GET", body, form, headers = {} } = {}) {
-  const init = { method, headers: { Authorization: `Bearer ${sessionStorage.getItem(KEY)}`, ...headers } };
+  const init = { method, headers: { ...authorization(), ...headers } };
   if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
@@ -320,10 +323,9 @@ async function fillVoices(select) {
 // The voice picker, with the voice last chosen on the voices page selected.
 async function loadVoiceChoices() {
   const select = $("tts-voice");
-  const label = voiceLabel;
   await fillVoices(select);
   if (chosen) {
-    if (![...select.options].some((o) => o.value === chosen.id)) select.add(new Option(label(chosen), chosen.id));
+    if (![...select.options].some((o) => o.value === chosen.id)) select.add(new Option(voiceLabel(chosen), chosen.id));
     select.value = chosen.id;
     chosen = null;
     estimate();
@@ -391,7 +393,7 @@ async function streamSpeech() {
   const started = performance.now();
   const res = await fetch("/v1/text-to-speech/stream", {
     method: "POST",
-    headers: { Authorization: `Bearer ${sessionStorage.getItem(KEY)}`, "Content-Type": "application/json" },
+    headers: { ...authorization(), "Content-Type": "application/json" },
     body: JSON.stringify({ ...ttsBody(false), format: "mp3", timestamps: false }),
   });
   if (!res.ok) throw new ApiFailure(res.status, await res.json().catch(() => null));
