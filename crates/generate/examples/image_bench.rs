@@ -29,6 +29,9 @@ fn main() {
     for p in &picture.placed {
         println!("  {} {} {:?} {:?}", p.object, p.icon, p.bbox, p.color);
     }
+    for r in &picture.relations {
+        println!("  {r:?}");
+    }
     println!("  ignored: {:?}", scene.ignored);
     if let Some(out) = args.get(4) {
         std::fs::write(out, png).expect("write");

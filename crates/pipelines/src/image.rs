@@ -26,40 +26,19 @@ pub trait SceneOf {
 
 impl SceneOf for ImageRequest {
     fn scene(&self, icons: &Icons, style: Option<Style>) -> Scene {
-        let mut scene = scene::parse(&self.prompt, icons, style);
-        if let Some(negative) = &self.negative_prompt {
-            let unwanted = scene::parse(negative, icons, None);
-            let names: Vec<&str> = unwanted
-                .objects
-                .iter()
-                .map(|o| o.icon.name.as_str())
-                .collect();
-            let keep: Vec<bool> = scene
-                .objects
-                .iter()
-                .map(|o| !names.contains(&o.icon.name.as_str()))
-                .collect();
-            // Anchors point at indices: re-point them after removal.
-            let new_index: Vec<Option<usize>> = keep
-                .iter()
-                .scan(0, |next, &k| {
-                    let i = k.then_some(*next);
-                    *next += usize::from(k);
-                    Some(i)
-                })
-                .collect();
-            scene.objects = scene
-                .objects
-                .drain(..)
-                .zip(&keep)
-                .filter(|(_, &k)| k)
-                .map(|(mut o, _)| {
-                    o.anchor = o.anchor.and_then(|(r, j)| Some((r, new_index[j]?)));
-                    o
-                })
-                .collect();
+        let scene = scene::parse(&self.prompt, icons, style);
+        match &self.negative_prompt {
+            Some(negative) => {
+                let unwanted = scene::parse(negative, icons, None);
+                let names: Vec<&str> = unwanted
+                    .objects
+                    .iter()
+                    .map(|o| o.icon.name.as_str())
+                    .collect();
+                scene.without(&names)
+            }
+            None => scene,
         }
-        scene
     }
 }
 
@@ -95,7 +74,11 @@ impl ImagePipeline {
                 Ok(Made {
                     seed,
                     bytes: encode(&picture, r.format)?,
-                    details: json!({"objects": picture.placed}),
+                    details: json!({
+                        "objects": picture.placed,
+                        "relations": picture.relations,
+                        "groundLine": picture.ground_line,
+                    }),
                 })
             })
             .collect::<Result<Vec<_>, JobFailure>>()?;
@@ -105,6 +88,7 @@ impl ImagePipeline {
             "timeOfDay": scene.time,
             "style": scene.style,
             "ignoredTerms": scene.ignored,
+            "adjustments": scene.adjustments,
             "attribution": "Objects drawn from Twemoji (https://github.com/jdecked/twemoji), \
                             graphics licensed under CC-BY 4.0.",
         });

@@ -190,6 +190,28 @@ async fn prompts_are_drawn_as_described() {
     for o in job["result"]["images"][0]["objects"].as_array().unwrap() {
         assert!(drawn(&images[0], &forest[0], &o["bbox"]).0 > 0.15, "{o}");
     }
+    // Relations are placed as read, and reported with whether they hold.
+    let (job, _) = generate(&app, &key, with("a car to the right of a tree")).await;
+    let x = |o: &Value| o["bbox"]["x"].as_u64().unwrap();
+    let (car, tree) = (object(&job, "car"), object(&job, "tree"));
+    assert!(
+        x(car) > x(tree) + tree["bbox"]["width"].as_u64().unwrap() / 2,
+        "{job}"
+    );
+    assert_eq!(
+        job["result"]["images"][0]["relations"],
+        json!([{"subject": "car", "relation": "rightOf", "objects": ["tree"], "met": true}])
+    );
+    let (job, _) = generate(&app, &key, with("a fox around a tree")).await;
+    let around = &job["result"]["images"][0]["relations"][0];
+    assert_eq!(
+        (&around["relation"], &around["met"]),
+        (&json!("around"), &json!(false))
+    );
+    assert!(
+        around["reason"].as_str().unwrap().contains("how many"),
+        "{around}"
+    );
     // The negative prompt leaves objects out.
     let mut body = with("a cat and a dog on a meadow");
     body["negativePrompt"] = json!("dog");

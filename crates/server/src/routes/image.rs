@@ -21,10 +21,13 @@ fn image_formats() -> utoipa::openapi::schema::Object {
 #[schema(as = ImageGenerationRequest)]
 pub struct ImageBodyDoc {
     /// What to draw, 1–1000 characters: objects (any emoji name or keyword)
-    /// with colours, sizes and counts ("two small red birds"), relations
-    /// ("wearing", "on", "above", "under", "next to"), a setting (beach, forest,
-    /// city, snow, desert, room, sky, mountains, meadow), a time of day (day,
-    /// sunset, night) and a style word (watercolor, pixel art).
+    /// with colours, sizes and counts ("two small red birds", "a dozen eggs",
+    /// at most 12), relations ("under", "above", "on", "in", "in front of",
+    /// "behind", "next to", "to the left of", "between … and …", "around",
+    /// "near", "far from", "wearing", "in the background", docs/image.md), a
+    /// setting (beach, forest, city, snow, desert, room, sky, mountains,
+    /// meadow), a time of day (day, sunset, night) and a style word
+    /// (watercolor, pixel art).
     #[schema(min_length = 1, max_length = 1000, pattern = "\\S")]
     prompt: String,
     /// Pixels, a multiple of 8 from 64 to 2048; default 1024.
@@ -77,8 +80,11 @@ pub struct ImageBodyDoc {
 /// their relations and applies the style; it reports what it drew. The
 /// job's `result`: `{imageUrl (the first), images: [{imageUrl, width,
 /// height, seed, objects: [{object, emoji, icon, bbox: {x, y, width,
-/// height}, color, relation}]}], format, contentType, setting, timeOfDay,
-/// style, ignoredTerms, attribution, model: "embedded"}`. A prompt naming
+/// height}, color, relation}] (back to front), relations: [{subject,
+/// relation, objects, met, reason?}], groundLine}], format, contentType,
+/// setting, timeOfDay, style, ignoredTerms, adjustments: [{object,
+/// reason}], attribution, model: "embedded"}`: every relation the prompt
+/// states is reported with whether the picture honours it. A prompt naming
 /// nothing drawable → 422 `unsupported_prompt`. With a neural `model`:
 /// `{imageUrl, images: [{imageUrl, width, height, seed, timings:
 /// {textEncoder, denoise, steps, evaluationsPerStep, perStep, decode}
