@@ -286,7 +286,7 @@ try {
   const rain = await page.$eval("#gallery li audio", (a) => a.duration);
   check(Math.abs(rain - 3) < 0.1, `create: the sound plays for the seconds asked (${rain.toFixed(2)} s)`);
   check((await text("#gallery li .meta")).includes("seed 7"), "create: the sound's card names its seed");
-  await page.type("#image-prompt", "a red apple on a table");
+  await page.type("#image-prompt", "a red apple on a table and a fox around a tree");
   await page.select("#image-size", "256");
   await page.$eval("#image-n", (e) => { e.value = ""; });
   await page.type("#image-n", "2");
@@ -296,6 +296,8 @@ try {
   const images = await page.$$eval("#gallery li:first-child img", (is) => is.map((i) => [i.naturalWidth, i.naturalHeight, i.alt]));
   check(images.length === 2 && images.every(([w, h]) => w === 256 && h === 256), `create: two 256 × 256 images are shown (${JSON.stringify(images)})`);
   check((await page.$$("#gallery li")).length === 2, "create: the gallery holds the sound and the images, newest first");
+  const unmet = await text("#gallery li:first-child .unmet");
+  check(unmet.includes("fox around tree") && unmet.includes("how many"), `create: the card says which relation was not honoured, and why (${unmet})`);
   await page.$eval("#sound-prompt", (e) => { e.value = ""; });
   await page.type("#sound-prompt", "zxqv blorf");
   await page.click("#sound-form button[type=submit]");

@@ -719,6 +719,18 @@ function addToGallery(kind, prompt, job) {
     ? `${items.length} image${items.length === 1 ? "" : "s"}, seeds ${items.map((i) => i.seed).join(", ")}, ${job.credits} credits`
     : `${r.duration.toFixed(1)} s, seed ${r.seed}${r.loop ? ", loops" : ""}, ${job.credits} credits`;
   li.append(p, meta);
+  // What the image engine could not honour: relations and unused words.
+  if (kind === "image" && r.images[0].relations) {
+    const notes = r.images[0].relations.filter((x) => !x.met)
+      .map((x) => `${x.subject} ${x.relation} ${x.objects.join(" and ")}: ${x.reason}`);
+    if (r.ignoredTerms && r.ignoredTerms.length) notes.push(`words not used: ${r.ignoredTerms.join(", ")}`);
+    if (notes.length) {
+      const unmet = document.createElement("p");
+      unmet.className = "meta unmet";
+      unmet.textContent = `Not as asked: ${notes.join("; ")}`;
+      li.append(unmet);
+    }
+  }
   $("gallery").prepend(li);
 }
 
