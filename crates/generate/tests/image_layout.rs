@@ -729,12 +729,36 @@ fn random_prompts_are_drawn_and_reported_honestly() {
         "balloons", "eggs", "horse", "robot", "hat", "cage", "bowl", "fish", "trees",
     ];
     let joins = [
-        "under", "above", "on", "in", "in front of", "behind", "next to", "to the left of",
-        "right of", "near", "far from", "around", "wearing", "and", "with", "between",
+        "under",
+        "above",
+        "on",
+        "in",
+        "in front of",
+        "behind",
+        "next to",
+        "to the left of",
+        "right of",
+        "near",
+        "far from",
+        "around",
+        "wearing",
+        "and",
+        "with",
+        "between",
     ];
     let extras = [
-        "", "two", "a dozen", "big", "red", "giant", "in the background", "on the left", "each",
-        "at sunset", "in a room", "three",
+        "",
+        "two",
+        "a dozen",
+        "big",
+        "red",
+        "giant",
+        "in the background",
+        "on the left",
+        "each",
+        "at sunset",
+        "in a room",
+        "three",
     ];
     let mut state = 0x9e37_79b9_7f4a_7c15u64;
     let mut next = |n: usize| {
@@ -780,7 +804,10 @@ fn random_prompts_are_drawn_and_reported_honestly() {
                 wrong.push(format!("{prompt:?}: {:?} reported met", r.relation));
             }
             if !r.met && r.reason.is_none() {
-                wrong.push(format!("{prompt:?}: {:?} unmet without a reason", r.relation));
+                wrong.push(format!(
+                    "{prompt:?}: {:?} unmet without a reason",
+                    r.relation
+                ));
             }
         }
     }
