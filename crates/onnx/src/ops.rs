@@ -2,7 +2,8 @@
 //! rewritten graph ([`crate::rewrite`]): `Snake` (the vocoder activation
 //! `x + inv · sin²(αx)` with per-channel α and inv, in one pass), `Sin`,
 //! `Interleave` (the phases of a transposed convolution put in time
-//! order) and `LeakyConv` (a vocoder's `x + conv(leaky_relu(x))`). Their
+//! order), `LeakyConv` (a vocoder's `x + conv(leaky_relu(x))`) and
+//! `SeededNormal` (normal noise that is the same on every run). Their
 //! inner loops are in `mediagen_kernels`, which test builds compile
 //! optimised. onnxruntime runs `Sin` on one thread; these split
 //! their work over the session's intra-op threads (`par_for`), row by row
@@ -32,7 +33,8 @@ pub fn domain() -> ort::Result<OperatorDomain> {
         .add(Snake)?
         .add(Sin)?
         .add(Interleave)?
-        .add(LeakyConv)
+        .add(LeakyConv)?
+        .add(SeededNormal)
 }
 
 /// Output `i`, allocated with `shape`.
@@ -296,5 +298,101 @@ impl Operator for LeakyConv {
                 conv.run_chunk(x, len, i * chunk, rows)
             })
         }))
+    }
+}
+
+/// `RandomNormalLike` made repeatable: noise of the input's shape, drawn
+/// from a counter-based generator keyed by the `seed` attribute and each
+/// element's index (SplitMix64, Box–Muller), so the same input gives the
+/// same output on every run, thread count and process. onnxruntime's own
+/// draws from a generator that runs on from call to call.
+struct SeededNormal;
+
+/// SplitMix64's output for `z`.
+fn splitmix(z: u64) -> u64 {
+    let mut z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The standard normal sample number `i` of generator `key`.
+pub fn seeded_normal(key: u64, i: u64) -> f32 {
+    let unit = |h: u64| ((h >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+    let pair = key ^ splitmix(i / 2);
+    let (u1, u2) = (
+        unit(splitmix(pair)),
+        unit(splitmix(pair ^ 0x5555_5555_5555_5555)),
+    );
+    let r = (-2.0 * u1.ln()).sqrt();
+    let angle = std::f64::consts::TAU * u2;
+    (if i.is_multiple_of(2) {
+        r * angle.cos()
+    } else {
+        r * angle.sin()
+    }) as f32
+}
+
+impl Operator for SeededNormal {
+    type Kernel<'attr> = BoxedKernel<'attr>;
+
+    fn name(&self) -> &str {
+        "SeededNormal"
+    }
+
+    fn inputs(&self) -> impl IntoIterator<Item = OperatorInput> {
+        [OperatorInput::required(TensorElementType::Float32)]
+    }
+
+    fn outputs(&self) -> impl IntoIterator<Item = OperatorOutput> {
+        [OperatorOutput::required(TensorElementType::Float32)]
+    }
+
+    fn create_kernel<'attr>(
+        &self,
+        kctx: &KernelContext<'attr>,
+    ) -> ort::Result<Self::Kernel<'attr>> {
+        let seed: i64 = kctx
+            .get("seed")
+            .ok_or_else(|| ort::Error::new("SeededNormal: no seed"))?;
+        let mean: f32 = kctx.get("mean").unwrap_or(0.0);
+        let scale: f32 = kctx.get("scale").unwrap_or(1.0);
+        let key = splitmix(seed as u64);
+        Ok(Box::new(move |ctx: &ComputeContext| {
+            let x = float_input(ctx, 0)?;
+            let (shape, _) = x.try_extract_tensor::<f32>()?;
+            let mut y = float_output(ctx, 0, shape.to_vec())?;
+            let (_, out) = y.try_extract_tensor_mut::<f32>()?;
+            par_chunks(ctx, out, BLOCK, |piece, out| {
+                let first = (piece * BLOCK) as u64;
+                for (k, v) in out.iter_mut().enumerate() {
+                    *v = mean + scale * seeded_normal(key, first + k as u64);
+                }
+            })
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::seeded_normal;
+
+    #[test]
+    fn seeded_noise_is_standard_normal_and_repeatable() {
+        let n = 200_000u64;
+        let xs: Vec<f64> = (0..n).map(|i| f64::from(seeded_normal(7, i))).collect();
+        let mean = xs.iter().sum::<f64>() / n as f64;
+        let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n as f64;
+        assert!(
+            mean.abs() < 0.01 && (var - 1.0).abs() < 0.02,
+            "{mean} {var}"
+        );
+        // Neighbours are not correlated.
+        let lag1 = xs.windows(2).map(|w| w[0] * w[1]).sum::<f64>() / n as f64;
+        assert!(lag1.abs() < 0.01, "{lag1}");
+        let within = xs.iter().filter(|x| x.abs() < 1.0).count() as f64 / n as f64;
+        assert!((within - 0.6827).abs() < 0.01, "{within}");
+        assert_eq!(seeded_normal(7, 12345), seeded_normal(7, 12345));
+        assert_ne!(seeded_normal(7, 12345), seeded_normal(8, 12345));
     }
 }

@@ -11,6 +11,10 @@
 //! - A 1-D `ConvTranspose` whose stride divides its kernel becomes a plain
 //!   `Conv` over its phases and our `Interleave` (see
 //!   `conv_transpose.rs`): 2–3 % of Piper's synthesis.
+//! - `RandomNormalLike` (VITS's sampling noise in Piper voices) becomes our
+//!   `SeededNormal` (`noise.rs`): the same noise on every run, so the same
+//!   text gives the same speech; onnxruntime's generator runs on from call
+//!   to call, and recognisers heard the difference.
 //! - A 1-D `Conv` of a `LeakyRelu`'s output, with the residual `Add` after
 //!   it where there is one (HiFi-GAN's residual blocks), becomes our
 //!   `LeakyConv` (`leaky_conv.rs`); the `LeakyRelu` goes when every
@@ -28,11 +32,13 @@ use crate::protobuf::{fields, Pb};
 use conv_transpose::replace_conv_transpose;
 use graph::{custom_node, Graph};
 use leaky_conv::fuse_leaky_conv;
+use noise::seeded_normal;
 use snake::match_snake;
 
 mod conv_transpose;
 mod graph;
 mod leaky_conv;
+mod noise;
 mod snake;
 
 /// The model with the rewrites above applied, or `None` when it has
@@ -67,6 +73,11 @@ pub fn rewrite(model: &[u8]) -> Result<Option<Vec<u8>>, String> {
                     plan.insert(n.at, vec![own]);
                 }
             },
+            "RandomNormalLike" => {
+                if let Some(node) = seeded_normal(n) {
+                    plan.insert(n.at, vec![node]);
+                }
+            }
             "ConvTranspose" => {
                 if let Some((nodes, tensors)) = replace_conv_transpose(&g, n)? {
                     plan.insert(n.at, nodes);
@@ -168,6 +179,24 @@ mod tests {
         let z = w.op("Sin", &[&y], &[]);
         w.output(&z, Elem::F32, &dims);
         w.model()
+    }
+
+    #[test]
+    fn sampling_noise_becomes_seeded() {
+        let mut w = Writer::new("noise", 1);
+        let dims = [Dim::Fixed(1), Dim::Fixed(4), Dim::Named("t")];
+        let x = w.input("x", Elem::F32, &dims);
+        let noise = w.op("RandomNormalLike", &[&x], &[Attr::Float("scale", 0.5)]);
+        let y = w.op("Add", &[&x, &noise], &[]);
+        w.output(&y, Elem::F32, &dims);
+        let out = rewrite(&w.model()).unwrap().expect("rewritten");
+        assert_eq!(
+            ops(&out),
+            [
+                ("SeededNormal".to_owned(), crate::ops::DOMAIN.to_owned()),
+                ("Add".to_owned(), String::new())
+            ]
+        );
     }
 
     #[test]
