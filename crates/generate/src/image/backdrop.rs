@@ -13,8 +13,8 @@ fn rect(pm: &mut Pixmap, x: f32, y: f32, w: f32, h: f32, c: [u8; 3]) {
     }
 }
 
-fn circle(pm: &mut Pixmap, x: f32, y: f32, r: f32, c: [u8; 3]) {
-    if let Some(path) = PathBuilder::from_circle(x, y, r.max(0.5)) {
+fn fill(pm: &mut Pixmap, path: Option<resvg::tiny_skia::Path>, c: [u8; 3]) {
+    if let Some(path) = path {
         pm.fill_path(
             &path,
             &solid(c),
@@ -23,6 +23,10 @@ fn circle(pm: &mut Pixmap, x: f32, y: f32, r: f32, c: [u8; 3]) {
             None,
         );
     }
+}
+
+fn circle(pm: &mut Pixmap, x: f32, y: f32, r: f32, c: [u8; 3]) {
+    fill(pm, PathBuilder::from_circle(x, y, r.max(0.5)), c);
 }
 
 fn polygon(pm: &mut Pixmap, points: &[(f32, f32)], c: [u8; 3]) {
@@ -35,15 +39,7 @@ fn polygon(pm: &mut Pixmap, points: &[(f32, f32)], c: [u8; 3]) {
         }
     }
     pb.close();
-    if let Some(path) = pb.finish() {
-        pm.fill_path(
-            &path,
-            &solid(c),
-            FillRule::Winding,
-            Transform::identity(),
-            None,
-        );
-    }
+    fill(pm, pb.finish(), c);
 }
 
 fn shade(c: [u8; 3], time: TimeOfDay) -> [u8; 3] {

@@ -111,6 +111,18 @@ fn icon_pixmap(icon: &Icon, size: u32, color: Option<[u8; 3]>) -> Result<Pixmap,
     Ok(pm)
 }
 
+/// Draws `icon` onto `pm` with its top left corner at (`left`, `top`).
+fn paste(pm: &mut Pixmap, icon: &Pixmap, left: i32, top: i32) {
+    pm.draw_pixmap(
+        left,
+        top,
+        icon.as_ref(),
+        &PixmapPaint::default(),
+        Transform::identity(),
+        None,
+    );
+}
+
 /// The box of a pixmap's pixels at least [`OPAQUE`], `None` when empty.
 pub fn opaque_box(pm: &Pixmap) -> Option<(u32, u32, u32, u32)> {
     let (w, h) = (pm.width(), pm.height());
@@ -184,14 +196,7 @@ pub fn render(scene: &Scene, width: u32, height: u32, seed: u64) -> Result<Pictu
                 e.insert(icon_pixmap(&o.icon, size, o.color.map(|c| c.1))?)
             }
         };
-        pm.draw_pixmap(
-            left,
-            top,
-            icon.as_ref(),
-            &PixmapPaint::default(),
-            Transform::identity(),
-            None,
-        );
+        paste(&mut pm, icon, left, top);
         // The box of the pixels drawn, within the canvas.
         let (x0, y0, x1, y1) = opaque_box(icon).unwrap_or((0, 0, size, size));
         let clip = |v: i32, max: u32| v.clamp(0, max as i32) as u32;
@@ -375,14 +380,11 @@ impl Picture {
         let &(object, size, left, top) = self.draws.get(k).ok_or(ImageError::Size)?;
         let o = scene.objects.get(object).ok_or(ImageError::Size)?;
         let mut pixmap = Pixmap::new(self.width(), self.height()).ok_or(ImageError::Size)?;
-        let icon = icon_pixmap(&o.icon, size, o.color.map(|c| c.1))?;
-        pixmap.draw_pixmap(
+        paste(
+            &mut pixmap,
+            &icon_pixmap(&o.icon, size, o.color.map(|c| c.1))?,
             left,
             top,
-            icon.as_ref(),
-            &PixmapPaint::default(),
-            Transform::identity(),
-            None,
         );
         Ok(Picture {
             pixmap,
