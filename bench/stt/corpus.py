@@ -187,7 +187,7 @@ clip("two-speakers", "en", t7, two)
 t8 = sentences(spanish, 45, 2.4)
 clip("kokoro-spanish", "es", t8, lambda p: say_api(dora, " ".join(t8), p))
 t9 = sentences(english, 600)
-clip("piper-10min", "en", t9, lambda p: say_api(joe, " ".join(t9), p))
+clip("piper-long", "en", t9, lambda p: say_api(joe, " ".join(t9), p))
 
 print(f"## Speech-to-text corpus, seed {seed}, base model, beam 5, 2 threads, {time.strftime('%Y-%m-%d')}")
 print("| clip | audio s | ours, request s | ours, engine s | faster-whisper s | ratio (request / peer) | "
