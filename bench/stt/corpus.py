@@ -95,11 +95,19 @@ def say_espeak(variant, speed, text, out):
     save(out, pcm_of(f"{work}/espeak.wav"))
 
 
+decks = {}
+
+
 def sentences(pool, seconds, words_per_second=2.6):
-    """Sentences drawn from `pool` for about `seconds` of speech."""
+    """Sentences drawn from `pool` for about `seconds` of speech: dealt
+    from a shuffled deck, so none comes twice before all have come once
+    (people rarely say a sentence twice in a row)."""
     out, words = [], 0
     while words < seconds * words_per_second:
-        s = rng.choice(pool)
+        deck = decks.setdefault(id(pool), [])
+        if not deck:
+            deck.extend(rng.sample(pool, len(pool)))
+        s = deck.pop()
         out.append(s)
         words += len(s.split())
     return out
