@@ -16,8 +16,6 @@ pub mod layout;
 pub mod scene;
 pub mod words;
 
-use std::collections::HashMap;
-
 use resvg::tiny_skia::{Pixmap, PixmapPaint, Transform};
 use resvg::usvg;
 use serde::Serialize;
@@ -80,16 +78,19 @@ pub struct Picture {
 /// the anti-aliased fringe.
 pub const OPAQUE: u8 = 24;
 
-/// Draws an icon into a `size`-pixel square, tinted to `color` when asked
-/// (the icon's shading kept: its lightness scales the colour).
-fn icon_pixmap(icon: &Icon, size: u32, color: Option<[u8; 3]>) -> Result<Pixmap, ImageError> {
+/// An icon's SVG, read and parsed (once per object and picture).
+fn icon_tree(icon: &Icon) -> Result<usvg::Tree, ImageError> {
     let err = |e: String| ImageError::Icon(icon.name.clone(), e);
     let data = icon.svg().map_err(err)?;
-    let tree =
-        usvg::Tree::from_data(&data, &usvg::Options::default()).map_err(|e| err(e.to_string()))?;
+    usvg::Tree::from_data(&data, &usvg::Options::default()).map_err(|e| err(e.to_string()))
+}
+
+/// Draws an icon into a `size`-pixel square, tinted to `color` when asked
+/// (the icon's shading kept: its lightness scales the colour).
+fn icon_pixmap(tree: &usvg::Tree, size: u32, color: Option<[u8; 3]>) -> Result<Pixmap, ImageError> {
     let mut pm = Pixmap::new(size, size).ok_or(ImageError::Size)?;
     let s = size as f32 / tree.size().width().max(tree.size().height());
-    resvg::render(&tree, Transform::from_scale(s, s), &mut pm.as_mut());
+    resvg::render(tree, Transform::from_scale(s, s), &mut pm.as_mut());
     if let Some(c) = color {
         for px in pm.pixels_mut() {
             let a = px.alpha();
@@ -123,8 +124,11 @@ fn paste(pm: &mut Pixmap, icon: &Pixmap, left: i32, top: i32) {
     );
 }
 
+/// A box as its corners: left, top, right, bottom (exclusive).
+type Corners = (u32, u32, u32, u32);
+
 /// The box of a pixmap's pixels at least [`OPAQUE`], `None` when empty.
-pub fn opaque_box(pm: &Pixmap) -> Option<(u32, u32, u32, u32)> {
+pub fn opaque_box(pm: &Pixmap) -> Option<Corners> {
     let (w, h) = (pm.width(), pm.height());
     let (mut x0, mut y0, mut x1, mut y1) = (u32::MAX, u32::MAX, 0, 0);
     for y in 0..h {
@@ -138,9 +142,9 @@ pub fn opaque_box(pm: &Pixmap) -> Option<(u32, u32, u32, u32)> {
 }
 
 /// An icon's drawing inside its square, from a small rendering.
-fn shape(icon: &Icon) -> Result<Shape, ImageError> {
+fn shape(tree: &usvg::Tree) -> Result<Shape, ImageError> {
     const N: u32 = 64;
-    let pm = icon_pixmap(icon, N, None)?;
+    let pm = icon_pixmap(tree, N, None)?;
     let (x0, y0, x1, y1) = opaque_box(&pm).unwrap_or((0, 0, N, N));
     let f = |v: u32| v as f32 / N as f32;
     Ok(Shape {
@@ -165,11 +169,12 @@ pub fn render(scene: &Scene, width: u32, height: u32, seed: u64) -> Result<Pictu
         ground: lines.ground,
         far: lines.far,
     };
-    let shapes = scene
+    let trees = scene
         .objects
         .iter()
-        .map(|o| shape(&o.icon))
+        .map(|o| icon_tree(&o.icon))
         .collect::<Result<Vec<_>, _>>()?;
+    let shapes = trees.iter().map(shape).collect::<Result<Vec<_>, _>>()?;
     let plan = layout::solve(scene, &shapes, canvas, |p| {
         scene
             .relations
@@ -180,25 +185,34 @@ pub fn render(scene: &Scene, width: u32, height: u32, seed: u64) -> Result<Pictu
     let mut placed = Vec::with_capacity(plan.items.len());
     let mut drawn = Vec::with_capacity(plan.items.len());
     let mut draws = Vec::with_capacity(plan.items.len());
-    let mut pixmaps: HashMap<(usize, u32), Pixmap> = HashMap::new();
+    // Copies of an object are drawn one after another: the last icon drawn
+    // (and its opaque box) is kept for the next copy, and only it.
+    let mut last: Option<((usize, u32), Pixmap, Corners)> = None;
+    // An icon's square is at most twice the canvas's longer side.
+    let largest = 2.0 * width.max(height) as f32;
     for it in &plan.items {
         let o = &scene.objects[it.object];
         let s = &shapes[it.object];
-        let square = (it.h / (s.y1 - s.y0).max(0.01)).clamp(4.0, 4096.0);
+        let square = (it.h / (s.y1 - s.y0).max(0.01)).clamp(4.0, largest);
         let size = square.round() as u32;
         let (left, top) = (
             (it.left() - s.x0 * square).round() as i32,
             (it.top() - s.y0 * square).round() as i32,
         );
-        let icon = match pixmaps.entry((it.object, size)) {
-            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert(icon_pixmap(&o.icon, size, o.color.map(|c| c.1))?)
-            }
+        if last
+            .as_ref()
+            .is_none_or(|(key, ..)| *key != (it.object, size))
+        {
+            let icon = icon_pixmap(&trees[it.object], size, o.color.map(|c| c.1))?;
+            let opaque = opaque_box(&icon).unwrap_or((0, 0, size, size));
+            last = Some(((it.object, size), icon, opaque));
+        }
+        let Some((_, icon, (x0, y0, x1, y1))) = &last else {
+            continue;
         };
         paste(&mut pm, icon, left, top);
         // The box of the pixels drawn, within the canvas.
-        let (x0, y0, x1, y1) = opaque_box(icon).unwrap_or((0, 0, size, size));
+        let (x0, y0, x1, y1) = (*x0, *y0, *x1, *y1);
         let clip = |v: i32, max: u32| v.clamp(0, max as i32) as u32;
         let (bx0, by0) = (clip(left + x0 as i32, width), clip(top + y0 as i32, height));
         let (bx1, by1) = (clip(left + x1 as i32, width), clip(top + y1 as i32, height));
@@ -382,7 +396,7 @@ impl Picture {
         let mut pixmap = Pixmap::new(self.width(), self.height()).ok_or(ImageError::Size)?;
         paste(
             &mut pixmap,
-            &icon_pixmap(&o.icon, size, o.color.map(|c| c.1))?,
+            &icon_pixmap(&icon_tree(&o.icon)?, size, o.color.map(|c| c.1))?,
             left,
             top,
         );
