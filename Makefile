@@ -26,7 +26,7 @@ test-long: setup
 bench: build
 	@bench/platform.sh
 
-# Ten minutes of fuzzing per parser (make test runs each briefly).
+# Ten minutes of fuzzing per parser (make test-long runs each briefly).
 fuzz: setup
 	@scripts/fuzz.sh 600
 

@@ -239,6 +239,7 @@ fn piper_rewritten_graph_matches_the_original() {
 /// candidates of its language and gender: by pitch and formants alone, and
 /// with the speaker encoder's embedding too (as dubbing matches a
 /// speaker). The embedding must find at least as many as the profile alone.
+#[ignore = "long: run by `make test-long`"]
 #[test]
 fn catalog_voices_are_found_again_by_how_they_sound() {
     use mediagen_speakers::encoder::SpeakerEncoder;

@@ -167,6 +167,7 @@ async fn diarized(app: &TestApp, key: &str, wav: Vec<u8>, fields: &[(&str, &str)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "long: run by `make test-long`"]
 async fn speech_to_text_says_who_speaks_when() {
     let app = TestApp::spawn_with(Backend::Sqlite, |c| c.sync_wait_seconds = 300.0).await;
     let (_, key) = app.account(1_000_000, "write").await;
@@ -308,6 +309,7 @@ async fn speech_to_text_says_who_speaks_when() {
 /// gets a voice of their own (a different catalog voice, converted toward
 /// that speaker's own lines), and the dub keeps them apart.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "long: run by `make test-long`"]
 async fn a_conversation_is_dubbed_with_a_voice_for_each_speaker() {
     let app = TestApp::spawn_with(Backend::Sqlite, |c| c.sync_wait_seconds = 300.0).await;
     let (_, key) = app.account(1_000_000, "write").await;

@@ -145,6 +145,7 @@ async fn an_english_video_is_dubbed_into_spanish() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "long: run by `make test-long`"]
 async fn a_spanish_clip_is_dubbed_into_english() {
     let app = TestApp::spawn_with(Backend::Sqlite, |c| c.sync_wait_seconds = 120.0).await;
     let (_, key) = app.account(10_000, "write").await;

@@ -114,6 +114,7 @@ fn positions(source: &[Vec<u8>], output: &[Vec<u8>]) -> Vec<usize> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "long: run by `make test-long`"]
 async fn every_mode_hits_the_exact_length() {
     let app = TestApp::spawn_with(Backend::Sqlite, |c| c.sync_wait_seconds = 120.0).await;
     let (_, key) = app.account(10_000, "write").await;

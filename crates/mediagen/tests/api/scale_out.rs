@@ -126,6 +126,7 @@ fn duration_of(bytes: &[u8], dir: &Path, name: &str) -> f64 {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "long: run by `make test-long`"]
 async fn jobs_complete_once_while_workers_are_killed() {
     let endpoint = endpoint();
     let bucket = bucket(&endpoint).await;

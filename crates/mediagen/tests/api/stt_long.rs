@@ -248,6 +248,7 @@ async fn twenty_minutes_transcribe_with_progress_in_bounded_memory() {
 /// the API) takes its turn between two chunks of the long one: it finishes
 /// while the long job is still going.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "long: run by `make test-long`"]
 async fn a_short_file_is_not_stuck_behind_a_long_one() {
     let app = TestApp::spawn_with(Backend::Sqlite, |c| {
         // Two job slots, as `mediagen serve` has by default; one decoder.

@@ -164,6 +164,7 @@ pub async fn transcribe_in(app: &TestApp, key: &str, bytes: Vec<u8>, language: &
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "long: run by `make test-long`"]
 async fn a_cloned_voice_changes_speech_toward_it() {
     let app = TestApp::spawn_with(Backend::Sqlite, |c| c.sync_wait_seconds = 120.0).await;
     let (_, key) = app.account(10_000, "write").await;

@@ -1,0 +1,23 @@
+# Sourced by scripts/test.sh and scripts/test-long.sh: the services the
+# tests talk to, started where none answers, and the clean-up of test
+# databases.
+MEDIAGEN_TEST_POSTGRES_URL=$(scripts/ensure-postgres.sh)
+export MEDIAGEN_TEST_POSTGRES_URL
+echo "test: PostgreSQL tests use ${MEDIAGEN_TEST_POSTGRES_URL//:postgres@/:***@}"
+# An S3-compatible server for the storage tests (moto's, from PyPI), stopped
+# at the end if this run started it.
+MEDIAGEN_TEST_S3_ENDPOINT=$(scripts/ensure-s3.sh)
+export MEDIAGEN_TEST_S3_ENDPOINT
+[ -f target/moto.pid ] && trap 'kill "$(cat target/moto.pid)" 2>/dev/null; rm -f target/moto.pid' EXIT
+echo "test: S3 tests use $MEDIAGEN_TEST_S3_ENDPOINT"
+# The official client packages the compatibility tests drive (PyPI).
+MEDIAGEN_TEST_PYTHON=$(scripts/ensure-sdk.sh)
+export MEDIAGEN_TEST_PYTHON
+# Test databases: those of interrupted runs, and at the end those whose
+# drop the end of a test process cut short (each test drops its own without
+# waiting for it).
+drop_test_databases() {
+  psql "$MEDIAGEN_TEST_POSTGRES_URL" -qtAc "select datname from pg_database where datname like 'mg_test_%'" \
+    | while read -r db; do [ -n "$db" ] && psql "$MEDIAGEN_TEST_POSTGRES_URL" -qc "DROP DATABASE IF EXISTS $db WITH (FORCE)"; done
+}
+drop_test_databases
