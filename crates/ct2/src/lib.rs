@@ -359,6 +359,11 @@ pub struct Encoded<'a> {
     ptr: *mut c_void,
 }
 
+// SAFETY: the output is a CTranslate2 tensor made on the pool's worker
+// thread and read or freed from the caller's; nothing in it is tied to a
+// thread. It may move to another thread (not be shared: no `Sync`).
+unsafe impl Send for Encoded<'_> {}
+
 impl Drop for Encoded<'_> {
     fn drop(&mut self) {
         // SAFETY: allocated by mg_ct2_encode, freed once.
