@@ -347,14 +347,9 @@ pub fn transcribe_stream(
 /// all of it is silence).
 fn first_chunk<'a>(vad: &dyn Vad, whole: &'a [f32]) -> Result<&'a [f32], SttError> {
     let speech = chunk::probabilities(vad, &whole, 0, whole.len())?;
-    let mut at = 0;
-    loop {
-        let audio = &whole[at..];
-        match plan(audio, &speech[(at / FRAME).min(speech.len())..], true) {
-            Plan::Skip(n) => at += n,
-            Plan::Chunk { end } => return Ok(&audio[..end]),
-            Plan::NeedMore | Plan::Done => return Ok(&whole[..whole.len().min(MAX_CHUNK)]),
-        }
+    match chunk_after(whole, &speech, 0, 0, true) {
+        [] => Ok(&whole[..whole.len().min(MAX_CHUNK)]),
+        first => Ok(first),
     }
 }
 
@@ -427,8 +422,9 @@ fn transcribe_lane(
                         language = Some(session.detect_language(&buf[..end])?);
                     }
                     let code = language.as_ref().map(|l| l.0.clone()).unwrap_or_default();
+                    // The chunk after this one, if the decoder takes it all.
                     let next = if alone {
-                        next_chunk(&buf, &speech, offset, end, ended)
+                        chunk_after(&buf, &speech, offset, end, ended)
                     } else {
                         &[]
                     };
@@ -475,17 +471,16 @@ fn transcribe_lane(
     })
 }
 
-/// The chunk [`plan`] would give after the first `end` samples of `buf`
-/// (`offset` samples into the range), if the decoder takes all of them;
-/// empty when more audio must be read first or none is left.
-fn next_chunk<'b>(
+/// The chunk [`plan`] gives from sample `at` of `buf` on (silence skipped;
+/// `buf` starts `offset` samples into the range `speech` covers); empty
+/// when more audio must be read first or none is left.
+fn chunk_after<'b>(
     buf: &'b [f32],
     speech: &[f32],
     offset: usize,
-    end: usize,
+    mut at: usize,
     ended: bool,
 ) -> &'b [f32] {
-    let mut at = end;
     loop {
         let rest = &buf[at..];
         match plan(
