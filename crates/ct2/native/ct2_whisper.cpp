@@ -26,7 +26,7 @@
 
 // The version of this C interface: raised whenever a signature here changes
 // (crates/ct2/src/lib.rs checks it at load).
-#define MG_CT2_ABI 1
+#define MG_CT2_ABI 2
 
 using ctranslate2::StorageView;
 using ctranslate2::models::Whisper;
@@ -111,14 +111,19 @@ size_t mg_ct2_n_mels(const mg_ct2* m) { return m->pool->n_mels(); }
 
 // Runs the encoder on one window of features, [n_mels, window] floats
 // (whisper's window is 3000 frames); `frames` is how many of them hold audio.
+// `aside` runs it on a free replica of the decoding pool (its threads)
+// instead of the encoder's own: an encoding made while a decoding runs, on
+// the core that decoding leaves idle, without taking the encoder's threads
+// from it.
 mg_ct2_enc* mg_ct2_encode(mg_ct2* m, const float* features, size_t n_mels, size_t window,
-                          size_t frames, char* err, size_t err_len) {
+                          size_t frames, int aside, char* err, size_t err_len) {
   return guard(err, err_len, static_cast<mg_ct2_enc*>(nullptr), [&]() -> mg_ct2_enc* {
     std::vector<float> data(features, features + n_mels * window);
     StorageView input({1, static_cast<ctranslate2::dim_t>(n_mels),
                        static_cast<ctranslate2::dim_t>(window)},
                       data);
-    StorageView out = m->encoder->encode(input, true).get();
+    Whisper& pool = aside ? *m->pool : *m->encoder;
+    StorageView out = pool.encode(input, true).get();
     return new mg_ct2_enc{std::move(out), frames};
   });
 }

@@ -17,7 +17,7 @@ pub const CT2_RELEASE: &str = "4.7.1";
 
 /// The version of the shim's C interface these declarations match
 /// (`MG_CT2_ABI` in native/ct2_whisper.cpp).
-pub const ABI: c_int = 1;
+pub const ABI: c_int = 2;
 
 /// Decoding options (the C side's `mg_ct2_opts`).
 #[repr(C)]
@@ -74,6 +74,7 @@ type EncodeFn = unsafe extern "C" fn(
     usize,
     usize,
     usize,
+    c_int,
     *mut c_char,
     usize,
 ) -> *mut c_void;
@@ -318,13 +319,15 @@ impl Whisper {
     }
 
     /// Runs the encoder on one window of features, `[n_mels][window]`
-    /// row-major, of which the first `frames` hold audio.
+    /// row-major, of which the first `frames` hold audio, on the threads
+    /// `on` names.
     pub fn encode(
         &self,
         features: &[f32],
         n_mels: usize,
         window: usize,
         frames: usize,
+        on: EncodeOn,
     ) -> Result<Encoded<'_>, String> {
         if features.len() != n_mels * window || n_mels != self.n_mels() {
             return Err(format!(
@@ -342,6 +345,7 @@ impl Whisper {
                 n_mels,
                 window,
                 frames,
+                c_int::from(on == EncodeOn::Aside),
                 err.ptr(),
                 ERR_LEN,
             )
@@ -351,6 +355,17 @@ impl Whisper {
         }
         Ok(Encoded { model: self, ptr })
     }
+}
+
+/// Which threads run an encoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EncodeOn {
+    /// The encoder's pool, on all its threads.
+    Encoder,
+    /// A free replica of the decoding pool, on one decoder's threads: an
+    /// encoding made beside a decoding, on the core that decoding leaves
+    /// idle, without the encoder's threads contending with it.
+    Aside,
 }
 
 /// The encoder's output for one window, freed on drop.

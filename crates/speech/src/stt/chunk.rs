@@ -77,6 +77,42 @@ pub fn probabilities(
     Ok(out)
 }
 
+/// Every chunk [`plan`] cuts `range` of `audio` into when the decoder
+/// takes each whole, as sample ranges of `audio`; `speech` holds the speech
+/// probabilities of the range's frames (frame `i` from sample
+/// `range.start + i * FRAME`, as [`probabilities`] gives them). Reads two
+/// windows at a time.
+pub fn chunks(
+    audio: &dyn super::AudioSource,
+    range: std::ops::Range<usize>,
+    speech: &[f32],
+) -> Result<Vec<std::ops::Range<usize>>, SttError> {
+    let (mut buf, mut offset, mut ended) = (Vec::<f32>::new(), 0usize, false);
+    let mut out = Vec::new();
+    loop {
+        if !ended && buf.len() < 2 * MAX_CHUNK {
+            let at = range.start + offset + buf.len();
+            let want = 2 * MAX_CHUNK - buf.len();
+            let more = audio.read_at(at, want.min(range.end - at))?;
+            ended = more.len() < want;
+            buf.extend_from_slice(&more);
+        }
+        match plan(&buf, &speech[(offset / FRAME).min(speech.len())..], ended) {
+            Plan::Done => return Ok(out),
+            Plan::NeedMore => continue,
+            Plan::Skip(n) => {
+                buf.drain(..n);
+                offset += n;
+            }
+            Plan::Chunk { end } => {
+                out.push(range.start + offset..range.start + offset + end);
+                buf.drain(..end);
+                offset += end;
+            }
+        }
+    }
+}
+
 fn failed(e: VadError) -> SttError {
     SttError::Failed(e.to_string())
 }
@@ -111,34 +147,36 @@ pub fn plan(buf: &[f32], speech: &[f32], ended: bool) -> Plan {
         let end = ((last + 1) * FRAME + PAD).min(buf.len());
         return Plan::Chunk { end };
     }
-    // Cut in the middle of the latest clear pause (180 ms of silence or
-    // more: between words) between MIN_CHUNK and AIM, so the recogniser
-    // runs few windows and none so full that it drops its last words; with
-    // none there, at the first clear pause up to MAX_CHUNK; else in the
-    // longest pause of 90 ms or more; with no pause at all, at the quietest
-    // frame of the last five seconds.
+    // Cut in the middle of the latest pause between MIN_CHUNK and AIM
+    // that is about as long as the longest there (a frame shorter, or a
+    // clear pause: 160 ms or more between words), so the recogniser runs
+    // few windows and none so full that it drops its last words: a voice
+    // that pauses 130 ms between sentences is cut there, not at the one
+    // longer pause half a window in (a window more to encode). With none
+    // there, at the first clear pause up to MAX_CHUNK; else in the longest
+    // pause of 90 ms or more; with no pause at all, at the quietest frame
+    // of the last five seconds.
     let voiced = flags;
     let lo = MIN_CHUNK / FRAME;
     let hi = (MAX_CHUNK / FRAME).min(voiced.len());
     let aim = AIM / FRAME;
-    let (mut latest, mut later, mut longest): (
-        Option<usize>,
-        Option<usize>,
-        Option<(usize, usize)>,
-    ) = (None, None, None);
-    for (run, middle) in pauses(&voiced, lo, hi) {
-        if run >= CLEAR_PAUSE && middle <= aim {
-            latest = Some(middle);
-        } else if run >= CLEAR_PAUSE && later.is_none() {
-            later = Some(middle);
-        }
-        if longest.is_none_or(|(len, _)| run >= len) {
-            longest = Some((run, middle));
-        }
-    }
-    let best = latest.or(later).or(longest
-        .filter(|&(len, _)| len >= 3)
-        .map(|(_, middle)| middle));
+    let all: Vec<(usize, usize)> = pauses(&voiced, lo, hi).collect();
+    let by_aim = || all.iter().filter(|&&(_, middle)| middle <= aim);
+    let latest = by_aim().map(|&(run, _)| run).max().and_then(|top| {
+        let enough = top.min(CLEAR_PAUSE).saturating_sub(1).max(3);
+        by_aim().rfind(|&&(run, _)| run >= enough).map(|&(_, m)| m)
+    });
+    let later = all
+        .iter()
+        .find(|&&(run, middle)| middle > aim && run >= CLEAR_PAUSE)
+        .map(|&(_, middle)| middle);
+    // The longest, the later of equals.
+    let longest = all
+        .iter()
+        .max_by_key(|&&(run, _)| run)
+        .filter(|&&(run, _)| run >= 3)
+        .map(|&(_, middle)| middle);
+    let best = latest.or(later).or(longest);
     let cut = best.unwrap_or_else(|| {
         quietest(&levels, hi.saturating_sub(5 * RATE / FRAME)..hi).unwrap_or(hi)
     });
@@ -178,7 +216,10 @@ pub fn split_near(vad: &dyn Vad, audio: &[f32], at: usize) -> Result<usize, SttE
     let levels = levels(audio);
     let voiced = vad::speech(&vad.probabilities(audio).map_err(failed)?);
     let lo = at.saturating_sub(5 * RATE) / FRAME;
-    let hi = ((at + 5 * RATE) / FRAME).min(levels.len());
+    // A detector may leave out a last partial frame.
+    let hi = ((at + 5 * RATE) / FRAME)
+        .min(levels.len())
+        .min(voiced.len());
     if lo >= hi {
         return Ok(at.min(audio.len()));
     }
@@ -228,24 +269,14 @@ mod tests {
         vec![0.0; (seconds * RATE as f64) as usize]
     }
 
-    /// Runs the planner over `audio` the way the recogniser loop does and
-    /// returns the chunks as (start, end) seconds.
+    /// The chunks of `audio` as (start, end) seconds.
     fn chunks(audio: &[f32]) -> Vec<(f64, f64)> {
-        let (mut pos, mut out) = (0, Vec::new());
-        loop {
-            let avail = (audio.len() - pos).min(2 * MAX_CHUNK);
-            let ended = pos + avail == audio.len();
-            let buf = &audio[pos..pos + avail];
-            match plan(buf, &Energy.probabilities(buf).unwrap(), ended) {
-                Plan::Done => return out,
-                Plan::NeedMore => panic!("fed two windows"),
-                Plan::Skip(n) => pos += n,
-                Plan::Chunk { end } => {
-                    out.push((pos as f64 / RATE as f64, (pos + end) as f64 / RATE as f64));
-                    pos += end;
-                }
-            }
-        }
+        let speech = Energy.probabilities(audio).unwrap();
+        super::chunks(&audio, 0..audio.len(), &speech)
+            .unwrap()
+            .into_iter()
+            .map(|c| (c.start as f64 / RATE as f64, c.end as f64 / RATE as f64))
+            .collect()
     }
 
     #[test]
@@ -284,12 +315,51 @@ mod tests {
         assert!(total >= 12.0 * 8.0, "{c:?}");
     }
 
+    /// A speaker who pauses briefly between sentences: the cut falls in
+    /// the late short pause (a frame shorter than the early long one), not
+    /// half a window in, so the file takes two windows rather than three.
+    #[test]
+    fn a_late_short_pause_beats_an_early_long_one() {
+        let audio: Vec<f32> = [
+            tone(14.0),
+            silence(0.4),
+            tone(12.0),
+            silence(0.2),
+            tone(12.0),
+        ]
+        .concat();
+        let c = chunks(&audio);
+        assert_eq!(c.len(), 2, "{c:?}");
+        assert!((c[0].1 - 26.5).abs() < 0.15, "{c:?}");
+    }
+
     #[test]
     fn unbroken_sound_is_cut_at_most_one_window_long() {
         let c = chunks(&tone(75.0));
         assert_eq!(c.len(), 3, "{c:?}");
         assert!(c.iter().all(|(s, e)| e - s <= 30.0));
         assert!((c[2].1 - 75.0).abs() < 0.05);
+    }
+
+    /// A detector that answers whole frames only (as Silero does), all
+    /// speech.
+    struct WholeFrames;
+
+    impl Vad for WholeFrames {
+        fn name(&self) -> &'static str {
+            "whole-frames"
+        }
+        fn probabilities(&self, audio: &[f32]) -> Result<Vec<f32>, VadError> {
+            Ok(vec![1.0; audio.len() / FRAME])
+        }
+    }
+
+    #[test]
+    fn a_short_file_ending_mid_frame_is_split_within_it() {
+        // 3.3 s: the last frame is partial; the detector leaves it out.
+        let audio = tone(3.3);
+        let at = split_near(&WholeFrames, &audio, audio.len() / 2).unwrap();
+        assert!(at <= audio.len());
     }
 
     #[test]

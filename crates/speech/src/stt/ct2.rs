@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use mediagen_ct2::{Encoded, Library, Options, Whisper};
+use mediagen_ct2::{EncodeOn, Encoded, Library, Options, Whisper};
 
 use super::mel::{Mel, WINDOW};
 use super::{
@@ -154,10 +154,10 @@ impl Ct2Engine {
         String::from_utf8_lossy(&bytes).into_owned()
     }
 
-    fn encode(&self, audio: &[f32]) -> Result<Encoded<'_>, SttError> {
+    fn encode(&self, audio: &[f32], on: EncodeOn) -> Result<Encoded<'_>, SttError> {
         let (features, frames) = self.mel.window(audio);
         self.model
-            .encode(&features, self.mel.n_mels(), WINDOW, frames)
+            .encode(&features, self.mel.n_mels(), WINDOW, frames, on)
             .map_err(fail)
     }
 }
@@ -268,6 +268,7 @@ impl SpeechToText for Ct2Engine {
             history,
             opts: opts.clone(),
             ready: None,
+            encode_on: EncodeOn::Encoder,
         }))
     }
 }
@@ -282,6 +283,9 @@ struct Ct2Session<'a> {
     /// The window the language was detected on, encoded: the first window
     /// to transcribe is the same audio.
     ready: Option<(Vec<f32>, Encoded<'a>)>,
+    /// Where this session's windows are encoded: on the encoder's threads,
+    /// or beside other sessions on a decoding thread.
+    encode_on: EncodeOn,
 }
 
 /// Tokens of previous text a prompt keeps (half the decoder's context).
@@ -414,6 +418,13 @@ impl<'a> SttSession for Ct2Session<'a> {
         self.transcribe_before(audio, language, &[])
     }
 
+    /// Sections side by side each encode on their own decoding thread:
+    /// two encodings at once on the encoder's two threads each would wait
+    /// for one another, and take a core from a decoding.
+    fn beside_others(&mut self) {
+        self.encode_on = EncodeOn::Aside;
+    }
+
     /// The decoder runs on one thread, leaving a core to the encoder: the
     /// next window is encoded meanwhile (on the encoder's own threads), and
     /// its encoding kept for the next call if that call's audio is the
@@ -433,7 +444,7 @@ impl<'a> SttSession for Ct2Session<'a> {
         }
         let engine = self.engine;
         let (decoded, prepared) = std::thread::scope(|s| {
-            let prepare = s.spawn(move || engine.encode(next));
+            let prepare = s.spawn(move || engine.encode(next, EncodeOn::Aside));
             let decoded = self.decode_window(window, &enc, language);
             (decoded, prepare.join())
         });
@@ -450,7 +461,7 @@ impl<'a> Ct2Session<'a> {
     fn encoded(&mut self, window: &[f32]) -> Result<Encoded<'a>, SttError> {
         match self.ready.take() {
             Some((audio, enc)) if audio == window => Ok(enc),
-            _ => self.engine.encode(window),
+            _ => self.engine.encode(window, self.encode_on),
         }
     }
 

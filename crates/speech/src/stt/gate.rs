@@ -56,6 +56,17 @@ impl DecodeGate {
         self.wake.notify_all();
         Permit { gate: self }
     }
+
+    /// A permit now if one is free and nobody waits for it (an idle core
+    /// for optional work), else none.
+    pub fn try_acquire(&self) -> Option<Permit<'_>> {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if s.free == 0 || !s.queue.is_empty() {
+            return None;
+        }
+        s.free -= 1;
+        Some(Permit { gate: self })
+    }
 }
 
 impl Drop for Permit<'_> {
@@ -72,6 +83,18 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+
+    #[test]
+    fn a_spare_permit_is_taken_only_when_free() {
+        let gate = DecodeGate::new(2);
+        let first = gate.acquire();
+        let spare = gate.try_acquire();
+        assert!(spare.is_some());
+        assert!(gate.try_acquire().is_none(), "both taken");
+        drop(spare);
+        assert!(gate.try_acquire().is_some());
+        drop(first);
+    }
 
     #[test]
     fn waiters_are_served_in_arrival_order() {

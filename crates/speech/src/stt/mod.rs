@@ -151,6 +151,11 @@ pub trait SttSession {
     ) -> Result<Window, SttError> {
         self.transcribe(audio, language)
     }
+    /// This session decodes beside others (sections of one file side by
+    /// side), each on a core of its own: a session may then make its
+    /// encodings on its own decoding thread rather than on threads all
+    /// sessions share.
+    fn beside_others(&mut self) {}
 }
 
 /// What one window's decoding gave.
@@ -165,12 +170,21 @@ pub struct Window {
     pub consumed: usize,
 }
 
-/// Audio at least this long (seconds) is split into sections decoded side
-/// by side, where the model and the gate allow more than one decoding at
-/// once.
-const SPLIT_MIN: f64 = 60.0;
-/// Seconds before a section decoded for context (its text only).
-const CONTEXT: usize = 20;
+/// What a window costs over the decoding of its audio, in seconds of audio
+/// decoded (a window's beam search takes about 0.09 s a second of audio on
+/// base, one thread): its encoding, about 0.7 s on the encoder's two
+/// threads when a file is decoded in one section (the windows after the
+/// first are encoded while the one before is decoded, so mostly hidden),
+/// 1.2 s on one thread beside another section's decoding.
+const ENCODE_ALONE: f64 = 8.0;
+const ENCODE_BESIDE: f64 = 14.0;
+/// Sections side by side are chosen when they are expected to take less
+/// than this share of one section's time (they cost more in all: each
+/// section starts with an encoding of its own, and its first window has no
+/// text before it). A 19-s clip cut in two (6.6 + 12.2 s, expected 0.98 of
+/// one section) took 1.99–2.11 s against 1.97 s whole, at 5.3 % WER
+/// against 3.5 % (`stt_bench`, 2026-11-27).
+const SIDE_BY_SIDE_GAIN: f64 = 0.85;
 
 /// 16 kHz mono audio that can be read from any point.
 pub trait AudioSource: Sync {
@@ -214,11 +228,9 @@ impl AudioSource for mediagen_media::pcm::PcmFile {
 /// Whisper decodes one window after another, each given the text before
 /// it, and a decoding step is too small to gain from more threads; so where
 /// the model decodes several windows at once ([`SpeechToText::lanes`]) and
-/// the gate lets them, audio of a minute or more is cut (at a pause) into
-/// that many sections of equal length, decoded side by side. A section
-/// after the first first decodes the 20 s before it for their text only,
-/// which its first window is given as context, as every window is given
-/// the text before it.
+/// the gate lets them, audio that would take fewer windows' time that way
+/// ([`sections`]) is cut at pauses into that many sections, decoded side by
+/// side, each begun as a file is (without the text before it).
 pub fn transcribe_stream(
     model: &dyn SpeechToText,
     gate: &DecodeGate,
@@ -228,30 +240,26 @@ pub fn transcribe_stream(
     progress: &mut dyn FnMut(f64) -> bool,
 ) -> Result<Transcript, SttError> {
     let total = audio.samples();
-    // Sections of at least half a minute each.
-    let lanes = model
-        .lanes()
-        .min(gate.permits())
-        .min(total / (SPLIT_MIN as usize * RATE / 2));
+    // Speech probabilities for the whole file first (a few milliseconds a
+    // second of audio): the sections are planned from them, and each plan
+    // reads them rather than running the detector again over audio it has
+    // seen. Frame `i` starts at sample `i * FRAME`.
+    let speech = chunk::probabilities(vad, audio, 0, total)?;
+    let lanes = model.lanes().min(gate.permits());
+    let bounds = if lanes < 2 {
+        vec![0, total]
+    } else {
+        sections(vad, audio, &speech, lanes)?
+    };
+    let lanes = bounds.len() - 1;
     if lanes < 2 {
-        let whole = 0..total;
-        return transcribe_lane(model, gate, vad, opts, audio, whole, 0..0, true, progress);
+        return transcribe_lane(model, gate, opts, audio, &speech, 0..total, true, progress);
     }
-    // Where the sections meet: in a pause within 5 s of each equal share.
-    let mut bounds = vec![0];
-    for k in 1..lanes {
-        let at = total * k / lanes;
-        let from = at.saturating_sub(5 * RATE);
-        let around = audio.read_at(from, 10 * RATE)?;
-        let cut = from + chunk::split_near(vad, &around, at - from)?;
-        bounds.push(cut.clamp(bounds[k - 1], total));
-    }
-    bounds.push(total);
     let mut opts = opts.clone();
     let mut detected = None;
     if opts.language.is_none() {
         let first = audio.read_at(0, 2 * MAX_CHUNK)?;
-        let found = detect_language(model, gate, first_chunk(vad, &first)?)?;
+        let found = detect_language(model, gate, first_chunk(&speech, &first))?;
         opts.language = Some(found.0.clone());
         detected = Some(found);
     }
@@ -261,27 +269,15 @@ pub fn transcribe_stream(
         let others: Vec<_> = (1..lanes)
             .map(|k| {
                 let (range, done, cancel) = (bounds[k]..bounds[k + 1], &done[k], &cancel);
-                let context =
-                    bounds[k].saturating_sub(CONTEXT * RATE).max(bounds[k - 1])..bounds[k];
-                // The request's prompt comes first, as at a file's start;
-                // the text of `context` follows it.
-                let opts = opts.clone();
+                // Decoded as a file's start: given the request's prompt,
+                // not the text before it.
+                let (opts, speech) = (opts.clone(), &speech);
                 s.spawn(move || {
                     let len = range.len() as f64;
-                    transcribe_lane(
-                        model,
-                        gate,
-                        vad,
-                        &opts,
-                        audio,
-                        range,
-                        context,
-                        false,
-                        &mut |f| {
-                            done.store((f * len) as usize, Ordering::Relaxed);
-                            !cancel.load(Ordering::Relaxed)
-                        },
-                    )
+                    transcribe_lane(model, gate, &opts, audio, speech, range, false, &mut |f| {
+                        done.store((f * len) as usize, Ordering::Relaxed);
+                        !cancel.load(Ordering::Relaxed)
+                    })
                 })
             })
             .collect();
@@ -289,11 +285,10 @@ pub fn transcribe_stream(
         let first = transcribe_lane(
             model,
             gate,
-            vad,
             &opts,
             audio,
+            &speech,
             bounds[0]..bounds[1],
-            0..0,
             false,
             &mut |f| {
                 done[0].store((f * len) as usize, Ordering::Relaxed);
@@ -343,30 +338,97 @@ pub fn transcribe_stream(
     Ok(out)
 }
 
+/// Where to cut `audio` into at most `lanes` sections decoded side by side
+/// (sample bounds, from 0 to its end, each on a frame; `[0, end]` for one
+/// section). Two cuts are weighed: the chunks of the whole file's plan in
+/// groups of about equal length (no window more than one section would
+/// take), and equal shares cut in a pause (shorter windows, for a file of
+/// few windows: 38 s planned as 28 + 10 s is decoded sooner as two of
+/// 19 s). Each is costed as its longest section (the decoding of its audio
+/// and an encoding per window), against one section with its encodings
+/// mostly hidden; the cheapest is taken.
+fn sections(
+    vad: &dyn Vad,
+    audio: &dyn AudioSource,
+    speech: &[f32],
+    lanes: usize,
+) -> Result<Vec<usize>, SttError> {
+    let total = audio.samples();
+    let seconds = |c: &std::ops::Range<usize>| c.len() as f64 / RATE as f64;
+    let plan_of = |r: std::ops::Range<usize>| {
+        let frames = &speech[(r.start / FRAME).min(speech.len())..];
+        chunk::chunks(audio, r, frames)
+    };
+    let whole = plan_of(0..total)?;
+    let alone = ENCODE_ALONE + whole.iter().map(seconds).sum::<f64>();
+    let mut best = (alone * SIDE_BY_SIDE_GAIN, vec![0, total]);
+    // The whole plan's chunks in groups: a cut where the running length
+    // passes each equal share (at the nearer chunk boundary).
+    let weight = |c: &std::ops::Range<usize>| ENCODE_BESIDE + seconds(c);
+    let all: f64 = whole.iter().map(weight).sum();
+    let mut grouped = vec![0];
+    let mut run = 0.0;
+    for (i, c) in whole.iter().enumerate() {
+        let share = all * grouped.len() as f64 / lanes as f64;
+        if i > 0 && grouped.len() < lanes && run + weight(c) / 2.0 >= share {
+            grouped.push(whole[i - 1].end / FRAME * FRAME);
+        }
+        run += weight(c);
+    }
+    grouped.push(total);
+    // Equal shares, each cut in the longest pause within 5 s.
+    let mut equal = vec![0];
+    for k in 1..lanes {
+        let at = total * k / lanes;
+        let from = at.saturating_sub(5 * RATE);
+        let around = audio.read_at(from, 10 * RATE)?;
+        let cut = from + chunk::split_near(vad, &around, at - from)?;
+        equal.push((cut / FRAME * FRAME).clamp(equal[k - 1], total));
+    }
+    equal.push(total);
+    for mut bounds in [grouped, equal] {
+        bounds.dedup();
+        if bounds.len() < 3 {
+            continue;
+        }
+        let mut cost = 0.0f64;
+        for pair in bounds.windows(2) {
+            let chunks = plan_of(pair[0]..pair[1])?;
+            let section: f64 = chunks.iter().map(weight).sum();
+            cost = cost.max(section);
+        }
+        if cost < best.0 {
+            best = (cost, bounds);
+        }
+    }
+    Ok(best.1)
+}
+
 /// The first chunk [`plan`] gives for the whole of `audio` (its start, when
-/// all of it is silence).
-fn first_chunk<'a>(vad: &dyn Vad, whole: &'a [f32]) -> Result<&'a [f32], SttError> {
-    let speech = chunk::probabilities(vad, &whole, 0, whole.len())?;
-    match chunk_after(whole, &speech, 0, 0, true) {
-        [] => Ok(&whole[..whole.len().min(MAX_CHUNK)]),
-        first => Ok(first),
+/// all of it is silence); `speech` holds the probabilities of its frames.
+fn first_chunk<'a>(speech: &[f32], whole: &'a [f32]) -> &'a [f32] {
+    match chunk_after(whole, speech, 0, 0, true) {
+        [] => &whole[..whole.len().min(MAX_CHUNK)],
+        first => first,
     }
 }
 
 /// One decoding after another over `range` of `audio` (samples), times
-/// from the range's start ([`transcribe_stream`] for one section). A lane
-/// `alone` tells each decoding the chunk after it, to be encoded on the
-/// core its one-thread decoder leaves idle; lanes side by side use both
-/// cores already (there, it made two clips of 80 s 9–12 % slower).
+/// from the range's start ([`transcribe_stream`] for one section); `speech`
+/// holds the speech probabilities of all of `audio` (`range` starts on a
+/// frame). A lane `alone` tells each decoding the chunk after it when a
+/// second permit of `gate` is free (no other decoding wants the core its
+/// one-thread decoder leaves idle), to be encoded there meanwhile; lanes
+/// side by side use both cores already (there, it made two clips of 80 s
+/// 9–12 % slower), and each encodes on its own decoding thread.
 #[allow(clippy::too_many_arguments)]
 fn transcribe_lane(
     model: &dyn SpeechToText,
     gate: &DecodeGate,
-    vad: &dyn Vad,
     opts: &SttOptions,
     audio: &dyn AudioSource,
+    speech: &[f32],
     range: std::ops::Range<usize>,
-    context: std::ops::Range<usize>,
     alone: bool,
     progress: &mut dyn FnMut(f64) -> bool,
 ) -> Result<Transcript, SttError> {
@@ -378,20 +440,14 @@ fn transcribe_lane(
         Ok::<_, SttError>(piece)
     };
     let mut session = model.session(opts)?;
+    if !alone {
+        session.beside_others();
+    }
     let mut language = opts.language.clone().map(|l| (l, 1.0));
     if language.is_none() && !model.multilingual() {
         language = Some(("en".to_owned(), 1.0));
     }
-    if let (false, Some((code, _))) = (context.is_empty(), &language) {
-        // Decoded for its text only, which the next window is given.
-        let before = audio.read_at(context.start, context.len())?;
-        let _permit = gate.acquire();
-        session.transcribe(&before, code)?;
-    }
-    // Speech probabilities for the whole range first (a few milliseconds a
-    // second of audio), so each plan reads them rather than running the
-    // detector again over audio it has seen.
-    let speech = chunk::probabilities(vad, audio, range.start, range.len())?;
+    let speech = &speech[(range.start / FRAME).min(speech.len())..];
     let (mut buf, mut offset, mut ended) = (Vec::<f32>::new(), 0usize, false);
     let (mut segments, mut words) = (Vec::<Segment>::new(), Vec::<Word>::new());
     loop {
@@ -422,11 +478,13 @@ fn transcribe_lane(
                         language = Some(session.detect_language(&buf[..end])?);
                     }
                     let code = language.as_ref().map(|l| l.0.clone()).unwrap_or_default();
-                    // The chunk after this one, if the decoder takes it all.
-                    let next = if alone {
-                        chunk_after(&buf, &speech, offset, end, ended)
-                    } else {
-                        &[]
+                    // The chunk after this one, if the decoder takes it all,
+                    // where a second decoding could run now (it is encoded
+                    // on that decoder's thread).
+                    let spare = if alone { gate.try_acquire() } else { None };
+                    let next = match spare {
+                        Some(_) => chunk_after(&buf, speech, offset, end, ended),
+                        None => &[],
                     };
                     session.transcribe_before(&buf[..end], &code, next)?
                 };
@@ -810,6 +868,10 @@ mod tests {
         firsts: Mutex<Vec<usize>>,
         /// Each window heard, with the audio it was told would come next.
         windows: Mutex<Vec<(Vec<f32>, Vec<f32>)>>,
+        /// Sessions told they decode beside others.
+        beside: AtomicUsize,
+        /// Decodings the model runs at once.
+        lanes: usize,
     }
 
     impl Echo {
@@ -818,6 +880,8 @@ mod tests {
                 threads: Mutex::new(HashSet::new()),
                 firsts: Mutex::new(Vec::new()),
                 windows: Mutex::new(Vec::new()),
+                beside: AtomicUsize::new(0),
+                lanes: 2,
             }
         }
     }
@@ -835,7 +899,7 @@ mod tests {
             Ok(Box::new(EchoSession(self, false)))
         }
         fn lanes(&self) -> usize {
-            2
+            self.lanes
         }
     }
 
@@ -878,10 +942,14 @@ mod tests {
             self.0.windows.lock().unwrap().push(seen);
             Ok(w)
         }
+        fn beside_others(&mut self) {
+            self.0.beside.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     /// Each window is decoded told the audio of the window after it (which
-    /// a session may encode meanwhile), the last told nothing.
+    /// a session may encode meanwhile) where a permit is free for that, the
+    /// last told nothing.
     #[test]
     fn each_window_is_told_the_next() {
         // 75 s: sound with a second of silence every 7 s, then 3 s of silence.
@@ -895,10 +963,15 @@ mod tests {
                 }
             })
             .collect();
-        let echo = Echo::new();
-        let gate = DecodeGate::new(1);
+        // One section (the model decodes one window at a time), a second
+        // permit free for the encoding.
+        let echo = Echo {
+            lanes: 1,
+            ..Echo::new()
+        };
         let opts = SttOptions::default();
-        transcribe(&echo, &gate, &mediagen_speakers::vad::Energy, &audio, &opts).unwrap();
+        let vad = mediagen_speakers::vad::Energy;
+        transcribe(&echo, &DecodeGate::new(2), &vad, &audio, &opts).unwrap();
         let windows = echo.windows.lock().unwrap();
         assert!(windows.len() >= 3, "{} windows", windows.len());
         for pair in windows.windows(2) {
@@ -906,15 +979,57 @@ mod tests {
             assert!(pair[0].1 == pair[1].0, "the next window is another audio");
         }
         assert!(windows.last().unwrap().1.is_empty());
+        drop(windows);
+        // With no permit to spare (another request decodes), none is told.
+        let busy = Echo {
+            lanes: 1,
+            ..Echo::new()
+        };
+        transcribe(&busy, &DecodeGate::new(1), &vad, &audio, &opts).unwrap();
+        let windows = busy.windows.lock().unwrap();
+        assert!(windows.len() >= 3 && windows.iter().all(|w| w.1.is_empty()));
+    }
+
+    /// A file planned as a full window and a short one (38 s: 27.75 +
+    /// 10.25 s) is cut into shares nearer equal, in a pause, so neither
+    /// section waits on a full window; 20 s stays whole.
+    #[test]
+    fn few_windows_are_shared_between_sections() {
+        use mediagen_speakers::vad::Energy;
+        // Sound with half a second of silence every 4 s.
+        let audio: Vec<f32> = (0..38 * RATE)
+            .map(|i| {
+                let t = i as f32 / RATE as f32;
+                if t % 4.0 > 3.5 {
+                    0.0
+                } else {
+                    0.3 * (i as f32 * 0.05).sin()
+                }
+            })
+            .collect();
+        let whole = |a: &[f32]| {
+            let speech = Energy.probabilities(a).unwrap();
+            sections(&Energy, &a, &speech, 2).unwrap()
+        };
+        let bounds = whole(&audio);
+        assert_eq!(bounds.len(), 3, "{bounds:?}");
+        assert_eq!(bounds[1] % FRAME, 0);
+        let cut = bounds[1] as f64 / RATE as f64;
+        assert!(
+            (14.0..=24.0).contains(&cut) && cut % 4.0 > 3.5,
+            "cut at {cut}"
+        );
+        let short = &audio[..20 * RATE];
+        assert_eq!(whole(short), vec![0, short.len()]);
     }
 
     #[test]
     fn long_audio_is_decoded_in_sections_side_by_side_on_one_clock() {
-        // 100 s of sound with a second of silence every 10 s.
+        // 100 s of sound with a second of silence every 7 s.
         let audio: Vec<f32> = (0..100 * RATE)
             .map(|i| {
                 let t = i as f32 / RATE as f32;
-                if t % 10.0 > 9.0 {
+                if t % 7.0 > 6.0 {
                     0.0
                 } else {
                     0.3 * (i as f32 * 0.05).sin()
@@ -936,10 +1051,18 @@ mod tests {
         )
         .unwrap();
         assert_eq!(echo.threads.lock().unwrap().len(), 2, "two decodings");
-        // The second section's decoder first heard the 20 s before it, for
-        // context only (its text is not in the transcript: no overlap below).
+        // Each section starts with a window of its own (no audio decoded
+        // twice for context), cut in a pause: the whole file's plan in two
+        // groups of two windows (all in all as many as one section takes).
         let firsts = echo.firsts.lock().unwrap().clone();
-        assert!(firsts.contains(&(CONTEXT * RATE)), "{firsts:?}");
+        assert_eq!(firsts.len(), 2, "{firsts:?}");
+        assert!(firsts.iter().all(|&n| n <= MAX_CHUNK), "{firsts:?}");
+        // Both decode beside the other, told no window to prepare (no core
+        // is idle).
+        assert_eq!(echo.beside.load(Ordering::Relaxed), 2);
+        let windows = echo.windows.lock().unwrap();
+        assert_eq!(windows.len(), 4);
+        assert!(windows.iter().all(|w| w.1.is_empty()));
         assert_eq!((t.language.as_str(), t.duration), ("de", 100.0));
         // Segments in order, ids renumbered, the whole file heard once (the
         // chunks are cut inside the pauses, so they cover them too).
@@ -947,8 +1070,8 @@ mod tests {
         assert!(t.segments.windows(2).all(|w| w[0].end <= w[1].start + 1e-6));
         let heard: f64 = t.segments.iter().map(|s| s.end - s.start).sum();
         assert!((95.0..=100.0).contains(&heard), "{heard} s heard");
-        for k in 0..10 {
-            let mid = k as f64 * 10.0 + 4.5;
+        for k in 0..14 {
+            let mid = k as f64 * 7.0 + 3.0;
             assert!(
                 t.segments.iter().any(|s| s.start <= mid && mid <= s.end),
                 "{mid} s not heard: {:?}",
@@ -961,7 +1084,7 @@ mod tests {
 
     #[test]
     fn short_audio_or_one_decoding_stays_in_one_section() {
-        let audio = vec![0.1f32; 40 * RATE];
+        let audio = vec![0.1f32; 20 * RATE];
         let echo = Echo::new();
         transcribe(
             &echo,
