@@ -888,6 +888,21 @@ mod tests {
 
     struct EchoSession<'a>(&'a Echo, bool);
 
+    /// `seconds` of sound, silent for the last `gap` seconds of every
+    /// `period` and after `sound_until`.
+    fn sound(seconds: usize, period: f32, gap: f32, sound_until: f32) -> Vec<f32> {
+        (0..seconds * RATE)
+            .map(|i| {
+                let t = i as f32 / RATE as f32;
+                if t % period > period - gap || t > sound_until {
+                    0.0
+                } else {
+                    0.3 * (i as f32 * 0.05).sin()
+                }
+            })
+            .collect()
+    }
+
     impl SpeechToText for Echo {
         fn name(&self) -> &str {
             "echo"
@@ -953,16 +968,7 @@ mod tests {
     #[test]
     fn each_window_is_told_the_next() {
         // 75 s: sound with a second of silence every 7 s, then 3 s of silence.
-        let audio: Vec<f32> = (0..75 * RATE)
-            .map(|i| {
-                let t = i as f32 / RATE as f32;
-                if t % 7.0 > 6.0 || t > 72.0 {
-                    0.0
-                } else {
-                    0.3 * (i as f32 * 0.05).sin()
-                }
-            })
-            .collect();
+        let audio = sound(75, 7.0, 1.0, 72.0);
         // One section (the model decodes one window at a time), a second
         // permit free for the encoding.
         let echo = Echo {
@@ -997,16 +1003,7 @@ mod tests {
     fn few_windows_are_shared_between_sections() {
         use mediagen_speakers::vad::Energy;
         // Sound with half a second of silence every 4 s.
-        let audio: Vec<f32> = (0..38 * RATE)
-            .map(|i| {
-                let t = i as f32 / RATE as f32;
-                if t % 4.0 > 3.5 {
-                    0.0
-                } else {
-                    0.3 * (i as f32 * 0.05).sin()
-                }
-            })
-            .collect();
+        let audio = sound(38, 4.0, 0.5, 38.0);
         let whole = |a: &[f32]| {
             let speech = Energy.probabilities(a).unwrap();
             sections(&Energy, &a, &speech, 2).unwrap()
@@ -1026,16 +1023,7 @@ mod tests {
     #[test]
     fn long_audio_is_decoded_in_sections_side_by_side_on_one_clock() {
         // 100 s of sound with a second of silence every 7 s.
-        let audio: Vec<f32> = (0..100 * RATE)
-            .map(|i| {
-                let t = i as f32 / RATE as f32;
-                if t % 7.0 > 6.0 {
-                    0.0
-                } else {
-                    0.3 * (i as f32 * 0.05).sin()
-                }
-            })
-            .collect();
+        let audio = sound(100, 7.0, 1.0, 100.0);
         let echo = Echo::new();
         let mut seen = Vec::new();
         let t = transcribe_stream(
