@@ -387,6 +387,11 @@ fn sections(
     }
     equal.push(total);
     for mut bounds in [grouped, equal] {
+        // Each section after the first begins with the whole pause before
+        // it (see `chunk::pause_start`).
+        for k in 1..bounds.len() - 1 {
+            bounds[k] = chunk::pause_start(speech, bounds[k]).max(bounds[k - 1]);
+        }
         bounds.dedup();
         if bounds.len() < 3 {
             continue;
