@@ -210,18 +210,19 @@ fn quietest(levels: &[f32], frames: std::ops::Range<usize>) -> Option<usize> {
 }
 
 /// Where to split `audio` near sample `at` into parts decoded apart: in the
-/// middle of the longest pause within 5 s either side (by `vad`), else at
-/// the quietest frame there.
-pub fn split_near(vad: &dyn Vad, audio: &[f32], at: usize) -> Result<usize, SttError> {
+/// middle of the longest pause within 5 s either side (by the speech
+/// probabilities `speech` of its frames, frame `i` from sample `i * FRAME`),
+/// else at the quietest frame there.
+pub fn split_near(audio: &[f32], speech: &[f32], at: usize) -> usize {
     let levels = levels(audio);
-    let voiced = vad::speech(&vad.probabilities(audio).map_err(failed)?);
+    let voiced = vad::speech(speech);
     let lo = at.saturating_sub(5 * RATE) / FRAME;
     // A detector may leave out a last partial frame.
     let hi = ((at + 5 * RATE) / FRAME)
         .min(levels.len())
         .min(voiced.len());
     if lo >= hi {
-        return Ok(at.min(audio.len()));
+        return at.min(audio.len());
     }
     let longest = pauses(&voiced, lo, hi).fold(None, |best: Option<(usize, usize)>, p| {
         best.filter(|b| b.0 >= p.0).or(Some(p))
@@ -230,7 +231,7 @@ pub fn split_near(vad: &dyn Vad, audio: &[f32], at: usize) -> Result<usize, SttE
         .map(|(_, middle)| middle)
         .or_else(|| quietest(&levels, lo..hi))
         .unwrap_or(lo);
-    Ok((frame * FRAME).min(audio.len()))
+    (frame * FRAME).min(audio.len())
 }
 
 /// The first frame (as a sample) of the pause that sample `at` lies in,
@@ -356,25 +357,13 @@ mod tests {
         assert!((c[2].1 - 75.0).abs() < 0.05);
     }
 
-    /// A detector that answers whole frames only (as Silero does), all
-    /// speech.
-    struct WholeFrames;
-
-    impl Vad for WholeFrames {
-        fn name(&self) -> &'static str {
-            "whole-frames"
-        }
-        fn probabilities(&self, audio: &[f32]) -> Result<Vec<f32>, VadError> {
-            Ok(vec![1.0; audio.len() / FRAME])
-        }
-    }
-
     #[test]
     fn a_short_file_ending_mid_frame_is_split_within_it() {
-        // 3.3 s: the last frame is partial; the detector leaves it out.
+        // 3.3 s: the last frame is partial; a detector leaves it out (as
+        // Silero does), all of it speech.
         let audio = tone(3.3);
-        let at = split_near(&WholeFrames, &audio, audio.len() / 2).unwrap();
-        assert!(at <= audio.len());
+        let speech = vec![1.0; audio.len() / FRAME];
+        assert!(split_near(&audio, &speech, audio.len() / 2) <= audio.len());
     }
 
     #[test]
@@ -402,7 +391,8 @@ mod tests {
             tone(20.0),
         ]
         .concat();
-        let at = split_near(&Energy, &audio, 100 * RATE).unwrap() as f64 / RATE as f64;
+        let speech = Energy.probabilities(&audio).unwrap();
+        let at = split_near(&audio, &speech, 100 * RATE) as f64 / RATE as f64;
         assert!((at - 103.4).abs() < 0.1, "split at {at}");
         // No pause within 5 s: the quietest frame there, still near the cut.
         let loud: Vec<f32> = (0..30 * RATE)
@@ -411,7 +401,8 @@ mod tests {
                     * (i as f32 * 0.05).sin()
             })
             .collect();
-        let at = split_near(&Energy, &loud, 10 * RATE).unwrap() as f64 / RATE as f64;
+        let speech = Energy.probabilities(&loud).unwrap();
+        let at = split_near(&loud, &speech, 10 * RATE) as f64 / RATE as f64;
         assert!((at - 12.0).abs() < 0.1, "split at {at}");
     }
 }

@@ -249,7 +249,7 @@ pub fn transcribe_stream(
     let bounds = if lanes < 2 {
         vec![0, total]
     } else {
-        sections(vad, audio, &speech, lanes)?
+        sections(audio, &speech, lanes)?
     };
     let lanes = bounds.len() - 1;
     if lanes < 2 {
@@ -347,12 +347,7 @@ pub fn transcribe_stream(
 /// 19 s). Each is costed as its longest section (the decoding of its audio
 /// and an encoding per window), against one section with its encodings
 /// mostly hidden; the cheapest is taken.
-fn sections(
-    vad: &dyn Vad,
-    audio: &dyn AudioSource,
-    speech: &[f32],
-    lanes: usize,
-) -> Result<Vec<usize>, SttError> {
+fn sections(audio: &dyn AudioSource, speech: &[f32], lanes: usize) -> Result<Vec<usize>, SttError> {
     let total = audio.samples();
     let seconds = |c: &std::ops::Range<usize>| c.len() as f64 / RATE as f64;
     let plan_of = |r: std::ops::Range<usize>| {
@@ -380,9 +375,11 @@ fn sections(
     let mut equal = vec![0];
     for k in 1..lanes {
         let at = total * k / lanes;
-        let from = at.saturating_sub(5 * RATE);
+        let from = at.saturating_sub(5 * RATE) / FRAME * FRAME;
         let around = audio.read_at(from, 10 * RATE)?;
-        let cut = from + chunk::split_near(vad, &around, at - from)?;
+        let frames = &speech
+            [(from / FRAME).min(speech.len())..((from + around.len()) / FRAME).min(speech.len())];
+        let cut = from + chunk::split_near(&around, frames, at - from);
         equal.push((cut / FRAME * FRAME).clamp(equal[k - 1], total));
     }
     equal.push(total);
@@ -1011,7 +1008,7 @@ mod tests {
         let audio = sound(38, 4.0, 0.5, 38.0);
         let whole = |a: &[f32]| {
             let speech = Energy.probabilities(a).unwrap();
-            sections(&Energy, &a, &speech, 2).unwrap()
+            sections(&a, &speech, 2).unwrap()
         };
         let bounds = whole(&audio);
         assert_eq!(bounds.len(), 3, "{bounds:?}");
