@@ -355,6 +355,10 @@ fn sections(audio: &dyn AudioSource, speech: &[f32], lanes: usize) -> Result<Vec
         chunk::chunks(audio, r, frames)
     };
     let whole = plan_of(0..total)?;
+    if whole.is_empty() {
+        // No speech: nothing to share.
+        return Ok(vec![0, total]);
+    }
     let alone = ENCODE_ALONE + whole.iter().map(seconds).sum::<f64>();
     let mut best = (alone * SIDE_BY_SIDE_GAIN, vec![0, total]);
     // The whole plan's chunks in groups: a cut where the running length
@@ -1020,6 +1024,8 @@ mod tests {
         );
         let short = &audio[..20 * RATE];
         assert_eq!(whole(short), vec![0, short.len()]);
+        let silent = vec![0.0; 60 * RATE];
+        assert_eq!(whole(&silent), vec![0, silent.len()]);
     }
 
     #[test]
