@@ -425,11 +425,12 @@ impl<'a> SttSession for Ct2Session<'a> {
         self.encode_on = EncodeOn::Aside;
     }
 
-    /// The decoder runs on one thread, leaving a core to the encoder: the
-    /// next window is encoded meanwhile (on the encoder's own threads), and
-    /// its encoding kept for the next call if that call's audio is the
-    /// same. An encoding takes about 0.5 s of a window's 1–1.5 s on base
-    /// (two threads), whatever the window holds.
+    /// The decoder runs on one thread, leaving a core idle: the next window
+    /// is encoded meanwhile on a free replica of the decoder pool (one
+    /// thread, so it takes no core from the decoding; the caller passes a
+    /// `next` only when a second decoding permit is free), and its encoding
+    /// kept for the next call if that call's audio is the same. An encoding
+    /// takes about 1.2 s on one thread, a window's decoding 1–2.5 s on base.
     fn transcribe_before(
         &mut self,
         audio: &[f32],
