@@ -188,7 +188,9 @@ try {
   await page.waitForFunction(() => !document.getElementById("stt-result").hidden, { timeout: 120000 });
   const lines = await page.$$eval("#stt-segments button", (bs) => bs.map((b) => b.textContent));
   const heard = lines.join(" ").toLowerCase();
-  check(["quick", "brown", "fox", "lazy", "dog", "forest"].every((w) => heard.includes(w)), `transcribe: the transcript has the words spoken (${lines.join(" | ")})`);
+  // Not "brown": whisper base hears espeak-ng's "brown" as "round" on some
+  // CPUs (faster-whisper on the same model too), so that word tests the CPU.
+  check(["quick", "fox", "lazy", "dog", "forest"].every((w) => heard.includes(w)), `transcribe: the transcript has the words spoken (${lines.join(" | ")})`);
   check(lines.every((l) => /^\d+:\d\d\.\d/.test(l)), "transcribe: every line starts with its time");
   const last = (await page.$$("#stt-segments button")).at(-1);
   const lastStart = Number(await last.evaluate((b) => b.dataset.start));

@@ -135,6 +135,12 @@ pub fn decode(
     rate: u32,
     duration: f64,
 ) -> Result<PcmFile, MediaError> {
+    let max_samples = ((duration + 1.0) * f64::from(rate)) as u64;
+    if demuxer == "wav" {
+        if let Some(pcm) = plain_wav(path, dest, rate, max_samples)? {
+            return Ok(pcm);
+        }
+    }
     let mut cmd = ffmpeg();
     open_input(&mut cmd, path, demuxer)
         .args(["-t", &format!("{:.3}", duration + 1.0)])
@@ -143,6 +149,81 @@ pub fn decode(
         .arg(dest);
     run(cmd, b"", Duration::from_secs_f64(60.0 + duration / 2.0))?;
     Ok(PcmFile::open(dest, rate)?)
+}
+
+/// A WAV file that already holds what [`decode`] makes (16-bit PCM, one
+/// channel, at `rate`), its samples copied into `dest` here (at most
+/// `max_samples`): ffmpeg's start alone costs about 0.1 s. `None` (and
+/// nothing written) for any other WAV, which ffmpeg decodes.
+fn plain_wav(
+    path: &Path,
+    dest: &Path,
+    rate: u32,
+    max_samples: u64,
+) -> Result<Option<PcmFile>, MediaError> {
+    let file = File::open(path)?;
+    let Some((start, bytes)) = plain_wav_data(&file, rate) else {
+        return Ok(None);
+    };
+    let bytes = bytes.min(max_samples.saturating_mul(2));
+    let mut out = std::io::BufWriter::new(File::create(dest)?);
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut at = 0u64;
+    while at + 1 < bytes {
+        let want = (bytes - at).min(buf.len() as u64) as usize & !1;
+        file.read_exact_at(&mut buf[..want], start + at)?;
+        for pair in buf[..want].chunks_exact(2) {
+            let sample = f32::from(i16::from_le_bytes([pair[0], pair[1]])) / 32768.0;
+            std::io::Write::write_all(&mut out, &sample.to_le_bytes())?;
+        }
+        at += want as u64;
+    }
+    std::io::Write::flush(&mut out)?;
+    Ok(Some(PcmFile::open(dest, rate)?))
+}
+
+/// Where the samples of `file` start and how many bytes of them there are,
+/// when it is a RIFF/WAVE file of 16-bit PCM (format 1), one channel, at
+/// `rate`. A data size the header does not know (0 or 0xFFFFFFFF, as
+/// written by a program streaming it) or overstates runs to the end.
+fn plain_wav_data(file: &File, rate: u32) -> Option<(u64, u64)> {
+    let len = file.metadata().ok()?.len();
+    let mut head = [0u8; 12];
+    file.read_exact_at(&mut head, 0).ok()?;
+    if &head[0..4] != b"RIFF" || &head[8..12] != b"WAVE" {
+        return None;
+    }
+    let (mut pos, mut plain) = (12u64, false);
+    // The chunks before the samples are small; a file whose samples start
+    // further in is left to ffmpeg.
+    while pos + 8 <= len.min(1 << 20) {
+        let mut chunk = [0u8; 8];
+        file.read_exact_at(&mut chunk, pos).ok()?;
+        let size = u64::from(u32::from_le_bytes([chunk[4], chunk[5], chunk[6], chunk[7]]));
+        let body = pos + 8;
+        match &chunk[0..4] {
+            b"fmt " => {
+                let mut fmt = [0u8; 16];
+                file.read_exact_at(&mut fmt, body).ok()?;
+                let tag = u16::from_le_bytes([fmt[0], fmt[1]]);
+                let channels = u16::from_le_bytes([fmt[2], fmt[3]]);
+                let hz = u32::from_le_bytes([fmt[4], fmt[5], fmt[6], fmt[7]]);
+                let bits = u16::from_le_bytes([fmt[14], fmt[15]]);
+                plain = tag == 1 && channels == 1 && hz == rate && bits == 16;
+                if !plain {
+                    return None;
+                }
+            }
+            b"data" => {
+                let rest = len - body;
+                let known = size != 0 && size != u64::from(u32::MAX);
+                return plain.then_some((body, if known { size.min(rest) } else { rest }));
+            }
+            _ => {}
+        }
+        pos = body + size + (size & 1);
+    }
+    None
 }
 
 /// Encodes `pcm` as `format` at `rate` Hz into `dest`, ffmpeg reading the
@@ -203,6 +284,53 @@ mod tests {
         let back = PcmFile::open(doubled.path(), 100).unwrap();
         assert_eq!(back.len(), n);
         assert_eq!(back.read_at(2999, 2).unwrap(), [5998.0, 6000.0]);
+    }
+
+    /// A WAV already at the rate asked for, one channel of 16-bit PCM, is
+    /// read here: the same samples as ffmpeg gives, a data size the header
+    /// does not know runs to the end, and `duration` (plus a second) caps
+    /// it. Any other WAV is left to ffmpeg.
+    #[test]
+    fn plain_wav_is_read_without_ffmpeg() {
+        let dir = tempfile::tempdir().unwrap();
+        let tone: Vec<f32> = (0..32_000).map(|i| (i as f32 * 0.05).sin() * 0.5).collect();
+        let audio = crate::audio::Audio::new(tone.clone(), 16_000);
+        let bytes = crate::media::encode(&audio, AudioFormat::Wav, 16_000).unwrap();
+        let wav = dir.path().join("tone.wav");
+        std::fs::write(&wav, &bytes).unwrap();
+        let here = plain_wav(&wav, &dir.path().join("a.f32"), 16_000, u64::MAX)
+            .unwrap()
+            .expect("read here");
+        let mut cmd = ffmpeg();
+        open_input(&mut cmd, &wav, "wav")
+            .args(["-ac", "1", "-ar", "16000", "-f", "f32le", "pipe:1"]);
+        let by_ffmpeg = run(cmd, b"", Duration::from_secs(30)).unwrap();
+        assert_eq!(here.len(), 32_000);
+        let ours: Vec<u8> = here
+            .read_at(0, 32_000)
+            .unwrap()
+            .iter()
+            .flat_map(|s| s.to_le_bytes())
+            .collect();
+        assert_eq!(ours, by_ffmpeg);
+        // Streamed (size unknown), capped at one second.
+        let mut streamed = bytes.clone();
+        streamed[40..44].copy_from_slice(&u32::MAX.to_le_bytes());
+        std::fs::write(&wav, &streamed).unwrap();
+        let capped = decode(&wav, "wav", &dir.path().join("b.f32"), 16_000, 0.0).unwrap();
+        assert_eq!(capped.len(), 16_000);
+        let whole = plain_wav(&wav, &dir.path().join("c.f32"), 16_000, u64::MAX).unwrap();
+        assert_eq!(whole.map(|p| p.len()), Some(32_000));
+        // Another rate, or two channels: ffmpeg's.
+        assert!(plain_wav(&wav, &dir.path().join("d.f32"), 24_000, u64::MAX)
+            .unwrap()
+            .is_none());
+        let mut stereo = bytes;
+        stereo[22] = 2;
+        std::fs::write(&wav, &stereo).unwrap();
+        assert!(plain_wav(&wav, &dir.path().join("e.f32"), 16_000, u64::MAX)
+            .unwrap()
+            .is_none());
     }
 
     /// Decoded and encoded through files, the sound survives.

@@ -7,6 +7,7 @@ pub mod avatar;
 pub mod avatar_upload;
 pub mod catalog;
 pub mod dub;
+pub mod encoders;
 pub mod engines;
 pub mod image;
 pub mod neural;

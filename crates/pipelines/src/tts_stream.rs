@@ -9,20 +9,22 @@
 //! sentences those bytes held in full (the rest is refunded).
 
 use mediagen_core::ErrorCode;
-use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::tts::Speak;
 use mediagen_core::job::JobError;
-use mediagen_media::media::encoder_args;
+use mediagen_media::audio::{resample, Audio};
+use mediagen_media::media::{encoder_args, MediaError};
 use mediagen_media::AudioFormat;
 use mediagen_speech::tts::TtsCatalog;
 use mediagen_worker::{JobContext, JobFailure};
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::mpsc;
 
+use crate::encoders;
 use crate::tts::TtsRequest;
 
 /// Where the sentences end in the audio (seconds), and how many there are.
@@ -79,23 +81,16 @@ pub async fn run(
     ctx: JobContext,
     req: TtsRequest,
 ) -> Result<Value, JobFailure> {
-    let encoding =
-        |e: &dyn std::fmt::Display| JobFailure::retry(ErrorCode::EncodingFailed, e.to_string());
     let voice_rate = req.native_rate(&catalog);
-    let args = encoder_args(req.format, voice_rate, req.sample_rate).map_err(|e| encoding(&e))?;
-    let mut encoder = tokio::process::Command::new("ffmpeg")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| encoding(&e))?;
-    let mut stdin = encoder.stdin.take().expect("piped stdin");
-    let mut stdout = encoder.stdout.take().expect("piped stdout");
+    // Raw PCM is made here, resampled to the rate asked for where the
+    // voice's differs; every other format goes through an ffmpeg encoder,
+    // whose start (about 0.1 s of a core) would otherwise come before the
+    // first audio.
+    let raw = (req.format == AudioFormat::Pcm).then_some(req.sample_rate);
+    let (pcm_tx, pcm_rx) = mpsc::channel::<Vec<u8>>(8);
+    let mut encoder = Encoder::start(&req, voice_rate, raw, pcm_rx)?;
 
     // Synthesis, sentence by sentence, on a blocking thread.
-    let (pcm_tx, mut pcm_rx) = mpsc::channel::<Vec<u8>>(8);
     let stop = Arc::new(AtomicBool::new(false));
     let sentences = Arc::new(Mutex::new(Sentences::default()));
     let synth = tokio::task::spawn_blocking({
@@ -108,43 +103,37 @@ pub async fn run(
                     s.ends.push(end);
                     s.count = n;
                 }
+                let pcm = match raw {
+                    Some(rate) => {
+                        Audio::new(resample(&audio.samples, audio.sample_rate, rate), rate)
+                            .to_s16le()
+                    }
+                    None => audio.to_s16le(),
+                };
                 !stop.load(Ordering::Relaxed)
                     && !job.is_cancelled()
-                    && pcm_tx.blocking_send(audio.to_s16le()).is_ok()
+                    && pcm_tx.blocking_send(pcm).is_ok()
             })
             .map(|a| a.duration())
         }
     });
-    // PCM into the encoder.
-    let feed = tokio::spawn(async move {
-        while let Some(pcm) = pcm_rx.recv().await {
-            if stdin.write_all(&pcm).await.is_err() {
-                break;
-            }
-        }
-    });
     // Encoded bytes into the stream, and kept for the stored copy.
     let mut all = Vec::new();
-    let mut buf = vec![0u8; 16 * 1024];
     let mut closed = None;
     let mut seq = 0;
-    loop {
-        let n = stdout.read(&mut buf).await.map_err(|e| encoding(&e))?;
-        if n == 0 {
-            break;
-        }
-        all.extend_from_slice(&buf[..n]);
-        if let Some(taken) = ctx.stream_chunk(seq, &buf[..n]).await? {
+    while let Some(piece) = encoder.next().await? {
+        all.extend_from_slice(&piece);
+        if let Some(taken) = ctx.stream_chunk(seq, &piece).await? {
             closed = Some(taken.max(0) as u64);
             break;
         }
         seq += 1;
     }
+    // The encoder ends first: a synthesis waiting to hand it a sentence
+    // then stops.
     stop.store(true, Ordering::Relaxed);
-    drop(stdout);
+    encoder.stop().await;
     let spoken = synth.await;
-    let _ = feed.await;
-    let _ = encoder.kill().await;
     if let Some(taken) = closed {
         let sent = sentences
             .lock()
@@ -162,4 +151,112 @@ pub async fn run(
     let mut result = req.result(duration);
     result["streamed"] = json!(true);
     Ok(result)
+}
+
+/// Most bytes one piece of the stream holds.
+const PIECE: usize = 16 * 1024;
+
+/// Where the stream's bytes come from.
+enum Encoder {
+    /// An ffmpeg encoder (started beforehand: [`encoders`]), fed 16-bit
+    /// PCM at the voice's rate by a task of its own.
+    Ffmpeg {
+        process: encoders::Process,
+        args: Vec<String>,
+        stdout: ChildStdout,
+        feed: tokio::task::JoinHandle<()>,
+    },
+    /// 16-bit PCM as it is made, in pieces of at most [`PIECE`] bytes.
+    Raw {
+        pcm: mpsc::Receiver<Vec<u8>>,
+        pending: Vec<u8>,
+    },
+}
+
+fn encoding(e: &dyn std::fmt::Display) -> JobFailure {
+    JobFailure::retry(ErrorCode::EncodingFailed, e.to_string())
+}
+
+impl Encoder {
+    /// Raw PCM at `raw`'s rate when given, else ffmpeg encoding the
+    /// request's format from PCM at `voice_rate`.
+    fn start(
+        req: &TtsRequest,
+        voice_rate: u32,
+        raw: Option<u32>,
+        mut pcm: mpsc::Receiver<Vec<u8>>,
+    ) -> Result<Self, JobFailure> {
+        if let Some(rate) = raw {
+            if !req.format.sample_rates().contains(&rate) {
+                let bad = MediaError::BadRate {
+                    rate,
+                    format: req.format.as_str(),
+                };
+                return Err(encoding(&bad));
+            }
+            return Ok(Self::Raw {
+                pcm,
+                pending: Vec::new(),
+            });
+        }
+        let args =
+            encoder_args(req.format, voice_rate, req.sample_rate).map_err(|e| encoding(&e))?;
+        let mut process = encoders::take(args.clone()).map_err(|e| encoding(&e))?;
+        let (Some(stdin), Some(stdout)) = (process.stdin(), process.stdout()) else {
+            return Err(encoding(&"the encoder has no pipes"));
+        };
+        let mut stdin = ChildStdin::from_std(stdin).map_err(|e| encoding(&e))?;
+        let stdout = ChildStdout::from_std(stdout).map_err(|e| encoding(&e))?;
+        let feed = tokio::spawn(async move {
+            while let Some(bytes) = pcm.recv().await {
+                if stdin.write_all(&bytes).await.is_err() {
+                    break;
+                }
+            }
+        });
+        Ok(Self::Ffmpeg {
+            process,
+            args,
+            stdout,
+            feed,
+        })
+    }
+
+    /// The next bytes of the stream; `None` at its end.
+    async fn next(&mut self) -> Result<Option<Vec<u8>>, JobFailure> {
+        match self {
+            Self::Ffmpeg { stdout, .. } => {
+                let mut buf = vec![0u8; PIECE];
+                let n = stdout.read(&mut buf).await.map_err(|e| encoding(&e))?;
+                buf.truncate(n);
+                Ok((n > 0).then_some(buf))
+            }
+            Self::Raw { pcm, pending } => {
+                if pending.is_empty() {
+                    match pcm.recv().await {
+                        Some(bytes) => *pending = bytes,
+                        None => return Ok(None),
+                    }
+                }
+                let rest = pending.split_off(pending.len().min(PIECE));
+                Ok(Some(std::mem::replace(pending, rest)))
+            }
+        }
+    }
+
+    /// Ends the encoder: what it was still to take is refused.
+    async fn stop(self) {
+        if let Self::Ffmpeg {
+            process,
+            args,
+            stdout,
+            feed,
+        } = self
+        {
+            drop(stdout);
+            drop(process);
+            let _ = feed.await;
+            encoders::replenish(args);
+        }
+    }
 }

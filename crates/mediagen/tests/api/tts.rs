@@ -590,6 +590,50 @@ async fn word_timestamps_follow_the_written_words() {
     );
 }
 
+/// A streamed `pcm` response at a rate other than the voice's (made by
+/// the worker without an encoder process) holds the whole speech at the
+/// rate asked for: as long as the job says, as long as the same text asked
+/// for without streaming (which ffmpeg resamples), and not silent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streamed_pcm_comes_at_the_rate_asked_for() {
+    let app = TestApp::spawn(Backend::Sqlite).await;
+    let (_, key) = app.account(10_000, "write").await;
+    let voice = joe(&app, &key).await;
+    let body = json!({"text": STORY, "voiceId": voice, "format": "pcm", "sampleRate": 16000});
+    let r = stream(&app, &key, body.clone()).await;
+    assert_eq!(r.status(), 200);
+    let job_id = r.headers()["x-job-id"].to_str().unwrap().to_owned();
+    let bytes = r.bytes().await.unwrap();
+    let job = app
+        .wait_job(&key, &job_id, std::time::Duration::from_secs(10), |j| {
+            j["status"] == "completed"
+        })
+        .await;
+    let duration = job["result"]["duration"].as_f64().unwrap();
+    let streamed = decoded(&bytes, "pcm", 16_000).0;
+    assert!(
+        (streamed - duration).abs() < 0.1,
+        "{streamed} s streamed, {duration} s reported"
+    );
+    let whole = app.post("/v1/text-to-speech", &key, body).await;
+    assert_eq!(whole.status(), 200);
+    let whole: Value = whole.json().await.unwrap();
+    let file = app
+        .download(whole["result"]["audioUrl"].as_str().unwrap())
+        .await;
+    let (seconds, _) = decoded(&file, "pcm", 16_000);
+    assert!(
+        (seconds - streamed).abs() < 0.1,
+        "{seconds} s whole, {streamed} s streamed"
+    );
+    let samples: Vec<f64> = bytes
+        .chunks_exact(2)
+        .map(|b| f64::from(i16::from_le_bytes([b[0], b[1]])) / 32768.0)
+        .collect();
+    let rms = (samples.iter().map(|x| x * x).sum::<f64>() / samples.len() as f64).sqrt();
+    assert!(rms > 0.02, "rms {rms}");
+}
+
 /// The API process makes no speech: a stream no worker begins within
 /// `sync_wait_seconds` is refused (503, nothing charged), and one that a
 /// separate worker process begins is relayed from it through PostgreSQL

@@ -592,8 +592,10 @@ async fn cloning_waits_for_a_worker() {
         let _ = stopped.await;
     }));
     let id = job["id"].as_str().unwrap();
+    // Generous: the worker loads its models while it makes the voice, and
+    // the whole suite shares two cores (over 120 s seen on an AVX2 VM).
     let done = app
-        .wait_job(&key, id, std::time::Duration::from_secs(120), |j| {
+        .wait_job(&key, id, std::time::Duration::from_secs(300), |j| {
             j["status"] != "queued" && j["status"] != "processing"
         })
         .await;
