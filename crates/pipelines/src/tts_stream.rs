@@ -127,6 +127,9 @@ pub async fn run(
             closed = Some(taken.max(0) as u64);
             break;
         }
+        if seq == 0 {
+            encoder.prepare_next();
+        }
         seq += 1;
     }
     // The encoder ends first: a synthesis waiting to hand it a sentence
@@ -244,19 +247,28 @@ impl Encoder {
         }
     }
 
+    /// Starts the encoder the next stream like this one will take (see
+    /// [`encoders::replenish`]): called once the first audio is out, so
+    /// that its start neither delays this stream's first audio nor comes
+    /// too late for a request sent as soon as this one ends.
+    fn prepare_next(&self) {
+        if let Self::Ffmpeg { args, .. } = self {
+            encoders::replenish(args.clone());
+        }
+    }
+
     /// Ends the encoder: what it was still to take is refused.
     async fn stop(self) {
         if let Self::Ffmpeg {
             process,
-            args,
             stdout,
             feed,
+            ..
         } = self
         {
             drop(stdout);
             drop(process);
             let _ = feed.await;
-            encoders::replenish(args);
         }
     }
 }
