@@ -178,37 +178,92 @@ fn interpolate(samples: &[f32], from: u32, to: u32, n: usize) -> Vec<f32> {
         .collect()
 }
 
-/// Reads a RIFF/WAVE file of 16-bit PCM (as espeak-ng writes, whose header
-/// may claim an unknown length). Multi-channel input keeps the first channel.
-pub fn parse_wav(bytes: &[u8]) -> Option<Audio> {
-    if bytes.len() < 12 || &bytes[0..4] != b"RIFF" || &bytes[8..12] != b"WAVE" {
+/// What a RIFF/WAVE header says: the sample format (`1` is integer
+/// PCM), channels, rate, bits a sample, and where the samples lie.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WavLayout {
+    pub format: u16,
+    pub channels: u16,
+    pub rate: u32,
+    pub bits: u16,
+    /// Offset of the first sample's byte.
+    pub start: u64,
+    /// Bytes of samples: to the end of the file when the header does not
+    /// know (0 or 0xFFFFFFFF, as a program streaming it writes) or says
+    /// more than there is.
+    pub bytes: u64,
+}
+
+/// The layout of a WAV file of `len` bytes, read through `read_at`
+/// (`false` when it cannot fill the buffer from that offset): `None` for
+/// anything else, or when the samples start beyond the first MiB (the
+/// chunks before them are small).
+pub fn wav_layout(len: u64, mut read_at: impl FnMut(u64, &mut [u8]) -> bool) -> Option<WavLayout> {
+    let mut head = [0u8; 12];
+    if !read_at(0, &mut head) || &head[0..4] != b"RIFF" || &head[8..12] != b"WAVE" {
         return None;
     }
-    let (mut pos, mut rate, mut channels, mut bits) = (12usize, 0u32, 1u16, 16u16);
-    while pos + 8 <= bytes.len() {
-        let id = &bytes[pos..pos + 4];
-        let size = u32::from_le_bytes(bytes[pos + 4..pos + 8].try_into().ok()?) as usize;
+    let (mut pos, mut found) = (12u64, None);
+    while pos + 8 <= len.min(1 << 20) {
+        let mut chunk = [0u8; 8];
+        if !read_at(pos, &mut chunk) {
+            return None;
+        }
+        let size = u64::from(u32::from_le_bytes([chunk[4], chunk[5], chunk[6], chunk[7]]));
         let body = pos + 8;
-        if id == b"fmt " && body + 16 <= bytes.len() {
-            channels = u16::from_le_bytes(bytes[body + 2..body + 4].try_into().ok()?);
-            rate = u32::from_le_bytes(bytes[body + 4..body + 8].try_into().ok()?);
-            bits = u16::from_le_bytes(bytes[body + 14..body + 16].try_into().ok()?);
-        } else if id == b"data" {
-            if bits != 16 || rate == 0 || channels == 0 {
-                return None;
+        match &chunk[0..4] {
+            b"fmt " => {
+                let mut fmt = [0u8; 16];
+                if !read_at(body, &mut fmt) {
+                    return None;
+                }
+                found = Some(WavLayout {
+                    format: u16::from_le_bytes([fmt[0], fmt[1]]),
+                    channels: u16::from_le_bytes([fmt[2], fmt[3]]),
+                    rate: u32::from_le_bytes([fmt[4], fmt[5], fmt[6], fmt[7]]),
+                    bits: u16::from_le_bytes([fmt[14], fmt[15]]),
+                    start: 0,
+                    bytes: 0,
+                });
             }
-            let end = body.saturating_add(size).min(bytes.len());
-            let frame = 2 * channels as usize;
-            let data = &bytes[body..end];
-            let samples = data
-                .chunks_exact(frame)
-                .map(|c| f32::from(i16::from_le_bytes([c[0], c[1]])) / 32768.0)
-                .collect();
-            return Some(Audio::new(samples, rate));
+            b"data" => {
+                let rest = len - body;
+                let known = size != 0 && size != u64::from(u32::MAX);
+                return found.map(|f| WavLayout {
+                    start: body,
+                    bytes: if known { size.min(rest) } else { rest },
+                    ..f
+                });
+            }
+            _ => {}
         }
         pos = body + size + (size & 1);
     }
     None
+}
+
+/// Reads a RIFF/WAVE file of 16-bit PCM (as espeak-ng writes, whose header
+/// may claim an unknown length). Multi-channel input keeps the first channel.
+pub fn parse_wav(bytes: &[u8]) -> Option<Audio> {
+    let layout = wav_layout(bytes.len() as u64, |at, buf| {
+        let at = at as usize;
+        match bytes.get(at..at + buf.len()) {
+            Some(src) => {
+                buf.copy_from_slice(src);
+                true
+            }
+            None => false,
+        }
+    })?;
+    if layout.bits != 16 || layout.rate == 0 || layout.channels == 0 {
+        return None;
+    }
+    let data = &bytes[layout.start as usize..(layout.start + layout.bytes) as usize];
+    let samples = data
+        .chunks_exact(2 * layout.channels as usize)
+        .map(|c| f32::from(i16::from_le_bytes([c[0], c[1]])) / 32768.0)
+        .collect();
+    Some(Audio::new(samples, layout.rate))
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use crate::audio::{wav_layout, WavLayout};
 use crate::media::{ffmpeg, open_input, AudioFormat, MediaError};
 use crate::process::run;
 
@@ -162,7 +163,10 @@ fn plain_wav(
     max_samples: u64,
 ) -> Result<Option<PcmFile>, MediaError> {
     let file = File::open(path)?;
-    let Some((start, bytes)) = plain_wav_data(&file, rate) else {
+    let len = file.metadata()?.len();
+    let layout = wav_layout(len, |at, buf| file.read_exact_at(buf, at).is_ok());
+    let plain = |l: &WavLayout| l.format == 1 && l.channels == 1 && l.rate == rate && l.bits == 16;
+    let Some(WavLayout { start, bytes, .. }) = layout.filter(plain) else {
         return Ok(None);
     };
     let bytes = bytes.min(max_samples.saturating_mul(2));
@@ -180,50 +184,6 @@ fn plain_wav(
     }
     std::io::Write::flush(&mut out)?;
     Ok(Some(PcmFile::open(dest, rate)?))
-}
-
-/// Where the samples of `file` start and how many bytes of them there are,
-/// when it is a RIFF/WAVE file of 16-bit PCM (format 1), one channel, at
-/// `rate`. A data size the header does not know (0 or 0xFFFFFFFF, as
-/// written by a program streaming it) or overstates runs to the end.
-fn plain_wav_data(file: &File, rate: u32) -> Option<(u64, u64)> {
-    let len = file.metadata().ok()?.len();
-    let mut head = [0u8; 12];
-    file.read_exact_at(&mut head, 0).ok()?;
-    if &head[0..4] != b"RIFF" || &head[8..12] != b"WAVE" {
-        return None;
-    }
-    let (mut pos, mut plain) = (12u64, false);
-    // The chunks before the samples are small; a file whose samples start
-    // further in is left to ffmpeg.
-    while pos + 8 <= len.min(1 << 20) {
-        let mut chunk = [0u8; 8];
-        file.read_exact_at(&mut chunk, pos).ok()?;
-        let size = u64::from(u32::from_le_bytes([chunk[4], chunk[5], chunk[6], chunk[7]]));
-        let body = pos + 8;
-        match &chunk[0..4] {
-            b"fmt " => {
-                let mut fmt = [0u8; 16];
-                file.read_exact_at(&mut fmt, body).ok()?;
-                let tag = u16::from_le_bytes([fmt[0], fmt[1]]);
-                let channels = u16::from_le_bytes([fmt[2], fmt[3]]);
-                let hz = u32::from_le_bytes([fmt[4], fmt[5], fmt[6], fmt[7]]);
-                let bits = u16::from_le_bytes([fmt[14], fmt[15]]);
-                plain = tag == 1 && channels == 1 && hz == rate && bits == 16;
-                if !plain {
-                    return None;
-                }
-            }
-            b"data" => {
-                let rest = len - body;
-                let known = size != 0 && size != u64::from(u32::MAX);
-                return plain.then_some((body, if known { size.min(rest) } else { rest }));
-            }
-            _ => {}
-        }
-        pos = body + size + (size & 1);
-    }
-    None
 }
 
 /// Encodes `pcm` as `format` at `rate` Hz into `dest`, ffmpeg reading the
