@@ -214,7 +214,10 @@ impl TestApp {
             models_dir: models_dir(),
             database_url,
             workers: 1,
-            sync_wait_seconds: 10.0,
+            // Generous: under the whole suite on two slow cores a short
+            // synchronous job has taken over 10 s (tests that want the
+            // wait to run out set their own).
+            sync_wait_seconds: 60.0,
             lease_seconds: 2.0,
             heartbeat_seconds: 0.2,
             poll_seconds: 0.05,
