@@ -34,6 +34,11 @@ pub struct SttRequest {
     /// How many speakers there are, when the caller knows.
     #[serde(default)]
     pub num_speakers: Option<u32>,
+    /// The demuxer the API's probe of a fresh upload found (the worker
+    /// probes files stored before itself); checked against the allowlist
+    /// again where it is used.
+    #[serde(default)]
+    pub demuxer: Option<String>,
 }
 
 /// Most speakers `numSpeakers` may name (as ElevenLabs allows).
@@ -203,8 +208,15 @@ pub struct SttOptionsParsed {
 }
 
 impl SttOptionsParsed {
-    pub fn with_file(self, input: String, file_id: FileId, duration: f64) -> SttRequest {
+    pub fn with_file(
+        self,
+        input: String,
+        file_id: FileId,
+        duration: f64,
+        demuxer: Option<&str>,
+    ) -> SttRequest {
         SttRequest {
+            demuxer: demuxer.map(str::to_owned),
             input,
             file_id,
             duration,

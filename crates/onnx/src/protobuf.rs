@@ -112,6 +112,16 @@ pub(crate) fn fields(buf: &[u8]) -> Result<Vec<Field<'_>>, String> {
     Ok(out)
 }
 
+/// The text of the first field `number` of the message `payload` (empty
+/// when there is none): a node's or tensor's name.
+pub(crate) fn text_of(payload: &[u8], number: u64) -> Result<String, String> {
+    Ok(fields(payload)?
+        .iter()
+        .find(|f| f.number == number)
+        .map(Field::text)
+        .unwrap_or_default())
+}
+
 /// Repeated integers, packed (one length-delimited field) or not.
 pub(crate) fn ints(fs: &[Field<'_>], number: u64) -> Result<Vec<i64>, String> {
     let mut out = Vec::new();

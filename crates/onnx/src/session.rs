@@ -69,8 +69,17 @@ pub fn session_rewritten(
     threads: usize,
 ) -> Result<ort::session::Session, String> {
     let bytes = std::fs::read(model).map_err(|e| format!("{}: {e}", model.display()))?;
-    let rewritten = crate::rewrite::rewrite(&bytes).unwrap_or_else(|e| {
-        tracing::warn!(model = %model.display(), "graph not rewritten: {e}");
+    rewritten_from_memory(env, &bytes, threads).map_err(|e| format!("{}: {e}", model.display()))
+}
+
+/// [`session_rewritten`] on a model's bytes.
+fn rewritten_from_memory(
+    env: &ort::environment::Environment,
+    bytes: &[u8],
+    threads: usize,
+) -> Result<ort::session::Session, String> {
+    let rewritten = crate::rewrite::rewrite(bytes).unwrap_or_else(|e| {
+        tracing::warn!("graph not rewritten: {e}");
         None
     });
     builder(env, threads)
@@ -78,8 +87,8 @@ pub fn session_rewritten(
             Some(_) => b.with_operators(crate::ops::domain()?).map_err(Into::into),
             None => Ok(b),
         })
-        .and_then(|mut b| b.commit_from_memory(rewritten.as_deref().unwrap_or(&bytes)))
-        .map_err(|e| format!("{}: {e}", model.display()))
+        .and_then(|mut b| b.commit_from_memory(rewritten.as_deref().unwrap_or(bytes)))
+        .map_err(|e| e.to_string())
 }
 
 fn builder(
@@ -104,6 +113,8 @@ pub struct LazySession {
     /// Makes the model's bytes, for a model built in code from weights
     /// read elsewhere (`model` then only names it in logs).
     build: Option<Builder>,
+    /// Whether built bytes get the graph rewrites (as files always do).
+    rewrite: bool,
     session: OnceLock<Result<Mutex<ort::session::Session>, String>>,
 }
 
@@ -130,6 +141,7 @@ impl LazySession {
             model: model.to_owned(),
             threads,
             build: None,
+            rewrite: true,
             session: OnceLock::new(),
         })
     }
@@ -144,6 +156,21 @@ impl LazySession {
     ) -> Result<Self, String> {
         let mut lazy = Self::new(models_dir, source, threads)?;
         lazy.build = Some(Box::new(build));
+        lazy.rewrite = false;
+        Ok(lazy)
+    }
+
+    /// A session for a model that `build` derives from the model file
+    /// `source` when it is first used (a part of it: [`crate::split`]),
+    /// rewritten as model files are.
+    pub fn derived(
+        models_dir: &Path,
+        source: &Path,
+        threads: usize,
+        build: impl Fn() -> Result<Vec<u8>, String> + Send + Sync + 'static,
+    ) -> Result<Self, String> {
+        let mut lazy = Self::built(models_dir, source, threads, build)?;
+        lazy.rewrite = true;
         Ok(lazy)
     }
 
@@ -156,9 +183,14 @@ impl LazySession {
                 None => session_rewritten(env, &self.model, self.threads)?,
                 Some(build) => {
                     let bytes = build()?;
-                    builder(env, self.threads)
-                        .and_then(|mut b| b.commit_from_memory(&bytes))
-                        .map_err(|e| format!("{}: {e}", self.model.display()))?
+                    let made = if self.rewrite {
+                        rewritten_from_memory(env, &bytes, self.threads)
+                    } else {
+                        builder(env, self.threads)
+                            .and_then(|mut b| b.commit_from_memory(&bytes))
+                            .map_err(|e| e.to_string())
+                    };
+                    made.map_err(|e| format!("{}: {e}", self.model.display()))?
                 }
             };
             tracing::info!(model = %self.model.display(), ms = started.elapsed().as_millis() as u64, "model loaded");

@@ -68,6 +68,7 @@ pub struct Graph {
     initializers: Vec<Pb>,
     inputs: Vec<Pb>,
     outputs: Vec<Pb>,
+    infos: Vec<Pb>,
     next: usize,
     rng: Rng,
 }
@@ -102,6 +103,7 @@ impl Graph {
             initializers: Vec::new(),
             inputs: Vec::new(),
             outputs: Vec::new(),
+            infos: Vec::new(),
             next: 0,
             rng: Rng::new(seed),
         }
@@ -121,6 +123,11 @@ impl Graph {
     /// Declares `value` (a node's output) as a graph output.
     pub fn output(&mut self, value: &str, elem: Elem, dims: &[Dim]) {
         self.outputs.push(value_info(value, elem, dims));
+    }
+
+    /// Records the type of `value` (an inner value) in `value_info`.
+    pub fn info(&mut self, value: &str, elem: Elem, dims: &[Dim]) {
+        self.infos.push(value_info(value, elem, dims));
     }
 
     fn initializer(&mut self, dims: &[i64], elem: Elem, raw: Vec<u8>) -> String {
@@ -202,6 +209,9 @@ impl Graph {
         }
         for o in &self.outputs {
             g.msg(12, o);
+        }
+        for v in &self.infos {
+            g.msg(13, v);
         }
         let mut opset = Pb::default();
         opset.str(1, "");

@@ -3,7 +3,7 @@
 use mediagen_core::ErrorCode;
 use std::sync::Arc;
 
-use mediagen_media::media::demuxer;
+use mediagen_media::media::{demuxer, DEMUXERS};
 use mediagen_media::pcm;
 
 use mediagen_jobs::limits::SPEECH_TO_TEXT;
@@ -121,9 +121,16 @@ impl Pipeline for SttPipeline {
         // and charged for what was decoded.
         let duration = SPEECH_TO_TEXT.max_seconds;
         let catalog = self.catalog.clone();
+        // The API's probe of the upload, where it made one and named an
+        // allowed demuxer; a probe here otherwise (an ffprobe costs ~0.1 s).
+        let probed = req
+            .demuxer
+            .as_deref()
+            .and_then(|d| DEMUXERS.iter().find(|allowed| **allowed == d).copied());
         let transcript: Transcript = tokio::task::spawn_blocking(move || {
             let scratch = input.with_extension("pcm");
-            let pcm = demuxer(&input)
+            let pcm = probed
+                .map_or_else(|| demuxer(&input), Ok)
                 .and_then(|d| pcm::decode(&input, d, &scratch, 16_000, duration))
                 .map_err(|e| JobFailure::abort(ErrorCode::UnreadableMedia, e.to_string()))?;
             progress.meter_blocking(pcm.duration())?;

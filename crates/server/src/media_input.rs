@@ -34,6 +34,12 @@ pub struct MediaInput {
 }
 
 impl MediaInput {
+    /// The demuxer the probe of a fresh upload found (`None` for a file
+    /// stored before).
+    pub fn demuxer(&self) -> Option<&'static str> {
+        self.pending.as_ref().map(|(_, probed)| probed.demuxer)
+    }
+
     /// Prices the request when it asks for a dry run (the upload is not
     /// kept); otherwise stores the upload and submits a `kind` job for
     /// `units`, with the payload `build` makes from the stored file. The

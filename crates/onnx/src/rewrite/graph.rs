@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use crate::protobuf::{fields, ints, Field, Pb};
+use crate::protobuf::{fields, ints, text_of, Field, Pb};
 use crate::writer::Attr;
 
 /// A node with one output, of our operator domain or (`plain`) of ONNX's.
@@ -131,13 +131,6 @@ impl<'a> Graph<'a> {
             readers: HashMap::new(),
             writer: HashMap::new(),
         };
-        let name_of = |f: &Field<'_>, number: u64| -> Result<String, String> {
-            Ok(fields(f.payload)?
-                .iter()
-                .find(|t| t.number == number)
-                .map(Field::text)
-                .unwrap_or_default())
-        };
         for (at, f) in parts.iter().enumerate() {
             match (f.number, f.wire) {
                 (1, 2) => {
@@ -202,11 +195,11 @@ impl<'a> Graph<'a> {
                     g.nodes.push(node);
                 }
                 (5, 2) => {
-                    g.inits.insert(name_of(f, 8)?, f.payload);
+                    g.inits.insert(text_of(f.payload, 8)?, f.payload);
                 }
                 (12, 2) => {
                     g.readers
-                        .entry(name_of(f, 1)?)
+                        .entry(text_of(f.payload, 1)?)
                         .or_default()
                         .push(GRAPH_OUTPUT);
                 }

@@ -51,12 +51,14 @@ pub async fn create(
     let opts = opts.with_webhook(&state, input.fields.remove("webhookUrl"))?;
     let options = SttRequest::parse(&input.fields, state.catalog.as_ref())?;
     let seconds = input.file.duration.unwrap_or(0.0).ceil();
+    let demuxer = input.demuxer();
     input
         .submit(&state, &auth, opts, "stt", seconds, |file| {
             options.with_file(
                 file.blob_key.clone(),
                 file.id.clone(),
                 file.duration.unwrap_or(0.0),
+                demuxer,
             )
         })
         .await

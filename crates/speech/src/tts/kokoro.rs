@@ -3,9 +3,19 @@
 //! (diphthongs and affricates as single symbols, American flaps and
 //! r-colouring), for the other languages espeak-ng's IPA is used as is.
 //! Each voice is a table of style vectors, one per input length.
+//!
+//! The model runs in two halves (cut as it loads, [`mediagen_onnx::split`]):
+//! the front predicts, for the whole sentence, everything the vocoder reads
+//! (text features aligned to frames, pitch and energy curves, the harmonic
+//! source's phase) and the phonemes' durations; the back, the vocoder,
+//! turns frames into sound. Nine tenths of the time is the vocoder's, and
+//! the leading pause the model predicts (0.35–0.45 s, trimmed off after)
+//! is most of a short sentence: the vocoder runs from just before the
+//! speech.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::ops::Range;
 use std::path::Path;
 
 use ort::session::SessionInputValue;
@@ -22,6 +32,22 @@ pub const SAMPLE_RATE: u32 = 24_000;
 const STYLE_DIM: usize = 256;
 /// The longest token sequence the model takes (without the two pads).
 const MAX_TOKENS: usize = 510;
+
+/// Where the model is cut (names in `kokoro-v1.0.int8.onnx`): the text
+/// features aligned to frames `[1, 512, T]`, the pitch and energy curves
+/// `[1, 2T]`, the harmonic source's phase `[1, 9, 2T]`.
+const ASR: &str = "/encoder/MatMul_1_output_0";
+const PITCH: &str = "/encoder/Reshape_output_0";
+const ENERGY: &str = "/encoder/Reshape_1_output_0";
+const PHASE: &str = "/decoder/decoder/generator/m_source/l_sin_gen/Mul_4_output_0";
+/// The predicted duration of each token, in frames (`[1, tokens]`).
+const DURATIONS: &str = "/encoder/Cast_output_0";
+/// Frames of the predicted leading pause (the first pad's duration,
+/// 14–18 frames) vocoded before the speech. The vocoder normalises over
+/// the frames it is given, so fewer make the sentence a little quieter:
+/// with 6 frames 0.4–1.3 dB (3 frames: 0.6–1.9 dB) on five sentences
+/// (docs/voice.md).
+const MARGIN: usize = 6;
 
 /// What a voice-name prefix says: BCP-47 tag, espeak-ng voice, description.
 fn language_of(prefix: char) -> Option<(&'static str, &'static str, &'static str)> {
@@ -44,7 +70,10 @@ struct KokoroVoice {
 }
 
 pub struct KokoroEngine {
-    session: LazySession,
+    /// Phonemes to frames (everything but the vocoder).
+    front: LazySession,
+    /// Frames to sound (the vocoder).
+    back: LazySession,
     vocab: HashMap<char, i64>,
     voices: Vec<KokoroVoice>,
 }
@@ -130,9 +159,21 @@ impl KokoroEngine {
         if voices.is_empty() {
             return Err(format!("no Kokoro voices in {}/voices", dir.display()));
         }
-        let session = LazySession::new(models_dir, &model, threads)?;
+        let half = |front: bool| {
+            let model = model.clone();
+            move || {
+                let bytes = std::fs::read(&model).map_err(|e| e.to_string())?;
+                let halves = mediagen_onnx::split::split(
+                    &bytes,
+                    &[ASR, PITCH, ENERGY, PHASE],
+                    &[DURATIONS],
+                )?;
+                Ok(if front { halves.front } else { halves.back })
+            }
+        };
         Ok(Self {
-            session,
+            front: LazySession::derived(models_dir, &model, threads, half(true))?,
+            back: LazySession::derived(models_dir, &model, threads, half(false))?,
             vocab,
             voices,
         })
@@ -216,7 +257,10 @@ impl TextToSpeech for KokoroEngine {
     }
 
     fn warm(&self) -> Vec<String> {
-        self.session.load().err().into_iter().collect()
+        [self.front.load(), self.back.load()]
+            .into_iter()
+            .filter_map(Result::err)
+            .collect()
     }
 
     fn voices(&self) -> Vec<VoiceInfo> {
@@ -226,7 +270,7 @@ impl TextToSpeech for KokoroEngine {
     fn synthesize(&self, key: &str, sentence: &str, speed: f32) -> Result<Audio, TtsError> {
         let voice = self.voice(key)?;
         let ids = self.tokens(&voice.info, sentence)?;
-        self.run(voice, ids, speed)
+        self.speak_ids(voice, ids, speed)
     }
 
     fn synthesize_ipa(&self, key: &str, ipa: &str, speed: f32) -> Result<Audio, TtsError> {
@@ -237,7 +281,7 @@ impl TextToSpeech for KokoroEngine {
             ipa.to_owned()
         };
         let ids = self.ids(&format!("{phonemes}."));
-        self.run(voice, ids, speed)
+        self.speak_ids(voice, ids, speed)
     }
 }
 
@@ -273,7 +317,16 @@ impl KokoroEngine {
         ids
     }
 
-    fn run(&self, voice: &KokoroVoice, ids: Vec<i64>, speed: f32) -> Result<Audio, TtsError> {
+    /// One sentence's tokens spoken: the front half on all of them, the
+    /// vocoder from just before the speech.
+    fn speak_ids(&self, voice: &KokoroVoice, ids: Vec<i64>, speed: f32) -> Result<Audio, TtsError> {
+        let frames = self.predict(voice, ids, speed)?;
+        let samples = self.vocode(&frames, frames.speech())?;
+        Ok(Audio::new(samples, SAMPLE_RATE))
+    }
+
+    /// The front half on one sentence's tokens: its frames.
+    fn predict(&self, voice: &KokoroVoice, ids: Vec<i64>, speed: f32) -> Result<Frames, TtsError> {
         // The style is chosen by the number of phoneme tokens.
         let row = ids.len().min(MAX_TOKENS - 1);
         let style = voice.styles[row * STYLE_DIM..(row + 1) * STYLE_DIM].to_vec();
@@ -282,38 +335,153 @@ impl KokoroEngine {
         tokens.extend(ids);
         tokens.push(0);
         let n = tokens.len() as i64;
-        let fail = |e: ort::Error| TtsError::Failed(e.to_string());
         // The session first: it loads the runtime that tensors are made by.
-        let mut session = self.session.get().map_err(TtsError::Failed)?;
+        let mut session = self.front.get().map_err(TtsError::Failed)?;
         let inputs: Vec<(Cow<str>, SessionInputValue)> = vec![
-            (
-                "tokens".into(),
-                Tensor::from_array((vec![1i64, n], tokens))
-                    .map_err(fail)?
-                    .into(),
-            ),
+            ("tokens".into(), tensor(vec![1, n], tokens)?),
             (
                 "style".into(),
-                Tensor::from_array((vec![1i64, STYLE_DIM as i64], style))
-                    .map_err(fail)?
-                    .into(),
+                tensor(vec![1, STYLE_DIM as i64], style.clone())?,
+            ),
+            ("speed".into(), tensor(vec![1], vec![speed])?),
+        ];
+        let outputs = session.run(inputs).map_err(fail)?;
+        let floats = |name: &str| -> Result<(Vec<i64>, Vec<f32>), TtsError> {
+            let (shape, v) = outputs[name].try_extract_tensor::<f32>().map_err(fail)?;
+            Ok((shape.to_vec(), v.to_vec()))
+        };
+        let (asr_shape, asr) = floats(ASR)?;
+        let (_, pitch) = floats(PITCH)?;
+        let (_, energy) = floats(ENERGY)?;
+        let (phase_shape, phase) = floats(PHASE)?;
+        let (_, durations) = outputs[DURATIONS]
+            .try_extract_tensor::<i64>()
+            .map_err(fail)?;
+        let count = asr_shape.last().copied().unwrap_or(0).max(0) as usize;
+        let frames = Frames {
+            channels: asr.len() / count.max(1),
+            harmonics: phase_shape.get(1).copied().unwrap_or(1).max(1) as usize,
+            count,
+            asr,
+            pitch,
+            energy,
+            phase,
+            lead: durations.first().map_or(0, |d| (*d).max(0) as usize),
+            style,
+        };
+        if frames.pitch.len() != 2 * count
+            || frames.energy.len() != 2 * count
+            || frames.phase.len() != 2 * count * frames.harmonics
+            || frames.asr.len() != frames.channels * count
+        {
+            return Err(TtsError::Failed("the model's frames do not line up".into()));
+        }
+        Ok(frames)
+    }
+
+    /// The back half on the frames of `window`: their sound.
+    fn vocode(&self, f: &Frames, window: Range<usize>) -> Result<Vec<f32>, TtsError> {
+        let t = window.len();
+        let rows = |v: &[f32], rows: usize, per: usize| -> Vec<f32> {
+            let len = v.len() / rows;
+            (0..rows)
+                .flat_map(|r| &v[r * len + per * window.start..r * len + per * window.end])
+                .copied()
+                .collect()
+        };
+        let mut session = self.back.get().map_err(TtsError::Failed)?;
+        let (c, h) = (f.channels as i64, f.harmonics as i64);
+        let inputs: Vec<(Cow<str>, SessionInputValue)> = vec![
+            (
+                "style".into(),
+                tensor(vec![1, STYLE_DIM as i64], f.style.clone())?,
             ),
             (
-                "speed".into(),
-                Tensor::from_array((vec![1i64], vec![speed]))
-                    .map_err(fail)?
-                    .into(),
+                ASR.into(),
+                tensor(vec![1, c, t as i64], rows(&f.asr, f.channels, 1))?,
+            ),
+            (
+                PITCH.into(),
+                tensor(vec![1, 2 * t as i64], rows(&f.pitch, 1, 2))?,
+            ),
+            (
+                ENERGY.into(),
+                tensor(vec![1, 2 * t as i64], rows(&f.energy, 1, 2))?,
+            ),
+            (
+                PHASE.into(),
+                tensor(vec![1, h, 2 * t as i64], rows(&f.phase, f.harmonics, 2))?,
             ),
         ];
         let outputs = session.run(inputs).map_err(fail)?;
         let (_, samples) = outputs[0].try_extract_tensor::<f32>().map_err(fail)?;
-        Ok(Audio::new(samples.to_vec(), SAMPLE_RATE))
+        Ok(samples.to_vec())
     }
+}
+
+/// What the front half predicts for one sentence.
+struct Frames {
+    /// Frames.
+    count: usize,
+    channels: usize,
+    harmonics: usize,
+    /// `[channels, count]`.
+    asr: Vec<f32>,
+    /// `2 × count` each.
+    pitch: Vec<f32>,
+    energy: Vec<f32>,
+    /// `[harmonics, 2 × count]`.
+    phase: Vec<f32>,
+    /// Frames of the leading pause (the first pad's duration).
+    lead: usize,
+    style: Vec<f32>,
+}
+
+impl Frames {
+    /// The frames from just before the speech to the end.
+    fn speech(&self) -> Range<usize> {
+        self.lead
+            .saturating_sub(MARGIN)
+            .min(self.count.saturating_sub(1))..self.count
+    }
+}
+
+fn fail(e: ort::Error) -> TtsError {
+    TtsError::Failed(e.to_string())
+}
+
+fn tensor<T: ort::value::PrimitiveTensorElementType + std::fmt::Debug + Clone + 'static>(
+    shape: Vec<i64>,
+    data: Vec<T>,
+) -> Result<SessionInputValue<'static>, TtsError> {
+    Ok(Tensor::from_array((shape, data)).map_err(fail)?.into())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn frames(lead: usize, count: usize) -> Frames {
+        Frames {
+            count,
+            channels: 0,
+            harmonics: 1,
+            asr: Vec::new(),
+            pitch: Vec::new(),
+            energy: Vec::new(),
+            phase: Vec::new(),
+            lead,
+            style: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_vocoder_starts_just_before_the_speech() {
+        assert_eq!(frames(17, 60).speech(), 11..60);
+        assert_eq!(frames(4, 60).speech(), 0..60);
+        // A pause predicted longer than the sentence leaves a frame.
+        assert_eq!(frames(90, 60).speech(), 59..60);
+    }
 
     #[test]
     fn english_ipa_maps_to_kokoro_symbols() {

@@ -102,6 +102,7 @@ pub async fn transcribe(
     let input = media_input(&state, &auth, req, &SPEECH_TO_TEXT).await?;
     let asked = Transcription::parse(&input.fields, state.catalog.as_ref())?;
     let seconds = input.file.duration.unwrap_or(0.0).ceil();
+    let demuxer = input.demuxer();
     let options = asked.options.clone();
     let job = input
         .run_to_end(&state, &auth, opts, "stt", seconds, |file| {
@@ -109,6 +110,7 @@ pub async fn transcribe(
                 file.blob_key.clone(),
                 file.id.clone(),
                 file.duration.unwrap_or(0.0),
+                demuxer,
             )
         })
         .await?;

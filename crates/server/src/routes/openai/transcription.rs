@@ -72,6 +72,7 @@ async fn recognise(
     let input = media_input(state, who, req, &LIMITS).await?;
     let asked = Transcription::parse(task, &input.fields, state.catalog.as_ref())?;
     let seconds = input.file.duration.unwrap_or(0.0).ceil();
+    let demuxer = input.demuxer();
     let options = asked.options.clone();
     let job = input
         .run_to_end(state, who, opts, "stt", seconds, |file| {
@@ -79,6 +80,7 @@ async fn recognise(
                 file.blob_key.clone(),
                 file.id.clone(),
                 file.duration.unwrap_or(0.0),
+                demuxer,
             )
         })
         .await?;
