@@ -159,16 +159,45 @@ impl KokoroEngine {
         if voices.is_empty() {
             return Err(format!("no Kokoro voices in {}/voices", dir.display()));
         }
+        // The file is read and cut once: the first half built keeps the
+        // other for the second.
+        let cut: std::sync::Arc<std::sync::Mutex<Option<mediagen_onnx::split::Halves>>> =
+            Default::default();
         let half = |front: bool| {
-            let model = model.clone();
+            let (model, cut) = (model.clone(), cut.clone());
             move || {
-                let bytes = std::fs::read(&model).map_err(|e| e.to_string())?;
-                let halves = mediagen_onnx::split::split(
-                    &bytes,
-                    &[ASR, PITCH, ENERGY, PHASE],
-                    &[DURATIONS],
-                )?;
-                Ok(if front { halves.front } else { halves.back })
+                let mut kept = cut.lock().unwrap_or_else(|e| e.into_inner());
+                let halves = match kept.take() {
+                    Some(h) => h,
+                    None => {
+                        let bytes = std::fs::read(&model).map_err(|e| e.to_string())?;
+                        mediagen_onnx::split::split(
+                            &bytes,
+                            &[ASR, PITCH, ENERGY, PHASE],
+                            &[DURATIONS],
+                        )?
+                    }
+                };
+                let (mine, other) = if front {
+                    (halves.front, halves.back)
+                } else {
+                    (halves.back, halves.front)
+                };
+                // Kept only until the other half's session is built.
+                if !other.is_empty() {
+                    *kept = Some(if front {
+                        mediagen_onnx::split::Halves {
+                            front: Vec::new(),
+                            back: other,
+                        }
+                    } else {
+                        mediagen_onnx::split::Halves {
+                            front: other,
+                            back: Vec::new(),
+                        }
+                    });
+                }
+                Ok(mine)
             }
         };
         Ok(Self {
