@@ -7,9 +7,14 @@ with 4 frames of context after them (a stream's first piece, tried and not
 used) with the same frames inside the whole run. Prints the level
 difference and the mean spectral difference (dB, bins within 50 dB of the
 peak); as a yardstick, dropping 2 silent frames at the end changes the
-spectrum by about 2.7 dB. Usage (a venv with onnx, onnxruntime, numpy):
-python bench/kokoro_halves.py MODELS_DIR"""
+spectrum by about 2.7 dB. Then (3) why a first piece is quieter: the
+generator's instance norms (mean and variance over the frames given, 88
+ReduceMean nodes) are made inputs, and the first 16 frames are vocoded
+with the whole sentence's statistics, with those of the first upsampling
+stage only, and with those of the second only. Usage (a venv with onnx,
+onnxruntime, numpy): python bench/kokoro_halves.py MODELS_DIR"""
 import json
+import re
 import sys
 
 import numpy as np
@@ -71,3 +76,51 @@ for margin in (3, 6, 10):
           f"{r[:, 1].min():+.2f} to {r[:, 1].max():+.2f} dB, spectral {r[:, 2].min():.1f}-{r[:, 2].max():.1f} dB")
     if margin == 6:
         print(f"  first 10 frames alone (4 of context): level {r[:, 3].min():+.1f} to {r[:, 3].max():+.1f} dB")
+
+
+# (3) The generator's normalisation statistics, fed from the whole sentence.
+model = onnx.load(src)
+stats = [n.output[0] for n in model.graph.node
+         if n.op_type == "ReduceMean" and n.name.startswith("/decoder/decoder/generator")]
+
+
+def stage(name):
+    m = re.search(r"/(noise_res|resblocks)\.(\d)/", name)
+    first = m and ((m.group(1) == "noise_res" and m.group(2) == "0") or (m.group(1) == "resblocks" and int(m.group(2)) < 3))
+    return "first" if first else "second"
+
+
+ex = onnx.utils.Extractor(model)
+G = ort.InferenceSession(ex.extract_model(["style"] + cut, ["audio"] + stats).SerializeToString(), opts)
+frozen = {}
+for part in ("all", "first", "second"):
+    fed = [x for x in stats if part == "all" or stage(x) == part]
+    frozen[part] = (ort.InferenceSession(ex.extract_model(["style"] + cut + fed, ["audio"]).SerializeToString(), opts), fed)
+rows = []
+for ph in sentences:
+    ids = [0] + [vocab[c] for c in ph if c in vocab] + [0]
+    style = styles[len(ids) - 2][None, :]
+    asr, f0, n, phase, dur = A.run(None, {"tokens": np.array([ids]), "style": style,
+                                          "speed": np.array([1.0], dtype=np.float32)})
+    lead = int(dur.reshape(-1)[0])
+    s, t = max(0, lead - 6), asr.shape[2]
+
+    def feeds(lo, hi):
+        return {"style": style, cut[0]: asr[:, :, lo:hi], cut[1]: f0[:, 2 * lo:2 * hi],
+                cut[2]: n[:, 2 * lo:2 * hi], cut[3]: phase[:, :, 2 * lo:2 * hi]}
+
+    out = G.run(None, feeds(s, t))
+    whole, own = out[0].reshape(-1), dict(zip(stats, out[1:]))
+    if t - s < 24:
+        continue
+    speech = slice((lead - s) * 600, 16 * 600)
+    level = lambda x: 10 * np.log10((x[speech] ** 2).mean() / (whole[speech] ** 2).mean())
+    row = [level(G.run(None, feeds(s, s + 20))[0].reshape(-1))]
+    for part in ("all", "first", "second"):
+        sess, fed = frozen[part]
+        row.append(level(sess.run(None, {**feeds(s, s + 20), **{x: own[x] for x in fed}})[0].reshape(-1)))
+    rows.append(row)
+r = np.array(rows)
+for i, what in enumerate(["its own statistics", "the sentence's statistics", "the sentence's, first stage only",
+                          "the sentence's, second stage only"]):
+    print(f"first 16 frames (4 of context) with {what}: level {r[:, i].min():+.1f} to {r[:, i].max():+.1f} dB")

@@ -14,7 +14,7 @@ bin=${1:-./target/debug/mediagen}
 scripts/ensure-chromium.sh
 port=18293
 dir=$(mktemp -d)
-MEDIAGEN_LOG=warn "$bin" serve --bind "127.0.0.1:$port" --data-dir "$dir" >"$dir/out" 2>&1 &
+MEDIAGEN_LOG=info "$bin" serve --bind "127.0.0.1:$port" --data-dir "$dir" >"$dir/out" 2>&1 &
 pid=$!
 trap 'kill -9 $pid 2>/dev/null; rm -rf "$dir"' EXIT
 for _ in $(seq 1 300); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
@@ -32,4 +32,11 @@ espeak-ng -v en-us -s 150 -w "$media/line.wav" "Good morning. The weather is ver
 ffmpeg -nostdin -v error -f lavfi -i testsrc=size=320x240:rate=25:duration=4 -i "$media/line.wav" \
   -c:v libx264 -preset veryfast -pix_fmt yuv420p -c:a aac -shortest "$media/talk.mp4"
 espeak-ng -v en-us+f3 -p 70 -s 150 -w "$media/sample.wav" "My name is Anna and this is a sample of my voice. I read a few sentences aloud so that the voice can be measured. The morning was bright and the streets were quiet as I walked to work."
-node tests/console/e2e.mjs "http://127.0.0.1:$port" "$key" target/console "$media"
+# On a failure the server's last log lines say which job was slow or stuck
+# (they carry job ids and kinds, never request text).
+node tests/console/e2e.mjs "http://127.0.0.1:$port" "$key" target/console "$media" || {
+  status=$?
+  echo "console-test: the server's last log lines:" >&2
+  tail -n 40 "$dir/out" >&2
+  exit "$status"
+}

@@ -267,6 +267,7 @@ impl Worker {
             let ctx = ctx.clone();
             async move { pipeline.run(ctx).await }.in_current_span()
         });
+        let started = std::time::Instant::now();
         let deadline = tokio::time::sleep(timeout);
         tokio::pin!(deadline);
         let mut beat = tokio::time::interval(self.config.heartbeat);
@@ -302,6 +303,12 @@ impl Worker {
                 }
             }
         };
+        let ms = started.elapsed().as_millis() as u64;
+        match &outcome {
+            Some(Ok(_)) => info!(ms, "job ran to completion"),
+            Some(Err(e)) => info!(ms, code = %e.error().code, "job failed"),
+            None => info!(ms, "job stopped"),
+        }
         if let Some(result) = outcome {
             let result = result.map(|value| (value, ctx.outputs(), ctx.metered()));
             self.record(&id, result).await;
