@@ -249,6 +249,21 @@ pub fn pause_start(speech: &[f32], at: usize) -> usize {
     (frame - silent) * FRAME
 }
 
+/// The first sample of speech at or after sample `at`, by the speech
+/// probabilities `speech` of the whole audio, looking ahead at most two
+/// seconds (`at` on its frame when no speech follows within them).
+pub fn pause_end(speech: &[f32], at: usize) -> usize {
+    let frame = (at / FRAME).min(speech.len());
+    let to = (frame + 2 * RATE / FRAME).min(speech.len());
+    let flags = vad::speech(&speech[frame..to]);
+    let silent = flags.iter().take_while(|&&v| !v).count();
+    if silent == flags.len() {
+        frame * FRAME
+    } else {
+        (frame + silent) * FRAME
+    }
+}
+
 /// Whether `audio` holds speech (judged against the level of `context`,
 /// the audio around it): at least 0.3 s of it.
 pub fn has_speech(audio: &[f32], context: &[f32]) -> bool {

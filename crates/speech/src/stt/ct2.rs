@@ -269,6 +269,7 @@ impl SpeechToText for Ct2Engine {
             opts: opts.clone(),
             ready: None,
             encode_on: EncodeOn::Encoder,
+            lead: 0.0,
         }))
     }
 }
@@ -286,7 +287,15 @@ struct Ct2Session<'a> {
     /// Where this session's windows are encoded: on the encoder's threads,
     /// or beside other sessions on a decoding thread.
     encode_on: EncodeOn,
+    /// Seconds from the next window's start where a lead-in ends
+    /// ([`SttSession::lead_in`]): the words before are context only.
+    lead: f64,
 }
+
+/// How far (seconds) a decoded stretch's timestamps may stray past the
+/// middle of the pause that ends a lead-in and still be taken as wholly on
+/// their side of it.
+const LEAD_EDGE: f64 = 0.2;
 
 /// Tokens of previous text a prompt keeps (half the decoder's context).
 const PROMPT_TOKENS: usize = 223;
@@ -405,6 +414,35 @@ fn window_of(audio: &[f32]) -> &[f32] {
     &audio[..audio.len().min(WINDOW * HOP)]
 }
 
+/// How many of a window's text tokens (its pieces' in order) are a
+/// lead-in's that ends `lead` seconds in (the middle of a pause), and
+/// where the rest begins: stretches ending by the pause are the lead-in's,
+/// those starting in it the window's own; one that runs across it is split
+/// at its first word aligned after the pause's middle (`words`: the first
+/// token and start of each word, asked for only then).
+fn lead_split(
+    pieces: &[Piece],
+    lead: f64,
+    words: impl FnOnce() -> Result<Vec<(usize, f64)>, SttError>,
+) -> Result<(usize, f64), SttError> {
+    let mut seen = 0;
+    for (s, e, ids) in pieces {
+        if *e <= lead + LEAD_EDGE {
+            seen += ids.len();
+            continue;
+        }
+        if *s >= lead - LEAD_EDGE {
+            return Ok((seen, *s));
+        }
+        let within = seen..seen + ids.len();
+        let first = words()?
+            .into_iter()
+            .find(|&(token, at)| within.contains(&token) && at >= lead - LEAD_EDGE / 2.0);
+        return Ok(first.unwrap_or((within.end, *e)));
+    }
+    Ok((seen, lead))
+}
+
 impl<'a> SttSession for Ct2Session<'a> {
     fn detect_language(&mut self, audio: &[f32]) -> Result<(String, f64), SttError> {
         let window = window_of(audio);
@@ -423,6 +461,14 @@ impl<'a> SttSession for Ct2Session<'a> {
     /// for one another, and take a core from a decoding.
     fn beside_others(&mut self) {
         self.encode_on = EncodeOn::Aside;
+    }
+
+    fn takes_lead_in(&self) -> bool {
+        true
+    }
+
+    fn lead_in(&mut self, seconds: f64) {
+        self.lead = seconds.max(0.0);
     }
 
     /// The decoder runs on one thread, leaving a core idle: the next window
@@ -488,33 +534,49 @@ impl<'a> Ct2Session<'a> {
             consumed: window.len(),
             ..Window::default()
         };
+        let lead = std::mem::take(&mut self.lead);
         let silent = d.no_speech > 0.6 && d.avg_logprob < -1.0;
         if silent {
             return Ok(out);
         }
         let (pieces, resume) = self.pieces(&d.ids, length);
+        // The lead-in's text tokens (context, not returned) and where the
+        // window's own words begin.
+        let (context, own_start) = if lead > 0.0 {
+            self.lead_tokens(enc, &start, &pieces, lead)?
+        } else {
+            (0, 0.0)
+        };
         if self.opts.words {
-            out.words = self.words(enc, &start, &pieces, 0.0)?;
+            out.words = self.words(enc, &start, &pieces, context)?;
         }
         // Text decoded by sampling at a high temperature is not trusted as
         // context.
         if temperature > 0.5 {
             self.history.clear();
         }
+        let mut seen = 0;
         for (s, e, ids) in &pieces {
             // Context keeps the timestamps too (as whisper's does), or the
             // decoder learns from it to stop giving them.
             self.history.push(self.engine.timestamp(*s));
             self.history.extend_from_slice(ids);
             self.history.push(self.engine.timestamp(*e));
-            let text = self.engine.text(ids).trim().to_owned();
+            let from = context.saturating_sub(seen).min(ids.len());
+            seen += ids.len();
+            let text = self.engine.text(&ids[from..]).trim().to_owned();
             if text.is_empty() {
                 continue;
             }
+            let s = if from > 0 {
+                own_start.clamp(*s, *e)
+            } else {
+                *s
+            };
             out.segments.push(Segment {
                 id: out.segments.len(),
-                start: *s,
-                end: e.max(*s),
+                start: s,
+                end: e.max(s),
                 avg_logprob: d.avg_logprob,
                 no_speech_prob: d.no_speech,
                 compression_ratio: compression_ratio(&text),
@@ -547,36 +609,64 @@ impl<'a> Ct2Session<'a> {
 }
 
 impl Ct2Session<'_> {
-    /// Word timestamps for the pieces of one window, seconds from `at`
-    /// onwards: a token that starts with a space starts a word.
-    fn words(
-        &self,
-        enc: &Encoded<'_>,
-        start: &[usize],
-        pieces: &[Piece],
-        at: f64,
-    ) -> Result<Vec<Word>, SttError> {
-        let e = self.engine;
+    /// The pieces' text tokens and their words (as ranges of the tokens).
+    fn spans(&self, pieces: &[Piece]) -> (Vec<usize>, Vec<std::ops::Range<usize>>) {
         let text: Vec<usize> = pieces.iter().flat_map(|p| p.2.iter().copied()).collect();
-        if text.is_empty() {
-            return Ok(Vec::new());
-        }
         let mut spans: Vec<std::ops::Range<usize>> = Vec::new();
         for (i, &id) in text.iter().enumerate() {
-            let piece = e.text(&[id]);
+            let piece = self.engine.text(&[id]);
             match spans.last_mut() {
                 Some(r) if !piece.starts_with(' ') => r.end = i + 1,
                 _ => spans.push(i..i + 1),
             }
         }
+        (text, spans)
+    }
+
+    /// [`lead_split`] on a window's pieces, aligning their words only
+    /// where a stretch runs across the pause.
+    fn lead_tokens(
+        &self,
+        enc: &Encoded<'_>,
+        start: &[usize],
+        pieces: &[Piece],
+        lead: f64,
+    ) -> Result<(usize, f64), SttError> {
+        lead_split(pieces, lead, || {
+            let (text, spans) = self.spans(pieces);
+            let times = align(enc, start, &text, &spans)?;
+            Ok(spans
+                .into_iter()
+                .zip(times)
+                .map(|(r, t)| (r.start, t.0))
+                .collect())
+        })
+    }
+
+    /// Word timestamps for the pieces of one window, seconds from its
+    /// start, leaving out the words of the first `skip` text tokens (a
+    /// lead-in's): a token that starts with a space starts a word.
+    fn words(
+        &self,
+        enc: &Encoded<'_>,
+        start: &[usize],
+        pieces: &[Piece],
+        skip: usize,
+    ) -> Result<Vec<Word>, SttError> {
+        let e = self.engine;
+        let (text, spans) = self.spans(pieces);
+        if text.is_empty() {
+            return Ok(Vec::new());
+        }
         let times = align(enc, start, &text, &spans)?;
         let mut words: Vec<Word> = spans
             .iter()
             .zip(times)
+            .filter(|(r, _)| r.start >= skip)
             .map(|(r, (s, end, p))| Word {
                 word: e.text(&text[r.clone()]).trim().to_owned(),
-                start: at + s,
-                end: at + end.max(s),
+                start: s,
+                end: end.max(s),
                 probability: p,
                 speaker: None,
             })
@@ -590,6 +680,30 @@ impl Ct2Session<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A lead-in's stretches are context up to the middle of the pause
+    /// that ends it; one that runs across is split at its first word after
+    /// it, and words are aligned only then.
+    #[test]
+    fn a_lead_in_ends_in_the_middle_of_its_pause() {
+        let none = || -> Result<Vec<(usize, f64)>, SttError> { panic!("no alignment needed") };
+        // Two stretches before a pause at 2.9-3.3 s (middle 3.1), one after.
+        let pieces: Vec<Piece> = vec![
+            (0.0, 1.5, vec![1, 2]),
+            (1.5, 3.2, vec![3, 4, 5]),
+            (3.0, 6.0, vec![6, 7]),
+        ];
+        assert_eq!(lead_split(&pieces, 3.1, none).unwrap(), (5, 3.0));
+        // A window that ends before the pause is all lead-in.
+        assert_eq!(lead_split(&pieces[..2], 3.1, none).unwrap(), (5, 3.1));
+        // One stretch across the pause: split at the first word after it.
+        let across: Vec<Piece> = vec![(0.0, 6.0, vec![1, 2, 3, 4, 5, 6])];
+        let words = || Ok(vec![(0, 0.1), (2, 1.9), (3, 3.2), (5, 4.8)]);
+        assert_eq!(lead_split(&across, 3.1, words).unwrap(), (3, 3.2));
+        // No word after it: the stretch is the lead-in's.
+        let early = || Ok(vec![(0, 0.1), (2, 1.9)]);
+        assert_eq!(lead_split(&across, 3.1, early).unwrap(), (6, 6.0));
+    }
 
     /// Whisper's own tokenizer file splits and merges text exactly as the
     /// reference does: the ids below are Hugging Face `tokenizers` 0.22's

@@ -156,6 +156,16 @@ pub trait SttSession {
     /// encodings on its own decoding thread rather than on threads all
     /// sessions share.
     fn beside_others(&mut self) {}
+    /// Whether the session takes a lead-in ([`Self::lead_in`]); its caller
+    /// otherwise starts at the section.
+    fn takes_lead_in(&self) -> bool {
+        false
+    }
+    /// The next window begins with the end of the section before this
+    /// one (decoded side by side): its words up to `seconds` in are
+    /// context, decoded so that the section's first words have text before
+    /// them, and left out of what the window returns.
+    fn lead_in(&mut self, _seconds: f64) {}
 }
 
 /// What one window's decoding gave.
@@ -185,6 +195,11 @@ const ENCODE_BESIDE: f64 = 14.0;
 /// one section) took 1.99–2.11 s against 1.97 s whole, at 5.3 % WER
 /// against 3.5 % (`stt_bench`, 2026-11-27).
 const SIDE_BY_SIDE_GAIN: f64 = 0.85;
+/// Audio before a section's start decoded with it as context (a section
+/// after the first otherwise starts as a file does, with no text before
+/// it; on bench/stt_corpus.sh that cost 0.7–2.1 points of WER on three
+/// clips of nine), from the start of a pause where one lies there.
+const LEAD_IN: usize = 3 * RATE;
 
 /// 16 kHz mono audio that can be read from any point.
 pub trait AudioSource: Sync {
@@ -253,7 +268,12 @@ pub fn transcribe_stream(
     };
     let lanes = bounds.len() - 1;
     if lanes < 2 {
-        return transcribe_lane(model, gate, opts, audio, &speech, 0..total, true, progress);
+        let lane = Lane {
+            range: 0..total,
+            alone: true,
+            lead: None,
+        };
+        return transcribe_lane(model, gate, opts, audio, &speech, lane, progress);
     }
     let mut opts = opts.clone();
     let mut detected = None;
@@ -263,43 +283,57 @@ pub fn transcribe_stream(
         opts.language = Some(found.0.clone());
         detected = Some(found);
     }
+    // Where each section's decoding starts: its lead-in (the end of the
+    // section before it) and where, in seconds from there, its own words
+    // begin (the middle of the pause at its start).
+    let mut starts: Vec<(usize, Option<(usize, f64)>)> = vec![(0, None)];
+    for k in 1..lanes {
+        starts.push(lead_in(
+            audio,
+            &speech,
+            [bounds[k - 1], bounds[k], bounds[k + 1]],
+        )?);
+    }
     let done: Vec<AtomicUsize> = (0..lanes).map(|_| AtomicUsize::new(0)).collect();
     let cancel = AtomicBool::new(false);
     let results: Vec<Result<Transcript, SttError>> = std::thread::scope(|s| {
         let others: Vec<_> = (1..lanes)
             .map(|k| {
-                let (range, done, cancel) = (bounds[k]..bounds[k + 1], &done[k], &cancel);
-                // Decoded as a file's start: given the request's prompt,
-                // not the text before it.
-                let (opts, speech) = (opts.clone(), &speech);
+                let (range, done, cancel) = (starts[k].0..bounds[k + 1], &done[k], &cancel);
+                // Decoded after its lead-in (the request's prompt before
+                // that), not after the text of the section before it.
+                let (opts, speech, lead) = (opts.clone(), &speech, starts[k].1);
                 s.spawn(move || {
                     let len = range.len() as f64;
-                    transcribe_lane(model, gate, &opts, audio, speech, range, false, &mut |f| {
+                    let mut progress = |f: f64| {
                         done.store((f * len) as usize, Ordering::Relaxed);
                         !cancel.load(Ordering::Relaxed)
-                    })
+                    };
+                    let lane = Lane {
+                        range,
+                        alone: false,
+                        lead,
+                    };
+                    transcribe_lane(model, gate, &opts, audio, speech, lane, &mut progress)
                 })
             })
             .collect();
         let len = (bounds[1] - bounds[0]) as f64;
-        let first = transcribe_lane(
-            model,
-            gate,
-            &opts,
-            audio,
-            &speech,
-            bounds[0]..bounds[1],
-            false,
-            &mut |f| {
-                done[0].store((f * len) as usize, Ordering::Relaxed);
-                let sum: usize = done.iter().map(|d| d.load(Ordering::Relaxed)).sum();
-                let go = progress(sum as f64 / total as f64);
-                if !go {
-                    cancel.store(true, Ordering::Relaxed);
-                }
-                go
-            },
-        );
+        let lane = Lane {
+            range: bounds[0]..bounds[1],
+            alone: false,
+            lead: None,
+        };
+        let first = transcribe_lane(model, gate, &opts, audio, &speech, lane, &mut |f| {
+            done[0].store((f * len) as usize, Ordering::Relaxed);
+            let sum: usize = done.iter().map(|d| d.load(Ordering::Relaxed)).sum();
+            // (Lead-ins are counted twice: at most a few seconds.)
+            let go = progress((sum as f64 / total as f64).min(1.0));
+            if !go {
+                cancel.store(true, Ordering::Relaxed);
+            }
+            go
+        });
         let mut all = vec![first];
         all.extend(others.into_iter().map(|h| {
             h.join()
@@ -316,7 +350,7 @@ pub fn transcribe_stream(
             }
             out.text.push_str(&t.text);
         }
-        let at = bounds[k] as f64 / RATE as f64;
+        let at = starts[k].0 as f64 / RATE as f64;
         for mut seg in t.segments {
             seg.id = out.segments.len();
             seg.start += at;
@@ -350,10 +384,7 @@ pub fn transcribe_stream(
 fn sections(audio: &dyn AudioSource, speech: &[f32], lanes: usize) -> Result<Vec<usize>, SttError> {
     let total = audio.samples();
     let seconds = |c: &std::ops::Range<usize>| c.len() as f64 / RATE as f64;
-    let plan_of = |r: std::ops::Range<usize>| {
-        let frames = &speech[(r.start / FRAME).min(speech.len())..];
-        chunk::chunks(audio, r, frames)
-    };
+    let plan_of = |r: std::ops::Range<usize>| plan_of(audio, speech, r);
     let whole = plan_of(0..total)?;
     if whole.is_empty() {
         // No speech: nothing to share.
@@ -410,6 +441,40 @@ fn sections(audio: &dyn AudioSource, speech: &[f32], lanes: usize) -> Result<Vec
     Ok(best.1)
 }
 
+/// The chunks (windows) `range` of `audio` is decoded in; `speech` holds
+/// the speech probabilities of all of it.
+fn plan_of(
+    audio: &dyn AudioSource,
+    speech: &[f32],
+    range: std::ops::Range<usize>,
+) -> Result<Vec<std::ops::Range<usize>>, SttError> {
+    let frames = &speech[(range.start / FRAME).min(speech.len())..];
+    chunk::chunks(audio, range, frames)
+}
+
+/// Where the section `at..end` (after the one that starts at `before`) is
+/// decoded from, and its lead-in if it has one
+/// (see [`Lane`]): [`LEAD_IN`] of the section before, from the start of a
+/// pause where one lies there, or half of that, whichever does not make
+/// the section take a window more (a window costs an encoding, more than
+/// the lead-in's words are worth); none when both do.
+fn lead_in(
+    audio: &dyn AudioSource,
+    speech: &[f32],
+    [before, at, end]: [usize; 3],
+) -> Result<(usize, Option<(usize, f64)>), SttError> {
+    let windows = plan_of(audio, speech, at..end)?.len();
+    let resumes = chunk::pause_end(speech, at).min(end);
+    for lead in [LEAD_IN, LEAD_IN / 2] {
+        let from = chunk::pause_start(speech, at.saturating_sub(lead) / FRAME * FRAME).max(before);
+        if from < at && plan_of(audio, speech, from..end)?.len() <= windows {
+            let split = ((at + resumes) / 2 - from) as f64 / RATE as f64;
+            return Ok((from, Some((at - from, split))));
+        }
+    }
+    Ok((at, None))
+}
+
 /// The first chunk [`plan`] gives for the whole of `audio` (its start, when
 /// all of it is silence); `speech` holds the probabilities of its frames.
 fn first_chunk<'a>(speech: &[f32], whole: &'a [f32]) -> &'a [f32] {
@@ -417,6 +482,16 @@ fn first_chunk<'a>(speech: &[f32], whole: &'a [f32]) -> &'a [f32] {
         [] => &whole[..whole.len().min(MAX_CHUNK)],
         first => first,
     }
+}
+
+/// What one decoding lane covers: samples of the audio; whether it runs
+/// alone (see [`transcribe_lane`]); and its lead-in, when it starts before
+/// its section: the samples of it and where, in seconds from the range's
+/// start, the section's own words begin.
+struct Lane {
+    range: std::ops::Range<usize>,
+    alone: bool,
+    lead: Option<(usize, f64)>,
 }
 
 /// One decoding after another over `range` of `audio` (samples), times
@@ -427,34 +502,41 @@ fn first_chunk<'a>(speech: &[f32], whole: &'a [f32]) -> &'a [f32] {
 /// one-thread decoder leaves idle), to be encoded there meanwhile; lanes
 /// side by side use both cores already (there, it made two clips of 80 s
 /// 9–12 % slower), and each encodes on its own decoding thread.
-#[allow(clippy::too_many_arguments)]
 fn transcribe_lane(
     model: &dyn SpeechToText,
     gate: &DecodeGate,
     opts: &SttOptions,
     audio: &dyn AudioSource,
     speech: &[f32],
-    range: std::ops::Range<usize>,
-    alone: bool,
+    lane: Lane,
     progress: &mut dyn FnMut(f64) -> bool,
 ) -> Result<Transcript, SttError> {
+    let Lane { range, alone, lead } = lane;
     let duration = range.len() as f64 / RATE as f64;
-    let mut pos = range.start;
+    let mut session = model.session(opts)?;
+    if !alone {
+        session.beside_others();
+    }
+    // A lead-in the session cannot take is skipped (times stay from the
+    // range's start); one it takes ends `split` seconds in, told to each
+    // window that starts before that.
+    let (skipped, split) = match lead {
+        Some((_, split)) if session.takes_lead_in() => (0, split),
+        Some((samples, _)) => (samples, 0.0),
+        None => (0, 0.0),
+    };
+    let mut pos = range.start + skipped;
     let mut read = |n: usize| {
         let piece = audio.read_at(pos, n.min(range.end - pos))?;
         pos += piece.len();
         Ok::<_, SttError>(piece)
     };
-    let mut session = model.session(opts)?;
-    if !alone {
-        session.beside_others();
-    }
     let mut language = opts.language.clone().map(|l| (l, 1.0));
     if language.is_none() && !model.multilingual() {
         language = Some(("en".to_owned(), 1.0));
     }
     let speech = &speech[(range.start / FRAME).min(speech.len())..];
-    let (mut buf, mut offset, mut ended) = (Vec::<f32>::new(), 0usize, false);
+    let (mut buf, mut offset, mut ended) = (Vec::<f32>::new(), skipped, false);
     let (mut segments, mut words) = (Vec::<Segment>::new(), Vec::<Word>::new());
     loop {
         if !ended && buf.len() < 2 * MAX_CHUNK {
@@ -480,6 +562,9 @@ fn transcribe_lane(
                     consumed,
                 } = {
                     let _permit = gate.acquire();
+                    if at < split {
+                        session.lead_in(split - at);
+                    }
                     if language.is_none() {
                         language = Some(session.detect_language(&buf[..end])?);
                     }
@@ -878,6 +963,9 @@ mod tests {
         beside: AtomicUsize,
         /// Decodings the model runs at once.
         lanes: usize,
+        /// Whether sessions take a lead-in, and those they were given.
+        takes_lead: bool,
+        leads: Mutex<Vec<f64>>,
     }
 
     impl Echo {
@@ -888,11 +976,15 @@ mod tests {
                 windows: Mutex::new(Vec::new()),
                 beside: AtomicUsize::new(0),
                 lanes: 2,
+                takes_lead: false,
+                leads: Mutex::new(Vec::new()),
             }
         }
     }
 
-    struct EchoSession<'a>(&'a Echo, bool);
+    /// The recogniser, whether its first window was heard, and the next
+    /// window's lead-in (seconds whose words are left out).
+    struct EchoSession<'a>(&'a Echo, bool, f64);
 
     /// `seconds` of sound, silent for the last `gap` seconds of every
     /// `period` and after `sound_until`.
@@ -917,7 +1009,7 @@ mod tests {
             true
         }
         fn session(&self, _: &SttOptions) -> Result<Box<dyn SttSession + '_>, SttError> {
-            Ok(Box::new(EchoSession(self, false)))
+            Ok(Box::new(EchoSession(self, false, 0.0)))
         }
         fn lanes(&self) -> usize {
             self.lanes
@@ -937,17 +1029,22 @@ mod tests {
                 .lock()
                 .unwrap()
                 .insert(std::thread::current().id());
+            let (lead, end) = (
+                std::mem::take(&mut self.2),
+                audio.len() as f64 / RATE as f64,
+            );
+            let heard = Segment {
+                id: 0,
+                start: lead,
+                end,
+                text: "x".into(),
+                avg_logprob: 0.0,
+                no_speech_prob: 0.0,
+                compression_ratio: 0.0,
+                speaker: None,
+            };
             Ok(Window {
-                segments: vec![Segment {
-                    id: 0,
-                    start: 0.0,
-                    end: audio.len() as f64 / RATE as f64,
-                    text: "x".into(),
-                    avg_logprob: 0.0,
-                    no_speech_prob: 0.0,
-                    compression_ratio: 0.0,
-                    speaker: None,
-                }],
+                segments: if lead < end { vec![heard] } else { Vec::new() },
                 words: Vec::new(),
                 consumed: audio.len(),
             })
@@ -965,6 +1062,13 @@ mod tests {
         }
         fn beside_others(&mut self) {
             self.0.beside.fetch_add(1, Ordering::Relaxed);
+        }
+        fn takes_lead_in(&self) -> bool {
+            self.0.takes_lead
+        }
+        fn lead_in(&mut self, seconds: f64) {
+            self.0.leads.lock().unwrap().push(seconds);
+            self.2 = seconds;
         }
     }
 
@@ -1076,6 +1180,54 @@ mod tests {
         }
         assert!(seen.windows(2).all(|w| w[0] <= w[1]), "{seen:?}");
         assert_eq!(seen.last(), Some(&1.0));
+    }
+
+    /// A section after the first is decoded after the end of the one
+    /// before it (3 s, from the start of a pause where one lies there),
+    /// whose words are left out: every second is heard once, at its time.
+    #[test]
+    fn a_section_is_decoded_after_a_lead_in_heard_once() {
+        // 100 s of sound with a second of silence every 5 s (windows of
+        // about 25 s, with room for a lead-in).
+        let audio = sound(100, 5.0, 1.0, 100.0);
+        let echo = Echo {
+            takes_lead: true,
+            ..Echo::new()
+        };
+        let t = transcribe_stream(
+            &echo,
+            &DecodeGate::new(2),
+            &mediagen_speakers::vad::Energy,
+            &SttOptions::default(),
+            &audio.as_slice(),
+            &mut |_| true,
+        )
+        .unwrap();
+        // The second section starts 3 s before its pause; its own words
+        // from the pause's middle, half a second in.
+        let leads = echo.leads.lock().unwrap().clone();
+        assert_eq!(leads.len(), 1, "{leads:?}");
+        assert!((3.3..=3.7).contains(&leads[0]), "{leads:?}");
+        assert!(
+            t.segments.last().unwrap().end <= 100.0 + 1e-6,
+            "{:?}",
+            t.segments
+        );
+        assert!(
+            t.segments.windows(2).all(|w| w[0].end <= w[1].start + 1e-6),
+            "{:?}",
+            t.segments
+        );
+        let heard: f64 = t.segments.iter().map(|s| s.end - s.start).sum();
+        assert!((95.0..=100.0).contains(&heard), "{heard} s heard");
+        for k in 0..20 {
+            let mid = k as f64 * 5.0 + 2.0;
+            assert!(
+                t.segments.iter().any(|s| s.start <= mid && mid <= s.end),
+                "{mid} s not heard: {:?}",
+                t.segments
+            );
+        }
     }
 
     #[test]
