@@ -51,13 +51,18 @@ def compare(got, want):
     return 10 * np.log10((got ** 2).mean() / (want ** 2).mean()), np.abs(g - w)[near].mean()
 
 
+def predict(ph):
+    """The front half on one sentence's phonemes: its style and the vocoder's inputs."""
+    ids = [0] + [vocab[c] for c in ph if c in vocab] + [0]
+    style = styles[len(ids) - 2][None, :]
+    return (style, *A.run(None, {"tokens": np.array([ids]), "style": style,
+                                 "speed": np.array([1.0], dtype=np.float32)}))
+
+
 for margin in (3, 6, 10):
     rows = []
     for ph in sentences:
-        ids = [0] + [vocab[c] for c in ph if c in vocab] + [0]
-        style = styles[len(ids) - 2][None, :]
-        asr, f0, n, phase, dur = A.run(None, {"tokens": np.array([ids]), "style": style,
-                                              "speed": np.array([1.0], dtype=np.float32)})
+        style, asr, f0, n, phase, dur = predict(ph)
         frames = asr.shape[2]
 
         def vocode(lo, hi):
@@ -98,10 +103,7 @@ for part in ("all", "first", "second"):
     frozen[part] = (ort.InferenceSession(ex.extract_model(["style"] + cut + fed, ["audio"]).SerializeToString(), opts), fed)
 rows = []
 for ph in sentences:
-    ids = [0] + [vocab[c] for c in ph if c in vocab] + [0]
-    style = styles[len(ids) - 2][None, :]
-    asr, f0, n, phase, dur = A.run(None, {"tokens": np.array([ids]), "style": style,
-                                          "speed": np.array([1.0], dtype=np.float32)})
+    style, asr, f0, n, phase, dur = predict(ph)
     lead = int(dur.reshape(-1)[0])
     s, t = max(0, lead - 6), asr.shape[2]
 

@@ -1167,19 +1167,30 @@ mod tests {
         // Segments in order, ids renumbered, the whole file heard once (the
         // chunks are cut inside the pauses, so they cover them too).
         assert!(t.segments.iter().enumerate().all(|(i, s)| s.id == i));
-        assert!(t.segments.windows(2).all(|w| w[0].end <= w[1].start + 1e-6));
+        heard_once(&t, 7.0);
+        assert!(seen.windows(2).all(|w| w[0] <= w[1]), "{seen:?}");
+        assert_eq!(seen.last(), Some(&1.0));
+    }
+
+    /// Segments in order and 100 s of sound with a second of silence every
+    /// `period` seconds heard once: each stretch of sound within a segment,
+    /// the segments no longer than the file.
+    fn heard_once(t: &Transcript, period: f64) {
+        assert!(
+            t.segments.windows(2).all(|w| w[0].end <= w[1].start + 1e-6),
+            "{:?}",
+            t.segments
+        );
         let heard: f64 = t.segments.iter().map(|s| s.end - s.start).sum();
         assert!((95.0..=100.0).contains(&heard), "{heard} s heard");
-        for k in 0..14 {
-            let mid = k as f64 * 7.0 + 3.0;
+        for k in 0..(100.0 / period) as usize {
+            let mid = k as f64 * period + (period - 1.0) / 2.0;
             assert!(
                 t.segments.iter().any(|s| s.start <= mid && mid <= s.end),
                 "{mid} s not heard: {:?}",
                 t.segments
             );
         }
-        assert!(seen.windows(2).all(|w| w[0] <= w[1]), "{seen:?}");
-        assert_eq!(seen.last(), Some(&1.0));
     }
 
     /// A section after the first is decoded after the end of the one
@@ -1213,21 +1224,7 @@ mod tests {
             "{:?}",
             t.segments
         );
-        assert!(
-            t.segments.windows(2).all(|w| w[0].end <= w[1].start + 1e-6),
-            "{:?}",
-            t.segments
-        );
-        let heard: f64 = t.segments.iter().map(|s| s.end - s.start).sum();
-        assert!((95.0..=100.0).contains(&heard), "{heard} s heard");
-        for k in 0..20 {
-            let mid = k as f64 * 5.0 + 2.0;
-            assert!(
-                t.segments.iter().any(|s| s.start <= mid && mid <= s.end),
-                "{mid} s not heard: {:?}",
-                t.segments
-            );
-        }
+        heard_once(&t, 5.0);
     }
 
     #[test]
