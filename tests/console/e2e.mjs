@@ -26,6 +26,12 @@ function check(cond, what) {
   if (!cond) throw new Error(what);
 }
 
+// A check that the page comes to a state: `waiting` (a waitForFunction)
+// settles in time.
+async function reached(waiting, what) {
+  check(await waiting.then(() => true, () => false), what);
+}
+
 const browser = await puppeteer.launch({
   executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
   headless: true,
@@ -77,11 +83,10 @@ try {
   await page.$eval("#key", (e) => { e.value = ""; });
   await page.type("#key", adminKey);
   await page.keyboard.press("Enter");
-  await page.waitForFunction(() => !document.getElementById("nav").hidden);
+  await reached(page.waitForFunction(() => !document.getElementById("nav").hidden), "sign-in: the key is typed and sent with the keyboard alone");
   check((await text("#who-level")).includes("admin key"), "sign-in: the header names the key's level");
   check(await page.evaluate(() => sessionStorage.getItem("mediagen.key")) === adminKey, "sign-in: the key is in session storage");
   check(await page.evaluate(() => localStorage.length) === 0, "sign-in: nothing is kept in local storage");
-  check(true, "sign-in: the key is typed and sent with the keyboard alone");
   // The keyboard reaches the skip link first, then the navigation.
   await page.reload({ waitUntil: "networkidle0" });
   await page.waitForFunction(() => !document.getElementById("nav").hidden);
@@ -125,8 +130,7 @@ try {
   const cloned = await text("#clone-meta");
   const likeness = Number((cloned.match(/likeness to the samples (\d\.\d\d)/) || [])[1]);
   check(likeness > 0 && likeness <= 1, `clone: the voice is made, with its likeness to the samples (${cloned})`);
-  await page.waitForFunction(() => [...document.querySelectorAll("#voice-table tbody tr")].some((tr) => tr.cells[0].textContent === "Anna"), { timeout: 10000 });
-  check(true, "clone: the cloned voice joins the voice list");
+  await reached(page.waitForFunction(() => [...document.querySelectorAll("#voice-table tbody tr")].some((tr) => tr.cells[0].textContent === "Anna"), { timeout: 10000 }), "clone: the cloned voice joins the voice list");
   await axe("voices with a clone");
   await shot("2b-voices-compare-clone");
 
@@ -159,8 +163,7 @@ try {
   check(words.length >= 7 && words.join(" ").toLowerCase().includes("sentence"), `speech: the words are listed for highlighting (${words.join(" ")})`);
   await page.$eval("#tts-audio", (a) => a.play());
   await page.waitForFunction(() => document.getElementById("tts-audio").currentTime > 0.3, { timeout: 10000 });
-  await page.waitForFunction(() => document.querySelector("#tts-words-out span.now") !== null, { timeout: 10000 });
-  check(true, "speech: the audio plays and the word being spoken is highlighted");
+  await reached(page.waitForFunction(() => document.querySelector("#tts-words-out span.now") !== null, { timeout: 10000 }), "speech: the audio plays and the word being spoken is highlighted");
   await page.$eval("#tts-audio", (a) => a.pause());
   await axe("speech");
   await shot("3-speech");
@@ -174,8 +177,7 @@ try {
   const streamed = await text("#tts-meta");
   const [firstAudio, allAudio] = (streamed.match(/(\d+\.\d+) s, all of it after (\d+\.\d+) s/) || []).slice(1).map(Number);
   check(firstAudio > 0 && firstAudio < allAudio, `speech: streamed, the first audio came before the last (${streamed})`);
-  await page.waitForFunction(() => document.getElementById("tts-audio").currentTime > 0.3, { timeout: 20000 });
-  check(true, "speech: the streamed audio plays");
+  await reached(page.waitForFunction(() => document.getElementById("tts-audio").currentTime > 0.3, { timeout: 20000 }), "speech: the streamed audio plays");
   await page.$eval("#tts-audio", (a) => a.pause());
   await page.click("#tts-stream");
 
@@ -364,8 +366,7 @@ try {
   })).json();
   await page.waitForFunction((id) => [...document.querySelectorAll("#job-table button")].some((b) => b.textContent === `Cancel ${id}`), { timeout: 10000 }, long.id);
   await page.evaluate((id) => [...document.querySelectorAll("#job-table button")].find((b) => b.textContent === `Cancel ${id}`).click(), long.id);
-  await page.waitForFunction((id) => [...document.querySelectorAll("#job-table tbody tr")].some((tr) => tr.cells[0].textContent === id && tr.cells[2].textContent === "cancelled"), { timeout: 30000 }, long.id);
-  check(true, "jobs: a running job is cancelled from the list and shown cancelled");
+  await reached(page.waitForFunction((id) => [...document.querySelectorAll("#job-table tbody tr")].some((tr) => tr.cells[0].textContent === id && tr.cells[2].textContent === "cancelled"), { timeout: 30000 }, long.id), "jobs: a running job is cancelled from the list and shown cancelled");
   await axe("jobs");
   await shot("4-jobs");
 
@@ -386,8 +387,7 @@ try {
   check(made.status === 200, "keys: the new key works against the API");
   await shot("5-key-created");
   await page.evaluate(() => [...document.querySelectorAll("#key-table button")].find((b) => b.textContent === "Revoke console-test").click());
-  await page.waitForFunction(() => [...document.querySelectorAll("#key-table tbody tr")].some((tr) => tr.cells[0].textContent === "console-test" && tr.cells[3].textContent === "revoked"));
-  check(true, "keys: revoking marks the key revoked");
+  await reached(page.waitForFunction(() => [...document.querySelectorAll("#key-table tbody tr")].some((tr) => tr.cells[0].textContent === "console-test" && tr.cells[3].textContent === "revoked")), "keys: revoking marks the key revoked");
   const revoked = await fetch(`${base}/v1/account`, { headers: { Authorization: `Bearer ${secret}` } });
   check(revoked.status === 401, "keys: the revoked key is refused by the API");
   // A revocation scheduled for a day later leaves the key working until then.
@@ -412,8 +412,7 @@ try {
   await page.waitForFunction(() => !document.getElementById("delivery-table").hidden);
   check((await text("#delivery-caption")).includes("hooks.example.com"), "webhooks: the endpoint's deliveries are shown");
   await page.evaluate(() => [...document.querySelectorAll("#webhook-table button")].find((b) => b.textContent.startsWith("Remove")).click());
-  await page.waitForFunction(() => document.querySelectorAll("#webhook-table tbody tr").length === 0, { timeout: 10000 });
-  check(true, "webhooks: the endpoint is removed");
+  await reached(page.waitForFunction(() => document.querySelectorAll("#webhook-table tbody tr").length === 0, { timeout: 10000 }), "webhooks: the endpoint is removed");
 
   // The ledger: a chart of the balance and the latest movements.
   const movements = await page.$$eval("#ledger-table tbody tr", (trs) => trs.map((tr) => tr.cells[1].textContent));
@@ -440,8 +439,7 @@ try {
   await page.type("#grant-amount", "25");
   await page.type("#grant-note", "trial");
   await page.click("#grant-form button[type=submit]");
-  await page.waitForFunction(() => [...document.querySelectorAll("#accounts-table tbody tr")].some((tr) => tr.cells[0].textContent === "Acme" && tr.cells[2].textContent === "75"));
-  check(true, "operator: a new account with 50 credits, granted 25 more, shows 75");
+  await reached(page.waitForFunction(() => [...document.querySelectorAll("#accounts-table tbody tr")].some((tr) => tr.cells[0].textContent === "Acme" && tr.cells[2].textContent === "75")), "operator: a new account with 50 credits, granted 25 more, shows 75");
   await axe("operator");
   await shot("6b-operator");
 
