@@ -20,6 +20,7 @@ use std::path::Path;
 
 use ort::session::SessionInputValue;
 
+use mediagen_onnx::split::Halves;
 use mediagen_onnx::LazySession;
 use ort::value::Tensor;
 
@@ -159,43 +160,22 @@ impl KokoroEngine {
         if voices.is_empty() {
             return Err(format!("no Kokoro voices in {}/voices", dir.display()));
         }
-        // The file is read and cut once: the first half built keeps the
-        // other for the second.
-        let cut: std::sync::Arc<std::sync::Mutex<Option<mediagen_onnx::split::Halves>>> =
-            Default::default();
+        // The file is read and cut once: each half is kept until its own
+        // session is built.
+        let cut: std::sync::Arc<std::sync::Mutex<Option<Halves>>> = Default::default();
         let half = |front: bool| {
             let (model, cut) = (model.clone(), cut.clone());
             move || {
                 let mut kept = cut.lock().unwrap_or_else(|e| e.into_inner());
-                let halves = match kept.take() {
-                    Some(h) => h,
-                    None => {
-                        let bytes = std::fs::read(&model).map_err(|e| e.to_string())?;
-                        mediagen_onnx::split::split(
-                            &bytes,
-                            &[ASR, PITCH, ENERGY, PHASE],
-                            &[DURATIONS],
-                        )?
-                    }
-                };
-                let (mine, other) = if front {
-                    (halves.front, halves.back)
-                } else {
-                    (halves.back, halves.front)
-                };
-                // Kept only until the other half's session is built.
-                if !other.is_empty() {
-                    *kept = Some(if front {
-                        mediagen_onnx::split::Halves {
-                            front: Vec::new(),
-                            back: other,
-                        }
-                    } else {
-                        mediagen_onnx::split::Halves {
-                            front: other,
-                            back: Vec::new(),
-                        }
-                    });
+                if kept.as_mut().is_none_or(|h| half_of(h, front).is_empty()) {
+                    let bytes = std::fs::read(&model).map_err(|e| e.to_string())?;
+                    let parts = [ASR, PITCH, ENERGY, PHASE];
+                    *kept = Some(mediagen_onnx::split::split(&bytes, &parts, &[DURATIONS])?);
+                }
+                let halves = kept.as_mut().expect("cut above");
+                let mine = std::mem::take(half_of(halves, front));
+                if halves.front.is_empty() && halves.back.is_empty() {
+                    *kept = None;
                 }
                 Ok(mine)
             }
@@ -206,6 +186,15 @@ impl KokoroEngine {
             vocab,
             voices,
         })
+    }
+}
+
+/// The front or the back of a model cut in two.
+fn half_of(halves: &mut Halves, front: bool) -> &mut Vec<u8> {
+    if front {
+        &mut halves.front
+    } else {
+        &mut halves.back
     }
 }
 
