@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Text-to-speech speed, side by side on bench/sentences.txt (10 sentences):
 # our Piper engine vs the `piper-tts` PyPI package on the same model, as RTF
-# (compute seconds / audio seconds), and the streaming endpoint's time to
-# first audio. Usage: bench/tts.sh
+# (compute seconds / audio seconds) in alternated rounds, and the streaming
+# endpoint's time to first audio. Usage: [ROUNDS=5] bench/tts.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -15,20 +15,31 @@ fi
 cargo build --release --locked --quiet --example tts_bench -p mediagen-speech
 cargo build --release --locked --quiet --bin mediagen
 
+# This VM's neighbours move a run's time by up to a third between minutes, so
+# each engine runs ROUNDS times (default 5), ours and the peer back to back in
+# each round, and the ratio reported is the median of the rounds' ratios.
+rounds=${ROUNDS:-5}
+side_by_side() { # NAME OURS_CMD... -- PEER_CMD...
+  local name=$1; shift
+  local ours=() peer=() ratios=()
+  while [ "$1" != -- ]; do ours+=("$1"); shift; done; shift; peer=("$@")
+  for r in $(seq "$rounds"); do
+    local o p
+    o=$("${ours[@]}" 2>/dev/null); p=$("${peer[@]}")
+    echo "round $r: mediagen $o | peer $p"
+    ratios+=("$(python3 -c "print($(rtf "$o") / $(rtf "$p"))")")
+  done
+  echo "$name ratio (ours / peer RTF), median of $rounds rounds: $(median "${ratios[@]}") (rounds: $(printf '%.2f ' "${ratios[@]}"))"
+}
+rtf() { sed -E 's/.*rtf=([0-9.]+).*/\1/' <<<"$1"; }
+median() { python3 -c "import statistics,sys; print(round(statistics.median(map(float, sys.argv[1:])), 2))" "$@"; }
+
 echo "## Piper en_US-joe-medium, 10 sentences, 2 threads, $(date -u +%F)"
-ours=$(./target/release/examples/tts_bench "$models" bench/sentences.txt piper en_US-joe-medium 2>/dev/null)
-peer=$("$venv/bin/python" bench/piper_peer.py "$models/piper/en_US-joe-medium.onnx" bench/sentences.txt)
-echo "mediagen:  $ours"
-echo "piper-tts: $peer"
-r_ours=$(sed -E 's/.*rtf=([0-9.]+).*/\1/' <<<"$ours"); r_peer=$(sed -E 's/.*rtf=([0-9.]+).*/\1/' <<<"$peer")
-echo "ratio (ours / peer RTF): $(python3 -c "print(round($r_ours / $r_peer, 2))")"
+side_by_side Piper ./target/release/examples/tts_bench "$models" bench/sentences.txt piper en_US-joe-medium \
+  -- "$venv/bin/python" bench/piper_peer.py "$models/piper/en_US-joe-medium.onnx" bench/sentences.txt
 echo "## Kokoro-82M int8, voice af_heart, same sentences"
-ours=$(./target/release/examples/tts_bench "$models" bench/sentences.txt kokoro af_heart 2>/dev/null)
-peer=$("$venv/bin/python" bench/kokoro_peer.py "$models" bench/sentences.txt af_heart)
-echo "mediagen:    $ours"
-echo "kokoro-onnx: $peer"
-r_ours=$(sed -E 's/.*rtf=([0-9.]+).*/\1/' <<<"$ours"); r_peer=$(sed -E 's/.*rtf=([0-9.]+).*/\1/' <<<"$peer")
-echo "ratio (ours / peer RTF): $(python3 -c "print(round($r_ours / $r_peer, 2))")"
+side_by_side Kokoro ./target/release/examples/tts_bench "$models" bench/sentences.txt kokoro af_heart \
+  -- "$venv/bin/python" bench/kokoro_peer.py "$models" bench/sentences.txt af_heart
 espeak=$(./target/release/examples/tts_bench "$models" bench/sentences.txt espeak en-us 2>/dev/null)
 echo "espeak-ng (ours): $espeak"
 

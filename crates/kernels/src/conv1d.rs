@@ -194,10 +194,15 @@ impl Conv1d {
     fn tile(&self, w: &[f32], window: &[f32], wl: usize) -> [[f32; TILE]; CO_BLOCK] {
         let mut a0 = [0.0f32; TILE];
         let mut a1 = [0.0f32; TILE];
-        for (ci, wc) in w.chunks_exact(self.kernel * CO_BLOCK).enumerate() {
-            let row = &window[ci * wl..];
-            for (k, wk) in wc.chunks_exact(CO_BLOCK).enumerate() {
-                let xs: &[f32; TILE] = row[k * self.dilation..][..TILE].try_into().expect("a tile");
+        let reach = self.dilation * (self.kernel - 1) + TILE;
+        for (wc, row) in w
+            .chunks_exact(self.kernel * CO_BLOCK)
+            .zip(window.chunks(wl))
+        {
+            // The kernel's taps: windows of a tile, a dilation apart.
+            let taps = row[..reach].windows(TILE).step_by(self.dilation);
+            for (wk, xs) in wc.chunks_exact(CO_BLOCK).zip(taps) {
+                let xs: &[f32; TILE] = xs.try_into().expect("a tile");
                 let (w0, w1) = (wk[0], wk[1]);
                 for i in 0..TILE {
                     a0[i] = w0.mul_add(xs[i], a0[i]);

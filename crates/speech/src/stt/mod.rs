@@ -454,8 +454,8 @@ fn plan_of(
 
 /// Where the section `at..end` (after the one that starts at `before`) is
 /// decoded from, and its lead-in if it has one
-/// (see [`Lane`]): [`LEAD_IN`] of the section before, from the start of a
-/// pause where one lies there, or half of that, whichever does not make
+/// (see [`Lane`]): about [`LEAD_IN`] of the section before, or half of
+/// that, beginning in a pause ([`chunk::lead_start`]), whichever does not make
 /// the section take a window more (a window costs an encoding, more than
 /// the lead-in's words are worth); none when both do.
 fn lead_in(
@@ -466,7 +466,7 @@ fn lead_in(
     let windows = plan_of(audio, speech, at..end)?.len();
     let resumes = chunk::pause_end(speech, at).min(end);
     for lead in [LEAD_IN, LEAD_IN / 2] {
-        let from = chunk::pause_start(speech, at.saturating_sub(lead) / FRAME * FRAME).max(before);
+        let from = chunk::lead_start(speech, at.saturating_sub(lead), at).max(before);
         if from < at && plan_of(audio, speech, from..end)?.len() <= windows {
             let split = ((at + resumes) / 2 - from) as f64 / RATE as f64;
             return Ok((from, Some((at - from, split))));
@@ -1194,13 +1194,13 @@ mod tests {
     }
 
     /// A section after the first is decoded after the end of the one
-    /// before it (3 s, from the start of a pause where one lies there),
+    /// before it (about 3 s, from the start of a pause),
     /// whose words are left out: every second is heard once, at its time.
     #[test]
     fn a_section_is_decoded_after_a_lead_in_heard_once() {
-        // 100 s of sound with a second of silence every 5 s (windows of
-        // about 25 s, with room for a lead-in).
-        let audio = sound(100, 5.0, 1.0, 100.0);
+        // 100 s of sound with a second of silence every 3 s (windows of
+        // about 25 s, with room for a lead-in, which begins in a pause).
+        let audio = sound(100, 3.0, 1.0, 100.0);
         let echo = Echo {
             takes_lead: true,
             ..Echo::new()
@@ -1214,17 +1214,18 @@ mod tests {
             &mut |_| true,
         )
         .unwrap();
-        // The second section starts 3 s before its pause; its own words
-        // from the pause's middle, half a second in.
+        // The second section starts in the pause 3 s before its own; its
+        // own words from that pause's middle (the detector hears each
+        // pause as 0.5-1 s).
         let leads = echo.leads.lock().unwrap().clone();
         assert_eq!(leads.len(), 1, "{leads:?}");
-        assert!((3.3..=3.7).contains(&leads[0]), "{leads:?}");
+        assert!((2.7..=3.7).contains(&leads[0]), "{leads:?}");
         assert!(
             t.segments.last().unwrap().end <= 100.0 + 1e-6,
             "{:?}",
             t.segments
         );
-        heard_once(&t, 5.0);
+        heard_once(&t, 3.0);
     }
 
     #[test]
