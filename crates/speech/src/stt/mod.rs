@@ -1172,6 +1172,19 @@ mod tests {
         assert_eq!(seen.last(), Some(&1.0));
     }
 
+    /// `audio` transcribed by `echo` with `permits` decodings at once,
+    /// speech found by frame energy.
+    fn energy_transcript(echo: &Echo, permits: usize, audio: &[f32]) -> Transcript {
+        transcribe(
+            echo,
+            &DecodeGate::new(permits),
+            &mediagen_speakers::vad::Energy,
+            audio,
+            &SttOptions::default(),
+        )
+        .unwrap()
+    }
+
     /// Segments in order and 100 s of sound with a second of silence every
     /// `period` seconds heard once: each stretch of sound within a segment,
     /// the segments no longer than the file.
@@ -1205,15 +1218,7 @@ mod tests {
             takes_lead: true,
             ..Echo::new()
         };
-        let t = transcribe_stream(
-            &echo,
-            &DecodeGate::new(2),
-            &mediagen_speakers::vad::Energy,
-            &SttOptions::default(),
-            &audio.as_slice(),
-            &mut |_| true,
-        )
-        .unwrap();
+        let t = energy_transcript(&echo, 2, &audio);
         // The second section starts in the pause 3 s before its own; its
         // own words from that pause's middle (the detector hears each
         // pause as 0.5-1 s).
@@ -1232,24 +1237,10 @@ mod tests {
     fn short_audio_or_one_decoding_stays_in_one_section() {
         let audio = vec![0.1f32; 20 * RATE];
         let echo = Echo::new();
-        transcribe(
-            &echo,
-            &DecodeGate::new(2),
-            &mediagen_speakers::vad::Energy,
-            &audio,
-            &SttOptions::default(),
-        )
-        .unwrap();
+        energy_transcript(&echo, 2, &audio);
         assert_eq!(echo.threads.lock().unwrap().len(), 1);
         let audio = vec![0.1f32; 90 * RATE];
-        transcribe(
-            &echo,
-            &DecodeGate::new(1),
-            &mediagen_speakers::vad::Energy,
-            &audio,
-            &SttOptions::default(),
-        )
-        .unwrap();
+        energy_transcript(&echo, 1, &audio);
         assert_eq!(echo.threads.lock().unwrap().len(), 1);
     }
 }
