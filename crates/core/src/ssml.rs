@@ -31,6 +31,63 @@ pub struct SsmlError {
 /// Longest `<break>`, seconds.
 pub const MAX_BREAK: f64 = 10.0;
 
+/// Most silence one text may ask for with `<break>`, seconds in all.
+pub const MAX_TOTAL_BREAK: f64 = 30.0;
+
+/// Slowest and fastest speech, as a factor of the voice's own pace. The
+/// request's `speed` times every `<prosody rate>` in force, however deeply
+/// nested, is kept within this range on every engine.
+pub const MIN_RATE: f32 = 0.5;
+/// See [`MIN_RATE`].
+pub const MAX_RATE: f32 = 2.0;
+
+/// The pace an engine is asked for: `speed` × the SSML rate, clamped to
+/// [`MIN_RATE`]..=[`MAX_RATE`].
+pub fn effective_rate(speed: f32, rate: f32) -> f32 {
+    let r = speed * rate;
+    if r.is_finite() {
+        r.clamp(MIN_RATE, MAX_RATE)
+    } else {
+        1.0
+    }
+}
+
+/// Most seconds of speech an engine may make for one sentence of
+/// `characters` characters (after normalisation) at `rate` (clamped): a
+/// generous pace for the slowest voices (4 characters a second at rate 1)
+/// plus a second. A pipeline that makes more stops with
+/// `output_limit_exceeded` rather than spend work the price does not cover.
+pub fn max_speech_seconds(characters: usize, rate: f32) -> f64 {
+    1.0 + characters as f64 * 0.25 / f64::from(effective_rate(1.0, rate))
+}
+
+/// A speaking pace most voices reach at rate 1, characters a second: what a
+/// text is priced at where the price is in seconds of speech.
+pub const CHARACTERS_PER_SECOND: f64 = 14.0;
+
+/// Seconds of audio `text` (plain or SSML) asks for at a normal pace: its
+/// words at [`CHARACTERS_PER_SECOND`] slowed by their rate, plus its breaks.
+/// SSML that does not parse is counted as plain text (it is refused
+/// elsewhere).
+pub fn estimated_seconds(text: &str) -> f64 {
+    let segments = if is_ssml(text) {
+        parse(text).unwrap_or_else(|_| plain(text))
+    } else {
+        plain(text)
+    };
+    segments
+        .iter()
+        .map(|s| match s {
+            Segment::Text { text, rate } | Segment::Phonemes { text, rate, .. } => {
+                text.chars().count() as f64
+                    / CHARACTERS_PER_SECOND
+                    / f64::from(effective_rate(1.0, *rate))
+            }
+            Segment::Break(secs) => *secs,
+        })
+        .sum()
+}
+
 /// True when `text` is SSML (starts with `<speak`).
 pub fn is_ssml(text: &str) -> bool {
     text.trim_start().starts_with("<speak")
@@ -307,6 +364,7 @@ pub fn parse(input: &str) -> Result<Vec<Segment>, SsmlError> {
     }];
     let mut out: Vec<Segment> = Vec::new();
     let mut text = String::new();
+    let mut silence = 0.0;
     let flush = |out: &mut Vec<Segment>, text: &mut String, rate: f32| {
         if !text.trim().is_empty() {
             out.push(Segment::Text {
@@ -400,6 +458,13 @@ pub fn parse(input: &str) -> Result<Vec<Segment>, SsmlError> {
                     },
                     (None, None) => 0.5,
                 };
+                silence += secs;
+                if silence > MAX_TOTAL_BREAK {
+                    return Err(err(
+                        at,
+                        format!("breaks may add up to at most {MAX_TOTAL_BREAK} s of silence"),
+                    ));
+                }
                 out.push(Segment::Break(secs));
                 if !tag.self_closing {
                     stack.push(Open {
@@ -418,7 +483,12 @@ pub fn parse(input: &str) -> Result<Vec<Segment>, SsmlError> {
         let (rate_here, mode) = match tag.name.as_str() {
             "p" | "s" => (current_rate, Mode::Normal),
             "prosody" => match tag.attr("rate") {
-                Some(r) => (current_rate * rate(r, at)?, Mode::Normal),
+                // Nested rates multiply, within one range (so no nesting
+                // asks an engine for more than twice the voice's length).
+                Some(r) => (
+                    (current_rate * rate(r, at)?).clamp(MIN_RATE, MAX_RATE),
+                    Mode::Normal,
+                ),
                 None => (current_rate, Mode::Normal),
             },
             "say-as" => match tag.attr("interpret-as") {
@@ -524,6 +594,43 @@ mod tests {
     }
 
     #[test]
+    fn estimates_count_words_rates_and_breaks() {
+        let plain_text = "a".repeat(140);
+        assert!((estimated_seconds(&plain_text) - 10.0).abs() < 1e-9);
+        let slow =
+            format!("<speak><prosody rate='50%'>{plain_text}</prosody><break time='3s'/></speak>");
+        assert!((estimated_seconds(&slow) - 23.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn nested_rates_stay_within_one_range() {
+        let nested = |n: usize, pct: &str| {
+            let open = format!("<prosody rate='{pct}'>").repeat(n);
+            let close = "</prosody>".repeat(n);
+            format!("<speak>{open}Hello there.{close}</speak>")
+        };
+        for n in [1, 6, 7, 9, 40] {
+            let rate = match &parse(&nested(n, "50%")).unwrap()[0] {
+                Segment::Text { rate, .. } => *rate,
+                other => panic!("{other:?}"),
+            };
+            assert_eq!(rate, MIN_RATE, "{n} levels of 50%");
+            let rate = match &parse(&nested(n, "200%")).unwrap()[0] {
+                Segment::Text { rate, .. } => *rate,
+                other => panic!("{other:?}"),
+            };
+            assert_eq!(rate, MAX_RATE, "{n} levels of 200%");
+        }
+        // The request's speed and the SSML rate together, too.
+        assert_eq!(effective_rate(0.5, 0.5), MIN_RATE);
+        assert_eq!(effective_rate(2.0, 2.0), MAX_RATE);
+        assert_eq!(effective_rate(f32::NAN, 1.0), 1.0);
+        assert_eq!(effective_rate(1.25, 0.8), 1.0);
+        // The speech ceiling grows with the text and the slowness only.
+        assert!(max_speech_seconds(12, 0.001) <= 1.0 + 12.0 * 0.5 + 1e-9);
+    }
+
+    #[test]
     fn errors_carry_the_position() {
         let cases = [
             (
@@ -553,6 +660,11 @@ mod tests {
             ("<speak>é &amp; ü &nbsp;</speak>", 17, "unknown entity"),
             ("<speak>⎛t&amp;⎛t & b</speak>", 17, "must start an entity"),
             ("<speak><break time=\"30s\"/></speak>", 7, "from 0 to 10"),
+            (
+                "<speak>a<break time='10s'/><break time='10s'/><break time='10s'/><break time='1s'/></speak>",
+                65,
+                "at most 30 s of silence",
+            ),
         ];
         for (input, position, message) in cases {
             let e = parse(input).unwrap_err();

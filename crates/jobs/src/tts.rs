@@ -206,6 +206,11 @@ impl TtsRequest {
     }
 }
 
+/// The blob key of a catalog voice's preview (made ahead by workers).
+pub fn preview_key(voice_id: &str) -> String {
+    format!("previews/{voice_id}.mp3")
+}
+
 /// What a voice says in its preview: a greeting in its language, or numbers
 /// (which espeak-ng reads in every one of its languages).
 pub fn preview_text(language: &str) -> &'static str {

@@ -7,6 +7,7 @@ pub mod audio;
 pub mod avatar;
 pub mod draw;
 pub mod expand;
+pub mod frames;
 pub mod media;
 pub mod pcm;
 pub use mediagen_probe::process;

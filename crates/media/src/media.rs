@@ -121,11 +121,27 @@ pub fn encode(audio: &Audio, format: AudioFormat, rate: u32) -> Result<Vec<u8>, 
             _ => {}
         }
     }
-    let mut cmd = Command::new("ffmpeg");
-    cmd.args(encoder_args(format, audio.sample_rate, rate)?);
+    let mut args = encoder_args(format, audio.sample_rate, rate)?;
     // Generous: encoding runs at hundreds of times real time.
     let timeout = Duration::from_secs_f64(30.0 + audio.duration() / 5.0);
-    Ok(run(cmd, &audio.to_s16le(), timeout)?)
+    if format != AudioFormat::Flac {
+        let mut cmd = Command::new("ffmpeg");
+        cmd.args(args);
+        return Ok(run(cmd, &audio.to_s16le(), timeout)?);
+    }
+    // FLAC is written to a file, not a pipe: ffmpeg then goes back to its
+    // header and fills in the length (STREAMINFO's sample count and MD5),
+    // without which players show no duration and seek poorly.
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("speech.flac");
+    args.pop();
+    for arg in args.iter_mut().filter(|a| *a == "pipe") {
+        *arg = "file,pipe".into();
+    }
+    let mut cmd = Command::new("ffmpeg");
+    cmd.args(args).arg(&path);
+    run(cmd, &audio.to_s16le(), timeout)?;
+    Ok(std::fs::read(&path)?)
 }
 
 /// A 16-bit mono PCM WAV file around `pcm` (s16le samples).
@@ -196,6 +212,10 @@ mod tests {
             Some(std::path::Path::new("/job/scratch"))
         );
         let args: Vec<_> = cmd.get_args().map(|a| a.to_string_lossy()).collect();
+        // Every picture decoder of user input is capped (the probe sees
+        // only a stream's first picture size).
+        let cap = args.iter().position(|a| a == "-max_pixels").unwrap();
+        assert_eq!(args[cap + 1], (4096u64 * 4096).to_string());
         assert!(args.ends_with(
             &[
                 "-format_whitelist",
@@ -207,6 +227,19 @@ mod tests {
             ]
             .map(Into::into)
         ));
+    }
+
+    /// A FLAC answer's header says how long it is (STREAMINFO's total
+    /// samples), as players need to show a duration and seek.
+    #[test]
+    fn flac_carries_its_length() {
+        let audio = Audio::new(vec![0.1; 24_000], 24_000);
+        let flac = encode(&audio, AudioFormat::Flac, 16_000).unwrap();
+        assert_eq!(&flac[..4], b"fLaC");
+        let info = &flac[8..8 + 34];
+        let packed = u64::from_be_bytes(info[10..18].try_into().unwrap());
+        let total = packed & ((1 << 36) - 1);
+        assert!((15_900..=16_100).contains(&total), "{total} samples");
     }
 
     #[test]

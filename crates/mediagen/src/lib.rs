@@ -75,6 +75,22 @@ impl EngineHost for Host {
         Ok(ready)
     }
 
+    async fn make_previews(&self, config: &Config, blobs: &BlobStore) -> anyhow::Result<()> {
+        let loaded = engines(config, Needs::of_kinds(&["voice.preview".to_owned()])).await?;
+        let (blobs, cache) = (blobs.clone(), config.models_dir.join(".previews"));
+        tokio::spawn(async move {
+            let started = std::time::Instant::now();
+            let stored =
+                mediagen_pipelines::previews::publish(loaded.tts.clone(), &blobs, &cache).await;
+            tracing::info!(
+                stored,
+                ms = started.elapsed().as_millis() as u64,
+                "voice previews ready"
+            );
+        });
+        Ok(())
+    }
+
     async fn registry(&self, config: &Config, db: &Db) -> anyhow::Result<Registry> {
         let loaded = engines(config, Needs::of_kinds(&config.worker_kinds())).await?;
         let registry = loaded

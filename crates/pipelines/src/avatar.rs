@@ -64,7 +64,7 @@ fn talking(
     let fps = f64::from(FPS);
     let frames = ((seconds * fps).round() as usize).max(1);
     let pcm = pcm::decode(audio, demuxer, &scratch.join("voice.f32"), 16_000, seconds)
-        .map_err(|e| JobFailure::abort(ErrorCode::UnreadableMedia, e.to_string()))?;
+        .map_err(crate::failure::media_failure)?;
     let samples = pcm
         .read_at(0, ((seconds + 1.0) * 16_000.0) as usize)
         .map_err(failed)?;
@@ -154,9 +154,10 @@ impl Pipeline for ExpandPipeline {
         };
         let out = dir.path().join(format!("expanded.{}", req.format.as_str()));
         let made = {
-            let (ctx, req, out, scratch) =
+            let (job, req, out, scratch) =
                 (ctx.clone(), req.clone(), out.clone(), dir.path().to_owned());
-            tokio::task::spawn_blocking(move || {
+            ctx.blocking(move || {
+                let ctx = job;
                 // The sound's demuxer, found again by a probe limited to
                 // the allowed ones: every read of it names it.
                 let audio = match &audio {

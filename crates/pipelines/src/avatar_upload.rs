@@ -29,23 +29,24 @@ impl AvatarUploadPipeline {
             .map_err(JobFailure::storage)?;
         let poster_path = dir.path().join("poster.png");
         let out = poster_path.clone();
-        let info = tokio::task::spawn_blocking(move || {
-            let info = inspect(&clip)?;
-            if let Some(info) = &info {
-                poster(&clip, info, &out)?;
-            }
-            Ok::<Option<VideoInfo>, mediagen_media::media::MediaError>(info)
-        })
-        .await
-        .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))?
-        .map_err(|e| {
-            tracing::info!(error = %e, "an avatar clip did not decode");
-            JobFailure::refused(ApiError::unprocessable(
-                "file",
-                "the clip cannot be read: it is damaged or truncated",
-            ))
-        })?
-        .ok_or_else(|| JobFailure::refused(not_a_video("file")))?;
+        let info = ctx
+            .blocking(move || {
+                let info = inspect(&clip)?;
+                if let Some(info) = &info {
+                    poster(&clip, info, &out)?;
+                }
+                Ok::<Option<VideoInfo>, mediagen_media::media::MediaError>(info)
+            })
+            .await
+            .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))?
+            .map_err(|e| {
+                tracing::info!(error = %e, "an avatar clip did not decode");
+                JobFailure::refused(ApiError::unprocessable(
+                    "file",
+                    "the clip cannot be read: it is damaged or truncated",
+                ))
+            })?
+            .ok_or_else(|| JobFailure::refused(not_a_video("file")))?;
         ctx.blobs
             .put_file(&req.poster_key, &poster_path)
             .await

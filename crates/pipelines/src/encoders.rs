@@ -8,30 +8,25 @@
 //! arguments are ours (formats and rates), never a request's text.
 
 use std::collections::VecDeque;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Mutex;
+
+use mediagen_media::process::{Piped, ProcessError, Scope};
 
 /// Argument lists (formats and rates) with a process kept ready.
 const KINDS: usize = 4;
 
-static READY: Mutex<VecDeque<(Vec<String>, Child)>> = Mutex::new(VecDeque::new());
+static READY: Mutex<VecDeque<(Vec<String>, Piped)>> = Mutex::new(VecDeque::new());
 
-fn start(args: &[String]) -> std::io::Result<Child> {
-    Command::new("ffmpeg")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
+fn start(args: &[String]) -> Result<Piped, ProcessError> {
+    let mut cmd = Command::new("ffmpeg");
+    cmd.args(args).stderr(Stdio::null());
+    Piped::spawn_kept(cmd)
 }
 
-fn end(mut child: Child) {
-    let _ = child.kill();
-    let _ = child.wait();
-}
-
-/// A taken process: killed (and reaped) when dropped.
-pub struct Process(Child);
+/// A taken process, in the taking job's scope (its cancel kills it):
+/// killed (and reaped) when dropped.
+pub struct Process(Piped);
 
 impl Process {
     /// Its stdin, the first time.
@@ -45,34 +40,23 @@ impl Process {
     }
 
     pub fn id(&self) -> u32 {
-        self.0.id()
-    }
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        self.0.group()
     }
 }
 
 /// An ffmpeg process running with `args`, its stdin and stdout piped: the
 /// one kept ready for them if it is still running, else one started now.
-pub fn take(args: Vec<String>) -> std::io::Result<Process> {
+pub fn take(args: Vec<String>, scope: &Scope) -> Result<Process, ProcessError> {
     let ready = {
         let mut ready = READY.lock().unwrap_or_else(|e| e.into_inner());
         let at = ready.iter().position(|(a, _)| *a == args);
         at.and_then(|i| ready.remove(i)).map(|(_, child)| child)
     };
-    let child = match ready.map(|mut c| (matches!(c.try_wait(), Ok(None)), c)) {
-        Some((true, child)) => child,
-        other => {
-            if let Some((_, exited)) = other {
-                end(exited);
-            }
-            start(&args)?
-        }
+    let mut child = match ready.filter(Piped::is_running) {
+        Some(child) => child,
+        None => start(&args)?,
     };
+    child.join_scope(scope);
     Ok(Process(child))
 }
 
@@ -91,25 +75,30 @@ pub fn replenish(args: Vec<String>) {
 
 /// Keeps `child` ready for `args` (unless one already is), ending the
 /// oldest kept process beyond [`KINDS`].
-fn keep(args: Vec<String>, child: Child) {
+fn keep(args: Vec<String>, child: Piped) {
     let mut ready = READY.lock().unwrap_or_else(|e| e.into_inner());
     if ready.iter().any(|(a, _)| *a == args) {
         drop(ready);
-        end(child);
+        drop(child);
         return;
     }
     ready.push_back((args, child));
+    let mut ended = Vec::new();
     while ready.len() > KINDS {
-        if let Some((_, old)) = ready.pop_front() {
-            end(old);
-        }
+        ended.extend(ready.pop_front());
     }
+    drop(ready);
+    drop(ended);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::io::{Read, Write};
+
+    fn take_here(args: Vec<String>) -> Result<Process, ProcessError> {
+        take(args, &Scope::new())
+    }
 
     /// A taken process encodes what it is fed; once replenished, the next
     /// caller with the same arguments gets a different, already running
@@ -124,7 +113,7 @@ mod tests {
                 .chain(["-ac", "1", "-i", "pipe:0", "-f", "s16le", "pipe:1"].map(String::from))
                 .collect()
         };
-        let mut first = take(args(8000)).unwrap();
+        let mut first = take_here(args(8000)).unwrap();
         replenish(args(8000));
         let pcm: Vec<u8> = (0..8000i16).flat_map(|i| i.to_le_bytes()).collect();
         first.stdin().unwrap().write_all(&pcm).unwrap();
@@ -138,7 +127,7 @@ mod tests {
                 .unwrap()
                 .iter()
                 .filter(|(a, _)| *a == args(8000))
-                .map(|(_, c)| c.id())
+                .map(|(_, c)| c.group())
                 .collect::<Vec<_>>()
         };
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
@@ -147,11 +136,11 @@ mod tests {
         }
         let ready = kept();
         assert_eq!(ready.len(), 1);
-        let second = take(args(8000)).unwrap();
+        let second = take_here(args(8000)).unwrap();
         assert_eq!(second.id(), ready[0]);
         assert_ne!(second.id(), first.id());
         for rate in [11_025, 16_000, 22_050, 24_000, 44_100] {
-            drop(take(args(rate)).unwrap());
+            drop(take_here(args(rate)).unwrap());
             replenish(args(rate));
         }
         std::thread::sleep(std::time::Duration::from_millis(500));

@@ -155,12 +155,13 @@ impl Pipeline for ImagePipeline {
         let req: ImageRequest = ctx.payload()?;
         let this = self.clone();
         let (r, job) = (req.clone(), ctx.clone());
-        let (made, about) = tokio::task::spawn_blocking(move || match &r.neural {
-            Some(n) => this.diffuse(&r, n, &job),
-            None => this.compose(&r),
-        })
-        .await
-        .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))??;
+        let (made, about) = ctx
+            .blocking(move || match &r.neural {
+                Some(n) => this.diffuse(&r, n, &job),
+                None => this.compose(&r),
+            })
+            .await
+            .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))??;
         let mut out = Vec::new();
         for (i, m) in made.into_iter().enumerate() {
             let size = m.bytes.len() as u64;

@@ -183,7 +183,7 @@ pub fn speak_lines(
     let voice = |i: usize| voices[who.get(i).copied().unwrap_or(0).min(voices.len() - 1)];
     std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::sync_channel(2);
-        scope.spawn(move || {
+        scope.spawn(mediagen_media::process::in_this_scope(move || {
             for (i, line) in lines.iter().enumerate() {
                 // A closed channel: the fitting side stopped (cancelled).
                 if tx
@@ -193,7 +193,7 @@ pub fn speak_lines(
                     break;
                 }
             }
-        });
+        }));
         let mut out: Vec<Spoken> = Vec::with_capacity(lines.len());
         for (i, line) in lines.iter().enumerate() {
             let natural = rx

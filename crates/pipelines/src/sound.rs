@@ -79,17 +79,18 @@ impl Pipeline for SoundPipeline {
     async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {
         let req: SoundRequest = ctx.payload()?;
         let (this, r, job) = (self.clone(), req.clone(), ctx.clone());
-        let (bytes, about) = tokio::task::spawn_blocking(move || {
-            let (audio, about) = match &r.neural {
-                Some(n) => this.diffuse(&r, n, &job)?,
-                None => Self::synthesize(&r)?,
-            };
-            let bytes = encode(&audio, r.format, r.sample_rate)
-                .map_err(|e| JobFailure::retry(ErrorCode::EncodingFailed, e.to_string()))?;
-            Ok::<_, JobFailure>((bytes, about))
-        })
-        .await
-        .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))??;
+        let (bytes, about) = ctx
+            .blocking(move || {
+                let (audio, about) = match &r.neural {
+                    Some(n) => this.diffuse(&r, n, &job)?,
+                    None => Self::synthesize(&r)?,
+                };
+                let bytes = encode(&audio, r.format, r.sample_rate)
+                    .map_err(|e| JobFailure::retry(ErrorCode::EncodingFailed, e.to_string()))?;
+                Ok::<_, JobFailure>((bytes, about))
+            })
+            .await
+            .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))??;
         ctx.put_output(
             "/audioUrl",
             &format!("sound.{}", req.format.extension()),

@@ -127,36 +127,37 @@ impl Pipeline for SttPipeline {
             .demuxer
             .as_deref()
             .and_then(|d| DEMUXERS.iter().find(|allowed| **allowed == d).copied());
-        let transcript: Transcript = tokio::task::spawn_blocking(move || {
-            let scratch = input.with_extension("pcm");
-            let pcm = probed
-                .map_or_else(|| demuxer(&input), Ok)
-                .and_then(|d| pcm::decode(&input, d, &scratch, 16_000, duration))
-                .map_err(|e| JobFailure::abort(ErrorCode::UnreadableMedia, e.to_string()))?;
-            progress.meter_blocking(pcm.duration())?;
-            let mut transcript = transcribe_stream(
-                model.as_ref(),
-                catalog.gate(),
-                catalog.vad(),
-                &opts,
-                &pcm,
-                &mut |done| {
-                    progress.set_progress((done * 100.0) as i64);
-                    !progress.is_cancelled()
-                },
-            )
-            .map_err(stt_failure)?;
-            if diarize {
-                let who = catalog.diarize(&pcm, speakers).map_err(stt_failure)?;
-                attribute(&mut transcript, &who);
-                if !keep_words {
-                    transcript.words.clear();
+        let transcript: Transcript = ctx
+            .blocking(move || {
+                let scratch = input.with_extension("pcm");
+                let pcm = probed
+                    .map_or_else(|| demuxer(&input), Ok)
+                    .and_then(|d| pcm::decode(&input, d, &scratch, 16_000, duration))
+                    .map_err(crate::failure::media_failure)?;
+                progress.meter_blocking(pcm.duration())?;
+                let mut transcript = transcribe_stream(
+                    model.as_ref(),
+                    catalog.gate(),
+                    catalog.vad(),
+                    &opts,
+                    &pcm,
+                    &mut |done| {
+                        progress.set_progress((done * 100.0) as i64);
+                        !progress.is_cancelled()
+                    },
+                )
+                .map_err(stt_failure)?;
+                if diarize {
+                    let who = catalog.diarize(&pcm, speakers).map_err(stt_failure)?;
+                    attribute(&mut transcript, &who);
+                    if !keep_words {
+                        transcript.words.clear();
+                    }
                 }
-            }
-            Ok::<_, JobFailure>(transcript)
-        })
-        .await
-        .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))??;
+                Ok::<_, JobFailure>(transcript)
+            })
+            .await
+            .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))??;
         let mut result = serde_json::to_value(&transcript)
             .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))?;
         result["model"] = json!(req.model);

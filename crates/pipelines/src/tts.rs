@@ -125,7 +125,9 @@ pub struct TtsPipeline {
     pub stt: Arc<SttCatalog>,
 }
 
-fn failure(e: TtsError) -> JobFailure {
+/// A speech engine's error as a job's: the one mapping every pipeline that
+/// speaks uses.
+pub(crate) fn tts_failure(e: TtsError) -> JobFailure {
     match e {
         TtsError::UnknownVoice(v) => JobFailure::abort(
             ErrorCode::VoiceNotFound,
@@ -137,6 +139,9 @@ fn failure(e: TtsError) -> JobFailure {
         TtsError::Cancelled => JobFailure::abort(ErrorCode::Cancelled, "The job was cancelled."),
         TtsError::PhonemesUnsupported => {
             JobFailure::abort(ErrorCode::SynthesisFailed, e.to_string())
+        }
+        TtsError::OverLimit { .. } => {
+            JobFailure::abort(ErrorCode::OutputLimitExceeded, e.to_string())
         }
         TtsError::Failed(m) => JobFailure::retry(ErrorCode::SynthesisFailed, m),
     }
@@ -157,33 +162,34 @@ impl Pipeline for TtsPipeline {
         let progress = ctx.clone();
         let r = req.clone();
         let stt = self.stt.clone();
-        let (bytes, duration, words) = tokio::task::spawn_blocking(move || {
-            let audio = r
-                .speak(&catalog, |i, n, _| {
-                    progress.set_progress(((i + 1) * 90 / n) as i64);
-                    !progress.is_cancelled()
-                })
-                .map_err(failure)?;
-            let words = if r.timestamps {
-                let language = catalog
-                    .voice(r.speaker())
-                    .map(|v| v.language.clone())
-                    .unwrap_or_default();
-                Some(word_timestamps(
-                    &stt,
-                    &audio,
-                    &language,
-                    &spoken_text(&r.text),
-                )?)
-            } else {
-                None
-            };
-            let bytes = encode(&audio, r.format, r.sample_rate)
-                .map_err(|e| JobFailure::retry(ErrorCode::EncodingFailed, e.to_string()))?;
-            Ok::<_, JobFailure>((bytes, audio.duration(), words))
-        })
-        .await
-        .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))??;
+        let (bytes, duration, words) = ctx
+            .blocking(move || {
+                let audio = r
+                    .speak(&catalog, |i, n, _| {
+                        progress.set_progress(((i + 1) * 90 / n) as i64);
+                        !progress.is_cancelled()
+                    })
+                    .map_err(tts_failure)?;
+                let words = if r.timestamps {
+                    let language = catalog
+                        .voice(r.speaker())
+                        .map(|v| v.language.clone())
+                        .unwrap_or_default();
+                    Some(word_timestamps(
+                        &stt,
+                        &audio,
+                        &language,
+                        &spoken_text(&r.text),
+                    )?)
+                } else {
+                    None
+                };
+                let bytes = encode(&audio, r.format, r.sample_rate)
+                    .map_err(|e| JobFailure::retry(ErrorCode::EncodingFailed, e.to_string()))?;
+                Ok::<_, JobFailure>((bytes, audio.duration(), words))
+            })
+            .await
+            .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))??;
         ctx.put_output("/audioUrl", &req.output_name(), bytes.into())
             .await?;
         let mut result = req.result(duration);
@@ -365,7 +371,8 @@ impl Pipeline for PreviewPipeline {
         let req: PreviewRequest = ctx.payload()?;
         let catalog = self.catalog.clone();
         let voice = req.voice_id.clone();
-        let mp3 = tokio::task::spawn_blocking(move || preview_mp3(&catalog, &voice))
+        let mp3 = ctx
+            .blocking(move || preview_mp3(&catalog, &voice))
             .await
             .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))?
             .map_err(|e| JobFailure::abort(ErrorCode::SynthesisFailed, e))?;

@@ -6,7 +6,8 @@
 //! job ends `completed` with an `audioUrl` like a non-streamed one. When
 //! the client closes the stream early, the API records the bytes it took;
 //! the worker stops at its next chunk and the job is charged for the
-//! sentences those bytes held in full (the rest is refunded).
+//! pieces (sentences and breaks) whose sound those bytes held in full, as
+//! the format's own frames measure it (the rest is refunded).
 
 use mediagen_core::ErrorCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,7 +16,9 @@ use std::sync::{Arc, Mutex};
 use crate::tts::Speak;
 use mediagen_core::job::JobError;
 use mediagen_media::audio::{resample, Audio};
+use mediagen_media::frames;
 use mediagen_media::media::{encoder_args, MediaError};
+use mediagen_media::process::Scope;
 use mediagen_media::AudioFormat;
 use mediagen_speech::tts::TtsCatalog;
 use mediagen_worker::{JobContext, JobFailure};
@@ -27,7 +30,8 @@ use tokio::sync::mpsc;
 use crate::encoders;
 use crate::tts::TtsRequest;
 
-/// Where the sentences end in the audio (seconds), and how many there are.
+/// Where the pieces (sentences and breaks) end in the audio (seconds),
+/// and how many there are.
 #[derive(Default)]
 struct Sentences {
     ends: Vec<f64>,
@@ -35,37 +39,30 @@ struct Sentences {
 }
 
 impl Sentences {
-    /// Sentences sent in full when `sent` encoded bytes went out, and how
-    /// many there are. Bytes become seconds at the format's nominal rate
-    /// (lossless formats as 16-bit PCM, so a partial sentence is never
-    /// counted as sent).
-    fn delivered(&self, req: &TtsRequest, sent: u64) -> (usize, usize) {
-        let header = if req.format == AudioFormat::Wav {
-            44
-        } else {
-            0
-        };
-        let per_second = match req.format.bitrate_kbps() {
-            Some(kbps) => f64::from(kbps) * 1000.0 / 8.0,
-            None => f64::from(req.sample_rate) * 2.0,
-        };
-        let seconds = sent.saturating_sub(header) as f64 / per_second;
+    /// Pieces sent in full when the client took `sent`, the start of the
+    /// encoded stream, and how many there are. The audio `sent` holds is
+    /// read from the format's own frames ([`frames::seconds_in`]): a
+    /// piece counts once its whole sound was delivered, whatever the
+    /// format, its bitrate or its sample rate (a 10-s break in FLAC is a
+    /// few hundred bytes, and is delivered only once those frames are).
+    fn delivered(&self, req: &TtsRequest, sent: &[u8]) -> (usize, usize) {
+        let seconds = frames::seconds_in(req.format, sent, req.sample_rate);
         let done = self
             .ends
             .iter()
-            .filter(|end| **end <= seconds + 0.02)
+            .filter(|end| **end <= seconds + 0.05)
             .count();
         (done, self.count.max(done))
     }
 }
 
 /// The failure of a stream its client closed after `done` of `count`
-/// sentences were sent in full: charged for those sentences' share of the
-/// text (refunded in full when none was).
+/// pieces (sentences and breaks) were sent in full: charged for their
+/// share of the text (refunded in full when none was).
 fn disconnected(req: &TtsRequest, (done, count): (usize, usize)) -> JobFailure {
     let message = format!(
         "The client closed the stream before the audio was complete ({done} of {count} \
-         sentences sent; charged for those)."
+         pieces sent; charged for those)."
     );
     let error = JobError::new(ErrorCode::ClientDisconnected, message);
     if done == 0 {
@@ -88,12 +85,12 @@ pub async fn run(
     // first audio.
     let raw = (req.format == AudioFormat::Pcm).then_some(req.sample_rate);
     let (pcm_tx, pcm_rx) = mpsc::channel::<Vec<u8>>(8);
-    let mut encoder = Encoder::start(&req, voice_rate, raw, pcm_rx)?;
+    let mut encoder = Encoder::start(&req, voice_rate, raw, pcm_rx, ctx.scope())?;
 
     // Synthesis, sentence by sentence, on a blocking thread.
     let stop = Arc::new(AtomicBool::new(false));
     let sentences = Arc::new(Mutex::new(Sentences::default()));
-    let synth = tokio::task::spawn_blocking({
+    let synth = ctx.blocking({
         let (r, stop, spoken, job) = (req.clone(), stop.clone(), sentences.clone(), ctx.clone());
         move || {
             r.speak(&catalog, |i, n, audio| {
@@ -138,6 +135,7 @@ pub async fn run(
     encoder.stop().await;
     let spoken = synth.await;
     if let Some(taken) = closed {
+        let taken = all.get(..taken as usize).unwrap_or(&all);
         let sent = sentences
             .lock()
             .map(|s| s.delivered(&req, taken))
@@ -188,6 +186,7 @@ impl Encoder {
         voice_rate: u32,
         raw: Option<u32>,
         mut pcm: mpsc::Receiver<Vec<u8>>,
+        scope: &Scope,
     ) -> Result<Self, JobFailure> {
         if let Some(rate) = raw {
             if !req.format.sample_rates().contains(&rate) {
@@ -204,7 +203,7 @@ impl Encoder {
         }
         let args =
             encoder_args(req.format, voice_rate, req.sample_rate).map_err(|e| encoding(&e))?;
-        let mut process = encoders::take(args.clone()).map_err(|e| encoding(&e))?;
+        let mut process = encoders::take(args.clone(), scope).map_err(|e| encoding(&e))?;
         let (Some(stdin), Some(stdout)) = (process.stdin(), process.stdout()) else {
             return Err(encoding(&"the encoder has no pipes"));
         };

@@ -1,5 +1,6 @@
 //! `video.trim`: cut an uploaded video to time ranges, joined in order.
 
+use crate::failure::media_failure;
 use mediagen_core::ErrorCode;
 use mediagen_media::video::{
     inspect, inspect_near, smart_cut_refusal, trim_accurate, trim_fast, trim_smart,
@@ -30,13 +31,10 @@ impl Pipeline for TrimPipeline {
         let scratch = dir.path().to_owned();
         let (trimmed, reencoded, fallback, info, written) = {
             let (input, out, req) = (input.clone(), out.clone(), req.clone());
-            tokio::task::spawn_blocking(move || {
-                let unreadable = |e: &dyn std::fmt::Display| {
-                    JobFailure::abort(ErrorCode::UnreadableMedia, e.to_string())
-                };
+            ctx.blocking(move || {
                 let points: Vec<f64> = req.ranges.iter().flat_map(|r| [r.start, r.end]).collect();
                 let (info, packets) = inspect_near(&input, &points)
-                    .map_err(|e| unreadable(&e))?
+                    .map_err(media_failure)?
                     .ok_or_else(|| JobFailure::abort(ErrorCode::NotVideo, "the file has no video stream"))?;
                 let mut reencoded = None;
                 let mut fallback = None;
@@ -73,7 +71,9 @@ impl Pipeline for TrimPipeline {
                         }
                     },
                 }
-                .map_err(|e| JobFailure::abort(ErrorCode::TrimFailed, e.to_string()))?;
+                // The probe accepted the file: a tool failing on it now
+                // found it damaged (422), unless the work was stopped.
+                .map_err(media_failure)?;
                 // What was cut, as written: a source shorter than its header
                 // (a truncated upload) yields less than the ranges planned.
                 let written = inspect(&out)

@@ -13,7 +13,7 @@ use mediagen_media::media::demuxer;
 use mediagen_media::pcm::{self, PcmFile};
 use mediagen_media::video::inspect;
 use mediagen_speech::stt::{languages as stt_languages, transcribe_stream, SttCatalog, SttOptions};
-use mediagen_speech::tts::{TtsCatalog, TtsError};
+use mediagen_speech::tts::TtsCatalog;
 use mediagen_speech::voice::{median_pitch_of, VoiceConverter, WorldConverter, RATE};
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
 use serde_json::{json, Value};
@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 use crate::output::deliver;
 use crate::respeak::{clear_lines, mix_lines, speak_lines, Fit, Line, Toward, Voicing};
 use crate::stt::stt_failure;
-use crate::tts::voiceprint;
+use crate::tts::{tts_failure, voiceprint};
 
 pub use mediagen_jobs::voice::*;
 
@@ -33,17 +33,6 @@ pub struct VoiceChangePipeline {
 fn round(x: f64, digits: i32) -> f64 {
     let p = 10f64.powi(digits);
     (x * p).round() / p
-}
-
-fn tts_failure(e: TtsError) -> JobFailure {
-    match e {
-        TtsError::Cancelled => JobFailure::abort(ErrorCode::Cancelled, "The job was cancelled."),
-        TtsError::UnknownVoice(v) => JobFailure::abort(
-            ErrorCode::VoiceNotFound,
-            format!("voice {v} is no longer available"),
-        ),
-        e => JobFailure::abort(ErrorCode::SynthesisFailed, e.to_string()),
-    }
 }
 
 /// What changing the voice made: a track at [`RATE`] and what to report.
@@ -270,53 +259,55 @@ impl Pipeline for VoiceChangePipeline {
             stt: self.stt.clone(),
         };
         let job = ctx.clone();
-        let (delivered, changed, seconds, similarity) = tokio::task::spawn_blocking(move || {
-            let unreadable = |e: &dyn std::fmt::Display| {
-                JobFailure::abort(ErrorCode::UnreadableMedia, e.to_string())
-            };
-            let video = inspect(&input).map_err(|e| unreadable(&e))?;
-            let demuxer = match &video {
-                Some(v) => v.demuxer,
-                None => demuxer(&input).map_err(|e| unreadable(&e))?,
-            };
-            let max = VOICE_CHANGER.max_seconds;
-            let original = pcm::decode(&input, demuxer, &scratch.join("original.f32"), RATE, max)
-                .map_err(|e| unreadable(&e))?;
-            if original.is_empty() {
-                return Err(JobFailure::abort(
-                    ErrorCode::NoAudio,
-                    "the file has no sound",
-                ));
-            }
-            // Charged for the sound decoded, not the header's estimate (a
-            // hold too small is raised before the work, or the job stops).
-            job.meter_blocking(original.duration())?;
-            let changed = match r.mode {
-                ChangeMode::Convert => this.convert(&r, &original, &scratch)?,
-                ChangeMode::Revoice => {
-                    let heard =
-                        pcm::decode(&input, demuxer, &scratch.join("heard.f32"), 16_000, max)
-                            .map_err(|e| unreadable(&e))?;
-                    this.revoice(&r, &original, &heard, &scratch, &job)?
+        let (delivered, changed, seconds, similarity) = ctx
+            .blocking(move || {
+                let unreadable = |e: &dyn std::fmt::Display| {
+                    JobFailure::abort(ErrorCode::UnreadableMedia, e.to_string())
+                };
+                let video = inspect(&input).map_err(|e| unreadable(&e))?;
+                let demuxer = match &video {
+                    Some(v) => v.demuxer,
+                    None => demuxer(&input).map_err(|e| unreadable(&e))?,
+                };
+                let max = VOICE_CHANGER.max_seconds;
+                let original =
+                    pcm::decode(&input, demuxer, &scratch.join("original.f32"), RATE, max)
+                        .map_err(|e| unreadable(&e))?;
+                if original.is_empty() {
+                    return Err(JobFailure::abort(
+                        ErrorCode::NoAudio,
+                        "the file has no sound",
+                    ));
                 }
-            };
-            let delivered = deliver(
-                &input,
-                video.as_ref(),
-                &changed.track,
-                (r.format, r.sample_rate),
-                &scratch,
-                "changed",
-            )?;
-            let seconds = changed.track.duration();
-            let similarity = this
-                .similarity(&r, &original, &changed.track)
-                .map_err(|e| tracing::warn!("voice similarity not measured: {e}"))
-                .ok();
-            Ok((delivered, changed, seconds, similarity))
-        })
-        .await
-        .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))??;
+                // Charged for the sound decoded, not the header's estimate (a
+                // hold too small is raised before the work, or the job stops).
+                job.meter_blocking(original.duration())?;
+                let changed = match r.mode {
+                    ChangeMode::Convert => this.convert(&r, &original, &scratch)?,
+                    ChangeMode::Revoice => {
+                        let heard =
+                            pcm::decode(&input, demuxer, &scratch.join("heard.f32"), 16_000, max)
+                                .map_err(|e| unreadable(&e))?;
+                        this.revoice(&r, &original, &heard, &scratch, &job)?
+                    }
+                };
+                let delivered = deliver(
+                    &input,
+                    video.as_ref(),
+                    &changed.track,
+                    (r.format, r.sample_rate),
+                    &scratch,
+                    "changed",
+                )?;
+                let seconds = changed.track.duration();
+                let similarity = this
+                    .similarity(&r, &original, &changed.track)
+                    .map_err(|e| tracing::warn!("voice similarity not measured: {e}"))
+                    .ok();
+                Ok((delivered, changed, seconds, similarity))
+            })
+            .await
+            .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))??;
         delivered.store(&ctx).await?;
         let mut result = json!({
             "duration": round(seconds, 3),

@@ -180,7 +180,8 @@ impl Pipeline for VoiceClonePipeline {
         ctx.set_progress(10);
         let this = self.clone();
         let language = req.language.clone();
-        let made = tokio::task::spawn_blocking(move || this.make(&paths, language))
+        let made = ctx
+            .blocking(move || this.make(&paths, language))
             .await
             .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))??;
         ctx.set_progress(90);

@@ -77,14 +77,22 @@ pub fn demuxer_of(format_name: &str) -> Option<&'static str> {
         .find_map(|f| DEMUXERS.into_iter().find(|&d| d == f))
 }
 
-/// `-format_whitelist <d> -f <d> -i <path>`: opens user input with exactly
-/// the demuxer its probe found, from the directory holding the input.
+/// Most pixels a decoded picture of user input may have: the limits'
+/// largest side squared. The probe sees only a stream's first picture
+/// size; every decoder of user input is capped here, so a stream whose
+/// later pictures grow fails to decode (422) instead of taking memory.
+pub const MAX_PIXELS: u64 = 4096 * 4096;
+
+/// `-max_pixels <n> -format_whitelist <d> -f <d> -i <path>`: opens user
+/// input with exactly the demuxer its probe found, every picture decoder
+/// capped at [`MAX_PIXELS`], from the directory holding the input.
 pub fn open_input<'a>(
     cmd: &'a mut Command,
     path: &std::path::Path,
     demuxer: &str,
 ) -> &'a mut Command {
     in_dir_of(cmd, path)
+        .args(["-max_pixels", &MAX_PIXELS.to_string()])
         .args(["-format_whitelist", demuxer, "-f", demuxer])
         .arg("-i")
         .arg(path)
@@ -131,7 +139,7 @@ pub enum ProbeError {
     NotAllowed(String),
     #[error("unreadable media: {0}")]
     Unreadable(String),
-    #[error("ffprobe failed")]
+    #[error("the file could not be examined")]
     Tool(String),
 }
 

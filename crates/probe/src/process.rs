@@ -1,33 +1,202 @@
-//! Running tools as subprocesses from blocking code: input on stdin, output
-//! from stdout, a time limit, and the process killed when the limit passes.
+//! The supervisor of every subprocess: tools run from blocking code with
+//! input on stdin and output from stdout, each in a process group of its
+//! own under resource limits and a time limit, and the whole group killed
+//! when the limit passes, when its handle is dropped, or when the
+//! [`Scope`] it was started in (a job) is cancelled. Nothing else in the
+//! workspace starts a process (`no_process_is_started_elsewhere`).
 
+use std::cell::RefCell;
 use std::io::{Read, Write};
+use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// Why a subprocess failed. The messages never hold the tool's output or
-/// its arguments (paths of the server's files): `stderr` is kept for the
-/// caller to classify and is logged where the failure happens.
+/// The work one job started: the process groups of its tools, killed all
+/// at once by [`Scope::cancel`] (cancel, time limit, lost lease). Blocking
+/// code runs in a scope by entering it ([`Scope::enter`]); every tool it
+/// starts from that thread belongs to it, and a cancelled scope starts
+/// none.
+#[derive(Clone, Default)]
+pub struct Scope(Arc<ScopeState>);
+
+#[derive(Default)]
+struct ScopeState {
+    /// What the work is (a job's id), for [`groups_labelled`].
+    label: String,
+    cancelled: AtomicBool,
+    groups: Mutex<Vec<u32>>,
+}
+
+/// The process groups of every scope, by their scope's label.
+static LIVE: Mutex<Vec<(u32, String)>> = Mutex::new(Vec::new());
+
+/// The process groups running now for the scope labelled `label` (a job's
+/// id): what a test counts to see that a cancel reached the work.
+pub fn groups_labelled(label: &str) -> Vec<u32> {
+    LIVE.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .filter(|(_, l)| l == label)
+        .map(|(g, _)| *g)
+        .collect()
+}
+
+thread_local! {
+    static CURRENT: RefCell<Option<Scope>> = const { RefCell::new(None) };
+}
+
+/// The scope a thread is in until this is dropped.
+pub struct Entered(Option<Scope>);
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        let previous = self.0.take();
+        CURRENT.with(|c| *c.borrow_mut() = previous);
+    }
+}
+
+impl Scope {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A scope for the work named `label` (a job's id).
+    pub fn labelled(label: &str) -> Self {
+        Self(Arc::new(ScopeState {
+            label: label.to_owned(),
+            ..ScopeState::default()
+        }))
+    }
+
+    /// Runs this thread's tools in this scope until the guard drops.
+    pub fn enter(&self) -> Entered {
+        Entered(CURRENT.with(|c| c.borrow_mut().replace(self.clone())))
+    }
+
+    /// The calling thread's scope, for a thread it starts to [`enter`](Self::enter).
+    pub fn current() -> Option<Scope> {
+        CURRENT.with(|c| c.borrow().clone())
+    }
+
+    /// Enters `scope` when there is one (a thread started by scoped work).
+    pub fn enter_carried(scope: &Option<Scope>) -> Option<Entered> {
+        scope.as_ref().map(Scope::enter)
+    }
+
+    /// Stops the scope's work: every tool it runs is killed (its whole
+    /// process group) and no new one starts.
+    pub fn cancel(&self) {
+        self.0.cancelled.store(true, Ordering::SeqCst);
+        let groups = self.0.groups.lock().unwrap_or_else(|e| e.into_inner());
+        for &group in groups.iter() {
+            kill_group(group);
+        }
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.0.cancelled.load(Ordering::SeqCst)
+    }
+
+    /// The process groups of the tools running in this scope now.
+    pub fn groups(&self) -> Vec<u32> {
+        self.0
+            .groups
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Takes a started group in; a scope cancelled meanwhile kills it at
+    /// once (under the same lock as `cancel`, so none slips through).
+    fn adopt(&self, group: u32) {
+        let mut groups = self.0.groups.lock().unwrap_or_else(|e| e.into_inner());
+        if self.is_cancelled() {
+            kill_group(group);
+        }
+        groups.push(group);
+        LIVE.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((group, self.0.label.clone()));
+    }
+
+    fn release(&self, group: u32) {
+        self.0
+            .groups
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|g| *g != group);
+        LIVE.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|(g, _)| *g != group);
+    }
+}
+
+/// `work` made to run in the calling thread's scope on the thread that
+/// runs it (a thread a job's work starts: its tools stay the job's).
+pub fn in_this_scope<R>(work: impl FnOnce() -> R + Send) -> impl FnOnce() -> R + Send {
+    let scope = Scope::current();
+    move || {
+        let _entered = Scope::enter_carried(&scope);
+        work()
+    }
+}
+
+/// SIGKILL to every process of group `group` (a tool and its children).
+fn kill_group(group: u32) {
+    let pid = i32::try_from(group).ok().filter(|g| *g > 1);
+    if let Some(pid) = pid.and_then(rustix::process::Pid::from_raw) {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+}
+
+/// True while any process of group `group` exists (zombies aside).
+pub fn group_alive(group: u32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            return false;
+        };
+        // pid (comm) state ppid pgrp ...: comm may hold spaces and parens.
+        let Some(rest) = stat.rsplit_once(") ").map(|(_, r)| r) else {
+            return false;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        fields.first() != Some(&"Z") && fields.get(2) == Some(&group.to_string().as_str())
+    })
+}
+
+/// Why a subprocess failed. The messages never name the tool, its exit
+/// status, its output or its arguments (paths of the server's files): they
+/// reach clients in job errors and webhooks. `program`, `status` and
+/// `stderr` are kept for the caller to classify and are logged where the
+/// failure happens.
 #[derive(Debug, thiserror::Error)]
 pub enum ProcessError {
-    #[error("{program} is not installed or cannot start: {source}")]
+    #[error("a media tool this server needs could not start")]
     Spawn {
         program: String,
         source: std::io::Error,
     },
-    #[error("{program} did not finish within {seconds} s")]
+    #[error("the work did not finish within {seconds} s")]
     Timeout { program: String, seconds: u64 },
-    #[error("{program} failed ({status})")]
+    #[error("the input could not be processed (damaged, truncated or not what it claims to be)")]
     Failed {
         program: String,
         status: String,
         stderr: String,
     },
-    #[error("io with {program}: {source}")]
+    #[error("the media could not be read through")]
     Io {
         program: String,
         source: std::io::Error,
     },
+    /// The scope it ran in was cancelled: it was killed, or never started.
+    #[error("cancelled")]
+    Cancelled,
 }
 
 /// Limits of every tool we run, set by `prlimit` (util-linux) before the
@@ -38,6 +207,9 @@ pub enum ProcessError {
 const MAX_ADDRESS_SPACE: u64 = 6 << 30;
 const MAX_FILE_SIZE: u64 = 16 << 30;
 const CORES: u64 = 4;
+/// The time limit of a kept tool (a shared engine process, an encoder kept
+/// ready): none to speak of; the job that uses it bounds the work.
+const KEPT: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
 
 /// `cmd` run under `prlimit` with the limits above (unchanged where
 /// `prlimit` is missing).
@@ -114,13 +286,51 @@ pub struct Piped {
     done: Option<std::sync::mpsc::Sender<()>>,
     timed_out: std::sync::Arc<std::sync::atomic::AtomicBool>,
     timeout: Duration,
+    /// Its process group (its own pid: it leads the group).
+    group: u32,
+    scope: Option<Scope>,
 }
 
 impl Piped {
-    /// Starts `cmd` with stdin and stdout piped, under resource limits.
+    /// Starts `cmd` with stdin and stdout piped, under resource limits, in
+    /// the calling thread's [`Scope`].
     pub fn spawn(cmd: Command, timeout: Duration) -> Result<Self, ProcessError> {
+        Self::start(cmd, timeout, Scope::current())
+    }
+
+    /// Starts a long-lived tool outside any scope, without a time limit: a
+    /// process shared by every request (espeak-ng's phonemizer, which frames
+    /// each request) or one kept ready for the next job, which joins that
+    /// job's scope when taken ([`Piped::join_scope`]). Killed with
+    /// its group when dropped.
+    pub fn spawn_kept(cmd: Command) -> Result<Self, ProcessError> {
+        Self::start(cmd, KEPT, None)
+    }
+
+    /// Puts a kept tool into `scope` (the job that takes it): cancelling
+    /// that kills it.
+    pub fn join_scope(&mut self, scope: &Scope) {
+        if self.scope.is_none() {
+            scope.adopt(self.group);
+            self.scope = Some(scope.clone());
+        }
+    }
+
+    /// True while the tool runs.
+    pub fn is_running(&self) -> bool {
+        self.child
+            .lock()
+            .map(|mut c| matches!(c.try_wait(), Ok(None)))
+            .unwrap_or(false)
+    }
+
+    fn start(cmd: Command, timeout: Duration, scope: Option<Scope>) -> Result<Self, ProcessError> {
         let program = cmd.get_program().to_string_lossy().into_owned();
+        if scope.as_ref().is_some_and(Scope::is_cancelled) {
+            return Err(ProcessError::Cancelled);
+        }
         let mut child = limited(cmd, timeout)
+            .process_group(0)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -129,6 +339,10 @@ impl Piped {
                 program: program.clone(),
                 source,
             })?;
+        let group = child.id();
+        if let Some(scope) = &scope {
+            scope.adopt(group);
+        }
         let stdin = child.stdin.take();
         let stdout = child.stdout.take();
         let mut err = child.stderr.take().expect("piped stderr");
@@ -148,6 +362,7 @@ impl Piped {
                 {
                     timed_out.store(true, std::sync::atomic::Ordering::Relaxed);
                     if let Ok(mut c) = child.lock() {
+                        kill_group(group);
                         let _ = c.kill();
                     }
                 }
@@ -162,7 +377,14 @@ impl Piped {
             done: Some(done),
             timed_out,
             timeout,
+            group,
+            scope,
         })
+    }
+
+    /// Its process group.
+    pub fn group(&self) -> u32 {
+        self.group
     }
 
     /// The error to report for a failed read or write: the tool's own
@@ -199,6 +421,14 @@ impl Piped {
             }
         };
         self.done.take();
+        // The tool is gone; anything it left in its group goes with it.
+        kill_group(self.group);
+        if let Some(scope) = &self.scope {
+            scope.release(self.group);
+            if scope.is_cancelled() {
+                return Err(ProcessError::Cancelled);
+            }
+        }
         let err = self
             .stderr
             .take()
@@ -227,9 +457,13 @@ impl Piped {
 impl Drop for Piped {
     fn drop(&mut self) {
         if self.done.is_some() {
+            kill_group(self.group);
             if let Ok(mut c) = self.child.lock() {
                 let _ = c.kill();
                 let _ = c.wait();
+            }
+            if let Some(scope) = &self.scope {
+                scope.release(self.group);
             }
         }
     }
@@ -257,6 +491,79 @@ mod tests {
         );
     }
 
+    /// A cancelled scope kills its tools (and their children) at once, and
+    /// starts no new one.
+    #[test]
+    fn a_cancelled_scope_kills_its_tools() {
+        let scope = Scope::new();
+        let entered = scope.enter();
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "sleep 30 & sleep 30; wait"]);
+        let started = std::time::Instant::now();
+        let mut tool = Piped::spawn(cmd, Duration::from_secs(60)).unwrap();
+        let group = tool.group();
+        assert_eq!(scope.groups(), vec![group]);
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(group_alive(group));
+        scope.cancel();
+        assert!(matches!(tool.finish(), Err(ProcessError::Cancelled)));
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        while group_alive(group) && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(!group_alive(group), "the tool's child outlived the cancel");
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert!(scope.groups().is_empty());
+        let again = run(Command::new("true"), b"", Duration::from_secs(5));
+        assert!(matches!(again, Err(ProcessError::Cancelled)));
+        drop(entered);
+        assert!(run(Command::new("true"), b"", Duration::from_secs(5)).is_ok());
+    }
+
+    /// Processes are started here only: any other `.spawn()`, `.output()`
+    /// or `.status()` of a `Command` in the workspace's code fails this.
+    #[test]
+    fn no_process_is_started_elsewhere() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut found = Vec::new();
+        let mut stack = vec![root.join("crates")];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+                let path = entry.path();
+                let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                if path.is_dir() {
+                    // Tests, examples and build scripts may run tools.
+                    if !["tests", "examples", "target", "node_modules", "assets"]
+                        .contains(&name.as_str())
+                    {
+                        stack.push(path);
+                    }
+                    continue;
+                }
+                if !name.ends_with(".rs")
+                    || name == "build.rs"
+                    || path.ends_with("probe/src/process.rs")
+                {
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path).unwrap();
+                // Unit tests at a file's end may run tools.
+                let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+                if code.contains("Command::new")
+                    && [".spawn()", ".output()", ".status()"]
+                        .iter()
+                        .any(|c| code.contains(c))
+                {
+                    found.push(path.display().to_string());
+                }
+            }
+        }
+        assert!(
+            found.is_empty(),
+            "processes started outside probe::process: {found:?}"
+        );
+    }
+
     /// A failed tool's message says which tool and how it ended, never what
     /// it printed (which names the server's files).
     #[test]
@@ -266,7 +573,10 @@ mod tests {
         let e = run(cmd, b"", Duration::from_secs(10)).unwrap_err();
         let message = e.to_string();
         assert!(!message.contains("/srv"), "{message}");
-        assert!(message.starts_with("sh failed"), "{message}");
+        assert!(
+            !message.contains("sh") && !message.contains("exit"),
+            "{message}"
+        );
         match e {
             ProcessError::Failed { stderr, .. } => assert!(stderr.contains("/srv/secret")),
             other => panic!("{other:?}"),

@@ -6,9 +6,11 @@ use std::time::Duration;
 
 use anyhow::Context;
 use axum::extract::DefaultBodyLimit;
+use axum::handler::Handler;
+use axum::http::Method;
 use axum::middleware::{from_fn, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get, post};
+use axum::routing::{get, on, MethodFilter, MethodRouter};
 use axum::Router;
 use mediagen_core::ids::random_base62;
 use mediagen_core::{ErrorCode, Level};
@@ -109,6 +111,17 @@ pub trait EngineHost: Send + Sync {
     /// The pipelines of this process's workers (the kinds of
     /// `worker_kinds`), their models loading in the background.
     async fn registry(&self, config: &Config, db: &Db) -> anyhow::Result<Registry>;
+
+    /// Starts making, in the background, the preview of every catalog voice
+    /// the blob store lacks (a worker that runs `voice.preview` does this
+    /// as it starts, unless `previews_at_start` is off).
+    async fn make_previews(&self, config: &Config, blobs: &BlobStore) -> anyhow::Result<()>;
+}
+
+/// Whether this process's workers make the voice previews.
+fn makes_previews(config: &Config) -> bool {
+    let kinds = config.worker_kinds();
+    config.previews_at_start && (kinds.is_empty() || kinds.iter().any(|k| k == "voice.preview"))
 }
 
 pub fn worker_config(config: &Config, concurrency: usize) -> WorkerConfig {
@@ -196,6 +209,9 @@ impl Application {
         let events = relayed_events(&services.db).await;
         let catalog = host.catalog(&config).await?;
         let avatars = host.publish_avatars(&config, &services.blobs).await?;
+        if config.workers > 0 && makes_previews(&config) {
+            host.make_previews(&config, &services.blobs).await?;
+        }
         let worker = match config.workers {
             0 => None,
             n => Some(Worker::new(
@@ -265,94 +281,238 @@ impl Application {
     }
 }
 
-fn router(state: AppState) -> Router {
-    let mut v1 = Router::new()
-        .route("/account", get(account::get_account))
-        .route("/account/ledger", get(account::ledger))
-        .route("/files", post(files::upload).get(files::list))
-        .route("/files/{id}", get(files::get).delete(files::delete))
-        .route("/text-to-speech", post(tts::create))
-        .route("/text-to-speech/stream", post(tts::stream))
-        .route("/audio/speech", post(openai::speech))
-        .route("/audio/transcriptions", post(openai::transcriptions))
-        .route("/audio/translations", post(openai::translations))
-        .route("/images/generations", post(openai::generations))
-        .route("/speech-to-text", post(stt::create))
-        .route("/video/trim", post(video::trim))
-        .route("/sound-generation", post(sound::create))
-        .route("/sound-generation/vocabulary", get(sound::vocabulary))
-        .route("/image-generation", post(image::create))
-        .route("/avatars", get(avatars::list).post(avatars::create))
-        .route(
-            "/avatars/{id}",
-            get(avatars::get)
-                .patch(avatars::update)
-                .delete(avatars::delete),
-        )
-        .route("/avatar-expansion", post(avatars::expand))
-        .route("/voices", get(voices::list).post(voices::create))
-        .route(
-            "/voices/{id}",
-            get(voices::get)
-                .patch(voices::update)
-                .delete(voices::delete),
-        )
-        .route("/voice-changer", post(voice_changer::change))
-        .route("/dubbing", post(dubbing::create))
-        .route("/dubbing/languages", get(dubbing::languages))
-        .route("/dubbing/{id}/segments", post(dubbing::edit_segments))
-        .route("/models", get(models::list))
-        .route("/models/{id}", get(models::get))
-        .route("/jobs", get(jobs::list_jobs))
-        .route("/jobs/{id}", get(jobs::get_job).delete(jobs::cancel_job))
-        .route("/keys", post(keys::create_key).get(keys::list_keys))
-        .route("/keys/{id}", delete(keys::revoke_key))
-        .route("/webhooks", post(webhooks::create).get(webhooks::list))
-        .route(
-            "/webhooks/{id}",
-            get(webhooks::get).delete(webhooks::delete),
-        )
-        .route(
-            "/webhooks/default/secret",
-            get(webhooks::request_secret).post(webhooks::rotate_request_secret),
-        )
-        .route("/webhooks/{id}/deliveries", get(webhooks::deliveries))
-        .route(
-            "/webhooks/{id}/deliveries/{deliveryId}/redeliver",
-            post(webhooks::redeliver),
-        )
-        .route(
-            "/accounts",
-            post(accounts::create_account).get(accounts::list_accounts),
-        )
-        .route("/accounts/{id}", get(accounts::get_account))
-        .route("/accounts/{id}/credits", post(accounts::grant_credits))
-        .route("/accounts/{id}/keys", post(accounts::create_account_key));
-    if state.config.enable_test_jobs {
-        v1 = v1.route("/test-jobs", post(test_jobs::create));
+/// One route of the API: its path as routed (under its family's prefix),
+/// the key level its method needs, declared here once, and its handler.
+struct Route {
+    method: Method,
+    path: &'static str,
+    level: Level,
+    handler: MethodRouter<AppState>,
+}
+
+fn at<H, T>(method: Method, path: &'static str, level: Level, handler: H) -> Route
+where
+    H: Handler<T, AppState>,
+    T: 'static,
+{
+    let filter = MethodFilter::try_from(method.clone()).expect("a routable method");
+    Route {
+        method,
+        path,
+        level,
+        handler: on(filter, handler),
     }
-    let v1 = v1
-        .route_layer(from_fn_with_state(state.clone(), middleware::idempotency))
+}
+
+/// The `/v1` routes (the API and its OpenAI dialect), each with its level.
+fn v1_routes(test_jobs: bool) -> Vec<Route> {
+    use Level::{Admin, Read, Write};
+    let mut routes = vec![
+        at(Method::GET, "/account", Read, account::get_account),
+        at(Method::GET, "/account/ledger", Read, account::ledger),
+        at(Method::POST, "/files", Write, files::upload),
+        at(Method::GET, "/files", Read, files::list),
+        at(Method::GET, "/files/{id}", Read, files::get),
+        at(Method::DELETE, "/files/{id}", Write, files::delete),
+        at(Method::POST, "/text-to-speech", Write, tts::create),
+        at(Method::POST, "/text-to-speech/stream", Write, tts::stream),
+        at(Method::POST, "/audio/speech", Write, openai::speech),
+        at(
+            Method::POST,
+            "/audio/transcriptions",
+            Write,
+            openai::transcriptions,
+        ),
+        at(
+            Method::POST,
+            "/audio/translations",
+            Write,
+            openai::translations,
+        ),
+        at(
+            Method::POST,
+            "/images/generations",
+            Write,
+            openai::generations,
+        ),
+        at(Method::POST, "/speech-to-text", Write, stt::create),
+        at(Method::POST, "/video/trim", Write, video::trim),
+        at(Method::POST, "/sound-generation", Write, sound::create),
+        at(
+            Method::GET,
+            "/sound-generation/vocabulary",
+            Read,
+            sound::vocabulary,
+        ),
+        at(Method::POST, "/image-generation", Write, image::create),
+        at(Method::GET, "/avatars", Read, avatars::list),
+        at(Method::POST, "/avatars", Write, avatars::create),
+        at(Method::GET, "/avatars/{id}", Read, avatars::get),
+        at(Method::PATCH, "/avatars/{id}", Write, avatars::update),
+        at(Method::DELETE, "/avatars/{id}", Write, avatars::delete),
+        at(Method::POST, "/avatar-expansion", Write, avatars::expand),
+        at(Method::GET, "/voices", Read, voices::list),
+        at(Method::POST, "/voices", Write, voices::create),
+        at(Method::GET, "/voices/{id}", Read, voices::get),
+        at(Method::PATCH, "/voices/{id}", Write, voices::update),
+        at(Method::DELETE, "/voices/{id}", Write, voices::delete),
+        at(Method::POST, "/voice-changer", Write, voice_changer::change),
+        at(Method::POST, "/dubbing", Write, dubbing::create),
+        at(Method::GET, "/dubbing/languages", Read, dubbing::languages),
+        at(
+            Method::POST,
+            "/dubbing/{id}/segments",
+            Write,
+            dubbing::edit_segments,
+        ),
+        at(Method::GET, "/models", Read, models::list),
+        at(Method::GET, "/models/{id}", Read, models::get),
+        at(Method::GET, "/jobs", Read, jobs::list_jobs),
+        at(Method::GET, "/jobs/{id}", Read, jobs::get_job),
+        at(Method::DELETE, "/jobs/{id}", Write, jobs::cancel_job),
+        at(Method::POST, "/keys", Admin, keys::create_key),
+        at(Method::GET, "/keys", Admin, keys::list_keys),
+        at(Method::DELETE, "/keys/{id}", Admin, keys::revoke_key),
+        at(Method::POST, "/webhooks", Admin, webhooks::create),
+        at(Method::GET, "/webhooks", Admin, webhooks::list),
+        at(Method::GET, "/webhooks/{id}", Admin, webhooks::get),
+        at(Method::DELETE, "/webhooks/{id}", Admin, webhooks::delete),
+        at(
+            Method::GET,
+            "/webhooks/default/secret",
+            Admin,
+            webhooks::request_secret,
+        ),
+        at(
+            Method::POST,
+            "/webhooks/default/secret",
+            Admin,
+            webhooks::rotate_request_secret,
+        ),
+        at(
+            Method::GET,
+            "/webhooks/{id}/deliveries",
+            Admin,
+            webhooks::deliveries,
+        ),
+        at(
+            Method::POST,
+            "/webhooks/{id}/deliveries/{deliveryId}/redeliver",
+            Admin,
+            webhooks::redeliver,
+        ),
+        at(Method::POST, "/accounts", Admin, accounts::create_account),
+        at(Method::GET, "/accounts", Admin, accounts::list_accounts),
+        at(Method::GET, "/accounts/{id}", Admin, accounts::get_account),
+        at(
+            Method::POST,
+            "/accounts/{id}/credits",
+            Admin,
+            accounts::grant_credits,
+        ),
+        at(
+            Method::POST,
+            "/accounts/{id}/keys",
+            Admin,
+            accounts::create_account_key,
+        ),
+    ];
+    if test_jobs {
+        routes.push(at(Method::POST, "/test-jobs", Write, test_jobs::create));
+    }
+    routes
+}
+
+/// The ElevenLabs dialect's routes (under `/elevenlabs/v1`).
+fn elevenlabs_routes() -> Vec<Route> {
+    use Level::{Read, Write};
+    vec![
+        at(
+            Method::POST,
+            "/text-to-speech/{voice_id}",
+            Write,
+            elevenlabs::speech::speech,
+        ),
+        at(
+            Method::POST,
+            "/text-to-speech/{voice_id}/stream",
+            Write,
+            elevenlabs::speech::speech,
+        ),
+        at(
+            Method::POST,
+            "/text-to-speech/{voice_id}/with-timestamps",
+            Write,
+            elevenlabs::speech::with_timestamps,
+        ),
+        at(
+            Method::POST,
+            "/text-to-speech/{voice_id}/stream/with-timestamps",
+            Write,
+            elevenlabs::speech::with_timestamps,
+        ),
+        at(
+            Method::POST,
+            "/speech-to-text",
+            Write,
+            elevenlabs::speech::transcribe,
+        ),
+        at(
+            Method::POST,
+            "/sound-generation",
+            Write,
+            elevenlabs::speech::sound,
+        ),
+        at(Method::GET, "/voices", Read, elevenlabs::voices::list),
+        at(
+            Method::GET,
+            "/voices/{voice_id}",
+            Read,
+            elevenlabs::voices::get,
+        ),
+        at(Method::GET, "/user", Read, elevenlabs::account::user),
+        at(
+            Method::GET,
+            "/user/subscription",
+            Read,
+            elevenlabs::account::subscription,
+        ),
+    ]
+}
+
+/// Every route that takes a key, as `(method, full path, level)`: what
+/// the router checks, for tests and the OpenAPI document's agreement.
+pub fn route_levels(test_jobs: bool) -> Vec<(String, String, Level)> {
+    let families = [
+        ("/v1", v1_routes(test_jobs)),
+        ("/elevenlabs/v1", elevenlabs_routes()),
+    ];
+    let mut out = Vec::new();
+    for (prefix, routes) in families {
+        for r in routes {
+            out.push((r.method.to_string(), format!("{prefix}{}", r.path), r.level));
+        }
+    }
+    out
+}
+
+/// A family's routes, each behind its level check and then the
+/// idempotency replay: a key that may not call a route gets its 403 before
+/// any replay, cache or body parsing.
+fn family(state: &AppState, routes: Vec<Route>) -> Router<AppState> {
+    routes.into_iter().fold(Router::new(), |router, r| {
+        let handler = r
+            .handler
+            .layer(from_fn_with_state(state.clone(), middleware::idempotency))
+            .layer(from_fn_with_state(r.level, middleware::require_level));
+        router.route(r.path, handler)
+    })
+}
+
+fn router(state: AppState) -> Router {
+    let v1 = family(&state, v1_routes(state.config.enable_test_jobs))
         .route_layer(from_fn_with_state(state.clone(), middleware::authenticate));
-    let tts = "/text-to-speech/{voice_id}";
-    let eleven = Router::new()
-        .route(tts, post(elevenlabs::speech::speech))
-        .route(&format!("{tts}/stream"), post(elevenlabs::speech::speech))
-        .route(
-            &format!("{tts}/with-timestamps"),
-            post(elevenlabs::speech::with_timestamps),
-        )
-        .route(
-            &format!("{tts}/stream/with-timestamps"),
-            post(elevenlabs::speech::with_timestamps),
-        )
-        .route("/speech-to-text", post(elevenlabs::speech::transcribe))
-        .route("/sound-generation", post(elevenlabs::speech::sound))
-        .route("/voices", get(elevenlabs::voices::list))
-        .route("/voices/{voice_id}", get(elevenlabs::voices::get))
-        .route("/user", get(elevenlabs::account::user))
-        .route("/user/subscription", get(elevenlabs::account::subscription))
-        .route_layer(from_fn_with_state(state.clone(), middleware::idempotency))
+    let eleven = family(&state, elevenlabs_routes())
         .route_layer(from_fn_with_state(state.clone(), middleware::authenticate))
         .route_layer(from_fn(elevenlabs::xi_api_key));
     Router::new()
@@ -391,6 +551,9 @@ pub async fn run_worker(
     shutdown: impl Future<Output = ()>,
 ) -> anyhow::Result<()> {
     let services = Services::open(&config).await?;
+    if makes_previews(&config) {
+        host.make_previews(&config, &services.blobs).await?;
+    }
     let worker = Worker::new(
         services.db.clone(),
         services.blobs,
@@ -405,4 +568,51 @@ pub async fn run_worker(
     let _ = handle.await;
     services.db.close().await;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The OpenAPI document states each route's level too (for clients):
+    /// it must say what the router checks, for every operation it lists.
+    #[test]
+    fn the_document_states_the_levels_the_router_checks() {
+        let doc = serde_json::to_value(crate::openapi::document()).unwrap();
+        // Path parameters may be named differently in the two.
+        let shape = |p: &str| {
+            p.split('/')
+                .map(|s| if s.starts_with('{') { "{}" } else { s })
+                .collect::<Vec<_>>()
+                .join("/")
+        };
+        let routes = route_levels(true);
+        let mut documented = 0;
+        let mut disagree = Vec::new();
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            for (method, op) in item.as_object().unwrap() {
+                let Some(level) = op["security"][0]["bearer"][0].as_str() else {
+                    continue;
+                };
+                documented += 1;
+                let routed = routes
+                    .iter()
+                    .find(|(m, p, _)| m.eq_ignore_ascii_case(method) && shape(p) == shape(path))
+                    .unwrap_or_else(|| panic!("{method} {path} is documented but not routed"));
+                if routed.2.as_str() != level {
+                    disagree.push(format!("{method} {path}: {level}, routed {:?}", routed.2));
+                }
+            }
+        }
+        assert!(disagree.is_empty(), "{disagree:#?}");
+        // (The test-jobs route is left out of the document.)
+        let v1 = route_levels(false)
+            .iter()
+            .filter(|(_, p, _)| !p.starts_with("/elevenlabs"))
+            .count();
+        assert_eq!(
+            documented, v1,
+            "every /v1 route is documented with its level"
+        );
+    }
 }

@@ -97,10 +97,15 @@ pub struct Config {
     /// requests take turns chunk by chunk, first come first served. A long
     /// file is decoded in this many parts side by side.
     pub stt_concurrency: usize,
-    /// Requests per minute per API key.
+    /// Requests per minute per account (its keys share the count).
     pub rate_limit_per_minute: u32,
-    /// Requests per hour per API key.
+    /// Requests per hour per account (its keys share the count).
     pub rate_limit_per_hour: u32,
+    /// Live API keys (not revoked, not expired) one account may hold.
+    pub max_keys_per_account: u32,
+    /// Workers that run `voice.preview` make every catalog voice's preview
+    /// as they start (kept under the models directory for later starts).
+    pub previews_at_start: bool,
     /// Where the rate-limit counters live: `database` (shared by every API
     /// process: exact across them), `memory` (each process counts its own
     /// traffic) or empty for the default: `database` on PostgreSQL,
@@ -169,6 +174,8 @@ impl Default for Config {
             max_trim_ranges: 50,
             rate_limit_per_minute: 600,
             rate_limit_per_hour: 20_000,
+            max_keys_per_account: 100,
+            previews_at_start: true,
             rate_limit_store: String::new(),
             max_concurrent_jobs: 10,
             json_body_limit: 1024 * 1024,

@@ -1,6 +1,5 @@
 //! Extractors that turn HTTP input into typed values or API errors.
 
-use std::collections::HashMap;
 use std::marker::PhantomData;
 
 use axum::body::to_bytes;
@@ -103,29 +102,6 @@ pub fn require(principal: &Principal, level: Level) -> Result<(), ApiError> {
             .with_detail("granted", principal.level.as_str()));
     }
     Ok(())
-}
-
-/// The level an operation of the published API needs (`method`, the path
-/// template as routed, e.g. `/v1/keys/{id}`), read from the OpenAPI
-/// document, which the handlers' own `Auth<L>` types are documented by.
-pub fn route_level(method: &str, path: &str) -> Option<Level> {
-    static LEVELS: std::sync::LazyLock<HashMap<(String, String), Level>> =
-        std::sync::LazyLock::new(|| {
-            let doc = serde_json::to_value(crate::openapi::document()).unwrap_or_default();
-            let mut levels = HashMap::new();
-            for (path, item) in doc["paths"].as_object().into_iter().flatten() {
-                for (method, op) in item.as_object().into_iter().flatten() {
-                    if let Some(level) = op["security"][0]["bearer"][0]
-                        .as_str()
-                        .and_then(Level::parse)
-                    {
-                        levels.insert((method.to_uppercase(), path.clone()), level);
-                    }
-                }
-            }
-            levels
-        });
-    LEVELS.get(&(method.to_owned(), path.to_owned())).copied()
 }
 
 /// The operator: an admin key of the operator account (accounts, credits).

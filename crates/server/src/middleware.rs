@@ -16,7 +16,7 @@ use mediagen_store::IdempotencyState;
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, PendingError};
-use crate::extract::{require, route_level};
+use crate::extract::require;
 use crate::state::AppState;
 
 /// The request id of the current request.
@@ -296,7 +296,8 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
         }
         Some(a) => a,
     };
-    let key_id = auth.key_id.clone();
+    // Limits bound the account: all its keys share one count.
+    let counted = auth.account_id.as_str().to_owned();
     req.extensions_mut().insert(Principal {
         account_id: auth.account_id,
         key_id: auth.key_id,
@@ -309,10 +310,10 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
     // before it runs.
     let reads = matches!(*req.method(), Method::GET | Method::HEAD);
     let (rate, served) = if reads {
-        let (rate, served) = tokio::join!(state.limiter.check(&key_id, now / 1000), next.run(req));
+        let (rate, served) = tokio::join!(state.limiter.check(&counted, now / 1000), next.run(req));
         (rate, Some(served))
     } else {
-        let rate = state.limiter.check(&key_id, now / 1000).await;
+        let rate = state.limiter.check(&counted, now / 1000).await;
         let served = match &rate {
             Ok(r) if r.allowed => Some(next.run(req).await),
             _ => None,
@@ -348,6 +349,19 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
     response
 }
 
+/// 403 unless the caller's key holds the route's `level` (declared with the
+/// route in `app.rs`). Runs right after authentication, before the
+/// idempotency replay, any cache and any reading of the body.
+pub async fn require_level(State(level): State<Level>, req: Request, next: Next) -> Response {
+    let Some(principal) = req.extensions().get::<Principal>() else {
+        return Error::new(ErrorCode::MissingApiKey).into_response();
+    };
+    if let Err(e) = require(principal, level) {
+        return Error::from(e).into_response();
+    }
+    next.run(req).await
+}
+
 /// Makes POSTs with an `Idempotency-Key` safe to retry: the first response
 /// is stored and replayed to retries with the same body; the same key with a
 /// different body is refused (422); a retry while the first is still running
@@ -375,18 +389,7 @@ pub async fn idempotency(State(state): State<AppState>, req: Request, next: Next
     let Some(principal) = req.extensions().get::<Principal>().cloned() else {
         return next.run(req).await;
     };
-    // Authorisation comes before any replay: a key that may not call the
-    // route gets the 403 the route gives, never the first caller's answer.
-    let route = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map(|p| p.as_str().to_owned())
-        .unwrap_or_default();
-    if let Some(level) = route_level(req.method().as_str(), &route) {
-        if let Err(e) = require(&principal, level) {
-            return Error::from(e).into_response();
-        }
-    }
+    // The route's level was checked before this runs (`require_level`).
     // A form's boundary is chosen anew by most clients on every retry, so
     // it is left out of the fingerprint.
     let boundary = req

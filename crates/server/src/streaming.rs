@@ -21,7 +21,7 @@ use axum::body::Body;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use mediagen_core::job::Job;
+use mediagen_core::job::{Job, JobStatus};
 use mediagen_core::{ApiError, ErrorCode, JobId};
 use mediagen_jobs::tts::TtsRequest;
 use tokio::sync::broadcast;
@@ -99,6 +99,42 @@ pub async fn stream_tts(
         HeaderValue::from_static("nosniff"),
     );
     if let Ok(v) = HeaderValue::from_str(&job_id) {
+        h.insert("x-job-id", v);
+    }
+    Ok(response)
+}
+
+/// Speech answered whole rather than streamed: FLAC, whose header must
+/// carry the length (STREAMINFO's sample count), which a stream cannot
+/// know when it begins. The job is an ordinary `tts` job; its stored file
+/// is the answer.
+pub async fn whole_tts(
+    state: AppState,
+    who: &Principal,
+    opts: JobOptions,
+    req: TtsRequest,
+) -> ApiResult<Response> {
+    let content_type = req.format.content_type();
+    let spec = JobSpec::tts(&req, false)?;
+    let (job, _) = create(&state, who, opts, spec).await?;
+    state.events.job_submitted();
+    let wait = Duration::from_secs_f64(state.config.sync_wait_seconds);
+    let job = crate::jobs::wait_for(&state, job, wait).await?;
+    let Some(output) = job
+        .outputs
+        .first()
+        .filter(|_| job.status == JobStatus::Completed)
+    else {
+        return match job.status {
+            JobStatus::Queued | JobStatus::Processing => no_worker(&state, &job).await,
+            _ => job_response(&state, job),
+        };
+    };
+    let audio = state.blobs.get_bytes(&output.key).await?;
+    let mut response = Body::from(audio).into_response();
+    let h = response.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    if let Ok(v) = HeaderValue::from_str(job.id.as_str()) {
         h.insert("x-job-id", v);
     }
     Ok(response)

@@ -86,10 +86,10 @@ impl Apertium {
     /// `spa-cat_valencia`, no `eco-` or debugging modes). Empty when
     /// Apertium is not installed.
     pub fn discover() -> Self {
-        let listed = Command::new("apertium")
-            .arg("-l")
-            .output()
-            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        let mut cmd = Command::new("apertium");
+        cmd.arg("-l");
+        let listed = run(cmd, b"", std::time::Duration::from_secs(30))
+            .map(|o| String::from_utf8_lossy(&o).into_owned())
             .unwrap_or_default();
         Self::from_listing(&listed)
     }

@@ -4,7 +4,7 @@ use mediagen_core::{AccountId, KeyId};
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
-use crate::db::{Db, StoreError};
+use crate::db::{Backend, Db, StoreError};
 
 /// A stored key, without its secret.
 #[derive(Debug, Clone)]
@@ -58,6 +58,23 @@ impl Db {
         level: Level,
         expires_at: Option<i64>,
     ) -> Result<(KeyRecord, ApiKeySecret), StoreError> {
+        self.create_key_within(account_id, name, level, expires_at, i64::MAX)
+            .await?
+            .ok_or_else(|| StoreError::Corrupt("the key was not inserted".into()))
+    }
+
+    /// Creates a key unless the account already holds `cap` live keys (not
+    /// revoked, not expired): `None` then. The count and the insert are one
+    /// statement (and, on PostgreSQL, the account's row is locked first), so
+    /// concurrent requests cannot pass the cap together.
+    pub async fn create_key_within(
+        &self,
+        account_id: &AccountId,
+        name: &str,
+        level: Level,
+        expires_at: Option<i64>,
+        cap: i64,
+    ) -> Result<Option<(KeyRecord, ApiKeySecret)>, StoreError> {
         let secret = ApiKeySecret::generate();
         let record = KeyRecord {
             id: KeyId::random(),
@@ -69,9 +86,18 @@ impl Db {
             expires_at,
             revoked_at: None,
         };
-        sqlx::query(
+        let mut tx = self.pool.begin().await?;
+        if self.backend == Backend::Postgres {
+            sqlx::query("SELECT id FROM accounts WHERE id = $1 FOR UPDATE")
+                .bind(account_id.as_str())
+                .execute(&mut *tx)
+                .await?;
+        }
+        let inserted = sqlx::query(
             "INSERT INTO api_keys (id, account_id, name, level, key_hash, prefix, created_at, expires_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+             SELECT $1, $2, $3, $4, $5, $6, $7, $8 WHERE (SELECT COUNT(*) FROM api_keys \
+               WHERE account_id = $2 AND (revoked_at IS NULL OR revoked_at > $7) \
+               AND (expires_at IS NULL OR expires_at > $7)) < $9",
         )
         .bind(record.id.as_str())
         .bind(account_id.as_str())
@@ -81,9 +107,12 @@ impl Db {
         .bind(&record.prefix)
         .bind(record.created_at)
         .bind(expires_at)
-        .execute(&self.pool)
-        .await?;
-        Ok((record, secret))
+        .bind(cap)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        tx.commit().await?;
+        Ok((inserted == 1).then_some((record, secret)))
     }
 
     /// Looks a key up by its secret. The row is found through the unique hash

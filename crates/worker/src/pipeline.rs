@@ -1,7 +1,9 @@
 use mediagen_core::ErrorCode;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
+
+use mediagen_probe::process::Scope;
 
 use mediagen_core::job::{Job, JobError, JobOutput};
 use mediagen_store::{content_type_for, BlobStore, Db};
@@ -60,18 +62,31 @@ impl JobFailure {
 /// original is logged with the job: errors tell the client what happened,
 /// never where the server keeps things.
 pub fn public_error(e: JobError) -> JobError {
-    let names_path = e.message.split_whitespace().any(|token| {
-        let token = token.trim_matches(|c: char| "'\"`()[]{},;:".contains(c));
-        token.contains('/')
-            && (token.starts_with('/')
-                || token.starts_with("./")
-                || token.contains("://")
-                || token.matches('/').count() >= 2)
-    });
+    // The tools the server runs, and how their ends read: never shown.
+    const TOOLS: [&str; 7] = [
+        "ffmpeg",
+        "ffprobe",
+        "espeak",
+        "apertium",
+        "prlimit",
+        "exit status",
+        "exit code",
+    ];
+    let lower = e.message.to_lowercase();
+    let names_tool = TOOLS.iter().any(|t| lower.contains(t));
+    let names_path = names_tool
+        || e.message.split_whitespace().any(|token| {
+            let token = token.trim_matches(|c: char| "'\"`()[]{},;:".contains(c));
+            token.contains('/')
+                && (token.starts_with('/')
+                    || token.starts_with("./")
+                    || token.contains("://")
+                    || token.matches('/').count() >= 2)
+        });
     if !names_path {
         return e;
     }
-    tracing::warn!(code = %e.code, message = %e.message, "job error named a path; replaced");
+    tracing::warn!(code = %e.code, message = %e.message, "job error named a path or a tool; replaced");
     let message = format!(
         "The job failed ({}). Quote the job id when reporting it.",
         e.code.replace('_', " ")
@@ -85,7 +100,8 @@ pub struct JobContext {
     pub job: Arc<Job>,
     pub blobs: BlobStore,
     progress: Arc<AtomicI64>,
-    cancelled: Arc<AtomicBool>,
+    /// The job's work: its tools are killed when it is cancelled.
+    scope: Scope,
     outputs: Arc<std::sync::Mutex<Vec<JobOutput>>>,
     metered: Arc<std::sync::Mutex<Option<f64>>>,
     ledger: Option<Ledger>,
@@ -103,11 +119,12 @@ struct Ledger {
 
 impl JobContext {
     pub fn new(job: Job, blobs: BlobStore) -> Self {
+        let scope = Scope::labelled(job.id.as_str());
         Self {
             job: Arc::new(job),
             blobs,
             progress: Arc::new(AtomicI64::new(-1)),
-            cancelled: Arc::new(AtomicBool::new(false)),
+            scope,
             outputs: Arc::default(),
             metered: Arc::default(),
             ledger: None,
@@ -217,11 +234,32 @@ impl JobContext {
     /// True once the job was cancelled or lost its lease; long loops check
     /// it and stop early (blocking engine code cannot be aborted otherwise).
     pub fn is_cancelled(&self) -> bool {
-        self.cancelled.load(Ordering::Relaxed)
+        self.scope.is_cancelled()
     }
 
+    /// Stops the job's work: its tools are killed (each whole process
+    /// group) and none starts after; engine loops see `is_cancelled`.
     pub(crate) fn cancel(&self) {
-        self.cancelled.store(true, Ordering::Relaxed);
+        self.scope.cancel();
+    }
+
+    /// The job's work scope (its tools' process groups).
+    pub fn scope(&self) -> &Scope {
+        &self.scope
+    }
+
+    /// Runs blocking work (engines, tools) on a blocking thread inside the
+    /// job's scope: every tool it starts is killed when the job is
+    /// cancelled, times out or loses its lease.
+    pub fn blocking<R: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> R + Send + 'static,
+    ) -> tokio::task::JoinHandle<R> {
+        let scope = self.scope.clone();
+        tokio::task::spawn_blocking(move || {
+            let _entered = scope.enter();
+            work()
+        })
     }
 
     /// The job's payload as the pipeline's request type.
@@ -312,6 +350,8 @@ mod tests {
             "Object at location jobs/job_x/speech.mp3 not found",
             "cannot open 'file:///etc/passwd'",
             "open ./scratch/x failed",
+            "ffmpeg failed (exit status: 69)",
+            "espeak-ng failed",
         ] {
             let m = e(leaky);
             assert!(!m.contains('/'), "{leaky} -> {m}");

@@ -83,6 +83,13 @@ impl Events {
         self.finished.subscribe()
     }
 
+    /// Tells this process's waits and workers that job `id` ended outside
+    /// a worker (cancelled): a worker running it stops its work at once.
+    /// Other processes hear it from the database (`mediagen_finished`).
+    pub fn job_ended(&self, id: &JobId) {
+        let _ = self.finished.send(id.clone());
+    }
+
     /// Receives the ids of streamed jobs that wrote a chunk (here, and in
     /// every process once relayed).
     pub fn subscribe_chunks(&self) -> broadcast::Receiver<JobId> {
@@ -267,6 +274,9 @@ impl Worker {
             let ctx = ctx.clone();
             async move { pipeline.run(ctx).await }.in_current_span()
         });
+        // A cancel is heard at once (from this process, or through the
+        // database's announcement), not at the next heartbeat.
+        let mut ended = self.events.subscribe_finished();
         let started = std::time::Instant::now();
         let deadline = tokio::time::sleep(timeout);
         tokio::pin!(deadline);
@@ -288,6 +298,14 @@ impl Worker {
                     ctx.cancel();
                     task.abort();
                     break Some(Err(JobFailure::abort(ErrorCode::JobTimeout, format!("The job did not finish within {} s.", timeout.as_secs()))));
+                }
+                Ok(done) = ended.recv() => {
+                    if done == id {
+                        info!("job ended elsewhere (cancelled); stopping its work");
+                        ctx.cancel();
+                        task.abort();
+                        break None;
+                    }
                 }
                 _ = beat.tick() => {
                     match self.db.heartbeat(&id, &self.id, self.config.lease.as_millis() as i64, ctx.progress()).await {

@@ -1,6 +1,6 @@
 //! An edit of a finished dub: new text for some of its lines.
 
-use mediagen_core::ApiError;
+use mediagen_core::{ssml, ApiError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -132,6 +132,15 @@ impl DubEdit {
                     ),
                 ));
             }
+            if ssml::is_ssml(&text) {
+                ssml::parse(&text).map_err(|err| {
+                    ApiError::unprocessable(
+                        "segments",
+                        format!("line {}: invalid SSML: {}", e.index, err.message),
+                    )
+                    .with_detail("position", err.position)
+                })?;
+            }
             e.translated_text = Some(text);
             if let Some(who) = &e.speaker {
                 if !speakers.iter().any(|s| s == who) {
@@ -166,13 +175,19 @@ impl DubEdit {
         })
     }
 
-    /// Seconds of the edited lines' slots (billed).
+    /// Seconds billed: each edited line's slot, or the speech its text asks
+    /// for where that is longer ([`ssml::estimated_seconds`]: a long text
+    /// in a short slot is synthesized in full before it is fitted, so it
+    /// pays for what is synthesized).
     pub fn seconds(&self) -> f64 {
         self.edits
             .iter()
             .map(|e| {
                 let s = &self.segments[e.index];
-                (s.end - s.start).max(0.0)
+                let text = e.translated_text.as_deref().unwrap_or(&s.translated_text);
+                (s.end - s.start)
+                    .max(ssml::estimated_seconds(text))
+                    .max(0.0)
             })
             .sum()
     }

@@ -33,15 +33,25 @@ pub struct VideoInfo {
 }
 
 impl VideoInfo {
-    /// `-format_whitelist <d> -f <d> -i <path>` for this file.
+    /// `-max_pixels <n> -format_whitelist <d> -f <d> -i <path>` for this file.
     pub(super) fn open<'a>(&self, cmd: &'a mut Command, path: &Path) -> &'a mut Command {
         open_input(cmd, path, self.demuxer)
     }
 
-    /// `-format_whitelist <d> -f <d>` (the caller adds `-i`, after
-    /// seeking options).
-    pub fn demuxer_args(&self) -> [&'static str; 4] {
-        ["-format_whitelist", self.demuxer, "-f", self.demuxer]
+    /// `-max_pixels <n> -format_whitelist <d> -f <d>` (the caller adds
+    /// `-i`, after seeking options): as [`open_input`] opens it.
+    pub fn demuxer_args(&self) -> Vec<String> {
+        let pixels = mediagen_probe::MAX_PIXELS.to_string();
+        [
+            "-max_pixels",
+            &pixels,
+            "-format_whitelist",
+            self.demuxer,
+            "-f",
+            self.demuxer,
+        ]
+        .map(String::from)
+        .to_vec()
     }
 }
 

@@ -226,7 +226,7 @@ pub fn trim_smart(
         Ok(())
     };
     let (list, encoded) = std::thread::scope(|scope| {
-        let sound_job = scope.spawn(cut_sound);
+        let sound_job = scope.spawn(crate::process::in_this_scope(cut_sound));
         let picture = (|| -> Result<(String, i64), MediaError> {
             let mut list = String::from("ffconcat version 1.0\n");
             let mut encoded = 0;

@@ -258,8 +258,72 @@ async fn key_rotation_and_listing(backend: Backend) {
     assert_eq!(body["error"]["details"]["parameter"], "expiresAt");
 }
 
+/// Every mounted route that needs more than a read key refuses one with
+/// 403, even when the request replays an `Idempotency-Key` that a key of
+/// the route's level used first: the level is checked before any replay,
+/// on every family (`/v1`, OpenAI, ElevenLabs).
+async fn every_route_checks_its_level_before_replay(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let read = app.key("read").await;
+    let write = app.key("write").await;
+    let send = |method: &str, path: &str, key: &str, idem: &str| {
+        let method = Method::from_bytes(method.as_bytes()).unwrap();
+        let url = format!("{}{path}", app.addr);
+        let mut req = app.client.request(method.clone(), url);
+        req = if path.starts_with("/elevenlabs/") {
+            req.header("xi-api-key", key)
+        } else {
+            req.bearer_auth(key)
+        };
+        if method == Method::POST || method == Method::PATCH {
+            req = req.header("idempotency-key", idem).json(&json!({}));
+        }
+        req.send()
+    };
+    let routes = mediagen_server::app::route_levels(true);
+    assert!(routes.iter().any(|(_, p, _)| p.starts_with("/elevenlabs/")));
+    let mut checked = 0;
+    for (i, (method, path, level)) in routes.iter().enumerate() {
+        let path = path
+            .replace("{voice_id}", "voice_x")
+            .replace("{deliveryId}", "whd_x")
+            .replace("{id}", "x");
+        let idem = format!("walk-{i}");
+        let first = match level {
+            Level::Read => continue,
+            Level::Write => &write,
+            Level::Admin => &app.admin_key,
+        };
+        let _ = send(method, &path, first, &idem).await.unwrap();
+        let r = send(method, &path, &read, &idem).await.unwrap();
+        assert!(
+            r.headers().get("idempotent-replayed").is_none(),
+            "{method} {path} replayed to a read key"
+        );
+        assert_eq!(r.status(), 403, "{method} {path} with a read key");
+        checked += 1;
+    }
+    assert!(checked > 30, "{checked} routes checked");
+    // The probe's case: a write key's speech, then a read key's replay.
+    let voice = app.any_voice(&write).await;
+    let path = format!("/elevenlabs/v1/text-to-speech/{voice}");
+    let speak = |key: &str| {
+        app.client
+            .post(format!("{}{path}", app.addr))
+            .header("xi-api-key", key)
+            .header("idempotency-key", "k1")
+            .json(&json!({"text": "Hi."}))
+            .send()
+    };
+    assert_eq!(speak(&write).await.unwrap().status(), 200);
+    let r = speak(&read).await.unwrap();
+    assert!(r.headers().get("idempotent-replayed").is_none());
+    assert_error(r, 403, "insufficient_permissions").await;
+}
+
 crate::on_both_backends!(
     each_authentication_outcome,
     levels_are_enforced,
+    every_route_checks_its_level_before_replay,
     key_rotation_and_listing
 );

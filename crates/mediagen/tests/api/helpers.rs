@@ -224,6 +224,8 @@ impl TestApp {
             rate_limit_per_minute: 100_000,
             rate_limit_per_hour: 1_000_000,
             enable_test_jobs: true,
+            // Each test has its own storage: the preview tests turn this on.
+            previews_at_start: false,
             ..Config::default()
         };
         adjust(&mut config);

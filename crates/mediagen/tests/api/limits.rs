@@ -9,7 +9,8 @@ use crate::helpers::{assert_error, form, Backend, TestApp};
 
 async fn rate_limit_headers_and_429(backend: Backend) {
     let app = TestApp::spawn_with(backend, |c| c.rate_limit_per_minute = 3).await;
-    let key = app.key("read").await;
+    // A key of an account of its own: limits count the account.
+    let (_, key) = app.account(0, "read").await;
     // Count successes per window; a window boundary during the test starts a
     // new count, so the assertion holds whenever the test runs.
     let mut ok_per_window: HashMap<String, u32> = HashMap::new();
@@ -45,7 +46,7 @@ async fn rate_limit_headers_and_429(backend: Backend) {
         refused.is_some(),
         "the fourth request in a minute is refused"
     );
-    // Another key has its own budget.
+    // Another account has its own budget.
     assert_eq!(app.get("/v1/account", &app.admin_key).await.status(), 200);
 }
 

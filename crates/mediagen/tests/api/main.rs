@@ -8,6 +8,7 @@ mod sdk;
 mod attacks;
 mod auth;
 mod avatars;
+mod bounded;
 mod cli;
 mod contract;
 mod credits;

@@ -191,6 +191,22 @@ async fn openais_python_package_makes_speech() {
             "{format}: {s} s against {reported} s"
         );
     }
+    // FLAC is answered whole: its header says how long it is.
+    let header = Command::new("ffprobe")
+        .args(["-v", "error", "-select_streams", "a:0"])
+        .args(["-show_entries", "stream=duration", "-of", "csv=p=0"])
+        .arg(dir.path().join("speech.flac"))
+        .output()
+        .unwrap();
+    let header = String::from_utf8_lossy(&header.stdout).trim().to_owned();
+    let header: f64 = header
+        .parse()
+        .unwrap_or_else(|_| panic!("no length: {header:?}"));
+    assert!(
+        (header - durations[3]).abs() < 0.1,
+        "{header} s against {}",
+        durations[3]
+    );
     assert_eq!(charged, chars);
     assert_eq!(
         app.account_view(&key).await["credits"]["balance"],

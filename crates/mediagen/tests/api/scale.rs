@@ -19,7 +19,8 @@ async fn rate_limits_hold_across_api_processes() {
     })
     .await;
     let peer = app.peer(|_| {}).await;
-    let key = app.key("read").await;
+    // A key of an account of its own: limits count the account.
+    let (_, key) = app.account(0, "read").await;
     let addrs = [app.addr.as_str(), peer.addr.as_str()];
     // A run that straddles a minute boundary counts in two windows; the
     // next one starts at the beginning of a minute.

@@ -421,7 +421,7 @@ const STORY: &str = "Hi there. The old lighthouse keeper climbed the stairs ever
     arrived from the north. The waves were taller than the houses, but the light never went out. \
     In the morning the sea was calm again.";
 
-async fn stream(app: &TestApp, key: &str, body: Value) -> reqwest::Response {
+pub async fn stream(app: &TestApp, key: &str, body: Value) -> reqwest::Response {
     app.client
         .post(format!("{}/v1/text-to-speech/stream", app.addr))
         .bearer_auth(key)
@@ -536,7 +536,7 @@ async fn a_closed_stream_charges_what_was_sent(backend: Backend) {
     assert!(job["error"]["message"]
         .as_str()
         .unwrap()
-        .contains("sentences sent"));
+        .contains("pieces sent"));
     // One chunk read: at most what the server had sent by then.
     let (early, _) = closed_after(1).await;
     assert!(early < chars, "{early} of {chars}");

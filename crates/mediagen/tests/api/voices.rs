@@ -1,4 +1,4 @@
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::helpers::{assert_error, Backend, TestApp};
 
@@ -138,7 +138,8 @@ async fn voice_catalog_filters_sorting_and_paging(backend: Backend) {
     )
     .await;
 
-    // Previews: made on first use, then kept; signed like result URLs.
+    // Previews: made ahead by workers (off in this test's server), signed
+    // like result URLs; one not made yet is 503 at once and causes no work.
     let piper: Value = app
         .get("/v1/voices?engine=piper", &key)
         .await
@@ -150,35 +151,16 @@ async fn voice_catalog_filters_sorting_and_paging(backend: Backend) {
         preview.starts_with(&format!("{}/previews/", app.addr)),
         "{preview}"
     );
-    let first = app.client.get(&preview).send().await.unwrap();
-    assert_eq!(first.status(), 200);
-    assert_eq!(first.headers()["content-type"], "audio/mpeg");
-    let mp3 = first.bytes().await.unwrap();
-    assert!(
-        mp3.len() > 10_000,
-        "a few seconds of mp3: {} bytes",
-        mp3.len()
-    );
-    let again = app
-        .client
-        .get(&preview)
-        .send()
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
-    assert_eq!(again, mp3, "served from the stored copy");
-    // Made once, by a worker: one free `voice.preview` job of the operator.
+    let r = app.client.get(&preview).send().await.unwrap();
+    assert_eq!(r.headers()["retry-after"], "5");
+    assert_error(r, 503, "service_unavailable").await;
     let made: Value = app
         .get("/v1/jobs?kind=voice.preview", &app.admin_key)
         .await
         .json()
         .await
         .unwrap();
-    assert_eq!(made["pagination"]["total"], 1, "{made}");
-    assert_eq!(made["data"][0]["status"], "completed", "{made}");
-    assert_eq!(made["data"][0]["credits"], 0, "{made}");
+    assert_eq!(made["pagination"]["total"], 0, "{made}");
     let tampered = preview.replace("expires=", "expires=1");
     assert_error(
         app.client.get(&tampered).send().await.unwrap(),
@@ -223,25 +205,51 @@ async fn voice_catalog_filters_sorting_and_paging(backend: Backend) {
 
 crate::on_both_backends!(voice_catalog_filters_sorting_and_paging);
 
-/// A preview no worker can make yet answers 503 with `Retry-After`; once a
-/// worker of its kind starts, the same URL serves the sample.
+/// Previews are made ahead: with no worker making them, 24 preview URLs
+/// fetched at once (no key) answer 503 at once, queue no job and leave the
+/// operator's own requests alone; a worker of `voice.preview` makes them
+/// as it starts, and the same URLs then serve the samples.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn previews_wait_for_a_worker() {
+async fn previews_are_made_ahead_by_workers() {
     let app = TestApp::spawn_with(Backend::Sqlite, |c| {
         c.worker_kinds = "test.sleep".into();
-        c.sync_wait_seconds = 1.0;
+        c.max_concurrent_jobs = 2;
+        c.previews_at_start = true;
     })
     .await;
     let voices: Value = app
-        .get("/v1/voices?engine=espeak&limit=1", &app.admin_key)
+        .get("/v1/voices?engine=espeak&limit=24", &app.admin_key)
         .await
         .json()
         .await
         .unwrap();
-    let preview = voices["data"][0]["previewUrl"].as_str().unwrap().to_owned();
-    let r = app.client.get(&preview).send().await.unwrap();
-    assert_eq!(r.headers()["retry-after"], "5");
-    assert_error(r, 503, "service_unavailable").await;
+    let previews: Vec<String> = voices["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["previewUrl"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(previews.len(), 24);
+    let answers =
+        futures::future::join_all(previews.iter().map(|url| app.client.get(url).send())).await;
+    for r in answers {
+        let r = r.unwrap();
+        assert_eq!(r.headers()["retry-after"], "5");
+        assert_error(r, 503, "service_unavailable").await;
+    }
+    let jobs: Value = app
+        .get("/v1/jobs", &app.admin_key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(jobs["pagination"]["total"], 0, "{jobs}");
+    assert_eq!(
+        app.test_job(&app.admin_key, json!({"ms": 0}))
+            .await
+            .status(),
+        200
+    );
 
     let mut config = app.config.clone();
     config.worker_kinds = "voice.preview".into();
@@ -250,9 +258,10 @@ async fn previews_wait_for_a_worker() {
         let _ = stopped.await;
     }));
     let mut served = None;
-    for _ in 0..60 {
-        let r = app.client.get(&preview).send().await.unwrap();
+    for _ in 0..240 {
+        let r = app.client.get(&previews[0]).send().await.unwrap();
         if r.status() == 200 {
+            assert_eq!(r.headers()["content-type"], "audio/mpeg");
             served = Some(r.bytes().await.unwrap());
             break;
         }
@@ -260,6 +269,20 @@ async fn previews_wait_for_a_worker() {
     }
     let mp3 = served.expect("the preview was made once a worker ran");
     assert!(mp3.len() > 5_000, "{} bytes", mp3.len());
+    let again = app.client.get(&previews[0]).send().await.unwrap();
+    assert_eq!(
+        again.bytes().await.unwrap(),
+        mp3,
+        "served from the stored copy"
+    );
+    // Still no job and no charge: previews bill no account.
+    let jobs: Value = app
+        .get("/v1/jobs", &app.admin_key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(jobs["pagination"]["total"], 1, "only the test job: {jobs}");
     let _ = stop.send(());
     worker.await.unwrap().unwrap();
 }

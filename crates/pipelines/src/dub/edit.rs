@@ -197,13 +197,14 @@ impl Pipeline for DubEditPipeline {
             tts: self.tts.clone(),
         };
         let (e, job, scratch) = (edit.clone(), ctx.clone(), dir.path().to_owned());
-        let (dubbed, timings) = tokio::task::spawn_blocking(move || {
-            let mut timings = json!({});
-            this.edit(&e, &input, &scratch, bed, lines, kept, &job, &mut timings)
-                .map(|d| (d, timings))
-        })
-        .await
-        .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))??;
+        let (dubbed, timings) = ctx
+            .blocking(move || {
+                let mut timings = json!({});
+                this.edit(&e, &input, &scratch, bed, lines, kept, &job, &mut timings)
+                    .map(|d| (d, timings))
+            })
+            .await
+            .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))??;
         let mut result = store(&ctx, &edit.request, dubbed, timings).await?;
         result["sourceJobId"] = json!(edit.source_job);
         result["editedSegments"] = json!(edit.edits.iter().map(|e| e.index).collect::<Vec<_>>());

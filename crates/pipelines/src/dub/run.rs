@@ -15,7 +15,7 @@ use mediagen_speech::stt::{
     transcribe_stream, Segment, SttCatalog, SttError, SttOptions, Transcript,
 };
 use mediagen_speech::translate::{TranslateError, Translator};
-use mediagen_speech::tts::{TtsCatalog, TtsError};
+use mediagen_speech::tts::TtsCatalog;
 use mediagen_speech::voice::{VoiceProfile, RATE};
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
 use serde::{Deserialize, Serialize};
@@ -25,6 +25,7 @@ use super::cast::{by_speaker, cast, Cast};
 use crate::output::{deliver, Delivered};
 use crate::respeak::{mix_lines, speak_lines, Ducker, Fit, Line, Spoken};
 use crate::stt::{srt, stt_failure, vtt};
+pub(super) use crate::tts::tts_failure;
 use mediagen_jobs::dub::{DubLanguages, Via};
 use mediagen_jobs::dub::{DubRequest, DubbedLine};
 use mediagen_speakers::diarize::Samples;
@@ -74,13 +75,6 @@ pub(super) struct Dubbed {
     pub(super) lines: Vec<DubbedLine>,
     pub(super) subtitles_srt: String,
     pub(super) subtitles_vtt: String,
-}
-
-pub(super) fn tts_failure(e: TtsError) -> JobFailure {
-    match e {
-        TtsError::Cancelled => JobFailure::abort(ErrorCode::Cancelled, "The job was cancelled."),
-        e => JobFailure::abort(ErrorCode::SynthesisFailed, e.to_string()),
-    }
 }
 
 pub(super) fn cues(lines: &[(f64, f64, &str)]) -> Vec<Segment> {
@@ -607,13 +601,14 @@ impl Pipeline for DubPipeline {
             languages: self.languages.clone(),
         };
         let (r, job, scratch) = (req.clone(), ctx.clone(), dir.path().to_owned());
-        let (dubbed, timings) = tokio::task::spawn_blocking(move || {
-            let mut timings = json!({});
-            this.dub(&r, &input, &scratch, &job, &mut timings)
-                .map(|d| (d, timings))
-        })
-        .await
-        .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))??;
+        let (dubbed, timings) = ctx
+            .blocking(move || {
+                let mut timings = json!({});
+                this.dub(&r, &input, &scratch, &job, &mut timings)
+                    .map(|d| (d, timings))
+            })
+            .await
+            .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))??;
         store(&ctx, &req, dubbed, timings).await
     }
 }

@@ -110,5 +110,8 @@ pub async fn cancel_job(
             .with_detail("status", job.status.as_str())
             .into());
     }
+    // The worker running it (here; others hear the database) kills its
+    // tools and stops its engine loops now.
+    state.events.job_ended(&id);
     Ok(Json(JobView::new(&state, job)))
 }

@@ -4,7 +4,7 @@ use axum::Json;
 use mediagen_core::page::RawPageQuery;
 use mediagen_core::time::{iso8601, now_ms, parse_iso8601};
 use mediagen_core::{AccountId, KeyId};
-use mediagen_core::{ApiError, Level, Page};
+use mediagen_core::{ApiError, ErrorCode, Level, Page};
 use mediagen_store::KeyRecord;
 use serde::{Deserialize, Serialize};
 
@@ -108,10 +108,12 @@ pub async fn create_key_for(
             Some(t)
         }
     };
+    let cap = state.config.max_keys_per_account;
     let (record, secret) = state
         .db
-        .create_key(account_id, &name, level, expires_at)
-        .await?;
+        .create_key_within(account_id, &name, level, expires_at, i64::from(cap))
+        .await?
+        .ok_or_else(|| ApiError::new(ErrorCode::KeyLimitExceeded).with_detail("limit", cap))?;
     Ok((
         StatusCode::CREATED,
         Json(CreatedKey {
@@ -127,6 +129,7 @@ pub async fn create_key_for(
 /// create a new key, switch clients to it, then revoke the old one.
 #[utoipa::path(post, path = "/v1/keys", tag = "keys", security(("bearer" = ["admin"])), request_body = CreateKey,
     responses((status = 201, body = CreatedKey), (status = 400), (status = 403),
+              (status = 409, description = "`key_limit_exceeded`: the account holds `max_keys_per_account` live keys"),
               (status = 422, description = "`unprocessable_entity`: `expiresAt` is not in the future")))]
 pub async fn create_key(
     State(state): State<AppState>,

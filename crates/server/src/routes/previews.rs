@@ -1,32 +1,21 @@
-//! Voice previews: `previewUrl` of every voice points here. The sample is
-//! made by a worker (a `voice.preview` job) the first time it is asked
-//! for, then kept in the blob store: the API process runs no engine.
+//! Voice previews: `previewUrl` of every voice points here. The samples are
+//! made ahead, by workers as they start (`pipelines::previews`), and kept
+//! in the blob store: a request here only serves one, or answers 503 at
+//! once. It causes no work and bills no account.
 
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
 use mediagen_core::time::now_ms;
-use mediagen_core::KeyId;
 use mediagen_core::{ApiError, ErrorCode};
-use std::time::Duration;
-
-use mediagen_core::job::JobStatus;
-use mediagen_core::Level;
-use mediagen_jobs::tts::PreviewRequest;
-use serde_json::json;
 
 use crate::error::{ApiResult, Error};
 use crate::extract::ApiQuery;
-use crate::extract::JobOptions;
-use crate::jobs::{create, signed_url, wait_for, JobSpec};
-use crate::middleware::Principal;
+use crate::jobs::signed_url;
 use crate::routes::blobs::{serve, verify, SignedQuery};
 use crate::state::AppState;
 
-/// The blob key of a voice's preview.
-pub fn preview_key(voice_id: &str) -> String {
-    format!("previews/{voice_id}.mp3")
-}
+pub use mediagen_jobs::tts::preview_key;
 
 /// A signed URL of a voice's preview, valid for `url_ttl_seconds`.
 pub fn preview_url(state: &AppState, voice_id: &str) -> String {
@@ -40,7 +29,7 @@ pub fn preview_url(state: &AppState, voice_id: &str) -> String {
 #[utoipa::path(get, path = "/previews/{file}", tag = "voice",
     params(("file" = String, Path, description = "`<voiceId>.mp3`"), ("expires" = i64, Query), ("signature" = String, Query)),
     responses((status = 200, description = "audio/mpeg"), (status = 403), (status = 404, description = "`voice_not_found`"),
-        (status = 503, description = "`service_unavailable`: no worker has made the preview yet (`Retry-After`)")))]
+        (status = 503, description = "`service_unavailable`: no worker has made the preview yet (`Retry-After`); workers make every catalog voice's preview as they start")))]
 pub async fn get(
     State(state): State<AppState>,
     Path(file): Path<String>,
@@ -53,56 +42,14 @@ pub async fn get(
     if state.catalog.voice(&voice_id).is_none() {
         return Err(ApiError::new(ErrorCode::VoiceNotFound).into());
     }
+    // Made ahead by the workers as they start: a preview URL (asked for
+    // without a key) never causes work, and no account pays for it.
     if !state.blobs.exists(&key).await? {
-        let made = made_by_a_worker(&state, &voice_id).await?;
-        let mp3 = state.blobs.get_bytes(&made).await?;
-        state.blobs.put(&key, mp3).await?;
+        return Err(Error::from(
+            ApiError::new(ErrorCode::ServiceUnavailable)
+                .with_message("This preview is not made yet: workers make them as they start. Ask again in a moment."),
+        )
+        .with_retry_after(5));
     }
     serve(&state, &key, "audio/mpeg", &headers).await
-}
-
-/// Has a worker make the preview (a `voice.preview` job of the operator
-/// account, at no cost; requests for the same voice share one job) and
-/// returns the key of the file it stored. 503 while no worker has made it
-/// within `sync_wait_seconds`.
-async fn made_by_a_worker(state: &AppState, voice_id: &str) -> ApiResult<String> {
-    let operator = state
-        .db
-        .operator_account()
-        .await?
-        .ok_or_else(|| Error::internal("no operator account"))?;
-    let who = Principal {
-        account_id: operator.id,
-        // The server asks on its own behalf: no key.
-        key_id: KeyId::from_stored(String::new()),
-        level: Level::Admin,
-        is_operator: true,
-    };
-    let opts = JobOptions {
-        respond_async: true,
-        idempotency_key: Some(format!("voice-preview:{voice_id}")),
-        webhook_url: None,
-    };
-    let spec = JobSpec {
-        kind: "voice.preview",
-        payload: json!(PreviewRequest {
-            voice_id: voice_id.to_owned()
-        }),
-        units: 0.0,
-        dry_run: false,
-        media_seconds: 0.0,
-    };
-    let (job, _) = create(state, &who, opts, spec).await?;
-    state.events.job_submitted();
-    let wait = Duration::from_secs_f64(state.config.sync_wait_seconds);
-    let job = wait_for(state, job, wait).await?;
-    match (job.status, job.outputs.first()) {
-        (JobStatus::Completed, Some(output)) => Ok(output.key.clone()),
-        (JobStatus::Queued | JobStatus::Processing, _) => Err(Error::from(
-            ApiError::new(ErrorCode::ServiceUnavailable)
-                .with_message("The preview is being made; ask again in a moment."),
-        )
-        .with_retry_after(5)),
-        _ => Err(Error::internal("the preview job failed")),
-    }
 }

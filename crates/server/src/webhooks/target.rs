@@ -38,13 +38,40 @@ fn internal_v4(ip: Ipv4Addr) -> bool {
 }
 
 fn internal_v6(ip: Ipv6Addr) -> bool {
-    let first = ip.segments()[0];
+    let s = ip.segments();
+    let first = s[0];
     ip.is_loopback()
         || ip.is_unspecified()
         || ip.is_multicast()
-        // Unique local (fc00::/7) and link-local (fe80::/10).
+        // Unique local (fc00::/7), link-local (fe80::/10), and the old
+        // site-local (fec0::/10) that some hosts still route.
         || (first & 0xfe00) == 0xfc00
         || (first & 0xffc0) == 0xfe80
+        || (first & 0xffc0) == 0xfec0
+        // IPv4-compatible (::/96) and IPv4-translated (::ffff:0:0:0/96):
+        // deprecated or host-internal forms with no public use.
+        || s[..6] == [0; 6]
+        || s[..6] == [0, 0, 0, 0, 0xffff, 0]
+        // Local-use NAT64 (64:ff9b:1::/48).
+        || s[..3] == [0x64, 0xff9b, 1]
+        || embedded_v4(s).is_some_and(internal_v4)
+}
+
+/// The IPv4 address a translated form carries, where a gateway on the path
+/// would reach it: NAT64 (64:ff9b::/96), 6to4 (2002::/16) and Teredo
+/// (2001::/32, its client address inverted in the last 32 bits).
+fn embedded_v4(s: [u16; 8]) -> Option<Ipv4Addr> {
+    let v4 = |hi: u16, lo: u16| Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo));
+    match s {
+        [0x64, 0xff9b, 0, 0, 0, 0, hi, lo] => Some(v4(hi, lo)),
+        [0x2002, hi, lo, ..] => Some(v4(hi, lo)),
+        [0x2001, 0, server_hi, server_lo, _, _, hi, lo] => {
+            let server = v4(server_hi, server_lo);
+            let client = v4(!hi, !lo);
+            Some(if internal_v4(server) { server } else { client })
+        }
+        _ => None,
+    }
 }
 
 /// A webhook URL as registered: 400 naming `parameter` unless it starts
@@ -127,6 +154,15 @@ mod tests {
             "http://api.localhost/",
             "http://0.0.0.0/",
             "http://100.64.0.1/",
+            // Forms that carry an internal IPv4 address (the probe's).
+            "http://[64:ff9b::7f00:1]/",
+            "http://[64:ff9b:1::a00:1]/",
+            "http://[::ffff:0:7f00:1]/",
+            "http://[::127.0.0.1]/",
+            "http://[fec0::1]/",
+            "http://[2002:7f00:1::1]/",
+            "http://[2002:a9fe:a9fe::1]/",
+            "http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/",
         ] {
             assert_eq!(
                 check_url(url, "url", false).unwrap_err().status(),
@@ -137,6 +173,10 @@ mod tests {
         }
         assert!(check_url("https://hooks.example.com/mediagen", "url", false).is_ok());
         assert!(check_url("http://93.184.216.34/", "url", false).is_ok());
+        // Public addresses in the same forms stay allowed.
+        assert!(check_url("http://[64:ff9b::5db8:d822]/", "url", false).is_ok());
+        assert!(check_url("http://[2002:5db8:d822::1]/", "url", false).is_ok());
+        assert!(check_url("http://[2606:4700::1111]/", "url", false).is_ok());
     }
 
     #[test]

@@ -303,7 +303,7 @@ pub fn transcribe_stream(
                 // Decoded after its lead-in (the request's prompt before
                 // that), not after the text of the section before it.
                 let (opts, speech, lead) = (opts.clone(), &speech, starts[k].1);
-                s.spawn(move || {
+                s.spawn(mediagen_media::process::in_this_scope(move || {
                     let len = range.len() as f64;
                     let mut progress = |f: f64| {
                         done.store((f * len) as usize, Ordering::Relaxed);
@@ -315,7 +315,7 @@ pub fn transcribe_stream(
                         lead,
                     };
                     transcribe_lane(model, gate, &opts, audio, speech, lane, &mut progress)
-                })
+                }))
             })
             .collect();
         let len = (bounds[1] - bounds[0]) as f64;

@@ -400,15 +400,20 @@ impl TtsCatalog {
             let mut audio = match unit {
                 Unit::Silence(secs) => Audio::silence(*secs, voice.sample_rate),
                 Unit::Sentence(sentence, rate) => {
-                    engine.synthesize(&voice.key, sentence, speed * rate)?
+                    let rate = ssml::effective_rate(speed, *rate);
+                    let audio = engine.synthesize(&voice.key, sentence, rate)?;
+                    within_ceiling(audio, sentence.chars().count(), rate)?
                 }
                 Unit::Ipa(ipa, text, rate) => {
-                    match engine.synthesize_ipa(&voice.key, ipa, speed * rate) {
+                    let rate = ssml::effective_rate(speed, *rate);
+                    let audio = match engine.synthesize_ipa(&voice.key, ipa, rate) {
                         Err(TtsError::PhonemesUnsupported) => {
-                            engine.synthesize(&voice.key, text, speed * rate)?
+                            engine.synthesize(&voice.key, text, rate)?
                         }
                         other => other?,
-                    }
+                    };
+                    let chars = ipa.chars().count().max(text.chars().count());
+                    within_ceiling(audio, chars, rate)?
                 }
             };
             if !matches!(unit, Unit::Silence(_)) {
@@ -429,6 +434,18 @@ impl TtsCatalog {
         }
         Ok(out)
     }
+}
+
+/// `audio` when it is no longer than a sentence of `characters` may be at
+/// `rate` ([`ssml::max_speech_seconds`]); an engine that runs past that is
+/// stopped there, whatever the text asked for.
+fn within_ceiling(audio: Audio, characters: usize, rate: f32) -> Result<Audio, TtsError> {
+    let limit = ssml::max_speech_seconds(characters, rate);
+    let seconds = audio.duration();
+    if seconds > limit {
+        return Err(TtsError::OverLimit { seconds, limit });
+    }
+    Ok(audio)
 }
 
 #[cfg(test)]

@@ -4,14 +4,14 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{ChildStdin, Command};
 use std::sync::mpsc::Receiver;
 use std::sync::{LazyLock, Mutex};
 use std::time::Duration;
 
 use crate::tts::{text, voice_id, TextToSpeech, TtsError, VoiceInfo};
 use mediagen_media::audio::{parse_wav, Audio};
-use mediagen_media::process::run;
+use mediagen_media::process::{run, Piped};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
 /// espeak-ng's default speaking rate, words per minute.
@@ -114,16 +114,10 @@ struct Phonemizer {
 /// process found out of step (lines waiting before a request is written, a
 /// frame that never closes) is killed, never reused.
 struct EspeakProcess {
-    child: Child,
+    /// Killed with its process group when dropped.
+    _tool: Piped,
     stdin: ChildStdin,
     lines: Receiver<String>,
-}
-
-impl Drop for EspeakProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// A frame marker: a random made-up word of six syllables (70^6, some
@@ -148,13 +142,10 @@ fn frame_marker() -> String {
 impl EspeakProcess {
     fn spawn(voice: &str, tie: bool) -> Result<Self, String> {
         let mut c = espeak();
-        c.args(ipa_args(voice, tie))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        let mut child = c.spawn().map_err(|e| e.to_string())?;
-        let stdin = child.stdin.take().ok_or("no stdin")?;
-        let stdout = child.stdout.take().ok_or("no stdout")?;
+        c.args(ipa_args(voice, tie));
+        let mut tool = Piped::spawn_kept(c).map_err(|e| e.to_string())?;
+        let stdin = tool.stdin.take().ok_or("no stdin")?;
+        let stdout = tool.stdout.take().ok_or("no stdout")?;
         let (tx, lines) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
@@ -165,7 +156,7 @@ impl EspeakProcess {
             }
         });
         Ok(Self {
-            child,
+            _tool: tool,
             stdin,
             lines,
         })

@@ -31,6 +31,9 @@ pub enum TtsError {
     Cancelled,
     #[error("this engine cannot speak phonemes")]
     PhonemesUnsupported,
+    /// A sentence came out longer than its text can take at its rate.
+    #[error("a sentence made {seconds:.1} s of speech, over its ceiling of {limit:.1} s")]
+    OverLimit { seconds: f64, limit: f64 },
 }
 
 /// One speech engine. Synthesis is synchronous and CPU-bound: call it from

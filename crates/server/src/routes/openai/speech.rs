@@ -6,6 +6,7 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::Response;
 use base64::Engine;
 use futures::StreamExt;
+use mediagen_core::format::AudioFormat;
 use mediagen_jobs::openai::openai_names;
 use mediagen_jobs::openai::speech::{SpeechBody, FORMATS, NAMES};
 use mediagen_jobs::tts::TtsRequest;
@@ -74,7 +75,8 @@ fn stream_format_schema() -> utoipa::openapi::schema::Object {
 /// OpenAI's `POST /v1/audio/speech`: answers `200` with the audio itself,
 /// sent as it is made (as `POST /v1/text-to-speech/stream`, whose job,
 /// price and `X-Job-Id` it shares), or with `stream_format: "sse"` as
-/// server-sent events. Errors carry OpenAI's `type` and `param` beside our
+/// server-sent events. FLAC is answered whole, once made, so that its
+/// header carries its length (players show a duration and seek). Errors carry OpenAI's `type` and `param` beside our
 /// `code`, naming OpenAI's parameters.
 #[utoipa::path(post, path = "/v1/audio/speech", tag = "voice", security(("bearer" = ["write"])),
     request_body = SpeechBodyDoc,
@@ -94,6 +96,11 @@ pub async fn speech(
     let req = TtsRequest::parse(speech.body, state.catalog.as_ref(), cloned)
         .map_err(|e| openai_names(e, &NAMES))?;
     let characters = req.characters();
+    if req.format == AudioFormat::Flac && !speech.sse {
+        // Whole, so that its header says how long it is.
+        let response = crate::streaming::whole_tts(state, &auth, opts, req).await?;
+        return Ok(crate::routes::with_ignored(response, &speech.ignored));
+    }
     let mut response = crate::streaming::stream_tts(state, &auth, opts, req).await?;
     if speech.sse {
         response = as_events(response, characters);

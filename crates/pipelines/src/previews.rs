@@ -1,0 +1,84 @@
+//! Voice previews, made ahead: a worker that runs `voice.preview` makes the
+//! sample of every catalog voice missing from the blob store when it
+//! starts, so that a preview URL (signed, asked for without a key) never
+//! causes work: it serves the stored sample or answers 503 at once.
+//!
+//! Samples are kept under the models directory (`.previews/`, one file per
+//! voice and preview text), so that later processes on the same models
+//! copy them instead of speaking them again.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use mediagen_jobs::tts::{preview_key, preview_text};
+use mediagen_speech::tts::TtsCatalog;
+use mediagen_store::BlobStore;
+use sha2::{Digest, Sha256};
+
+use crate::tts::preview_mp3;
+
+/// Where the sample of `voice` saying `text` is kept: a name made of their
+/// hash, so no voice id is read as a path.
+fn cached(cache: &Path, voice: &str, text: &str) -> PathBuf {
+    let digest = Sha256::digest(format!("{voice}\n{text}").as_bytes());
+    let name: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+    cache.join(format!("{name}.mp3"))
+}
+
+/// Makes (or copies from `cache`) the preview of every catalog voice that
+/// the blob store lacks, the cheapest engines first. Returns how many it
+/// stored. A voice that fails is logged and skipped.
+pub async fn publish(catalog: Arc<TtsCatalog>, blobs: &BlobStore, cache: &Path) -> usize {
+    let mut voices: Vec<(String, String, &'static str)> = catalog
+        .voices()
+        .iter()
+        .map(|v| (v.id.clone(), v.language.clone(), v.engine))
+        .collect();
+    let cost = |engine: &str| match engine {
+        "espeak" => 0,
+        "piper" => 1,
+        _ => 2,
+    };
+    voices.sort_by_key(|(_, _, engine)| cost(engine));
+    let mut stored = 0;
+    for (id, language, _) in voices {
+        let key = preview_key(&id);
+        match blobs.exists(&key).await {
+            Ok(false) => {}
+            Ok(true) => continue,
+            Err(e) => {
+                tracing::warn!(error = %e, "previews: the blob store cannot be read");
+                return stored;
+            }
+        }
+        let file = cached(cache, &id, preview_text(&language));
+        let made = {
+            let (catalog, file, id) = (catalog.clone(), file.clone(), id.clone());
+            tokio::task::spawn_blocking(move || -> Result<Vec<u8>, String> {
+                if let Ok(mp3) = std::fs::read(&file) {
+                    return Ok(mp3);
+                }
+                let mp3 = preview_mp3(&catalog, &id)?;
+                // Written whole, then renamed: a reader never sees half.
+                if let Some(dir) = file.parent() {
+                    let _ = std::fs::create_dir_all(dir);
+                }
+                let part = file.with_extension(format!("part{}", std::process::id()));
+                if std::fs::write(&part, &mp3).is_ok() {
+                    let _ = std::fs::rename(&part, &file);
+                }
+                Ok(mp3)
+            })
+            .await
+        };
+        match made {
+            Ok(Ok(mp3)) => match blobs.put(&key, mp3.into()).await {
+                Ok(()) => stored += 1,
+                Err(e) => tracing::warn!(voice = %id, error = %e, "previews: not stored"),
+            },
+            Ok(Err(e)) => tracing::warn!(voice = %id, error = %e, "previews: not made"),
+            Err(e) => tracing::warn!(voice = %id, error = %e, "previews: the maker stopped"),
+        }
+    }
+    stored
+}
