@@ -1,7 +1,5 @@
 //! Extractors that turn HTTP input into typed values or API errors.
 
-use std::marker::PhantomData;
-
 use axum::body::to_bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::{header, request::Parts};
@@ -37,42 +35,21 @@ pub fn client_id<T: TypedId>(text: &str) -> Result<T, Error> {
     T::parse_text(text).ok_or_else(|| T::not_found(text).into())
 }
 
-/// A permission level as a type, so a handler's signature states what it needs.
-pub trait RequiredLevel: Send + Sync {
-    const LEVEL: Level;
-}
-
-/// GET endpoints.
-pub struct Read;
-/// Endpoints that create or change resources and jobs.
-pub struct Write;
-/// Keys, accounts and credits.
-pub struct Admin;
-
-impl RequiredLevel for Read {
-    const LEVEL: Level = Level::Read;
-}
-impl RequiredLevel for Write {
-    const LEVEL: Level = Level::Write;
-}
-impl RequiredLevel for Admin {
-    const LEVEL: Level = Level::Admin;
-}
-
-/// The authenticated caller, checked to hold at least level `L` (403 when not).
-pub struct Auth<L: RequiredLevel> {
+/// The authenticated caller. The level a route needs is declared once,
+/// with the route (`app.rs`), and checked before any replay, cache or
+/// reading of the body; a handler only learns who calls.
+pub struct Auth {
     pub principal: Principal,
-    _level: PhantomData<L>,
 }
 
-impl<L: RequiredLevel> std::ops::Deref for Auth<L> {
+impl std::ops::Deref for Auth {
     type Target = Principal;
     fn deref(&self) -> &Principal {
         &self.principal
     }
 }
 
-impl<L: RequiredLevel> FromRequestParts<AppState> for Auth<L> {
+impl FromRequestParts<AppState> for Auth {
     type Rejection = Error;
 
     async fn from_request_parts(parts: &mut Parts, _: &AppState) -> Result<Self, Error> {
@@ -81,11 +58,7 @@ impl<L: RequiredLevel> FromRequestParts<AppState> for Auth<L> {
             .get::<Principal>()
             .cloned()
             .ok_or_else(|| Error::new(ErrorCode::MissingApiKey))?;
-        require(&principal, L::LEVEL)?;
-        Ok(Self {
-            principal,
-            _level: PhantomData,
-        })
+        Ok(Self { principal })
     }
 }
 
@@ -111,7 +84,7 @@ impl FromRequestParts<AppState> for Operator {
     type Rejection = Error;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
-        let auth = Auth::<Admin>::from_request_parts(parts, state).await?;
+        let auth = Auth::from_request_parts(parts, state).await?;
         if !auth.is_operator {
             return Err(ApiError::new(ErrorCode::InsufficientPermissions)
                 .with_message(

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use mediagen_media::process::{group_alive, groups_labelled};
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_error, form, Backend, TestApp};
+use crate::helpers::{assert_error, ffmpeg, form, Backend, TestApp};
 use crate::tts::joe;
 
 fn nested(levels: usize) -> String {
@@ -62,14 +62,11 @@ async fn nested_prosody_stays_within_its_ceiling() {
 /// encodes all of it, for some seconds).
 fn long_video(dir: &Path) -> Vec<u8> {
     let out = dir.join("long.avi");
-    let ok = Command::new("ffmpeg")
-        .args(["-v", "error", "-y", "-f", "lavfi", "-i"])
-        .arg("testsrc2=size=640x360:rate=25:duration=60")
-        .args(["-c:v", "mpeg4", "-q:v", "8"])
-        .arg(&out)
-        .status()
-        .unwrap();
-    assert!(ok.success());
+    let source = "testsrc2=size=640x360:rate=25:duration=60";
+    ffmpeg(
+        &["-f", "lavfi", "-i", source, "-c:v", "mpeg4", "-q:v", "8"],
+        &out,
+    );
     std::fs::read(out).unwrap()
 }
 
@@ -131,12 +128,7 @@ async fn a_cancelled_trim_stops_its_encoder() {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let job: Value = app
-        .get(&format!("/v1/jobs/{id}"), &key)
-        .await
-        .json()
-        .await
-        .unwrap();
+    let job = app.get_json(&format!("/v1/jobs/{id}"), &key).await;
     assert_eq!(job["status"], "cancelled", "{job}");
 }
 
@@ -208,22 +200,20 @@ async fn pictures_growing_past_the_limits_are_never_decoded() {
     let dir = tempfile::tempdir().unwrap();
     let part = |size: &str, seconds: &str, name: &str| {
         let out = dir.path().join(name);
-        let ok = Command::new("ffmpeg")
-            .args(["-v", "error", "-y", "-f", "lavfi", "-i"])
-            .arg(format!("testsrc2=size={size}:rate=25:duration={seconds}"))
-            .args([
-                "-c:v",
-                "libx264",
-                "-preset",
-                "ultrafast",
-                "-x264-params",
-                "level=6.2",
-            ])
-            .args(["-bsf:v", "h264_mp4toannexb", "-f", "h264"])
-            .arg(&out)
-            .status()
-            .unwrap();
-        assert!(ok.success());
+        let source = format!("testsrc2=size={size}:rate=25:duration={seconds}");
+        let x264 = [
+            "-c:v",
+            "libx264",
+            "-preset",
+            "ultrafast",
+            "-x264-params",
+            "level=6.2",
+        ];
+        let args = [&["-f", "lavfi", "-i", &source], &x264[..]].concat();
+        ffmpeg(
+            &[&args[..], &["-bsf:v", "h264_mp4toannexb", "-f", "h264"]].concat(),
+            &out,
+        );
         std::fs::read(out).unwrap()
     };
     let mut stream = part("320x240", "2", "small.h264");
@@ -231,14 +221,11 @@ async fn pictures_growing_past_the_limits_are_never_decoded() {
     let joined = dir.path().join("joined.h264");
     std::fs::write(&joined, stream).unwrap();
     let mkv = dir.path().join("grow.mkv");
-    let ok = Command::new("ffmpeg")
-        .args(["-v", "error", "-y", "-f", "h264", "-framerate", "25", "-i"])
-        .arg(&joined)
-        .args(["-c", "copy"])
-        .arg(&mkv)
-        .status()
-        .unwrap();
-    assert!(ok.success());
+    let joined = joined.to_str().unwrap();
+    ffmpeg(
+        &["-f", "h264", "-framerate", "25", "-i", joined, "-c", "copy"],
+        &mkv,
+    );
     let r = app
         .post_form(
             "/v1/files",
@@ -366,5 +353,80 @@ async fn closed_streams_pay_for_the_audio_delivered() {
             (share - delivered).abs() <= 2.0 / pieces,
             "{format}: charged {used} of {chars} credits ({share:.2}) for {delivered:.2} of the sound"
         );
+    }
+}
+
+/// An MP4 whose `mdat` is scrambled (the probe reads its header, the
+/// decoders find garbage) is the client's 422 `unreadable_media` on
+/// speech-to-text and on trims, and no answer names a tool or its exit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn damaged_media_is_the_clients_422_without_tool_names() {
+    let app = TestApp::spawn(Backend::Sqlite).await;
+    let (_, key) = app.account(10_000, "write").await;
+    let dir = tempfile::tempdir().unwrap();
+    let mp4 = dir.path().join("clip.mp4");
+    let picture = "testsrc2=size=320x240:rate=25:duration=4";
+    let sound = "sine=frequency=300:duration=4";
+    let codecs = [
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        "-c:a",
+        "aac",
+        "-shortest",
+    ];
+    let inputs = ["-f", "lavfi", "-i", picture, "-f", "lavfi", "-i", sound];
+    ffmpeg(
+        &[&inputs[..], &codecs, &["-movflags", "+faststart"]].concat(),
+        &mp4,
+    );
+    let mut bytes = std::fs::read(&mp4).unwrap();
+    let mdat = bytes.windows(4).position(|w| w == b"mdat").unwrap();
+    let mut x: u32 = 7;
+    for b in &mut bytes[mdat + 68..] {
+        x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        *b = (x >> 16) as u8;
+    }
+    let r = app
+        .post_form(
+            "/v1/files",
+            &key,
+            form(vec![("file", bytes.clone(), "clip.mp4")], &[]),
+        )
+        .await;
+    assert_eq!(r.status(), 201, "the probe reads the header");
+    let file: Value = r.json().await.unwrap();
+    let leaks = |text: &str| {
+        let lower = text.to_lowercase();
+        ["ffmpeg", "ffprobe", "exit status", "exit code"]
+            .iter()
+            .any(|t| lower.contains(t))
+    };
+    let r = app
+        .post_form(
+            "/v1/speech-to-text",
+            &key,
+            form(vec![("file", bytes, "clip.mp4")], &[]),
+        )
+        .await;
+    let status = r.status();
+    let text = r.text().await.unwrap();
+    assert!(!leaks(&text), "{text}");
+    assert_eq!(status, 422, "{text}");
+    assert!(text.contains("unreadable_media"), "{text}");
+    let r = app
+        .post(
+            "/v1/video/trim",
+            &key,
+            json!({"fileId": file["id"], "ranges": [{"start": 0, "end": 3}], "mode": "accurate"}),
+        )
+        .await;
+    let status = r.status();
+    let text = r.text().await.unwrap();
+    assert!(!leaks(&text), "{text}");
+    assert!(status == 200 || status == 422, "{status}: {text}");
+    if status == 422 {
+        assert!(text.contains("unreadable_media"), "{text}");
     }
 }

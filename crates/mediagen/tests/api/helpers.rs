@@ -308,6 +308,11 @@ impl TestApp {
         self.request(Method::GET, path, Some(key), None).await
     }
 
+    /// A GET's JSON body.
+    pub async fn get_json(&self, path: &str, key: &str) -> Value {
+        self.get(path, key).await.json().await.unwrap()
+    }
+
     pub async fn post(&self, path: &str, key: &str, body: Value) -> Response {
         self.request(Method::POST, path, Some(key), Some(body))
             .await

@@ -151,15 +151,10 @@ async fn voice_catalog_filters_sorting_and_paging(backend: Backend) {
         preview.starts_with(&format!("{}/previews/", app.addr)),
         "{preview}"
     );
-    let r = app.client.get(&preview).send().await.unwrap();
-    assert_eq!(r.headers()["retry-after"], "5");
-    assert_error(r, 503, "service_unavailable").await;
-    let made: Value = app
-        .get("/v1/jobs?kind=voice.preview", &app.admin_key)
-        .await
-        .json()
-        .await
-        .unwrap();
+    not_made_yet(app.client.get(&preview).send().await.unwrap()).await;
+    let made = app
+        .get_json("/v1/jobs?kind=voice.preview", &app.admin_key)
+        .await;
     assert_eq!(made["pagination"]["total"], 0, "{made}");
     let tampered = preview.replace("expires=", "expires=1");
     assert_error(
@@ -205,6 +200,12 @@ async fn voice_catalog_filters_sorting_and_paging(backend: Backend) {
 
 crate::on_both_backends!(voice_catalog_filters_sorting_and_paging);
 
+/// A preview no worker has made yet: 503 at once, with `Retry-After`.
+async fn not_made_yet(r: reqwest::Response) {
+    assert_eq!(r.headers()["retry-after"], "5");
+    assert_error(r, 503, "service_unavailable").await;
+}
+
 /// Previews are made ahead: with no worker making them, 24 preview URLs
 /// fetched at once (no key) answer 503 at once, queue no job and leave the
 /// operator's own requests alone; a worker of `voice.preview` makes them
@@ -233,16 +234,9 @@ async fn previews_are_made_ahead_by_workers() {
     let answers =
         futures::future::join_all(previews.iter().map(|url| app.client.get(url).send())).await;
     for r in answers {
-        let r = r.unwrap();
-        assert_eq!(r.headers()["retry-after"], "5");
-        assert_error(r, 503, "service_unavailable").await;
+        not_made_yet(r.unwrap()).await;
     }
-    let jobs: Value = app
-        .get("/v1/jobs", &app.admin_key)
-        .await
-        .json()
-        .await
-        .unwrap();
+    let jobs = app.get_json("/v1/jobs", &app.admin_key).await;
     assert_eq!(jobs["pagination"]["total"], 0, "{jobs}");
     assert_eq!(
         app.test_job(&app.admin_key, json!({"ms": 0}))
@@ -276,12 +270,7 @@ async fn previews_are_made_ahead_by_workers() {
         "served from the stored copy"
     );
     // Still no job and no charge: previews bill no account.
-    let jobs: Value = app
-        .get("/v1/jobs", &app.admin_key)
-        .await
-        .json()
-        .await
-        .unwrap();
+    let jobs = app.get_json("/v1/jobs", &app.admin_key).await;
     assert_eq!(jobs["pagination"]["total"], 1, "only the test job: {jobs}");
     let _ = stop.send(());
     worker.await.unwrap().unwrap();

@@ -9,7 +9,7 @@ use mediagen_core::Page;
 use mediagen_store::LedgerEntry;
 
 use crate::error::ApiResult;
-use crate::extract::{ApiQuery, Auth, Read};
+use crate::extract::{ApiQuery, Auth};
 use crate::routes::{page_of, page_params, ListEnvelope};
 use crate::state::AppState;
 
@@ -58,7 +58,7 @@ pub struct AccountView {
     responses((status = 200, body = AccountView)))]
 pub async fn get_account(
     State(state): State<AppState>,
-    auth: Auth<Read>,
+    auth: Auth,
 ) -> ApiResult<Json<AccountView>> {
     let a = state
         .db
@@ -133,7 +133,7 @@ impl From<LedgerEntry> for LedgerView {
     responses((status = 200, body = ListEnvelope<LedgerView>), (status = 400)))]
 pub async fn ledger(
     State(state): State<AppState>,
-    auth: Auth<Read>,
+    auth: Auth,
     ApiQuery(q): ApiQuery<RawPageQuery>,
 ) -> ApiResult<Json<Page<LedgerView>>> {
     let params = page_params(&q)?;

@@ -20,7 +20,7 @@ use crate::avatars::{
 };
 pub use crate::avatars::{poster_key, video_key, AvatarView, LIST_CHOICES};
 use crate::error::{ApiResult, Error};
-use crate::extract::{client_id, ApiJson, ApiQuery, Auth, JobOptions, PathId, Read, Write};
+use crate::extract::{client_id, ApiJson, ApiQuery, Auth, JobOptions, PathId};
 use crate::jobs::{make_resource, submit, JobSpec, Made};
 use crate::media_input::{probe_upload, read_input, Input};
 use crate::routes::{clean_labels, form_labels, page_params, ListEnvelope};
@@ -46,7 +46,7 @@ const MAX_SECONDS: f64 = 300.0;
     responses((status = 200, body = ListEnvelope<AvatarView>), (status = 400)))]
 pub async fn list(
     State(state): State<AppState>,
-    auth: Auth<Read>,
+    auth: Auth,
     ApiQuery(q): ApiQuery<AvatarQuery>,
 ) -> ApiResult<Json<Page<AvatarView>>> {
     let params = page_params(&q.page)?;
@@ -101,7 +101,7 @@ pub async fn list(
     responses((status = 200, body = AvatarView), (status = 404, description = "`resource_not_found`")))]
 pub async fn get(
     State(state): State<AppState>,
-    auth: Auth<Read>,
+    auth: Auth,
     PathId(id): PathId<AvatarId>,
 ) -> ApiResult<Json<AvatarView>> {
     if let Some(look) = premade(&state, &id) {
@@ -176,7 +176,7 @@ fn check_meta(
               (status = 400), (status = 415), (status = 422)))]
 pub async fn create(
     State(state): State<AppState>,
-    auth: Auth<Write>,
+    auth: Auth,
     opts: JobOptions,
     mut form: MultipartForm,
 ) -> ApiResult<Response> {
@@ -276,7 +276,7 @@ pub struct AvatarPatch {
     responses((status = 200, body = AvatarView), (status = 400), (status = 404)))]
 pub async fn update(
     State(state): State<AppState>,
-    auth: Auth<Write>,
+    auth: Auth,
     PathId(id): PathId<AvatarId>,
     ApiJson(body): ApiJson<AvatarPatch>,
 ) -> ApiResult<Json<AvatarView>> {
@@ -297,7 +297,7 @@ pub async fn update(
     responses((status = 200, description = "`{id, deleted: true}`"), (status = 404)))]
 pub async fn delete(
     State(state): State<AppState>,
-    auth: Auth<Write>,
+    auth: Auth,
     PathId(id): PathId<AvatarId>,
 ) -> ApiResult<Json<Value>> {
     let a = state
@@ -339,7 +339,7 @@ pub async fn delete(
               (status = 415), (status = 422, description = "`unprocessable_entity` naming duration, audioFileId or the source")))]
 pub async fn expand(
     State(state): State<AppState>,
-    auth: Auth<Write>,
+    auth: Auth,
     opts: JobOptions,
     req: Request,
 ) -> ApiResult<Response> {

@@ -8,7 +8,7 @@ use mediagen_jobs::dub::{DubEdit, DubOptions, LineEdit, Pair};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ApiResult, Error};
-use crate::extract::{ApiJson, Auth, JobOptions, PathId, Read, Write};
+use crate::extract::{ApiJson, Auth, JobOptions, PathId};
 use crate::jobs::{submit, JobSpec};
 use crate::media_input::media_input;
 use crate::state::AppState;
@@ -59,7 +59,7 @@ use mediagen_jobs::limits::DUBBING as LIMITS;
               (status = 415), (status = 422, description = "unsupported language pair, or a part outside the file")))]
 pub async fn create(
     State(state): State<AppState>,
-    auth: Auth<Write>,
+    auth: Auth,
     opts: JobOptions,
     req: Request,
 ) -> ApiResult<Response> {
@@ -116,7 +116,7 @@ pub struct DubbingLanguages {
 /// so clients need not guess.
 #[utoipa::path(get, path = "/v1/dubbing/languages", tag = "voice", security(("bearer" = ["read"])),
     responses((status = 200, body = DubbingLanguages)))]
-pub async fn languages(State(state): State<AppState>, _auth: Auth<Read>) -> Json<DubbingLanguages> {
+pub async fn languages(State(state): State<AppState>, _auth: Auth) -> Json<DubbingLanguages> {
     let pairs = state.catalog.dubbing().pairs.clone();
     let mut sources: Vec<String> = pairs.iter().map(|p| p.source.clone()).collect();
     sources.sort();
@@ -191,7 +191,7 @@ pub struct SegmentsBody {
     responses((status = 202, body = crate::jobs::JobView), (status = 400), (status = 404), (status = 409)))]
 pub async fn edit_segments(
     State(state): State<AppState>,
-    auth: Auth<Write>,
+    auth: Auth,
     opts: JobOptions,
     PathId(job_id): PathId<JobId>,
     ApiJson(body): ApiJson<SegmentsBody>,

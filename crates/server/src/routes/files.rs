@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::error::ApiResult;
-use crate::extract::{ApiQuery, Auth, PathId, Read, Write};
+use crate::extract::{ApiQuery, Auth, PathId};
 use mediagen_jobs::limits;
 
 use crate::media_input::{probe_upload, save};
@@ -59,7 +59,7 @@ impl From<FileRecord> for FileView {
     responses((status = 201, body = FileView), (status = 400), (status = 413), (status = 415)))]
 pub async fn upload(
     State(state): State<AppState>,
-    auth: Auth<Write>,
+    auth: Auth,
     mut form: MultipartForm,
 ) -> ApiResult<(StatusCode, Json<FileView>)> {
     let upload = form.take_file("file")?;
@@ -74,7 +74,7 @@ pub async fn upload(
     responses((status = 200, body = ListEnvelope<FileView>)))]
 pub async fn list(
     State(state): State<AppState>,
-    auth: Auth<Read>,
+    auth: Auth,
     ApiQuery(q): ApiQuery<RawPageQuery>,
 ) -> ApiResult<Json<Page<FileView>>> {
     let params = page_params(&q)?;
@@ -90,7 +90,7 @@ pub async fn list(
     params(("id" = String, Path)), responses((status = 200, body = FileView), (status = 404)))]
 pub async fn get(
     State(state): State<AppState>,
-    auth: Auth<Read>,
+    auth: Auth,
     PathId(id): PathId<FileId>,
 ) -> ApiResult<Json<FileView>> {
     let file = state
@@ -106,7 +106,7 @@ pub async fn get(
     params(("id" = String, Path)), responses((status = 200, description = "`{id, deleted: true}`"), (status = 404)))]
 pub async fn delete(
     State(state): State<AppState>,
-    auth: Auth<Write>,
+    auth: Auth,
     PathId(id): PathId<FileId>,
 ) -> ApiResult<Json<Value>> {
     let file = state

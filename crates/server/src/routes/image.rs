@@ -3,7 +3,7 @@ use axum::response::Response;
 use mediagen_jobs::image::{ImageBody, ImageRequest};
 
 use crate::error::ApiResult;
-use crate::extract::{ApiJson, Auth, JobOptions, Write};
+use crate::extract::{ApiJson, Auth, JobOptions};
 use crate::jobs::{submit, JobSpec};
 use crate::state::AppState;
 
@@ -101,7 +101,7 @@ pub struct ImageBodyDoc {
               (status = 503, description = "`engine_unavailable`: the icon set is not installed")))]
 pub async fn create(
     State(state): State<AppState>,
-    auth: Auth<Write>,
+    auth: Auth,
     opts: JobOptions,
     ApiJson(mut body): ApiJson<ImageBody>,
 ) -> ApiResult<Response> {

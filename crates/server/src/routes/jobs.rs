@@ -7,7 +7,7 @@ use mediagen_store::JobFilter;
 use serde::Deserialize;
 
 use crate::error::ApiResult;
-use crate::extract::{ApiQuery, Auth, PathId, Read, Write};
+use crate::extract::{ApiQuery, Auth, PathId};
 use crate::jobs::JobView;
 use crate::routes::{page_of, page_params, ListEnvelope};
 use crate::state::AppState;
@@ -28,7 +28,7 @@ pub struct JobListQuery {
     responses((status = 200, body = JobView), (status = 404, description = "No such job in this account")))]
 pub async fn get_job(
     State(state): State<AppState>,
-    auth: Auth<Read>,
+    auth: Auth,
     PathId(id): PathId<JobId>,
 ) -> ApiResult<Json<JobView>> {
     let job = state
@@ -49,7 +49,7 @@ pub async fn get_job(
     responses((status = 200, body = ListEnvelope<JobView>), (status = 400, description = "Invalid filter or paging value")))]
 pub async fn list_jobs(
     State(state): State<AppState>,
-    auth: Auth<Read>,
+    auth: Auth,
     ApiQuery(q): ApiQuery<JobListQuery>,
 ) -> ApiResult<Json<Page<JobView>>> {
     let params = page_params(&q.page)?;
@@ -87,7 +87,7 @@ pub async fn list_jobs(
     responses((status = 200, body = JobView), (status = 404), (status = 409, description = "Already finished")))]
 pub async fn cancel_job(
     State(state): State<AppState>,
-    auth: Auth<Write>,
+    auth: Auth,
     PathId(id): PathId<JobId>,
 ) -> ApiResult<Json<JobView>> {
     let before = state

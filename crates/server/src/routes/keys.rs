@@ -9,7 +9,7 @@ use mediagen_store::KeyRecord;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ApiResult;
-use crate::extract::{Admin, ApiJson, ApiQuery, Auth, PathId};
+use crate::extract::{ApiJson, ApiQuery, Auth, PathId};
 use crate::routes::{page_of, page_params, ListEnvelope};
 use crate::state::AppState;
 
@@ -133,7 +133,7 @@ pub async fn create_key_for(
               (status = 422, description = "`unprocessable_entity`: `expiresAt` is not in the future")))]
 pub async fn create_key(
     State(state): State<AppState>,
-    auth: Auth<Admin>,
+    auth: Auth,
     ApiJson(body): ApiJson<CreateKey>,
 ) -> ApiResult<(StatusCode, Json<CreatedKey>)> {
     create_key_for(&state, &auth.account_id, body).await
@@ -145,7 +145,7 @@ pub async fn create_key(
     responses((status = 200, body = ListEnvelope<KeyView>)))]
 pub async fn list_keys(
     State(state): State<AppState>,
-    auth: Auth<Admin>,
+    auth: Auth,
     ApiQuery(q): ApiQuery<RawPageQuery>,
 ) -> ApiResult<Json<Page<KeyView>>> {
     let params = page_params(&q)?;
@@ -173,7 +173,7 @@ pub struct RevokeQuery {
     responses((status = 200, body = KeyView), (status = 404)))]
 pub async fn revoke_key(
     State(state): State<AppState>,
-    auth: Auth<Admin>,
+    auth: Auth,
     PathId(id): PathId<KeyId>,
     ApiQuery(q): ApiQuery<RevokeQuery>,
 ) -> ApiResult<Json<KeyView>> {

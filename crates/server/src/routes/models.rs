@@ -6,7 +6,7 @@ use mediagen_jobs::openai::models::{aliases, model_ids};
 use serde::Serialize;
 
 use crate::error::ApiResult;
-use crate::extract::{Auth, Read};
+use crate::extract::Auth;
 use crate::state::AppState;
 
 /// A model: an engine and what start-up found of it, or one of OpenAI's
@@ -135,7 +135,7 @@ async fn all(state: &AppState) -> ApiResult<Vec<ModelView>> {
 /// `id`, `object`, `created`, `owned_by`). One page holds them all.
 #[utoipa::path(get, path = "/v1/models", tag = "voice", security(("bearer" = ["read"])),
     responses((status = 200, body = ModelList)))]
-pub async fn list(State(state): State<AppState>, _auth: Auth<Read>) -> ApiResult<Json<ModelList>> {
+pub async fn list(State(state): State<AppState>, _auth: Auth) -> ApiResult<Json<ModelList>> {
     let data = all(&state).await?;
     let n = data.len() as u64;
     let params = PageParams {
@@ -158,7 +158,7 @@ pub async fn list(State(state): State<AppState>, _auth: Auth<Read>) -> ApiResult
     responses((status = 200, body = ModelView), (status = 404, description = "`resource_not_found`")))]
 pub async fn get(
     State(state): State<AppState>,
-    _auth: Auth<Read>,
+    _auth: Auth,
     Path(id): Path<String>,
 ) -> ApiResult<Json<ModelView>> {
     all(&state)

@@ -5,7 +5,7 @@ use mediagen_jobs::sound::{SoundBody, SoundRequest};
 use serde_json::Value;
 
 use crate::error::ApiResult;
-use crate::extract::{ApiJson, Auth, JobOptions, Read, Write};
+use crate::extract::{ApiJson, Auth, JobOptions};
 use crate::jobs::{submit, JobSpec};
 use crate::state::AppState;
 
@@ -80,7 +80,7 @@ pub struct SoundBodyDoc {
               (status = 402), (status = 422, description = "`unsupported_prompt`")))]
 pub async fn create(
     State(state): State<AppState>,
-    auth: Auth<Write>,
+    auth: Auth,
     opts: JobOptions,
     ApiJson(mut body): ApiJson<SoundBody>,
 ) -> ApiResult<Response> {
@@ -98,6 +98,6 @@ pub async fn create(
 /// `words` and `effect`).
 #[utoipa::path(get, path = "/v1/sound-generation/vocabulary", tag = "content", security(("bearer" = ["read"])),
     responses((status = 200, description = "`{concepts: [...], modifiers: [...]}`")))]
-pub async fn vocabulary(State(state): State<AppState>, _auth: Auth<Read>) -> Json<Value> {
+pub async fn vocabulary(State(state): State<AppState>, _auth: Auth) -> Json<Value> {
     Json(state.catalog.sound_vocabulary())
 }

@@ -3,7 +3,7 @@ use axum::response::Response;
 use mediagen_jobs::stt::SttRequest;
 
 use crate::error::ApiResult;
-use crate::extract::{Auth, JobOptions, Write};
+use crate::extract::{Auth, JobOptions};
 use crate::media_input::media_input;
 use crate::state::AppState;
 use mediagen_jobs::limits::SPEECH_TO_TEXT as LIMITS;
@@ -43,7 +43,7 @@ use mediagen_jobs::limits::SPEECH_TO_TEXT as LIMITS;
               (status = 422, description = "`unreadable_media`")))]
 pub async fn create(
     State(state): State<AppState>,
-    auth: Auth<Write>,
+    auth: Auth,
     opts: JobOptions,
     req: Request,
 ) -> ApiResult<Response> {

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::error::ApiResult;
-use crate::extract::{ApiJson, Auth, JobOptions, Write};
+use crate::extract::{ApiJson, Auth, JobOptions};
 use crate::jobs::{submit, JobSpec};
 use crate::state::AppState;
 
@@ -32,7 +32,7 @@ pub struct TestJob {
 
 pub async fn create(
     State(state): State<AppState>,
-    auth: Auth<Write>,
+    auth: Auth,
     opts: JobOptions,
     ApiJson(body): ApiJson<TestJob>,
 ) -> ApiResult<Response> {

@@ -3,7 +3,7 @@ use axum::response::Response;
 use mediagen_jobs::tts::{TtsBody, TtsRequest};
 
 use crate::error::ApiResult;
-use crate::extract::{ApiJson, Auth, JobOptions, Write};
+use crate::extract::{ApiJson, Auth, JobOptions};
 use crate::jobs::{dry_run, submit, JobSpec};
 use crate::state::AppState;
 use crate::voices::cloned_voice;
@@ -65,7 +65,7 @@ pub struct TtsBodyDoc {
               (status = 402), (status = 404, description = "`voice_not_found`")))]
 pub async fn create(
     State(state): State<AppState>,
-    auth: Auth<Write>,
+    auth: Auth,
     opts: JobOptions,
     ApiJson(mut body): ApiJson<TtsBody>,
 ) -> ApiResult<Response> {
@@ -95,7 +95,7 @@ pub async fn create(
               (status = 503, description = "`service_unavailable`: no worker began the speech in time (`Retry-After`)")))]
 pub async fn stream(
     State(state): State<AppState>,
-    auth: Auth<Write>,
+    auth: Auth,
     opts: JobOptions,
     ApiJson(mut body): ApiJson<TtsBody>,
 ) -> ApiResult<Response> {

@@ -3,7 +3,7 @@ use axum::response::Response;
 use mediagen_jobs::video::TrimOptions;
 
 use crate::error::ApiResult;
-use crate::extract::{Auth, JobOptions, Write};
+use crate::extract::{Auth, JobOptions};
 use crate::media_input::media_input;
 use crate::state::AppState;
 use mediagen_jobs::limits::VIDEO_TRIM as LIMITS;
@@ -35,7 +35,7 @@ use mediagen_jobs::limits::VIDEO_TRIM as LIMITS;
               (status = 422, description = "`invalid_range` or `unreadable_media`")))]
 pub async fn trim(
     State(state): State<AppState>,
-    auth: Auth<Write>,
+    auth: Auth,
     opts: JobOptions,
     req: Request,
 ) -> ApiResult<Response> {

@@ -3,7 +3,7 @@ use axum::response::Response;
 use mediagen_jobs::voice::ChangeOptions;
 
 use crate::error::ApiResult;
-use crate::extract::{Auth, JobOptions, Write};
+use crate::extract::{Auth, JobOptions};
 use crate::media_input::media_input;
 use crate::state::AppState;
 use crate::voices::{cloned_voice, voice_not_found};
@@ -51,7 +51,7 @@ use mediagen_jobs::limits::VOICE_CHANGER as LIMITS;
               (status = 415), (status = 422)))]
 pub async fn change(
     State(state): State<AppState>,
-    auth: Auth<Write>,
+    auth: Auth,
     opts: JobOptions,
     req: Request,
 ) -> ApiResult<Response> {

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::error::{ApiResult, Error};
-use crate::extract::{ApiJson, ApiQuery, Auth, JobOptions, PathId, Read, Write};
+use crate::extract::{ApiJson, ApiQuery, Auth, JobOptions, PathId};
 use crate::jobs::{make_resource, JobSpec, Made};
 use mediagen_jobs::limits;
 
@@ -39,7 +39,7 @@ use crate::voices::{all_voices, cloned_view, matches, quality_rank, voice_not_fo
     responses((status = 200, body = ListEnvelope<VoiceView>), (status = 400)))]
 pub async fn list(
     State(state): State<AppState>,
-    auth: Auth<Read>,
+    auth: Auth,
     ApiQuery(q): ApiQuery<VoiceQuery>,
 ) -> ApiResult<Json<Page<VoiceView>>> {
     let params = page_params(&q.page)?;
@@ -95,7 +95,7 @@ pub async fn list(
     params(("id" = String, Path)), responses((status = 200, body = VoiceView), (status = 404, description = "`voice_not_found`")))]
 pub async fn get(
     State(state): State<AppState>,
-    auth: Auth<Read>,
+    auth: Auth,
     PathId(id): PathId<VoiceId>,
 ) -> ApiResult<Json<VoiceView>> {
     if let Some(voice) = state.catalog.voice(&id) {
@@ -153,7 +153,7 @@ pub const LIST_CHOICES: [(&str, &[&str]); 2] = [
               (status = 400), (status = 415), (status = 422)))]
 pub async fn create(
     State(state): State<AppState>,
-    auth: Auth<Write>,
+    auth: Auth,
     opts: JobOptions,
     mut form: MultipartForm,
 ) -> ApiResult<Response> {
@@ -268,7 +268,7 @@ pub struct VoicePatch {
     responses((status = 200, body = VoiceView), (status = 400), (status = 404)))]
 pub async fn update(
     State(state): State<AppState>,
-    auth: Auth<Write>,
+    auth: Auth,
     PathId(id): PathId<VoiceId>,
     ApiJson(body): ApiJson<VoicePatch>,
 ) -> ApiResult<Json<VoiceView>> {
@@ -298,7 +298,7 @@ pub async fn update(
     responses((status = 200, description = "`{id, deleted: true}`"), (status = 404)))]
 pub async fn delete(
     State(state): State<AppState>,
-    auth: Auth<Write>,
+    auth: Auth,
     PathId(id): PathId<VoiceId>,
 ) -> ApiResult<Json<Value>> {
     let v = state

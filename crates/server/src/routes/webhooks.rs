@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::error::ApiResult;
-use crate::extract::{Admin, ApiJson, ApiQuery, Auth, PathId};
+use crate::extract::{ApiJson, ApiQuery, Auth, PathId};
 use crate::routes::{page_of, page_params, ListEnvelope};
 use crate::state::AppState;
 use crate::webhooks::signing::new_secret;
@@ -129,7 +129,7 @@ fn events_schema() -> utoipa::openapi::schema::Array {
               (status = 422, description = "`unprocessable_entity`: a URL that does not parse, carries credentials or is on an internal network, or 20 endpoints already")))]
 pub async fn create(
     State(state): State<AppState>,
-    auth: Auth<Admin>,
+    auth: Auth,
     ApiJson(body): ApiJson<WebhookBody>,
 ) -> ApiResult<(StatusCode, Json<WebhookView>)> {
     let url = check_url(body.url.trim(), "url", state.config.webhook_allow_private)?;
@@ -166,7 +166,7 @@ pub async fn create(
     responses((status = 200, body = ListEnvelope<WebhookView>)))]
 pub async fn list(
     State(state): State<AppState>,
-    auth: Auth<Admin>,
+    auth: Auth,
     ApiQuery(q): ApiQuery<RawPageQuery>,
 ) -> ApiResult<Json<Page<WebhookView>>> {
     let params = page_params(&q)?;
@@ -182,7 +182,7 @@ pub async fn list(
     params(("id" = String, Path)), responses((status = 200, body = WebhookView), (status = 404)))]
 pub async fn get(
     State(state): State<AppState>,
-    auth: Auth<Admin>,
+    auth: Auth,
     PathId(id): PathId<WebhookId>,
 ) -> ApiResult<Json<WebhookView>> {
     let w = state
@@ -200,7 +200,7 @@ pub async fn get(
     params(("id" = String, Path)), responses((status = 200, description = "`{id, deleted: true}`"), (status = 404)))]
 pub async fn delete(
     State(state): State<AppState>,
-    auth: Auth<Admin>,
+    auth: Auth,
     PathId(id): PathId<WebhookId>,
 ) -> ApiResult<Json<Value>> {
     if !state.db.delete_webhook(&auth.account_id, &id).await? {
@@ -218,7 +218,7 @@ pub async fn delete(
     responses((status = 200, body = ListEnvelope<DeliveryView>), (status = 404)))]
 pub async fn deliveries(
     State(state): State<AppState>,
-    auth: Auth<Admin>,
+    auth: Auth,
     PathId(id): PathId<WebhookId>,
     ApiQuery(q): ApiQuery<RawPageQuery>,
 ) -> ApiResult<Json<Page<DeliveryView>>> {
@@ -243,7 +243,7 @@ pub async fn deliveries(
     responses((status = 202, body = DeliveryView), (status = 404)))]
 pub async fn redeliver(
     State(state): State<AppState>,
-    auth: Auth<Admin>,
+    auth: Auth,
     Path((id, delivery)): Path<(String, String)>,
 ) -> ApiResult<(StatusCode, Json<DeliveryView>)> {
     let endpoint = WebhookId::parse(&id).ok_or_else(|| WebhookId::not_found(&id))?;
@@ -272,7 +272,7 @@ pub struct RequestSecretView {
     responses((status = 200, body = RequestSecretView)))]
 pub async fn request_secret(
     State(state): State<AppState>,
-    auth: Auth<Admin>,
+    auth: Auth,
 ) -> ApiResult<Json<RequestSecretView>> {
     let secret = state
         .db
@@ -289,7 +289,7 @@ pub async fn request_secret(
     responses((status = 200, body = RequestSecretView)))]
 pub async fn rotate_request_secret(
     State(state): State<AppState>,
-    auth: Auth<Admin>,
+    auth: Auth,
 ) -> ApiResult<Json<RequestSecretView>> {
     let secret = new_secret();
     state

@@ -7,13 +7,13 @@ use mediagen_core::ApiError;
 use serde_json::{json, Value};
 
 use crate::error::ApiResult;
-use crate::extract::{Auth, Read};
+use crate::extract::Auth;
 use crate::state::AppState;
 
 /// The account's credits as ElevenLabs' subscription: `character_count`
 /// is what was used and is held now, `character_limit` that plus the
 /// balance.
-async fn subscription_of(state: &AppState, auth: &Auth<Read>) -> ApiResult<Value> {
+async fn subscription_of(state: &AppState, auth: &Auth) -> ApiResult<Value> {
     let a = state
         .db
         .account(&auth.account_id)
@@ -42,15 +42,12 @@ async fn subscription_of(state: &AppState, auth: &Auth<Read>) -> ApiResult<Value
 }
 
 /// `GET /user/subscription`.
-pub async fn subscription(
-    State(state): State<AppState>,
-    auth: Auth<Read>,
-) -> ApiResult<Json<Value>> {
+pub async fn subscription(State(state): State<AppState>, auth: Auth) -> ApiResult<Json<Value>> {
     Ok(Json(subscription_of(&state, &auth).await?))
 }
 
 /// `GET /user`: the account, with its subscription.
-pub async fn user(State(state): State<AppState>, auth: Auth<Read>) -> ApiResult<Json<Value>> {
+pub async fn user(State(state): State<AppState>, auth: Auth) -> ApiResult<Json<Value>> {
     let subscription = subscription_of(&state, &auth).await?;
     Ok(Json(json!({
         "user_id": auth.account_id,

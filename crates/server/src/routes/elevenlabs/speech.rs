@@ -18,7 +18,7 @@ use serde_json::json;
 
 use super::FormatQuery;
 use crate::error::ApiResult;
-use crate::extract::{ApiJson, ApiQuery, Auth, JobOptions, Write};
+use crate::extract::{ApiJson, ApiQuery, Auth, JobOptions};
 use crate::jobs::{output_bytes, run_to_end, JobSpec};
 use crate::media_input::media_input;
 use crate::routes::{with_ignored, with_job};
@@ -28,7 +28,7 @@ use crate::voices::cloned_voice;
 /// Our text-to-speech request for ElevenLabs' `voice_id` and body.
 async fn tts_request(
     state: &AppState,
-    auth: &Auth<Write>,
+    auth: &Auth,
     voice_id: &str,
     query: &FormatQuery,
     body: SpeechBody,
@@ -52,7 +52,7 @@ async fn tts_request(
 /// is made (our streamed text-to-speech job).
 pub async fn speech(
     State(state): State<AppState>,
-    auth: Auth<Write>,
+    auth: Auth,
     opts: JobOptions,
     Path(voice_id): Path<String>,
     ApiQuery(query): ApiQuery<FormatQuery>,
@@ -68,7 +68,7 @@ pub async fn speech(
 /// character, from our word timestamps.
 pub async fn with_timestamps(
     State(state): State<AppState>,
-    auth: Auth<Write>,
+    auth: Auth,
     opts: JobOptions,
     Path(voice_id): Path<String>,
     ApiQuery(query): ApiQuery<FormatQuery>,
@@ -95,7 +95,7 @@ pub async fn with_timestamps(
 /// words}` when the job ends.
 pub async fn transcribe(
     State(state): State<AppState>,
-    auth: Auth<Write>,
+    auth: Auth,
     opts: JobOptions,
     req: Request,
 ) -> ApiResult<Response> {
@@ -133,7 +133,7 @@ pub async fn transcribe(
 /// `POST /sound-generation`: the sound's audio when the job ends.
 pub async fn sound(
     State(state): State<AppState>,
-    auth: Auth<Write>,
+    auth: Auth,
     opts: JobOptions,
     ApiQuery(query): ApiQuery<FormatQuery>,
     ApiJson(body): ApiJson<SoundEffectBody>,

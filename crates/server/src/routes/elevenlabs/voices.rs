@@ -8,7 +8,7 @@ use mediagen_jobs::elevenlabs::premade_voice;
 use serde_json::{json, Value};
 
 use crate::error::ApiResult;
-use crate::extract::{Auth, Read};
+use crate::extract::Auth;
 use crate::state::AppState;
 use crate::voices::{all_voices, cloned_view, voice_not_found, VoiceView};
 
@@ -33,7 +33,7 @@ fn eleven_voice(v: VoiceView, voice_id: String) -> Value {
 }
 
 /// `GET /voices`: `{voices: [...]}`, every voice the account may use.
-pub async fn list(State(state): State<AppState>, auth: Auth<Read>) -> ApiResult<Json<Value>> {
+pub async fn list(State(state): State<AppState>, auth: Auth) -> ApiResult<Json<Value>> {
     let voices: Vec<Value> = all_voices(&state, &auth.account_id)
         .await?
         .into_iter()
@@ -49,7 +49,7 @@ pub async fn list(State(state): State<AppState>, auth: Auth<Read>) -> ApiResult<
 /// as the catalog voice it maps to (under the id asked for).
 pub async fn get(
     State(state): State<AppState>,
-    auth: Auth<Read>,
+    auth: Auth,
     Path(voice_id): Path<String>,
 ) -> ApiResult<Json<Value>> {
     let catalog = state.catalog.as_ref();

@@ -9,7 +9,7 @@ use mediagen_jobs::openai::image::{ImagesBody, MODELS, OUTPUT_FORMATS, RESPONSE_
 use serde_json::{json, Value};
 
 use crate::error::ApiResult;
-use crate::extract::{ApiJson, Auth, JobOptions, Write};
+use crate::extract::{ApiJson, Auth, JobOptions};
 use crate::jobs::{run_to_end, JobSpec, JobView};
 use crate::state::AppState;
 
@@ -84,7 +84,7 @@ fn output_formats() -> utoipa::openapi::schema::Object {
               (status = 503, description = "`engine_unavailable`, or the job had not ended in its time limit")))]
 pub async fn generations(
     State(state): State<AppState>,
-    auth: Auth<Write>,
+    auth: Auth,
     opts: JobOptions,
     ApiJson(body): ApiJson<ImagesBody>,
 ) -> ApiResult<Response> {

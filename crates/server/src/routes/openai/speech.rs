@@ -13,7 +13,7 @@ use mediagen_jobs::tts::TtsRequest;
 use serde_json::json;
 
 use crate::error::ApiResult;
-use crate::extract::{ApiJson, Auth, JobOptions, Write};
+use crate::extract::{ApiJson, Auth, JobOptions};
 use crate::state::AppState;
 use crate::voices::cloned_voice;
 
@@ -87,7 +87,7 @@ fn stream_format_schema() -> utoipa::openapi::schema::Object {
               (status = 503, description = "`service_unavailable`: no worker began the speech in time (`Retry-After`)")))]
 pub async fn speech(
     State(state): State<AppState>,
-    auth: Auth<Write>,
+    auth: Auth,
     opts: JobOptions,
     ApiJson(body): ApiJson<SpeechBody>,
 ) -> ApiResult<Response> {

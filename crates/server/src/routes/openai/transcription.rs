@@ -10,7 +10,7 @@ use mediagen_jobs::limits::SPEECH_TO_TEXT as LIMITS;
 use mediagen_jobs::openai::transcription::{Rendered, Task, Transcription};
 
 use crate::error::ApiResult;
-use crate::extract::{Auth, JobOptions, Write};
+use crate::extract::{Auth, JobOptions};
 use crate::media_input::media_input;
 use crate::middleware::Principal;
 use crate::state::AppState;
@@ -34,7 +34,7 @@ use crate::state::AppState;
               (status = 503, description = "`service_unavailable`: the job had not ended in its time limit (it goes on)")))]
 pub async fn transcriptions(
     State(state): State<AppState>,
-    auth: Auth<Write>,
+    auth: Auth,
     opts: JobOptions,
     req: Request,
 ) -> ApiResult<Response> {
@@ -55,7 +55,7 @@ pub async fn transcriptions(
               (status = 503, description = "`service_unavailable`: the job had not ended in its time limit (it goes on)")))]
 pub async fn translations(
     State(state): State<AppState>,
-    auth: Auth<Write>,
+    auth: Auth,
     opts: JobOptions,
     req: Request,
 ) -> ApiResult<Response> {
