@@ -10,7 +10,7 @@ use axum::handler::Handler;
 use axum::http::Method;
 use axum::middleware::{from_fn, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, on, MethodFilter, MethodRouter};
+use axum::routing::{self, on, MethodFilter, MethodRouter};
 use axum::Router;
 use mediagen_core::ids::random_base62;
 use mediagen_core::{ErrorCode, Level};
@@ -290,6 +290,7 @@ struct Route {
     handler: MethodRouter<AppState>,
 }
 
+/// A route answering `method` (see [`get`], [`post`], [`patch`], [`delete`]).
 fn at<H, T>(method: Method, path: &'static str, level: Level, handler: H) -> Route
 where
     H: Handler<T, AppState>,
@@ -304,121 +305,89 @@ where
     }
 }
 
+/// `get(path, level, handler)` and its kin: a route answering one method.
+macro_rules! by_method {
+    ($($name:ident => $method:ident),*) => {$(
+        fn $name<H, T>(path: &'static str, level: Level, handler: H) -> Route
+        where
+            H: Handler<T, AppState>,
+            T: 'static,
+        {
+            at(Method::$method, path, level, handler)
+        }
+    )*};
+}
+
+by_method!(get => GET, post => POST, patch => PATCH, delete => DELETE);
+
 /// The `/v1` routes (the API and its OpenAI dialect), each with its level.
 fn v1_routes(test_jobs: bool) -> Vec<Route> {
     use Level::{Admin, Read, Write};
     let mut routes = vec![
-        at(Method::GET, "/account", Read, account::get_account),
-        at(Method::GET, "/account/ledger", Read, account::ledger),
-        at(Method::POST, "/files", Write, files::upload),
-        at(Method::GET, "/files", Read, files::list),
-        at(Method::GET, "/files/{id}", Read, files::get),
-        at(Method::DELETE, "/files/{id}", Write, files::delete),
-        at(Method::POST, "/text-to-speech", Write, tts::create),
-        at(Method::POST, "/text-to-speech/stream", Write, tts::stream),
-        at(Method::POST, "/audio/speech", Write, openai::speech),
-        at(
-            Method::POST,
-            "/audio/transcriptions",
-            Write,
-            openai::transcriptions,
-        ),
-        at(
-            Method::POST,
-            "/audio/translations",
-            Write,
-            openai::translations,
-        ),
-        at(
-            Method::POST,
-            "/images/generations",
-            Write,
-            openai::generations,
-        ),
-        at(Method::POST, "/speech-to-text", Write, stt::create),
-        at(Method::POST, "/video/trim", Write, video::trim),
-        at(Method::POST, "/sound-generation", Write, sound::create),
-        at(
-            Method::GET,
-            "/sound-generation/vocabulary",
-            Read,
-            sound::vocabulary,
-        ),
-        at(Method::POST, "/image-generation", Write, image::create),
-        at(Method::GET, "/avatars", Read, avatars::list),
-        at(Method::POST, "/avatars", Write, avatars::create),
-        at(Method::GET, "/avatars/{id}", Read, avatars::get),
-        at(Method::PATCH, "/avatars/{id}", Write, avatars::update),
-        at(Method::DELETE, "/avatars/{id}", Write, avatars::delete),
-        at(Method::POST, "/avatar-expansion", Write, avatars::expand),
-        at(Method::GET, "/voices", Read, voices::list),
-        at(Method::POST, "/voices", Write, voices::create),
-        at(Method::GET, "/voices/{id}", Read, voices::get),
-        at(Method::PATCH, "/voices/{id}", Write, voices::update),
-        at(Method::DELETE, "/voices/{id}", Write, voices::delete),
-        at(Method::POST, "/voice-changer", Write, voice_changer::change),
-        at(Method::POST, "/dubbing", Write, dubbing::create),
-        at(Method::GET, "/dubbing/languages", Read, dubbing::languages),
-        at(
-            Method::POST,
-            "/dubbing/{id}/segments",
-            Write,
-            dubbing::edit_segments,
-        ),
-        at(Method::GET, "/models", Read, models::list),
-        at(Method::GET, "/models/{id}", Read, models::get),
-        at(Method::GET, "/jobs", Read, jobs::list_jobs),
-        at(Method::GET, "/jobs/{id}", Read, jobs::get_job),
-        at(Method::DELETE, "/jobs/{id}", Write, jobs::cancel_job),
-        at(Method::POST, "/keys", Admin, keys::create_key),
-        at(Method::GET, "/keys", Admin, keys::list_keys),
-        at(Method::DELETE, "/keys/{id}", Admin, keys::revoke_key),
-        at(Method::POST, "/webhooks", Admin, webhooks::create),
-        at(Method::GET, "/webhooks", Admin, webhooks::list),
-        at(Method::GET, "/webhooks/{id}", Admin, webhooks::get),
-        at(Method::DELETE, "/webhooks/{id}", Admin, webhooks::delete),
-        at(
-            Method::GET,
-            "/webhooks/default/secret",
-            Admin,
-            webhooks::request_secret,
-        ),
-        at(
-            Method::POST,
+        get("/account", Read, account::get_account),
+        get("/account/ledger", Read, account::ledger),
+        post("/files", Write, files::upload),
+        get("/files", Read, files::list),
+        get("/files/{id}", Read, files::get),
+        delete("/files/{id}", Write, files::delete),
+        post("/text-to-speech", Write, tts::create),
+        post("/text-to-speech/stream", Write, tts::stream),
+        post("/audio/speech", Write, openai::speech),
+        post("/audio/transcriptions", Write, openai::transcriptions),
+        post("/audio/translations", Write, openai::translations),
+        post("/images/generations", Write, openai::generations),
+        post("/speech-to-text", Write, stt::create),
+        post("/video/trim", Write, video::trim),
+        post("/sound-generation", Write, sound::create),
+        get("/sound-generation/vocabulary", Read, sound::vocabulary),
+        post("/image-generation", Write, image::create),
+        get("/avatars", Read, avatars::list),
+        post("/avatars", Write, avatars::create),
+        get("/avatars/{id}", Read, avatars::get),
+        patch("/avatars/{id}", Write, avatars::update),
+        delete("/avatars/{id}", Write, avatars::delete),
+        post("/avatar-expansion", Write, avatars::expand),
+        get("/voices", Read, voices::list),
+        post("/voices", Write, voices::create),
+        get("/voices/{id}", Read, voices::get),
+        patch("/voices/{id}", Write, voices::update),
+        delete("/voices/{id}", Write, voices::delete),
+        post("/voice-changer", Write, voice_changer::change),
+        post("/dubbing", Write, dubbing::create),
+        get("/dubbing/languages", Read, dubbing::languages),
+        post("/dubbing/{id}/segments", Write, dubbing::edit_segments),
+        get("/models", Read, models::list),
+        get("/models/{id}", Read, models::get),
+        get("/jobs", Read, jobs::list_jobs),
+        get("/jobs/{id}", Read, jobs::get_job),
+        delete("/jobs/{id}", Write, jobs::cancel_job),
+        post("/keys", Admin, keys::create_key),
+        get("/keys", Admin, keys::list_keys),
+        delete("/keys/{id}", Admin, keys::revoke_key),
+        post("/webhooks", Admin, webhooks::create),
+        get("/webhooks", Admin, webhooks::list),
+        get("/webhooks/{id}", Admin, webhooks::get),
+        delete("/webhooks/{id}", Admin, webhooks::delete),
+        get("/webhooks/default/secret", Admin, webhooks::request_secret),
+        post(
             "/webhooks/default/secret",
             Admin,
             webhooks::rotate_request_secret,
         ),
-        at(
-            Method::GET,
-            "/webhooks/{id}/deliveries",
-            Admin,
-            webhooks::deliveries,
-        ),
-        at(
-            Method::POST,
+        get("/webhooks/{id}/deliveries", Admin, webhooks::deliveries),
+        post(
             "/webhooks/{id}/deliveries/{deliveryId}/redeliver",
             Admin,
             webhooks::redeliver,
         ),
-        at(Method::POST, "/accounts", Admin, accounts::create_account),
-        at(Method::GET, "/accounts", Admin, accounts::list_accounts),
-        at(Method::GET, "/accounts/{id}", Admin, accounts::get_account),
-        at(
-            Method::POST,
-            "/accounts/{id}/credits",
-            Admin,
-            accounts::grant_credits,
-        ),
-        at(
-            Method::POST,
-            "/accounts/{id}/keys",
-            Admin,
-            accounts::create_account_key,
-        ),
+        post("/accounts", Admin, accounts::create_account),
+        get("/accounts", Admin, accounts::list_accounts),
+        get("/accounts/{id}", Admin, accounts::get_account),
+        post("/accounts/{id}/credits", Admin, accounts::grant_credits),
+        post("/accounts/{id}/keys", Admin, accounts::create_account_key),
     ];
     if test_jobs {
-        routes.push(at(Method::POST, "/test-jobs", Write, test_jobs::create));
+        routes.push(post("/test-jobs", Write, test_jobs::create));
     }
     routes
 }
@@ -427,52 +396,32 @@ fn v1_routes(test_jobs: bool) -> Vec<Route> {
 fn elevenlabs_routes() -> Vec<Route> {
     use Level::{Read, Write};
     vec![
-        at(
-            Method::POST,
+        post(
             "/text-to-speech/{voice_id}",
             Write,
             elevenlabs::speech::speech,
         ),
-        at(
-            Method::POST,
+        post(
             "/text-to-speech/{voice_id}/stream",
             Write,
             elevenlabs::speech::speech,
         ),
-        at(
-            Method::POST,
+        post(
             "/text-to-speech/{voice_id}/with-timestamps",
             Write,
             elevenlabs::speech::with_timestamps,
         ),
-        at(
-            Method::POST,
+        post(
             "/text-to-speech/{voice_id}/stream/with-timestamps",
             Write,
             elevenlabs::speech::with_timestamps,
         ),
-        at(
-            Method::POST,
-            "/speech-to-text",
-            Write,
-            elevenlabs::speech::transcribe,
-        ),
-        at(
-            Method::POST,
-            "/sound-generation",
-            Write,
-            elevenlabs::speech::sound,
-        ),
-        at(Method::GET, "/voices", Read, elevenlabs::voices::list),
-        at(
-            Method::GET,
-            "/voices/{voice_id}",
-            Read,
-            elevenlabs::voices::get,
-        ),
-        at(Method::GET, "/user", Read, elevenlabs::account::user),
-        at(
-            Method::GET,
+        post("/speech-to-text", Write, elevenlabs::speech::transcribe),
+        post("/sound-generation", Write, elevenlabs::speech::sound),
+        get("/voices", Read, elevenlabs::voices::list),
+        get("/voices/{voice_id}", Read, elevenlabs::voices::get),
+        get("/user", Read, elevenlabs::account::user),
+        get(
             "/user/subscription",
             Read,
             elevenlabs::account::subscription,
@@ -518,16 +467,16 @@ fn router(state: AppState) -> Router {
     Router::new()
         .nest("/v1", v1)
         .nest("/elevenlabs/v1", eleven)
-        .route("/v1/openapi.json", get(system::openapi))
-        .route("/docs", get(reference::page))
-        .route("/docs/{name}", get(reference::asset))
-        .route("/console", get(console::page))
-        .route("/console/{name}", get(console::asset))
-        .route("/healthz", get(system::healthz))
-        .route("/readyz", get(system::readyz))
-        .route("/metrics", get(system::metrics))
-        .route("/blobs/{*key}", get(blobs::download))
-        .route("/previews/{file}", get(previews::get))
+        .route("/v1/openapi.json", routing::get(system::openapi))
+        .route("/docs", routing::get(reference::page))
+        .route("/docs/{name}", routing::get(reference::asset))
+        .route("/console", routing::get(console::page))
+        .route("/console/{name}", routing::get(console::asset))
+        .route("/healthz", routing::get(system::healthz))
+        .route("/readyz", routing::get(system::readyz))
+        .route("/metrics", routing::get(system::metrics))
+        .route("/blobs/{*key}", routing::get(blobs::download))
+        .route("/previews/{file}", routing::get(previews::get))
         .fallback(|| async { Error::new(ErrorCode::RouteNotFound) })
         .method_not_allowed_fallback(|| async { Error::new(ErrorCode::MethodNotAllowed) })
         .layer(from_fn_with_state(
