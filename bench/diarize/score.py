@@ -1,0 +1,150 @@
+"""Diarization on real recordings with reference speaker turns (RTTM):
+speaker count, diarization error rate and speaker changes inside sentences.
+
+  score.py engine BIN DIR [THRESHOLD]   our diarizer alone (the `diarize` example)
+  score.py api PORT KEY DIR             POST /v1/speech-to-text with diarize=true
+
+DIR holds NAME.wav and NAME.rttm (and NAME.uem: the scored part; else all).
+DER is frame-based (10 ms), no collar, overlapping reference speech counted
+for each speaker, with the best one-to-one mapping of our speakers to the
+reference's. Prints a table row per clip and the totals."""
+import itertools
+import json
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "stt"))
+
+STEP = 0.01
+
+
+def rttm(path):
+    turns = []
+    for line in open(path):
+        f = line.split()
+        if f and f[0] == "SPEAKER":
+            start, dur = float(f[3]), float(f[4])
+            turns.append((start, start + dur, f[7]))
+    return turns
+
+
+def uem(path, default_end):
+    if not os.path.exists(path):
+        return (0.0, default_end)
+    f = open(path).read().split()
+    return (float(f[2]), float(f[3]))
+
+
+def frames(turns, lo, hi):
+    n = int(round((hi - lo) / STEP))
+    out = [set() for _ in range(n)]
+    for start, end, who in turns:
+        a, b = max(0, int(round((start - lo) / STEP))), min(n, int(round((end - lo) / STEP)))
+        for i in range(a, b):
+            out[i].add(who)
+    return out
+
+
+def der(ref, hyp):
+    """(DER, speakers in hyp, mapping) for frame sets ref and hyp."""
+    rs = sorted({s for f in ref for s in f})
+    hs = sorted({s for f in hyp for s in f})
+    overlap = {(r, h): 0 for r in rs for h in hs}
+    for fr, fh in zip(ref, hyp):
+        for r in fr:
+            for h in fh:
+                overlap[(r, h)] += 1
+    best, mapping = -1, {}
+    if len(hs) <= len(rs):
+        candidates = (dict(zip(hs, p)) for p in itertools.permutations(rs, len(hs)))
+    else:
+        candidates = ({h: r for r, h in zip(rs, p)} for p in itertools.permutations(hs, len(rs)))
+    for m in candidates:
+        score = sum(overlap[(r, h)] for h, r in m.items())
+        if score > best:
+            best, mapping = score, m
+    total = err = 0
+    for fr, fh in zip(ref, hyp):
+        mapped = {mapping.get(h, "?" + h) for h in fh}
+        total += len(fr)
+        err += max(len(fr), len(fh)) - len(fr & mapped)
+    return err / max(total, 1), len(hs), mapping
+
+
+def changes_inside_sentences(segments, ref_turns):
+    """Speaker changes of ours (between consecutive words) that fall inside a
+    reference turn of one speaker with no other speaker's turn near (0.3 s):
+    a change where the reference has none."""
+    words = [w for s in segments for w in s.get("words", [])]
+    bad = 0
+    for a, b in zip(words, words[1:]):
+        if a.get("speaker") == b.get("speaker"):
+            continue
+        t = (a["end"] + b["start"]) / 2
+        near = {who for s, e, who in ref_turns if s - 0.3 <= t <= e + 0.3}
+        if len(near) == 1:
+            bad += 1
+    return bad
+
+
+def engine(binary, wav, threshold):
+    env = dict(os.environ)
+    if threshold:
+        env["THRESHOLD"] = threshold
+    out = subprocess.run([binary, wav], capture_output=True, text=True, env=env, check=True).stdout
+    turns = []
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 3 and f[2].startswith("speaker_"):
+            turns.append((float(f[0]), float(f[1]), f[2]))
+    return turns, None
+
+
+def api(port, key, wav):
+    import client
+
+    body, ctype = client.multipart(wav, {"diarize": "true", "responseFormat": "verbose_json", "timestampGranularities": "word", "language": "en"})
+    t0 = time.perf_counter()
+    status, data = client.request(port, "POST", "/v1/speech-to-text", key, body, ctype)
+    took = time.perf_counter() - t0
+    if status != 200:
+        raise SystemExit(f"{wav}: {status} {data[:300]!r}")
+    doc = json.loads(data)
+    result = doc.get("result", doc)
+    segments = result["segments"]
+    turns = [(s["start"], s["end"], s["speaker"]) for s in segments]
+    return turns, (segments, took)
+
+
+def main():
+    mode = sys.argv[1]
+    directory = sys.argv[4] if mode == "api" else sys.argv[3]
+    names = sorted(f[:-4] for f in os.listdir(directory) if f.endswith(".wav"))
+    print("| clip | scored | reference speakers | ours | DER | changes inside a turn |")
+    print("|---|---|---|---|---|---|")
+    sums = [0.0, 0.0, 0, 0]
+    for name in names:
+        wav = os.path.join(directory, name + ".wav")
+        ref_turns = rttm(os.path.join(directory, name + ".rttm"))
+        lo, hi = uem(os.path.join(directory, name + ".uem"), max(e for _, e, _ in ref_turns))
+        if mode == "engine":
+            hyp_turns, extra = engine(sys.argv[2], wav, sys.argv[4] if len(sys.argv) > 4 else None)
+        else:
+            hyp_turns, extra = api(sys.argv[2], sys.argv[3], wav)
+        ref = frames(ref_turns, lo, hi)
+        hyp = frames(hyp_turns, lo, hi)
+        error, found, _ = der(ref, hyp)
+        speakers = len({w for _, _, w in ref_turns})
+        inside = changes_inside_sentences(extra[0], ref_turns) if extra else "–"
+        sums[0] += error * (hi - lo)
+        sums[1] += hi - lo
+        sums[2] += found == speakers
+        sums[3] += 1
+        print(f"| {name} | {hi - lo:.0f} s | {speakers} | {found} | {100 * error:.1f} % | {inside} |")
+    print(f"\nweighted DER {100 * sums[0] / sums[1]:.1f} %; speaker count right on {sums[2]} of {sums[3]} clips")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Diarization on real conversations with reference speaker turns (issue 48):
+# speaker count, DER (frame-based, no collar) and speaker changes where the
+# reference has none, for our diarizer alone and through the API.
+#
+# The recordings (docs/benchmarks.md, "Diarization on real recordings"):
+# - `sample`: the 30-s two-person telephone conversation that the
+#   pyannote.audio wheel ships (PyPI, MIT; `sample.rttm` its turns);
+# - `dev00`, `dev01`, `tst00`, `tst01`, `trn00`–`trn09`: 60-s excerpts of the
+#   AMI Meeting Corpus (CC BY 4.0) kept as pyannote.audio's test data, of which
+#   the first 30 s are annotated (`tests/data/debug.*.rttm`, `*.uem`). They are
+#   read from a checkout or a bare mirror of github.com/pyannote/pyannote-audio
+#   (PYANNOTE_REPO; the workplace's `fetch` puts one at the default path);
+#   without one, only `sample` is scored.
+#
+# Usage: bench/diarize_real.sh [engine THRESHOLD | api]   (default: both, 0.72)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+models=${MEDIAGEN_MODELS_DIR:-$PWD/models}
+repo=${PYANNOTE_REPO:-/work/.mirror/pyannote+pyannote-audio/repo}
+corpus=target/bench/diarize-real
+mkdir -p "$corpus"
+
+# The wheel's sample (the package registry is reachable; no model is used).
+if [ ! -f "$corpus/sample.wav" ]; then
+  wheel_dir=$(mktemp -d)
+  python3 -m pip download --quiet --no-deps pyannote.audio==4.0.7 -d "$wheel_dir"
+  python3 - "$wheel_dir" "$corpus" <<'EOF'
+import glob, sys, zipfile
+z = zipfile.ZipFile(glob.glob(sys.argv[1] + "/*.whl")[0])
+for ext in ("wav", "rttm"):
+    open(f"{sys.argv[2]}/sample.{ext}", "wb").write(z.read(f"pyannote/audio/sample/sample.{ext}"))
+EOF
+  rm -rf "$wheel_dir"
+fi
+
+# The AMI excerpts: the annotated first 30 s of each.
+git_dir=$repo
+[ -d "$repo/.git" ] && git_dir=$repo/.git
+if git --git-dir "$git_dir" rev-parse --verify -q HEAD >/dev/null 2>&1; then
+  for part in development test train; do
+    rttm=$(git --git-dir "$git_dir" show "HEAD:tests/data/debug.$part.rttm")
+    for name in $(git --git-dir "$git_dir" show "HEAD:tests/data/debug.$part.uem" | awk '{print $1}'); do
+      [ -f "$corpus/$name.wav" ] && continue
+      git --git-dir "$git_dir" show "HEAD:tests/data/$name.wav" >"$corpus/$name.full.wav" 2>/dev/null || continue
+      ffmpeg -v error -y -i "$corpus/$name.full.wav" -t 30 -ac 1 -ar 16000 "$corpus/$name.wav"
+      rm "$corpus/$name.full.wav"
+      grep "^SPEAKER $name " <<<"$rttm" >"$corpus/$name.rttm"
+      echo "$name NA 0.000 30.000" >"$corpus/$name.uem"
+    done
+  done
+else
+  echo "diarize_real: no pyannote-audio repository at $repo (PYANNOTE_REPO); scoring the sample only"
+fi
+echo "corpus: $(ls "$corpus"/*.wav | wc -l) clips in $corpus"
+
+mode=${1:-both}
+if [ "$mode" = engine ] || [ "$mode" = both ]; then
+  cargo build --release --locked --quiet --example diarize -p mediagen-speakers
+  echo "## our diarizer alone (threshold ${2:-0.72})"
+  MEDIAGEN_MODELS_DIR=$models python3 bench/diarize/score.py engine \
+    target/release/examples/diarize "$corpus" "${2:-0.72}"
+fi
+if [ "$mode" = api ] || [ "$mode" = both ]; then
+  cargo build --release --locked --quiet --bin mediagen
+  MEDIAGEN_SYNC_WAIT_SECONDS=3600 start_server 18194 --models-dir "$models"
+  echo "## POST /v1/speech-to-text with diarize=true"
+  python3 bench/diarize/score.py api 18194 "$key" "$corpus"
+fi
