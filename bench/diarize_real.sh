@@ -43,7 +43,10 @@ if git --git-dir "$git_dir" rev-parse --verify -q HEAD >/dev/null 2>&1; then
     rttm=$(git --git-dir "$git_dir" show "HEAD:tests/data/debug.$part.rttm")
     for name in $(git --git-dir "$git_dir" show "HEAD:tests/data/debug.$part.uem" | awk '{print $1}'); do
       [ -f "$corpus/$name.wav" ] && continue
-      git --git-dir "$git_dir" show "HEAD:tests/data/$name.wav" >"$corpus/$name.full.wav" 2>/dev/null || continue
+      if ! git --git-dir "$git_dir" show "HEAD:tests/data/$name.wav" >"$corpus/$name.full.wav" 2>/dev/null; then
+        rm -f "$corpus/$name.full.wav"
+        continue
+      fi
       ffmpeg -v error -y -i "$corpus/$name.full.wav" -t 30 -ac 1 -ar 16000 "$corpus/$name.wav"
       rm "$corpus/$name.full.wav"
       grep "^SPEAKER $name " <<<"$rttm" >"$corpus/$name.rttm"

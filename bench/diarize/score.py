@@ -48,7 +48,8 @@ def frames(turns, lo, hi):
 
 
 def der(ref, hyp):
-    """(DER, speakers in hyp, mapping) for frame sets ref and hyp."""
+    """(DER, speakers in hyp, [missed, false alarm, confusion]) for frame
+    sets ref and hyp."""
     rs = sorted({s for f in ref for s in f})
     hs = sorted({s for f in hyp for s in f})
     overlap = {(r, h): 0 for r in rs for h in hs}
@@ -65,12 +66,15 @@ def der(ref, hyp):
         score = sum(overlap[(r, h)] for h, r in m.items())
         if score > best:
             best, mapping = score, m
-    total = err = 0
+    total = miss = false_alarm = confusion = 0
     for fr, fh in zip(ref, hyp):
         mapped = {mapping.get(h, "?" + h) for h in fh}
         total += len(fr)
-        err += max(len(fr), len(fh)) - len(fr & mapped)
-    return err / max(total, 1), len(hs), mapping
+        miss += max(0, len(fr) - len(fh))
+        false_alarm += max(0, len(fh) - len(fr))
+        confusion += min(len(fr), len(fh)) - len(fr & mapped)
+    parts = [x / max(total, 1) for x in (miss, false_alarm, confusion)]
+    return sum(parts), len(hs), parts
 
 
 def changes_inside_sentences(segments, ref_turns):
@@ -121,9 +125,13 @@ def api(port, key, wav):
 def main():
     mode = sys.argv[1]
     directory = sys.argv[4] if mode == "api" else sys.argv[3]
-    names = sorted(f[:-4] for f in os.listdir(directory) if f.endswith(".wav"))
-    print("| clip | scored | reference speakers | ours | DER | changes inside a turn |")
-    print("|---|---|---|---|---|---|")
+    names = sorted(
+        f[:-4]
+        for f in os.listdir(directory)
+        if f.endswith(".wav") and os.path.exists(os.path.join(directory, f[:-4] + ".rttm"))
+    )
+    print("| clip | scored | reference speakers | ours | DER | missed / false alarm / confusion | changes inside a turn |")
+    print("|---|---|---|---|---|---|---|")
     sums = [0.0, 0.0, 0, 0]
     for name in names:
         wav = os.path.join(directory, name + ".wav")
@@ -135,14 +143,15 @@ def main():
             hyp_turns, extra = api(sys.argv[2], sys.argv[3], wav)
         ref = frames(ref_turns, lo, hi)
         hyp = frames(hyp_turns, lo, hi)
-        error, found, _ = der(ref, hyp)
+        error, found, parts = der(ref, hyp)
         speakers = len({w for _, _, w in ref_turns})
         inside = changes_inside_sentences(extra[0], ref_turns) if extra else "–"
         sums[0] += error * (hi - lo)
         sums[1] += hi - lo
         sums[2] += found == speakers
         sums[3] += 1
-        print(f"| {name} | {hi - lo:.0f} s | {speakers} | {found} | {100 * error:.1f} % | {inside} |")
+        split = " / ".join(f"{100 * p:.1f}" for p in parts)
+        print(f"| {name} | {hi - lo:.0f} s | {speakers} | {found} | {100 * error:.1f} % | {split} | {inside} |")
     print(f"\nweighted DER {100 * sums[0] / sums[1]:.1f} %; speaker count right on {sums[2]} of {sums[3]} clips")
 
 

@@ -185,10 +185,35 @@ impl DubEdit {
             .map(|e| {
                 let s = &self.segments[e.index];
                 let text = e.translated_text.as_deref().unwrap_or(&s.translated_text);
-                (s.end - s.start)
-                    .max(ssml::estimated_seconds(text))
-                    .max(0.0)
+                billed_seconds(s.end - s.start, text)
             })
             .sum()
+    }
+}
+
+/// Seconds billed for a line of `slot` seconds spoken again as `text`.
+fn billed_seconds(slot: f64, text: &str) -> f64 {
+    slot.max(ssml::estimated_seconds(text)).max(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A long text in a short slot pays for the speech it asks for (the
+    /// probe's 1,000 characters in an 8-s slot), however its rates are
+    /// nested; a short one pays for its slot.
+    #[test]
+    fn lines_pay_for_what_they_synthesize() {
+        let long = "word ".repeat(200);
+        assert!(billed_seconds(8.0, &long) >= 70.0);
+        let nested = format!(
+            "<speak>{}{long}{}</speak>",
+            "<prosody rate='50%'>".repeat(9),
+            "</prosody>".repeat(9)
+        );
+        let slow = billed_seconds(8.0, &nested);
+        assert!((140.0..=145.0).contains(&slow), "{slow}");
+        assert_eq!(billed_seconds(8.0, "Hello there."), 8.0);
     }
 }
