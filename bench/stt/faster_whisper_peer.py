@@ -1,6 +1,6 @@
 """faster-whisper (CTranslate2, int8) on one file, as bench/stt.sh's peer.
 Usage: faster_whisper_peer.py MODEL_DIR AUDIO OUT_TEXT [THREADS, default 2]
-[LANGUAGE, default en].
+[LANGUAGE, default en] [vad: its Silero voice-activity filter on].
 Prints key=value."""
 import sys
 import time
@@ -10,9 +10,10 @@ from faster_whisper import WhisperModel
 model_dir, audio, out = sys.argv[1:4]
 threads = int(sys.argv[4]) if len(sys.argv) > 4 else 2
 language = sys.argv[5] if len(sys.argv) > 5 else "en"
+vad = len(sys.argv) > 6 and sys.argv[6] == "vad"
 model = WhisperModel(model_dir, device="cpu", compute_type="int8", cpu_threads=threads)
 t0 = time.perf_counter()
-segments, info = model.transcribe(audio, language=language, beam_size=5)
+segments, info = model.transcribe(audio, language=language, beam_size=5, vad_filter=vad)
 text = " ".join(s.text.strip() for s in segments)
 elapsed = time.perf_counter() - t0
 open(out, "w").write(text)

