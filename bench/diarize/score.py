@@ -118,7 +118,8 @@ def api(port, key, wav):
     doc = json.loads(data)
     result = doc.get("result", doc)
     segments = result["segments"]
-    turns = [(s["start"], s["end"], s["speaker"]) for s in segments]
+    # A segment the diarizer gave no speaker (no voice it could place) is nobody's.
+    turns = [(s["start"], s["end"], s["speaker"]) for s in segments if "speaker" in s]
     return turns, (segments, took)
 
 
