@@ -15,3 +15,15 @@ start_server() {
 }
 
 now() { date +%s.%N; }
+
+# stt_peer_and_builds: faster-whisper 1.2.1 in target/bench/fw-venv (sets
+# $venv), our release server and the engine-only `stt_bench` example.
+stt_peer_and_builds() {
+  venv=target/bench/fw-venv
+  if [ ! -x "$venv/bin/python" ]; then
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet faster-whisper==1.2.1 ctranslate2==4.7.1
+  fi
+  cargo build --release --locked --quiet --bin mediagen
+  cargo build --release --locked --quiet --example stt_bench -p mediagen-speech
+}

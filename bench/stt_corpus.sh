@@ -13,13 +13,7 @@ models=${MEDIAGEN_MODELS_DIR:-$PWD/models}
 seed=${1:-$RANDOM}
 work=target/bench/stt-corpus/$seed
 mkdir -p "$work"
-venv=target/bench/fw-venv
-if [ ! -x "$venv/bin/python" ]; then
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet faster-whisper==1.2.1 ctranslate2==4.7.1
-fi
-cargo build --release --locked --quiet --bin mediagen
-cargo build --release --locked --quiet --example stt_bench -p mediagen-speech
+stt_peer_and_builds
 port=18193
 MEDIAGEN_SYNC_WAIT_SECONDS=3600 start_server $port --models-dir "$models"
 echo "corpus seed: $seed (bench/stt_corpus.sh $seed makes the same clips)"

