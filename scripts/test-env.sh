@@ -21,3 +21,8 @@ drop_test_databases() {
     | while read -r db; do [ -n "$db" ] && psql "$MEDIAGEN_TEST_POSTGRES_URL" -qc "DROP DATABASE IF EXISTS $db WITH (FORCE)"; done
 }
 drop_test_databases
+# Servers the tests start as processes (the contract and console checks,
+# the process and scale-out tests) make no voice previews at start: each has
+# its own storage, and a fresh models directory would have every one of
+# them speak every catalog voice. The preview tests turn it on themselves.
+export MEDIAGEN_PREVIEWS_AT_START=false

@@ -1,5 +1,5 @@
 //! A text-to-speech request (`POST /v1/text-to-speech`, also the `tts`
-//! job's payload), a cloned voice as it speaks, and a voice preview.
+//! job's payload), a cloned voice as it speaks, and what a voice's preview says.
 
 use mediagen_core::format::AudioFormat;
 use mediagen_core::ssml;
@@ -224,11 +224,4 @@ pub fn preview_text(language: &str) -> &'static str {
         "hi" => "नमस्ते! यह मेरी आवाज़ है।",
         _ => "1, 2, 3, 4, 5.",
     }
-}
-
-/// What a preview job is asked for.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PreviewRequest {
-    pub voice_id: String,
 }

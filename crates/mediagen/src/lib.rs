@@ -76,7 +76,7 @@ impl EngineHost for Host {
     }
 
     async fn make_previews(&self, config: &Config, blobs: &BlobStore) -> anyhow::Result<()> {
-        let loaded = engines(config, Needs::of_kinds(&["voice.preview".to_owned()])).await?;
+        let loaded = engines(config, Needs::of_kinds(&["tts".to_owned()])).await?;
         let (blobs, cache) = (blobs.clone(), config.models_dir.join(".previews"));
         tokio::spawn(async move {
             let started = std::time::Instant::now();

@@ -20,7 +20,7 @@ use crate::dub::{dub_languages, DubEditPipeline, DubPipeline};
 use crate::image::ImagePipeline;
 use crate::sound::SoundPipeline;
 use crate::stt::SttPipeline;
-use crate::tts::{PreviewPipeline, TtsPipeline};
+use crate::tts::TtsPipeline;
 use crate::video::TrimPipeline;
 use crate::voice::VoiceChangePipeline;
 use crate::voice_clone::VoiceClonePipeline;
@@ -71,7 +71,6 @@ impl Needs {
                 "voice.change",
                 "dubbing",
                 "dubbing.edit",
-                "voice.preview",
                 "voice.clone",
             ]),
             stt: any(&["tts", "stt", "voice.change", "dubbing", "voice.clone"]),
@@ -174,9 +173,6 @@ impl Engines {
         registry.register(Arc::new(TtsPipeline {
             catalog: self.tts.clone(),
             stt: self.stt.clone(),
-        }));
-        registry.register(Arc::new(PreviewPipeline {
-            catalog: self.tts.clone(),
         }));
         registry.register(Arc::new(VoiceClonePipeline {
             tts: self.tts.clone(),

@@ -1,4 +1,4 @@
-//! Voice previews, made ahead: a worker that runs `voice.preview` makes the
+//! Voice previews, made ahead: a worker that runs `tts` makes the
 //! sample of every catalog voice missing from the blob store when it
 //! starts, so that a preview URL (signed, asked for without a key) never
 //! causes work: it serves the stored sample or answers 503 at once.
@@ -15,7 +15,8 @@ use mediagen_speech::tts::TtsCatalog;
 use mediagen_store::BlobStore;
 use sha2::{Digest, Sha256};
 
-use crate::tts::preview_mp3;
+use mediagen_media::media::encode;
+use mediagen_media::AudioFormat;
 
 /// Where the sample of `voice` saying `text` is kept: a name made of their
 /// hash, so no voice id is read as a path.
@@ -23,6 +24,20 @@ fn cached(cache: &Path, voice: &str, text: &str) -> PathBuf {
     let digest = Sha256::digest(format!("{voice}\n{text}").as_bytes());
     let name: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
     cache.join(format!("{name}.mp3"))
+}
+
+/// A short mp3 sample of a voice (blocking: run it off the async runtime).
+pub fn preview_mp3(catalog: &TtsCatalog, voice_id: &str) -> Result<Vec<u8>, String> {
+    let voice = catalog.voice(voice_id).ok_or("unknown voice")?;
+    let audio = catalog
+        .speak(voice_id, preview_text(&voice.language), 1.0, |_, _, _| true)
+        .map_err(|e| e.to_string())?;
+    encode(
+        &audio,
+        AudioFormat::Mp3,
+        AudioFormat::Mp3.default_rate(voice.sample_rate),
+    )
+    .map_err(|e| e.to_string())
 }
 
 /// Keeps a made preview at `file`, inside the models directory's cache:

@@ -7,13 +7,12 @@ use std::sync::Arc;
 
 use mediagen_media::audio::{resample, Audio};
 use mediagen_media::media::encode;
-use mediagen_media::AudioFormat;
 use mediagen_speech::stt::{languages as stt_languages, transcribe, SttCatalog, SttOptions};
 use mediagen_speech::tts::{ssml, TtsCatalog, TtsError};
 use mediagen_speech::voice::{Transform, VoiceConverter, WorldConverter, RATE};
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 pub use mediagen_jobs::tts::*;
 
@@ -352,48 +351,6 @@ pub fn align(text: &str, heard: &[(String, f64, f64)], duration: f64) -> Vec<Tim
         w.end = (w.end * 1000.0).round() / 1000.0;
     }
     out
-}
-
-/// `voice.preview`: a catalog voice's short sample (the `previewUrl` of
-/// the voice list), made by a worker so that API processes run no engine.
-/// Internal: the API submits it for the operator account at no cost.
-pub struct PreviewPipeline {
-    pub catalog: Arc<TtsCatalog>,
-}
-
-#[async_trait::async_trait]
-impl Pipeline for PreviewPipeline {
-    fn kind(&self) -> &'static str {
-        "voice.preview"
-    }
-
-    async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {
-        let req: PreviewRequest = ctx.payload()?;
-        let catalog = self.catalog.clone();
-        let voice = req.voice_id.clone();
-        let mp3 = ctx
-            .blocking(move || preview_mp3(&catalog, &voice))
-            .await
-            .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))?
-            .map_err(|e| JobFailure::abort(ErrorCode::SynthesisFailed, e))?;
-        ctx.put_output("/audioUrl", "preview.mp3", mp3.into())
-            .await?;
-        Ok(json!({ "voiceId": req.voice_id }))
-    }
-}
-
-/// A short mp3 sample of a voice (blocking: run it off the async runtime).
-pub fn preview_mp3(catalog: &TtsCatalog, voice_id: &str) -> Result<Vec<u8>, String> {
-    let voice = catalog.voice(voice_id).ok_or("unknown voice")?;
-    let audio = catalog
-        .speak(voice_id, preview_text(&voice.language), 1.0, |_, _, _| true)
-        .map_err(|e| e.to_string())?;
-    encode(
-        &audio,
-        AudioFormat::Mp3,
-        AudioFormat::Mp3.default_rate(voice.sample_rate),
-    )
-    .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

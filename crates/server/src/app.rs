@@ -113,15 +113,16 @@ pub trait EngineHost: Send + Sync {
     async fn registry(&self, config: &Config, db: &Db) -> anyhow::Result<Registry>;
 
     /// Starts making, in the background, the preview of every catalog voice
-    /// the blob store lacks (a worker that runs `voice.preview` does this
-    /// as it starts, unless `previews_at_start` is off).
+    /// the blob store lacks (a worker that runs `tts`, the kind that loads
+    /// the voices, does this as it starts, unless `previews_at_start` is
+    /// off).
     async fn make_previews(&self, config: &Config, blobs: &BlobStore) -> anyhow::Result<()>;
 }
 
 /// Whether this process's workers make the voice previews.
 fn makes_previews(config: &Config) -> bool {
     let kinds = config.worker_kinds();
-    config.previews_at_start && (kinds.is_empty() || kinds.iter().any(|k| k == "voice.preview"))
+    config.previews_at_start && (kinds.is_empty() || kinds.iter().any(|k| k == "tts"))
 }
 
 pub fn worker_config(config: &Config, concurrency: usize) -> WorkerConfig {
@@ -394,30 +395,17 @@ fn v1_routes(test_jobs: bool) -> Vec<Route> {
 
 /// The ElevenLabs dialect's routes (under `/elevenlabs/v1`).
 fn elevenlabs_routes() -> Vec<Route> {
+    use elevenlabs::speech;
     use Level::{Read, Write};
+    const TIMED: &str = "/text-to-speech/{voice_id}/with-timestamps";
+    const STREAMED_TIMED: &str = "/text-to-speech/{voice_id}/stream/with-timestamps";
     vec![
-        post(
-            "/text-to-speech/{voice_id}",
-            Write,
-            elevenlabs::speech::speech,
-        ),
-        post(
-            "/text-to-speech/{voice_id}/stream",
-            Write,
-            elevenlabs::speech::speech,
-        ),
-        post(
-            "/text-to-speech/{voice_id}/with-timestamps",
-            Write,
-            elevenlabs::speech::with_timestamps,
-        ),
-        post(
-            "/text-to-speech/{voice_id}/stream/with-timestamps",
-            Write,
-            elevenlabs::speech::with_timestamps,
-        ),
-        post("/speech-to-text", Write, elevenlabs::speech::transcribe),
-        post("/sound-generation", Write, elevenlabs::speech::sound),
+        post("/text-to-speech/{voice_id}", Write, speech::speech),
+        post("/text-to-speech/{voice_id}/stream", Write, speech::speech),
+        post(TIMED, Write, speech::with_timestamps),
+        post(STREAMED_TIMED, Write, speech::with_timestamps),
+        post("/speech-to-text", Write, speech::transcribe),
+        post("/sound-generation", Write, speech::sound),
         get("/voices", Read, elevenlabs::voices::list),
         get("/voices/{voice_id}", Read, elevenlabs::voices::get),
         get("/user", Read, elevenlabs::account::user),

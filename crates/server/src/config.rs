@@ -103,7 +103,7 @@ pub struct Config {
     pub rate_limit_per_hour: u32,
     /// Live API keys (not revoked, not expired) one account may hold.
     pub max_keys_per_account: u32,
-    /// Workers that run `voice.preview` make every catalog voice's preview
+    /// Workers that run `tts` make every catalog voice's preview
     /// as they start (kept under the models directory for later starts).
     pub previews_at_start: bool,
     /// Where the rate-limit counters live: `database` (shared by every API

@@ -153,7 +153,7 @@ async fn voice_catalog_filters_sorting_and_paging(backend: Backend) {
     );
     not_made_yet(app.client.get(&preview).send().await.unwrap()).await;
     let made = app
-        .get_json("/v1/jobs?kind=voice.preview", &app.admin_key)
+        .get_json("/v1/jobs", &app.admin_key)
         .await;
     assert_eq!(made["pagination"]["total"], 0, "{made}");
     let tampered = preview.replace("expires=", "expires=1");
@@ -208,7 +208,7 @@ async fn not_made_yet(r: reqwest::Response) {
 
 /// Previews are made ahead: with no worker making them, 24 preview URLs
 /// fetched at once (no key) answer 503 at once, queue no job and leave the
-/// operator's own requests alone; a worker of `voice.preview` makes them
+/// operator's own requests alone; a worker of `tts` makes them
 /// as it starts, and the same URLs then serve the samples.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn previews_are_made_ahead_by_workers() {
@@ -246,7 +246,7 @@ async fn previews_are_made_ahead_by_workers() {
     );
 
     let mut config = app.config.clone();
-    config.worker_kinds = "voice.preview".into();
+    config.worker_kinds = "tts".into();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let worker = tokio::spawn(mediagen::run_worker(config, async {
         let _ = stopped.await;
