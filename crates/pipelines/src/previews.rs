@@ -71,16 +71,19 @@ pub async fn publish(catalog: Arc<TtsCatalog>, blobs: &BlobStore, cache: &Path) 
         _ => 2,
     };
     voices.sort_by_key(|(_, _, engine)| cost(engine));
+    // One listing, not a look-up per voice (a request each on S3).
+    let present: std::collections::HashSet<String> = match blobs.list("previews").await {
+        Ok(keys) => keys.into_iter().collect(),
+        Err(e) => {
+            tracing::warn!(error = %e, "previews: the blob store cannot be read");
+            return 0;
+        }
+    };
     let mut stored = 0;
     for (id, language, _) in voices {
         let key = preview_key(&id);
-        match blobs.exists(&key).await {
-            Ok(false) => {}
-            Ok(true) => continue,
-            Err(e) => {
-                tracing::warn!(error = %e, "previews: the blob store cannot be read");
-                return stored;
-            }
+        if present.contains(&key) {
+            continue;
         }
         let file = cached(cache, &id, preview_text(&language));
         let made = {

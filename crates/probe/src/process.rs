@@ -75,14 +75,9 @@ impl Scope {
         Entered(CURRENT.with(|c| c.borrow_mut().replace(self.clone())))
     }
 
-    /// The calling thread's scope, for a thread it starts to [`enter`](Self::enter).
-    pub fn current() -> Option<Scope> {
+    /// The calling thread's scope.
+    fn current() -> Option<Scope> {
         CURRENT.with(|c| c.borrow().clone())
-    }
-
-    /// Enters `scope` when there is one (a thread started by scoped work).
-    pub fn enter_carried(scope: &Option<Scope>) -> Option<Entered> {
-        scope.as_ref().map(Scope::enter)
     }
 
     /// Stops the scope's work: every tool it runs is killed (its whole
@@ -138,7 +133,7 @@ impl Scope {
 pub fn in_this_scope<R>(work: impl FnOnce() -> R + Send) -> impl FnOnce() -> R + Send {
     let scope = Scope::current();
     move || {
-        let _entered = Scope::enter_carried(&scope);
+        let _entered = scope.as_ref().map(Scope::enter);
         work()
     }
 }

@@ -152,9 +152,7 @@ async fn voice_catalog_filters_sorting_and_paging(backend: Backend) {
         "{preview}"
     );
     not_made_yet(app.client.get(&preview).send().await.unwrap()).await;
-    let made = app
-        .get_json("/v1/jobs", &app.admin_key)
-        .await;
+    let made = app.get_json("/v1/jobs", &app.admin_key).await;
     assert_eq!(made["pagination"]["total"], 0, "{made}");
     let tampered = preview.replace("expires=", "expires=1");
     assert_error(
