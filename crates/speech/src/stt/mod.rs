@@ -3,6 +3,7 @@
 //! whisper.cpp (any ggml file).
 
 pub mod chunk;
+mod counts;
 mod ct2;
 mod gate;
 mod lazy;
@@ -18,6 +19,7 @@ use std::sync::{Arc, OnceLock};
 
 use lazy::LazyStt;
 
+pub use counts::{counts, DecodeCounts};
 pub use ct2::Ct2Engine;
 pub use gate::DecodeGate;
 pub use whisper::WhisperEngine;
@@ -186,8 +188,15 @@ pub struct Window {
 /// threads when a file is decoded in one section (the windows after the
 /// first are encoded while the one before is decoded, so mostly hidden),
 /// 1.2 s on one thread beside another section's decoding.
-const ENCODE_ALONE: f64 = 8.0;
-const ENCODE_BESIDE: f64 = 14.0;
+const ENCODE_ALONE: f64 = 10.0;
+const ENCODE_BESIDE: f64 = 17.0;
+/// The share of windows after the first whose encoding is not hidden in
+/// one section: the next window is encoded for where the plan ends the
+/// window before, and on real speech whisper often stops short of that
+/// (it leaves a last sentence it judges unfinished to the next window),
+/// so the encoding made ahead is for the wrong audio. 2 of 3 windows on a
+/// LibriSpeech reader, 1 of 2 on a LibriVox one (`bench/stt_real.sh`).
+const RESUMED_EARLY: f64 = 0.5;
 /// Sections side by side are chosen when they are expected to take less
 /// than this share of one section's time (they cost more in all: each
 /// section starts with an encoding of its own, and its first window has no
@@ -390,7 +399,8 @@ fn sections(audio: &dyn AudioSource, speech: &[f32], lanes: usize) -> Result<Vec
         // No speech: nothing to share.
         return Ok(vec![0, total]);
     }
-    let alone = ENCODE_ALONE + whole.iter().map(seconds).sum::<f64>();
+    let unhidden = 1.0 + RESUMED_EARLY * whole.len().saturating_sub(1) as f64;
+    let alone = ENCODE_ALONE * unhidden + whole.iter().map(seconds).sum::<f64>();
     let mut best = (alone * SIDE_BY_SIDE_GAIN, vec![0, total]);
     // The whole plan's chunks in groups: a cut where the running length
     // passes each equal share (at the nearer chunk boundary).
