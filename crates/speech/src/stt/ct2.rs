@@ -541,12 +541,8 @@ impl<'a> Ct2Session<'a> {
         let began = std::time::Instant::now();
         let (d, temperature, decodings) = self.decode(enc, &prompt)?;
         tracing::debug!(length, temperature, tokens = d.ids.len(), "window decoded");
-        let text_tokens = d
-            .ids
-            .iter()
-            .filter(|&&i| i < self.engine.specials.eot)
-            .count();
-        super::counts::decoded(text_tokens, decodings - 1, self.lead > 0.0, began.elapsed());
+        let tokens = self.text_ids(&d.ids).len();
+        super::counts::decoded(tokens, decodings - 1, self.lead > 0.0, began.elapsed());
         let mut out = Window {
             consumed: window.len(),
             ..Window::default()
