@@ -33,8 +33,9 @@ pub struct TtsRequest {
     pub stream: bool,
 }
 
-/// A cloned voice as speech engines speak it: the catalog voice closest to
-/// it (the base), converted toward its profile.
+/// A cloned voice as speech engines speak it: a neural clone's style table
+/// in its base voice's language and phonemes, or (a WORLD clone) the
+/// catalog voice closest to it converted toward its profile.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct ClonedVoice {
@@ -44,6 +45,9 @@ pub struct ClonedVoice {
     /// BCP-47.
     pub language: String,
     pub profile: VoiceProfile,
+    /// A neural clone's style table (spoken in its base voice's place).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub neural: Option<crate::voice_clone::NeuralStyle>,
 }
 
 impl ClonedVoice {
@@ -144,10 +148,9 @@ impl TtsRequest {
                 ))
                 .with_detail("parameter", "voiceId")
         })?;
-        let native = if cloned.is_some() {
-            RATE
-        } else {
-            voice.sample_rate
+        let native = match &cloned {
+            Some(c) if c.neural.is_none() => RATE,
+            _ => voice.sample_rate,
         };
         let (format, sample_rate) =
             crate::audio_output(body.format.as_deref(), body.sample_rate, native)?;

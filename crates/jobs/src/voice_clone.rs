@@ -32,18 +32,114 @@ pub struct StoredVoice {
     /// was made (absent for voices made before, or without the encoder).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub similarity: Option<VoiceSimilarity>,
+    /// A neural clone's style table (absent: a WORLD clone, spoken as its
+    /// base voice converted toward the profile).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub neural: Option<NeuralStyle>,
+}
+
+/// A neural clone: a Kokoro style table of its own, kept in the blob store.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NeuralStyle {
+    /// The blob key of the table ([`cloned_styles_key`]).
+    pub styles_key: String,
+}
+
+/// How a voice is cloned (`method` of `POST /v1/voices`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CloneMethod {
+    /// A Kokoro style table searched for from the samples.
+    #[default]
+    Neural,
+    /// A catalog voice converted toward the samples' pitch and formants
+    /// with the WORLD vocoder (how voices were cloned before).
+    World,
+}
+
+/// How long a neural clone's search may run (`quality` of `POST
+/// /v1/voices`); the price is per second of it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CloneQuality {
+    Fast,
+    #[default]
+    Standard,
+    Best,
+}
+
+impl CloneQuality {
+    pub const ALL: [(&'static str, CloneQuality); 3] = [
+        ("fast", CloneQuality::Fast),
+        ("standard", CloneQuality::Standard),
+        ("best", CloneQuality::Best),
+    ];
+
+    /// The whole clone job's wall time on two cores, seconds: the search
+    /// gets what the other steps leave of it.
+    pub fn seconds(self) -> f64 {
+        match self {
+            CloneQuality::Fast => 90.0,
+            CloneQuality::Standard => 170.0,
+            CloneQuality::Best => 480.0,
+        }
+    }
+
+    pub fn parse(raw: &str) -> Option<Self> {
+        Self::ALL
+            .iter()
+            .find(|(name, _)| *name == raw)
+            .map(|(_, q)| *q)
+    }
+}
+
+impl CloneRequest {
+    /// Billable units: a neural clone's seconds of work at its quality (a
+    /// WORLD clone is free).
+    pub fn units(&self) -> f64 {
+        match self.method {
+            CloneMethod::Neural => self.quality.seconds(),
+            CloneMethod::World => 0.0,
+        }
+    }
+}
+
+/// The blob key of a neural clone's style table.
+pub fn cloned_styles_key(account_id: &str, voice_id: &str) -> String {
+    format!("voices/{account_id}/{voice_id}.styles")
 }
 
 /// Cosine similarities of GE2E speaker embeddings (1: the same direction;
 /// docs/voice.md says how to read them).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct VoiceSimilarity {
-    /// The cloned voice's speech (its base voice converted toward the
-    /// profile) against the samples.
+    /// The cloned voice's speech against the samples.
     pub samples: f32,
     /// The base catalog voice, unconverted, against the samples.
     pub base: f32,
+    /// A neural clone's likeness judged on samples its search did not use,
+    /// beside the best stock voice's and the WORLD clone's on the same
+    /// sentences.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_out: Option<HeldOut>,
+}
+
+/// Likeness to the held-out samples (sentences none of the search heard).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HeldOut {
+    /// The neural clone.
+    pub clone: f32,
+    /// The stock voice most alike to the samples, and its likeness.
+    pub best_stock_voice_id: String,
+    pub best_stock: f32,
+    /// The WORLD clone (its base voice converted toward the profile).
+    pub world: f32,
+    /// Seconds of samples searched with, and held out.
+    pub search_seconds: f64,
+    pub held_out_seconds: f64,
 }
 
 /// The blob key of a cloned voice's preview.
@@ -64,4 +160,8 @@ pub struct CloneRequest {
     pub language: Option<String>,
     /// Blob keys of the samples (account files), in the order sent.
     pub samples: Vec<String>,
+    #[serde(default)]
+    pub method: CloneMethod,
+    #[serde(default)]
+    pub quality: CloneQuality,
 }

@@ -174,11 +174,11 @@ impl Engines {
             catalog: self.tts.clone(),
             stt: self.stt.clone(),
         }));
-        registry.register(Arc::new(VoiceClonePipeline {
-            tts: self.tts.clone(),
-            stt: self.stt.clone(),
-            db: db.clone(),
-        }));
+        registry.register(Arc::new(VoiceClonePipeline::new(
+            self.tts.clone(),
+            self.stt.clone(),
+            db.clone(),
+        )));
         registry.register(Arc::new(SttPipeline {
             catalog: self.stt.clone(),
         }));

@@ -21,24 +21,49 @@ pub trait Speak {
     /// The rate of the audio [`Speak::speak`] makes.
     fn native_rate(&self, catalog: &TtsCatalog) -> u32;
 
-    /// Speaks the text, sentence by sentence: with the catalog voice, or
-    /// with a cloned voice's base voice converted toward its profile (each
-    /// sentence mapped from the base's measured profile, so all match).
-    /// `each` sees every piece as it is in the output.
+    /// Speaks the text, sentence by sentence: with the catalog voice, with
+    /// a neural clone's style table (`styles`, read by [`load_styles`]) in
+    /// its base voice's place, or with a WORLD clone's base voice converted
+    /// toward its profile (each sentence mapped from the base's measured
+    /// profile, so all match). `each` sees every piece as it is in the
+    /// output.
     fn speak(
         &self,
         catalog: &TtsCatalog,
+        styles: Option<&[f32]>,
         each: impl FnMut(usize, usize, &Audio) -> bool,
     ) -> Result<Audio, TtsError>;
+}
+
+/// A neural clone's style table, read from the blob store (`None` for any
+/// other voice).
+pub async fn load_styles(
+    ctx: &JobContext,
+    cloned: Option<&ClonedVoice>,
+) -> Result<Option<Vec<f32>>, JobFailure> {
+    let Some(neural) = cloned.and_then(|c| c.neural.as_ref()) else {
+        return Ok(None);
+    };
+    let bytes = ctx
+        .blobs
+        .get_bytes(&neural.styles_key)
+        .await
+        .map_err(JobFailure::storage)?;
+    Ok(Some(
+        bytes
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+    ))
 }
 
 impl Speak for TtsRequest {
     /// The rate of the audio [`Speak::speak`] makes.
     fn native_rate(&self, catalog: &TtsCatalog) -> u32 {
         match &self.cloned {
-            Some(_) => RATE,
-            None => catalog
-                .voice(&self.voice_id)
+            Some(c) if c.neural.is_none() => RATE,
+            _ => catalog
+                .voice(self.speaker())
                 .map_or(22_050, |v| v.sample_rate),
         }
     }
@@ -50,11 +75,23 @@ impl Speak for TtsRequest {
     fn speak(
         &self,
         catalog: &TtsCatalog,
+        styles: Option<&[f32]>,
         each: impl FnMut(usize, usize, &Audio) -> bool,
     ) -> Result<Audio, TtsError> {
         let Some(cloned) = &self.cloned else {
             return catalog.speak(&self.voice_id, &self.text, self.speed, each);
         };
+        if cloned.neural.is_some() {
+            let styles = styles
+                .ok_or_else(|| TtsError::Failed("the clone's style table was not read".into()))?;
+            return catalog.speak_styled(
+                self.speaker(),
+                Some(styles),
+                &self.text,
+                self.speed,
+                each,
+            );
+        }
         speak_converted(
             catalog,
             self.speaker(),
@@ -157,6 +194,7 @@ impl Pipeline for TtsPipeline {
         if req.stream {
             return crate::tts_stream::run(self.catalog.clone(), ctx, req).await;
         }
+        let styles = load_styles(&ctx, req.cloned.as_ref()).await?;
         let catalog = self.catalog.clone();
         let progress = ctx.clone();
         let r = req.clone();
@@ -164,7 +202,7 @@ impl Pipeline for TtsPipeline {
         let (bytes, duration, words) = ctx
             .blocking(move || {
                 let audio = r
-                    .speak(&catalog, |i, n, _| {
+                    .speak(&catalog, styles.as_deref(), |i, n, _| {
                         progress.set_progress(((i + 1) * 90 / n) as i64);
                         !progress.is_cancelled()
                     })

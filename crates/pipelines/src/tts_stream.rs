@@ -79,6 +79,7 @@ pub async fn run(
     req: TtsRequest,
 ) -> Result<Value, JobFailure> {
     let voice_rate = req.native_rate(&catalog);
+    let styles = crate::tts::load_styles(&ctx, req.cloned.as_ref()).await?;
     // Raw PCM is made here, resampled to the rate asked for where the
     // voice's differs; every other format goes through an ffmpeg encoder,
     // whose start (about 0.1 s of a core) would otherwise come before the
@@ -93,7 +94,7 @@ pub async fn run(
     let synth = ctx.blocking({
         let (r, stop, spoken, job) = (req.clone(), stop.clone(), sentences.clone(), ctx.clone());
         move || {
-            r.speak(&catalog, |i, n, audio| {
+            r.speak(&catalog, styles.as_deref(), |i, n, audio| {
                 job.set_progress(((i + 1) * 90 / n) as i64);
                 if let Ok(mut s) = spoken.lock() {
                     let end = s.ends.last().copied().unwrap_or(0.0) + audio.duration();

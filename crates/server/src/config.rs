@@ -195,6 +195,7 @@ impl Default for Config {
                 ("image".to_owned(), 1.0),
                 ("avatar.expand".to_owned(), 1.0),
                 ("voice.change".to_owned(), 1.0),
+                ("voice.clone".to_owned(), 1.0),
                 ("dubbing".to_owned(), 2.0),
                 ("dubbing.edit".to_owned(), 2.0),
             ]),

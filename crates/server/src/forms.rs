@@ -277,6 +277,32 @@ pub struct VoiceCloneForm {
     /// A BCP-47 tag (`en`, `es-ES`) or `auto` (default).
     #[schema(pattern = "^[A-Za-z0-9-]{1,35}$")]
     language: Option<String>,
+    /// `neural` (default): a Kokoro style table searched for from the
+    /// samples; `world`: the closest catalog voice converted toward the
+    /// samples' pitch and formants (free).
+    #[schema(schema_with = clone_method)]
+    method: Option<String>,
+    /// A neural clone's time on two cores, and its price at
+    /// `costs."voice.clone"` credits a second (default 1): `fast` 90 s,
+    /// `standard` (default) 170 s, `best` 480 s.
+    #[schema(schema_with = clone_quality)]
+    quality: Option<String>,
+}
+
+fn clone_method() -> Object {
+    enumerated(&["neural", "world"])
+}
+
+fn clone_quality() -> Object {
+    enumerated(&["fast", "standard", "best"])
+}
+
+fn enumerated(values: &[&str]) -> Object {
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(values.iter().copied()))
+        .build()
 }
 
 /// `POST /v1/avatar-expansion` (as JSON, `avatarId` or `fileId` instead of

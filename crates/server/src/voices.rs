@@ -38,6 +38,8 @@ pub async fn cloned_voice(
         return Ok(None);
     };
     let stored: StoredVoice = serde_json::from_value(v.profile).map_err(Error::internal)?;
+    // A neural clone is spoken by an engine with style tables (Kokoro).
+    let neural = stored.neural.is_some();
     let base_voice_id = match stored.base_voice_id {
         Some(b) if state.catalog.voice(&b).is_some() => Some(b),
         _ => mediagen_core::voice::candidates(
@@ -45,13 +47,15 @@ pub async fn cloned_voice(
             &stored.profile.gender,
             &v.language,
         )
-        .first()
+        .into_iter()
+        .find(|c| !neural || c.engine == "kokoro")
         .map(|c| c.id.clone()),
     };
     Ok(Some(ClonedVoice {
         base_voice_id,
         language: v.language,
         profile: stored.profile,
+        neural: stored.neural,
     }))
 }
 
@@ -88,15 +92,20 @@ pub struct VoiceView {
     /// A cloned voice's analysed profile (`null` for the catalog).
     #[schema(value_type = Option<Object>)]
     pub profile: Option<VoiceProfile>,
-    /// The catalog voice a cloned voice speaks text with before it is
-    /// converted toward the profile (the closest one in its language;
-    /// `null` for the catalog, or when no catalog voice speaks it).
+    /// The catalog voice a cloned voice speaks with: a neural clone (engine
+    /// `kokoro`) speaks its own style table in this voice's language and
+    /// phonemes; a WORLD clone is this voice converted toward the profile
+    /// (the closest one in its language). `null` for the catalog, or when
+    /// no catalog voice speaks it.
     pub base_voice_id: Option<String>,
     /// A cloned voice's measured likeness to its samples:
     /// `{samples, base}`, cosine similarities of speaker embeddings (1 is
-    /// the same direction) of its speech and of its base voice unconverted
-    /// against the samples. `null` for the catalog. How to read them:
-    /// docs/voice.md.
+    /// the same direction) of its speech and of its base voice against the
+    /// samples; for a neural clone also `heldOut`: `{clone, bestStock,
+    /// bestStockVoiceId, world, searchSeconds, heldOutSeconds}`, the
+    /// likeness to samples the search did not use of the clone, the most
+    /// alike stock voice and the WORLD clone, on sentences the search did
+    /// not hear. `null` for the catalog. How to read them: docs/voice.md.
     #[schema(value_type = Option<Object>)]
     pub similarity: Option<VoiceSimilarity>,
 }
@@ -174,9 +183,17 @@ pub fn matches(v: &VoiceView, q: &VoiceQuery) -> bool {
 pub fn cloned_view(state: &AppState, v: VoiceRecord) -> VoiceView {
     let expires = now_ms() / 1000 + state.config.url_ttl_seconds as i64;
     let stored: Option<StoredVoice> = serde_json::from_value(v.profile).ok();
+    let neural = stored.as_ref().is_some_and(|s| s.neural.is_some());
     let (profile, base_voice_id, similarity) = match stored {
         Some(s) => (Some(s.profile), s.base_voice_id, s.similarity),
         None => (None, None, None),
+    };
+    // A neural clone speaks through Kokoro (24 kHz); a WORLD clone is its
+    // base voice converted (at the conversion rate, also 24 kHz).
+    let (engine, quality) = if neural {
+        ("kokoro", "high")
+    } else {
+        ("world", "medium")
     };
     VoiceView {
         preview_url: Some(signed_url(state, &v.preview_key, expires)),
@@ -186,8 +203,8 @@ pub fn cloned_view(state: &AppState, v: VoiceRecord) -> VoiceView {
         language: v.language,
         gender: v.gender,
         accent: None,
-        engine: "world".to_owned(),
-        quality: "medium".to_owned(),
+        engine: engine.to_owned(),
+        quality: quality.to_owned(),
         sample_rate: RATE,
         description: v.description,
         category: "cloned".to_owned(),

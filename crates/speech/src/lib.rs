@@ -5,6 +5,7 @@
 //! Engines are synchronous: callers run them on blocking threads. GPL tools
 //! (espeak-ng, apertium) only ever run as subprocesses.
 
+pub mod clone;
 pub mod stt;
 pub mod translate;
 pub mod tts;

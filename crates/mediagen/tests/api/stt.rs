@@ -8,45 +8,8 @@ use crate::tts::joe;
 /// Word error rate of `hypothesis` against `reference` (lower-case words,
 /// punctuation ignored, numbers as written by the recogniser normalised).
 pub fn wer(reference: &str, hypothesis: &str) -> f64 {
-    let words = |s: &str| -> Vec<String> {
-        s.to_lowercase()
-            .replace("5th", "fifth")
-            .chars()
-            .map(|c| {
-                if c.is_alphanumeric() || c.is_whitespace() || c == '\'' {
-                    c
-                } else {
-                    ' '
-                }
-            })
-            .collect::<String>()
-            .split_whitespace()
-            .map(str::to_owned)
-            .collect()
-    };
-    let (r, h) = (words(reference), words(hypothesis));
-    let mut d: Vec<Vec<usize>> = (0..=r.len())
-        .map(|i| {
-            (0..=h.len())
-                .map(|j| {
-                    if i == 0 {
-                        j
-                    } else if j == 0 {
-                        i
-                    } else {
-                        0
-                    }
-                })
-                .collect()
-        })
-        .collect();
-    for i in 1..=r.len() {
-        for j in 1..=h.len() {
-            let sub = d[i - 1][j - 1] + usize::from(r[i - 1] != h[j - 1]);
-            d[i][j] = sub.min(d[i - 1][j] + 1).min(d[i][j - 1] + 1);
-        }
-    }
-    d[r.len()][h.len()] as f64 / r.len().max(1) as f64
+    let numbers = |s: &str| s.to_lowercase().replace("5th", "fifth");
+    mediagen_speech::stt::wer::word_error_rate(&numbers(reference), &numbers(hypothesis))
 }
 
 pub async fn synthesize(

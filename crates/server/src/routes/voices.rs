@@ -7,7 +7,8 @@ use axum::Json;
 use mediagen_core::VoiceId;
 use mediagen_core::{ApiError, Page};
 use mediagen_jobs::voice_clone::{
-    samples_out_of_range, CloneRequest, MAX_SAMPLE_SECONDS, MIN_SAMPLE_SECONDS,
+    samples_out_of_range, CloneMethod, CloneQuality, CloneRequest, MAX_SAMPLE_SECONDS,
+    MIN_SAMPLE_SECONDS,
 };
 use mediagen_store::VoiceChanges;
 use serde::Deserialize;
@@ -129,23 +130,31 @@ pub const LIST_CHOICES: [(&str, &[&str]); 2] = [
 /// `multipart/form-data`: `name` (required), one or more `files` parts of
 /// the target speaker (audio or video, 10 s to 5 min in total), `consent`
 /// (required, `true`: the speaker agreed to having their voice cloned),
-/// optional `description`, `labels` (comma-separated or a JSON list) and
+/// optional `description`, `labels` (comma-separated or a JSON list),
 /// `language` (BCP-47; omitted or `auto`: detected by the recogniser on
-/// the first sample). The samples are probed here and kept as account
-/// files (`GET /v1/files`); a worker then decodes and checks each one
-/// (silent, clipped or not speech → 422 `unprocessable_entity` naming the
-/// file in `details.index`; too little or too much in total → 422),
-/// analyses them into a voice profile (median pitch and its spread,
-/// spectral centroid, speaking rate, a gender estimate), returned as
-/// `profile`, and picks the closest catalog voice of its language as its
-/// `baseVoiceId`. The answer is 201 with the voice when the worker is done
-/// within `sync_wait_seconds` (a `voice.clone` job, free); otherwise (or
-/// with `Prefer: respond-async`) 202 with the job, whose `result.voiceId`
-/// names the voice once it completes. `Idempotency-Key` is honoured. The
-/// voice joins the account's `GET /v1/voices` as `category: cloned`,
-/// visible to its keys only, and is a `voiceId` for `POST
-/// /v1/text-to-speech` (the base voice converted toward the profile) and
-/// `POST /v1/voice-changer`.
+/// the first sample), `method` and `quality`. The samples are probed here
+/// and kept as account files (`GET /v1/files`); a worker then decodes and
+/// checks each one (silent, clipped or not speech → 422
+/// `unprocessable_entity` naming the file in `details.index`; too little
+/// or too much in total → 422) and analyses them into a voice profile
+/// (median pitch and its spread, spectral centroid, speaking rate, a
+/// gender estimate), returned as `profile`. `method: neural` (default)
+/// then searches for a Kokoro style table whose speech sounds like the
+/// samples, for `quality`'s time (`fast` 90 s, `standard` 170 s, `best`
+/// 480 s, priced at `costs."voice.clone"` credits a second), judges it on
+/// the last part of the samples, which the search never heard, and keeps
+/// it when it is more alike there than the best stock voice (else the
+/// stock voice's table: `similarity.heldOut` says which); where no Kokoro
+/// voice speaks the language it makes a WORLD clone. `method: world`
+/// (free) picks the closest catalog voice of its language as its
+/// `baseVoiceId`, converted toward the profile. The answer is 201 with the
+/// voice when the worker is done within `sync_wait_seconds` (a
+/// `voice.clone` job); otherwise (or with `Prefer: respond-async`) 202 with
+/// the job, whose `result.voiceId` names the voice once it completes.
+/// `Idempotency-Key` is honoured. The voice joins the account's `GET
+/// /v1/voices` as `category: cloned`, visible to its keys only, and is a
+/// `voiceId` for `POST /v1/text-to-speech` (batch and streamed) and `POST
+/// /v1/voice-changer`.
 #[utoipa::path(post, path = "/v1/voices", tag = "voice", security(("bearer" = ["write"])),
     request_body(content((crate::forms::VoiceCloneForm = "multipart/form-data"))),
     responses((status = 201, body = VoiceView),
@@ -158,10 +167,18 @@ pub async fn create(
     mut form: MultipartForm,
 ) -> ApiResult<Response> {
     let fields = std::mem::take(&mut form.fields);
-    if let Some(key) = fields
-        .keys()
-        .find(|k| !["name", "description", "labels", "language", "consent"].contains(&k.as_str()))
-    {
+    if let Some(key) = fields.keys().find(|k| {
+        ![
+            "name",
+            "description",
+            "labels",
+            "language",
+            "consent",
+            "method",
+            "quality",
+        ]
+        .contains(&k.as_str())
+    }) {
         return Err(ApiError::invalid_parameter(key, "unknown parameter").into());
     }
     let name = check_name(fields.get("name").map_or("", String::as_str))?;
@@ -196,6 +213,19 @@ pub async fn create(
             .into())
         }
     };
+    let method = match fields.get("method").map(|m| m.trim()) {
+        None | Some("") | Some("neural") => CloneMethod::Neural,
+        Some("world") => CloneMethod::World,
+        Some(_) => {
+            return Err(ApiError::invalid_parameter("method", "must be neural or world").into())
+        }
+    };
+    let quality = match fields.get("quality").map(|q| q.trim()) {
+        None | Some("") => CloneQuality::default(),
+        Some(q) => CloneQuality::parse(q).ok_or_else(|| {
+            ApiError::invalid_parameter("quality", "must be fast, standard or best")
+        })?,
+    };
     let uploads = form.files.remove("files").unwrap_or_default();
     if uploads.is_empty() {
         return Err(
@@ -224,11 +254,13 @@ pub async fn create(
         labels,
         language,
         samples,
+        method,
+        quality,
     };
     let spec = JobSpec {
         kind: "voice.clone",
         payload: serde_json::to_value(&request).map_err(Error::internal)?,
-        units: 0.0,
+        units: request.units(),
         dry_run: false,
         media_seconds: claimed,
     };

@@ -9,6 +9,7 @@ mod gate;
 mod lazy;
 mod mel;
 pub mod speakers;
+pub mod wer;
 mod whisper;
 mod word_times;
 

@@ -280,23 +280,39 @@ impl TtsCatalog {
         if let Some(m) = cache.lock().expect("measurements").get(voice_id) {
             return Ok(m.clone());
         }
+        let m = self.kept(voice_id, file, || {
+            measure(self.read_profile_text(voice_id)?)
+        })?;
+        cache
+            .lock()
+            .expect("measurements")
+            .insert(voice_id.to_owned(), m.clone());
+        Ok(m)
+    }
+
+    /// A measurement of catalog voice `voice_id` kept in `file` beside the
+    /// profiles (derived from the models, so it lasts across restarts),
+    /// else made by `measure` and kept there. `file` is a name of the
+    /// caller's making, never user text. Blocking.
+    pub fn kept<T>(
+        &self,
+        voice_id: &str,
+        file: &str,
+        measure: impl FnOnce() -> Result<T, TtsError>,
+    ) -> Result<T, TtsError>
+    where
+        T: serde::Serialize + serde::de::DeserializeOwned,
+    {
         // Only a catalog voice's id ever names a file.
         if self.voice(voice_id).is_none() {
             return Err(TtsError::UnknownVoice(voice_id.into()));
         }
         let kept = self.profile_dir.as_ref().map(|d| d.join(file));
-        let m = match kept.as_deref().and_then(read_kept) {
-            Some(m) => m,
-            None => {
-                let m = measure(self.read_profile_text(voice_id)?)?;
-                keep(kept.as_deref(), &m);
-                m
-            }
-        };
-        cache
-            .lock()
-            .expect("measurements")
-            .insert(voice_id.to_owned(), m.clone());
+        if let Some(m) = kept.as_deref().and_then(read_kept) {
+            return Ok(m);
+        }
+        let m = measure()?;
+        keep(kept.as_deref(), &m);
         Ok(m)
     }
 
@@ -356,6 +372,12 @@ impl TtsCatalog {
             .map(|(v, _)| *v)
     }
 
+    /// Catalog voice `voice_id`'s style table, when its engine has them.
+    pub fn style_table(&self, voice_id: &str) -> Option<Vec<f32>> {
+        let voice = self.voice(voice_id)?;
+        self.engines[*self.engine_of.get(voice_id)?].style_table(&voice.key)
+    }
+
     /// Speaks `text` (plain text, or SSML when it starts with `<speak`),
     /// normalised for the voice's language, sentence by sentence. `each`
     /// sees every piece of audio as it is made (sentences and breaks), with
@@ -363,6 +385,20 @@ impl TtsCatalog {
     pub fn speak(
         &self,
         voice_id: &str,
+        text: &str,
+        speed: f32,
+        each: impl FnMut(usize, usize, &Audio) -> bool,
+    ) -> Result<Audio, TtsError> {
+        self.speak_styled(voice_id, None, text, speed, each)
+    }
+
+    /// [`Self::speak`], with style table `styles` (a neural clone) in place
+    /// of the voice's own when given: the voice then gives the language,
+    /// the phonemes and the engine (one with style tables).
+    pub fn speak_styled(
+        &self,
+        voice_id: &str,
+        styles: Option<&[f32]>,
         text: &str,
         speed: f32,
         mut each: impl FnMut(usize, usize, &Audio) -> bool,
@@ -401,16 +437,25 @@ impl TtsCatalog {
                 Unit::Silence(secs) => Audio::silence(*secs, voice.sample_rate),
                 Unit::Sentence(sentence, rate) => {
                     let rate = ssml::effective_rate(speed, *rate);
-                    let audio = engine.synthesize(&voice.key, sentence, rate)?;
+                    let audio = match styles {
+                        Some(styles) => {
+                            engine.synthesize_styles(styles, &voice.key, sentence, rate)?
+                        }
+                        None => engine.synthesize(&voice.key, sentence, rate)?,
+                    };
                     within_ceiling(audio, sentence.chars().count(), rate)?
                 }
                 Unit::Ipa(ipa, text, rate) => {
                     let rate = ssml::effective_rate(speed, *rate);
-                    let audio = match engine.synthesize_ipa(&voice.key, ipa, rate) {
-                        Err(TtsError::PhonemesUnsupported) => {
-                            engine.synthesize(&voice.key, text, rate)?
-                        }
-                        other => other?,
+                    let audio = match styles {
+                        // A clone speaks the text of a `<phoneme>`.
+                        Some(styles) => engine.synthesize_styles(styles, &voice.key, text, rate)?,
+                        None => match engine.synthesize_ipa(&voice.key, ipa, rate) {
+                            Err(TtsError::PhonemesUnsupported) => {
+                                engine.synthesize(&voice.key, text, rate)?
+                            }
+                            other => other?,
+                        },
                     };
                     let chars = ipa.chars().count().max(text.chars().count());
                     within_ceiling(audio, chars, rate)?

@@ -30,9 +30,13 @@ use mediagen_media::audio::Audio;
 
 /// Kokoro's output rate.
 pub const SAMPLE_RATE: u32 = 24_000;
-const STYLE_DIM: usize = 256;
+/// Numbers in one style vector: the first half drives the vocoder (timbre),
+/// the second the duration and pitch predictor (prosody).
+pub const STYLE_DIM: usize = 256;
 /// The longest token sequence the model takes (without the two pads).
 const MAX_TOKENS: usize = 510;
+/// Rows of a voice's style table: one per input length in tokens.
+pub const STYLE_ROWS: usize = MAX_TOKENS;
 
 /// Where the model is cut (names in `kokoro-v1.0.int8.onnx`): the text
 /// features aligned to frames `[1, 512, T]`, the pitch and energy curves
@@ -66,7 +70,7 @@ fn language_of(prefix: char) -> Option<(&'static str, &'static str, &'static str
 
 struct KokoroVoice {
     info: VoiceInfo,
-    /// `MAX_TOKENS` rows of `STYLE_DIM` floats.
+    /// `STYLE_ROWS` rows of `STYLE_DIM` floats.
     styles: Vec<f32>,
 }
 
@@ -123,7 +127,7 @@ impl KokoroEngine {
                 continue;
             };
             let bytes = std::fs::read(&file).map_err(|e| e.to_string())?;
-            if bytes.len() != MAX_TOKENS * STYLE_DIM * 4 {
+            if bytes.len() != STYLE_ROWS * STYLE_DIM * 4 {
                 tracing::warn!(file = %file.display(), "kokoro voice has an unexpected size; skipped");
                 continue;
             }
@@ -288,7 +292,7 @@ impl TextToSpeech for KokoroEngine {
     fn synthesize(&self, key: &str, sentence: &str, speed: f32) -> Result<Audio, TtsError> {
         let voice = self.voice(key)?;
         let ids = self.tokens(&voice.info, sentence)?;
-        self.speak_ids(voice, ids, speed)
+        self.speak_ids(&voice.styles, ids, speed)
     }
 
     fn synthesize_ipa(&self, key: &str, ipa: &str, speed: f32) -> Result<Audio, TtsError> {
@@ -299,7 +303,25 @@ impl TextToSpeech for KokoroEngine {
             ipa.to_owned()
         };
         let ids = self.ids(&format!("{phonemes}."));
-        self.speak_ids(voice, ids, speed)
+        self.speak_ids(&voice.styles, ids, speed)
+    }
+
+    fn style_table(&self, key: &str) -> Option<Vec<f32>> {
+        self.voice(key).ok().map(|v| v.styles.clone())
+    }
+
+    fn synthesize_styles(
+        &self,
+        styles: &[f32],
+        key: &str,
+        sentence: &str,
+        speed: f32,
+    ) -> Result<Audio, TtsError> {
+        if styles.len() != STYLE_ROWS * STYLE_DIM {
+            return Err(TtsError::Failed("a style table of the wrong size".into()));
+        }
+        let ids = self.tokens(&self.voice(key)?.info, sentence)?;
+        self.speak_ids(styles, ids, speed)
     }
 }
 
@@ -319,6 +341,12 @@ fn tie(ipa: &str) -> String {
 }
 
 impl KokoroEngine {
+    /// The style table of stock voice `key`: [`STYLE_ROWS`] rows of
+    /// [`STYLE_DIM`] floats.
+    pub fn styles(&self, key: &str) -> Result<&[f32], TtsError> {
+        Ok(&self.voice(key)?.styles)
+    }
+
     fn voice(&self, key: &str) -> Result<&KokoroVoice, TtsError> {
         self.voices
             .iter()
@@ -337,17 +365,17 @@ impl KokoroEngine {
 
     /// One sentence's tokens spoken: the front half on all of them, the
     /// vocoder from just before the speech.
-    fn speak_ids(&self, voice: &KokoroVoice, ids: Vec<i64>, speed: f32) -> Result<Audio, TtsError> {
-        let frames = self.predict(voice, ids, speed)?;
+    fn speak_ids(&self, styles: &[f32], ids: Vec<i64>, speed: f32) -> Result<Audio, TtsError> {
+        let frames = self.predict(styles, ids, speed)?;
         let samples = self.vocode(&frames, frames.speech())?;
         Ok(Audio::new(samples, SAMPLE_RATE))
     }
 
     /// The front half on one sentence's tokens: its frames.
-    fn predict(&self, voice: &KokoroVoice, ids: Vec<i64>, speed: f32) -> Result<Frames, TtsError> {
+    fn predict(&self, styles: &[f32], ids: Vec<i64>, speed: f32) -> Result<Frames, TtsError> {
         // The style is chosen by the number of phoneme tokens.
         let row = ids.len().min(MAX_TOKENS - 1);
-        let style = voice.styles[row * STYLE_DIM..(row + 1) * STYLE_DIM].to_vec();
+        let style = styles[row * STYLE_DIM..(row + 1) * STYLE_DIM].to_vec();
         let mut tokens = Vec::with_capacity(ids.len() + 2);
         tokens.push(0);
         tokens.extend(ids);

@@ -55,6 +55,27 @@ pub trait TextToSpeech: Send + Sync {
         Err(TtsError::PhonemesUnsupported)
     }
 
+    /// Speaks one sentence with a style table of its own (a neural clone)
+    /// in the language and phonemes of voice `key`. Only engines whose
+    /// voices are style tables (Kokoro) can.
+    fn synthesize_styles(
+        &self,
+        _styles: &[f32],
+        _key: &str,
+        _sentence: &str,
+        _speed: f32,
+    ) -> Result<Audio, TtsError> {
+        Err(TtsError::Failed(format!(
+            "the {} engine has no style tables",
+            self.engine()
+        )))
+    }
+
+    /// Voice `key`'s style table, for engines whose voices are style tables.
+    fn style_table(&self, _key: &str) -> Option<Vec<f32>> {
+        None
+    }
+
     /// Loads the engine's models now (they load on first use otherwise);
     /// what failed, with why.
     fn warm(&self) -> Vec<String> {

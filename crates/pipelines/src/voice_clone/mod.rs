@@ -1,12 +1,17 @@
 //! `voice.clone`: a cloned voice made from its samples by a worker. The
 //! API probes the samples and keeps them as account files; the worker
 //! decodes and checks each one, analyses them into a voice profile, hears
-//! the language (when not given), picks the closest catalog voice to speak
-//! for it, writes its preview and records the voice. The API process runs
-//! none of this.
+//! the language (when not given), searches for a Kokoro style table that
+//! sounds like them ([`neural`]; a WORLD clone, the closest catalog voice
+//! converted toward the profile, when asked for or when no Kokoro voice
+//! speaks the language), writes its preview and records the voice. The
+//! API process runs none of this.
+
+mod neural;
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use mediagen_core::{ApiError, ErrorCode};
 use mediagen_media::audio::resample;
@@ -17,7 +22,7 @@ use mediagen_speech::stt::{detect_language, SttCatalog};
 use mediagen_speech::tts::TtsCatalog;
 use mediagen_speech::voice::{analyse, check_sample, check_speech, VoiceProfile, RATE};
 
-use crate::tts::voiceprint;
+use crate::tts::{preview_text, voiceprint};
 use mediagen_store::{Db, VoiceRecord};
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
 use serde_json::{json, Value};
@@ -29,6 +34,19 @@ pub struct VoiceClonePipeline {
     pub tts: Arc<TtsCatalog>,
     pub stt: Arc<SttCatalog>,
     pub db: Db,
+    /// What the stock voices sound like, heard once per process.
+    pub stock: Arc<neural::StockCache>,
+}
+
+impl VoiceClonePipeline {
+    pub fn new(tts: Arc<TtsCatalog>, stt: Arc<SttCatalog>, db: Db) -> Self {
+        Self {
+            tts,
+            stt,
+            db,
+            stock: Arc::default(),
+        }
+    }
 }
 
 /// What the samples make, before it is stored.
@@ -38,6 +56,8 @@ struct Made {
     language: String,
     base_voice_id: Option<String>,
     similarity: Option<VoiceSimilarity>,
+    /// A neural clone's style table.
+    styles: Option<Vec<f32>>,
 }
 
 impl VoiceClonePipeline {
@@ -73,8 +93,15 @@ impl VoiceClonePipeline {
         Ok(samples)
     }
 
-    /// The voice the samples make (blocking).
-    fn make(&self, paths: &[PathBuf], language: Option<String>) -> Result<Made, JobFailure> {
+    /// The voice the samples make (blocking), by `deadline` for a neural
+    /// clone.
+    fn make(
+        &self,
+        paths: &[PathBuf],
+        req: &CloneRequest,
+        deadline: Instant,
+        ctx: &JobContext,
+    ) -> Result<Made, JobFailure> {
         let samples = self.decode(paths)?;
         let seconds: f64 = samples
             .iter()
@@ -87,21 +114,69 @@ impl VoiceClonePipeline {
         // speech), so a refusal comes before the slower steps.
         let profile = analyse(&samples)
             .map_err(|p| JobFailure::refused(ApiError::unprocessable("files", p.to_string())))?;
-        // The preview is the first 10 s of the first sample; the language
-        // is heard on its first 30 s.
+        // The language is heard on the first 30 s of the first sample.
         let first = &samples[0];
+        let language = match req.language.clone() {
+            Some(l) => l,
+            None => self.hear_language(&first[..first.len().min(30 * RATE as usize)])?,
+        };
+        let world_base = self.tts.closest(&profile, &language).map(|v| v.id.clone());
+        let made = match req.method {
+            CloneMethod::Neural => {
+                let report = |share: f32| ctx.set_progress(10 + (share * 80.0) as i64);
+                let cancelled = || ctx.is_cancelled();
+                let maker = neural::Maker {
+                    tts: &self.tts,
+                    stt: &self.stt,
+                    stock: &self.stock,
+                    report: &report,
+                    cancelled: &cancelled,
+                };
+                maker.make(
+                    &samples,
+                    &profile,
+                    &language,
+                    world_base.as_deref(),
+                    deadline,
+                )?
+            }
+            CloneMethod::World => None,
+        };
+        if let Some(voice) = made {
+            // A neural clone's preview is the clone speaking.
+            let spoken = self
+                .tts
+                .speak_styled(
+                    &voice.base_voice_id,
+                    Some(&voice.styles),
+                    preview_text(&language),
+                    1.0,
+                    |_, _, _| !ctx.is_cancelled(),
+                )
+                .map_err(crate::tts::tts_failure)?;
+            let preview = encode(&spoken, AudioFormat::Mp3, spoken.sample_rate)
+                .map_err(|e| JobFailure::retry(ErrorCode::EncodingFailed, e.to_string()))?;
+            return Ok(Made {
+                profile,
+                preview,
+                language,
+                base_voice_id: Some(voice.base_voice_id),
+                similarity: Some(VoiceSimilarity {
+                    samples: voice.samples,
+                    base: voice.base,
+                    held_out: Some(voice.held_out),
+                }),
+                styles: Some(voice.styles),
+            });
+        }
+        // A WORLD clone's preview is the first 10 s of the first sample.
         let preview = encode(
             &Audio::new(first[..first.len().min(10 * RATE as usize)].to_vec(), RATE),
             AudioFormat::Mp3,
             RATE,
         )
         .map_err(|e| JobFailure::retry(ErrorCode::EncodingFailed, e.to_string()))?;
-        let language = match language {
-            Some(l) => l,
-            None => self.hear_language(&first[..first.len().min(30 * RATE as usize)])?,
-        };
-        let base_voice_id = self.tts.closest(&profile, &language).map(|v| v.id.clone());
-        let similarity = base_voice_id.as_deref().and_then(|base| {
+        let similarity = world_base.as_deref().and_then(|base| {
             self.similarity(&samples, base, &profile, &language)
                 .map_err(|e| tracing::warn!("cloned voice's similarity not measured: {e}"))
                 .ok()
@@ -110,8 +185,9 @@ impl VoiceClonePipeline {
             profile,
             preview,
             language,
-            base_voice_id,
+            base_voice_id: world_base,
             similarity,
+            styles: None,
         })
     }
 
@@ -135,6 +211,7 @@ impl VoiceClonePipeline {
         Ok(VoiceSimilarity {
             samples: print(Some(profile))?.similarity(&target),
             base: print(None)?.similarity(&target),
+            held_out: None,
         })
     }
 
@@ -178,22 +255,35 @@ impl Pipeline for VoiceClonePipeline {
             paths.push(path);
         }
         ctx.set_progress(10);
-        let this = self.clone();
-        let language = req.language.clone();
+        let deadline = Instant::now() + Duration::from_secs_f64(req.quality.seconds());
+        let (this, job, request) = (self.clone(), ctx.clone(), req.clone());
         let made = ctx
-            .blocking(move || this.make(&paths, language))
+            .blocking(move || this.make(&paths, &request, deadline, &job))
             .await
             .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))??;
-        ctx.set_progress(90);
+        ctx.set_progress(95);
         let preview_key = cloned_preview_key(&account, &req.voice_id);
         ctx.blobs
             .put(&preview_key, made.preview.into())
             .await
             .map_err(JobFailure::storage)?;
+        let neural = match made.styles {
+            Some(styles) => {
+                let key = cloned_styles_key(&account, &req.voice_id);
+                let bytes: Vec<u8> = styles.iter().flat_map(|x| x.to_le_bytes()).collect();
+                ctx.blobs
+                    .put(&key, bytes.into())
+                    .await
+                    .map_err(JobFailure::storage)?;
+                Some(NeuralStyle { styles_key: key })
+            }
+            None => None,
+        };
         let stored = StoredVoice {
             base_voice_id: made.base_voice_id,
             profile: made.profile,
             similarity: made.similarity,
+            neural,
         };
         let record = VoiceRecord {
             id: req.voice_id,

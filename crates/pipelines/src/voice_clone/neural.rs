@@ -1,0 +1,408 @@
+//! The neural step of `voice.clone`: a Kokoro style table searched for
+//! from the samples (`mediagen_speech::clone`), judged on samples the
+//! search did not use, and checked by ear (the recogniser) before it is
+//! kept.
+//!
+//! The samples are split in time: the last third or so (whole samples
+//! where there are several, else the end of the one) is held out. The
+//! search hears candidates against the rest. The judging hears the clone,
+//! the best stock voice and the WORLD clone on three other sentences
+//! against the held-out part; the better of the clone and the best stock
+//! voice is kept (a search that found nothing better keeps the stock
+//! voice, and says so in the likeness it reports).
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use mediagen_core::voice::{candidates, VoiceProfile};
+use mediagen_core::ErrorCode;
+use mediagen_jobs::voice_clone::HeldOut;
+use mediagen_media::audio::resample;
+use mediagen_speakers::encoder::{Embedding, SpeakerEncoder};
+use mediagen_speech::clone::sentences::sentences;
+use mediagen_speech::clone::{
+    hear_stock, search, CloneError, Options, Progress, StockVoice, Studio,
+};
+use mediagen_speech::stt::wer::word_error_rate;
+use mediagen_speech::stt::{transcribe, SttCatalog, SttOptions};
+use mediagen_speech::tts::{TtsCatalog, TtsError};
+use mediagen_speech::voice::RATE;
+use mediagen_worker::JobFailure;
+
+use crate::tts::{speak_converted, tts_failure};
+
+/// Share of the samples held out for judging.
+const HELD_OUT: f64 = 0.3;
+/// Time kept back from the search for judging and the checks after it.
+const RESERVE: Duration = Duration::from_secs(30);
+/// How far a table may leave the stock voices' range (a share of it).
+const MARGIN: f32 = 0.1;
+/// The recogniser must hear the clone's judging sentence with at most this
+/// word error rate (stock Kokoro voices: 0–10 % on one sentence).
+const MAX_WER: f64 = 0.25;
+
+/// Stock voices of the speaker's language enough to search among; with
+/// fewer, every language's are heard.
+const MIN_STOCK: usize = 4;
+/// Bumped when the search's sentences change, so kept hearings are redone.
+const STOCK_VERSION: u32 = 1;
+
+/// What the stock voices sound like on each language's search sentences:
+/// the same for every clone, so heard once per worker process.
+#[derive(Default)]
+pub struct StockCache(Mutex<HashMap<String, StockVoice>>);
+
+/// A neural clone, made.
+pub struct NeuralVoice {
+    pub styles: Vec<f32>,
+    /// The catalog voice whose language and phonemes it speaks.
+    pub base_voice_id: String,
+    pub held_out: HeldOut,
+    /// Its likeness to all the samples, and the best stock voice's.
+    pub samples: f32,
+    pub base: f32,
+}
+
+/// The engines a clone is made with, and how the job follows it.
+pub struct Maker<'a> {
+    pub tts: &'a TtsCatalog,
+    pub stt: &'a SttCatalog,
+    pub stock: &'a StockCache,
+    /// Takes progress from 0 to 1.
+    pub report: &'a (dyn Fn(f32) + Sync),
+    pub cancelled: &'a (dyn Fn() -> bool + Sync),
+}
+
+/// The catalog and the encoder as the search hears them: speech of one
+/// style table, phonemised as catalog voice `like`.
+struct Heard<'a> {
+    tts: &'a TtsCatalog,
+    encoder: &'a SpeakerEncoder,
+    like: String,
+    cancelled: &'a (dyn Fn() -> bool + Sync),
+}
+
+impl Studio for Heard<'_> {
+    fn speak(&self, styles: &[f32], sentence: &str) -> Result<Vec<f32>, String> {
+        let audio = self
+            .tts
+            .speak_styled(&self.like, Some(styles), sentence, 1.0, |_, _, _| {
+                !(self.cancelled)()
+            })
+            .map_err(|e| e.to_string())?;
+        Ok(resample(&audio.samples, audio.sample_rate, 16_000))
+    }
+
+    fn embed(&self, audio: &[f32]) -> Result<Embedding, String> {
+        self.encoder
+            .embed(audio)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| "the speech was silent".to_owned())
+    }
+}
+
+impl Maker<'_> {
+    /// A neural clone of the speaker of `samples` (at [`RATE`]) in
+    /// `language`, done by `deadline`; `None` when no engine with style
+    /// tables speaks the language (the caller makes a WORLD clone).
+    pub fn make(
+        &self,
+        samples: &[Vec<f32>],
+        profile: &VoiceProfile,
+        language: &str,
+        world_base: Option<&str>,
+        deadline: Instant,
+    ) -> Result<Option<NeuralVoice>, JobFailure> {
+        let (report, cancelled) = (self.report, self.cancelled);
+        let (said_in, search_sentences, judge_sentences) = sentences(language);
+        let kokoro: Vec<_> = self
+            .tts
+            .voices()
+            .iter()
+            .filter(|v| v.engine == "kokoro")
+            .collect();
+        let speaks = |code: &str| {
+            language
+                .get(..2)
+                .is_some_and(|l| l.eq_ignore_ascii_case(code))
+        };
+        let Some(like) = candidates(self.tts.voices(), &profile.gender, language)
+            .into_iter()
+            .find(|v| v.engine == "kokoro")
+            .filter(|_| speaks(said_in))
+        else {
+            return Ok(None);
+        };
+        let encoder = self
+            .stt
+            .encoder()
+            .map_err(|e| JobFailure::abort(ErrorCode::EngineUnavailable, e))?;
+        let studio = Heard {
+            tts: self.tts,
+            encoder,
+            like: like.id.clone(),
+            cancelled,
+        };
+        // A step stopped by a cancel fails as cancelled, whatever it said.
+        let failed = |e: CloneError| {
+            if cancelled() || matches!(e, CloneError::Cancelled) {
+                JobFailure::abort(ErrorCode::Cancelled, "The job was cancelled.")
+            } else {
+                JobFailure::retry(ErrorCode::SynthesisFailed, e.to_string())
+            }
+        };
+        let embed = |audio: &[f32]| -> Result<Embedding, JobFailure> {
+            encoder
+                .embed_at(audio, RATE)
+                .map_err(|e| JobFailure::retry(ErrorCode::InternalError, e.to_string()))
+        };
+        let (searched, held) = split(samples);
+        let seconds = |set: &[Vec<f32>]| {
+            set.iter()
+                .map(|s| s.len() as f64 / f64::from(RATE))
+                .sum::<f64>()
+        };
+        let mean = |set: &[Vec<f32>]| -> Result<Embedding, JobFailure> {
+            let each = set
+                .iter()
+                .map(|s| embed(s))
+                .collect::<Result<Vec<_>, _>>()?;
+            Embedding::mean(&each)
+                .ok_or_else(|| JobFailure::abort(ErrorCode::InternalError, "no samples"))
+        };
+        let (target, held_target, all_target) = (mean(&searched)?, mean(&held)?, mean(samples)?);
+
+        // The stock voices of the speaker's gender: of the language where
+        // it has a few, else of every language (a table sets the voice;
+        // the sentences are phonemised as `like`).
+        let of_gender: Vec<_> = kokoro
+            .iter()
+            .filter(|v| {
+                v.gender == profile.gender || !["female", "male"].contains(&profile.gender.as_str())
+            })
+            .collect();
+        let of_language: Vec<_> = of_gender
+            .iter()
+            .filter(|v| v.language.starts_with(said_in))
+            .copied()
+            .collect();
+        let stock_voices = if of_language.len() >= MIN_STOCK {
+            of_language
+        } else {
+            of_gender
+        };
+        let sentences_of = |set: [&str; 3]| set.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let search_sentences = sentences_of(search_sentences);
+        let mut stock = Vec::new();
+        for (i, v) in stock_voices.iter().enumerate() {
+            if cancelled() {
+                return Err(failed(CloneError::Cancelled));
+            }
+            let key = format!("{}|{said_in}", v.id);
+            let known = self
+                .stock
+                .0
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(&key)
+                .cloned();
+            let voice = match known {
+                Some(voice) => voice,
+                None => {
+                    let table = self.tts.style_table(&v.id).ok_or_else(|| {
+                        JobFailure::abort(
+                            ErrorCode::EngineUnavailable,
+                            "a stock voice has no style table",
+                        )
+                    })?;
+                    // Kept beside the voices' profiles: heard once per
+                    // installation, not once per clone.
+                    let file = format!("{}.clone-{said_in}.v{STOCK_VERSION}.json", v.id);
+                    let heard: Vec<Vec<f32>> = self
+                        .tts
+                        .kept(&v.id, &file, || {
+                            let voice =
+                                hear_stock(&studio, &v.id, table.clone(), &search_sentences)
+                                    .map_err(|e| TtsError::Failed(e.to_string()))?;
+                            Ok(voice.heard.into_iter().map(|e| e.0).collect())
+                        })
+                        .map_err(|e| failed(CloneError::Engine(e.to_string())))?;
+                    let voice = StockVoice {
+                        key: v.id.clone(),
+                        styles: table,
+                        heard: heard.into_iter().map(Embedding).collect(),
+                    };
+                    self.stock
+                        .0
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(key, voice.clone());
+                    voice
+                }
+            };
+            stock.push(voice);
+            report(0.2 * (i + 1) as f32 / stock_voices.len() as f32);
+        }
+
+        let started = Instant::now();
+        let budget = deadline
+            .saturating_duration_since(started)
+            .saturating_sub(RESERVE);
+        let options = Options {
+            sentences: search_sentences,
+            budget,
+            margin: MARGIN,
+            seed: 0x5EED,
+        };
+        let progress = Progress {
+            report: &|share| report(0.2 + 0.7 * share),
+            cancelled,
+        };
+        let found = search(&studio, &stock, &target, &options, &progress).map_err(failed)?;
+
+        // Judged on the held-out samples, on sentences the search never heard.
+        let judge = |styles: &[f32]| -> Result<(f32, f32), JobFailure> {
+            let heard = judge_sentences
+                .iter()
+                .map(|s| studio.speak(styles, s).and_then(|a| studio.embed(&a)))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| failed(CloneError::Engine(e)))?;
+            Ok((
+                likeness(&heard, &held_target),
+                likeness(&heard, &all_target),
+            ))
+        };
+        let stock_table = stock
+            .iter()
+            .find(|v| v.key == found.best_stock.0)
+            .map(|v| v.styles.clone())
+            .unwrap_or_default();
+        let (clone_held, clone_all) = judge(&found.styles)?;
+        let (stock_held, stock_all) = judge(&stock_table)?;
+        let world = match world_base {
+            Some(base) => {
+                let heard = judge_sentences
+                    .iter()
+                    .map(|s| {
+                        let audio = speak_converted(self.tts, base, profile, s, 1.0, |_, _, _| {
+                            !cancelled()
+                        })
+                        .map_err(tts_failure)?;
+                        embed(&audio.samples)
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                likeness(&heard, &held_target)
+            }
+            None => 0.0,
+        };
+        report(0.95);
+        // The clone is kept when it is more alike than the stock voice on
+        // the held-out samples and the recogniser hears its words.
+        let understood = self.understood(&studio, &found.styles, judge_sentences[0], said_in)?;
+        let (styles, held_likeness, samples_likeness) = if clone_held > stock_held && understood {
+            (found.styles, clone_held, clone_all)
+        } else {
+            tracing::info!(
+                clone_held,
+                stock_held,
+                understood,
+                "the stock voice is kept for a clone"
+            );
+            (stock_table, stock_held, stock_all)
+        };
+        Ok(Some(NeuralVoice {
+            styles,
+            base_voice_id: like.id.clone(),
+            held_out: HeldOut {
+                clone: round(held_likeness),
+                best_stock_voice_id: found.best_stock.0.clone(),
+                best_stock: round(stock_held),
+                world: round(world),
+                search_seconds: (seconds(&searched) * 10.0).round() / 10.0,
+                held_out_seconds: (seconds(&held) * 10.0).round() / 10.0,
+            },
+            samples: round(samples_likeness),
+            base: round(stock_all),
+        }))
+    }
+
+    /// Whether the recogniser hears `sentence` in the table's speech
+    /// (`true` when no recogniser is installed: nothing can tell).
+    fn understood(
+        &self,
+        studio: &Heard,
+        styles: &[f32],
+        sentence: &str,
+        language: &str,
+    ) -> Result<bool, JobFailure> {
+        let Some(model) = self.stt.model(None) else {
+            return Ok(true);
+        };
+        let audio = studio
+            .speak(styles, sentence)
+            .map_err(|e| JobFailure::retry(ErrorCode::SynthesisFailed, e))?;
+        let options = SttOptions {
+            language: model.multilingual().then(|| language.to_owned()),
+            translate: false,
+            prompt: None,
+            words: false,
+        };
+        let heard = transcribe(
+            model.as_ref(),
+            self.stt.gate(),
+            self.stt.vad(),
+            &audio,
+            &options,
+        )
+        .map_err(|e| JobFailure::retry(ErrorCode::RecognitionFailed, e.to_string()))?;
+        Ok(word_error_rate(sentence, &heard.text) <= MAX_WER)
+    }
+}
+
+/// The samples searched with and those held out: the last whole samples
+/// making up about [`HELD_OUT`] of the time, or the end of a single one.
+fn split(samples: &[Vec<f32>]) -> (Vec<Vec<f32>>, Vec<Vec<f32>>) {
+    let total: usize = samples.iter().map(Vec::len).sum();
+    let want = (total as f64 * HELD_OUT) as usize;
+    let mut held = 0;
+    let mut cut = samples.len();
+    while cut > 1 && held < want {
+        cut -= 1;
+        held += samples[cut].len();
+    }
+    if cut == samples.len() || held > total - total / 4 {
+        // One sample, or the last is most of them: cut the audio itself.
+        let all: Vec<f32> = samples.concat();
+        let at = total - want;
+        return (vec![all[..at].to_vec()], vec![all[at..].to_vec()]);
+    }
+    (samples[..cut].to_vec(), samples[cut..].to_vec())
+}
+
+/// Mean likeness of embeddings to `target`.
+fn likeness(heard: &[Embedding], target: &Embedding) -> f32 {
+    heard.iter().map(|e| e.similarity(target)).sum::<f32>() / heard.len().max(1) as f32
+}
+
+fn round(x: f32) -> f32 {
+    (x * 1000.0).round() / 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split;
+
+    #[test]
+    fn the_last_samples_are_held_out() {
+        let samples = vec![vec![0.0; 40], vec![0.0; 30], vec![0.0; 30]];
+        let (searched, held) = split(&samples);
+        assert_eq!((searched.len(), held.len()), (2, 1));
+        // One sample: its end.
+        let (searched, held) = split(&[vec![0.0; 100]]);
+        assert_eq!((searched[0].len(), held[0].len()), (70, 30));
+        // The last sample is nearly everything: the audio is cut.
+        let (searched, held) = split(&[vec![0.0; 10], vec![0.0; 90]]);
+        assert_eq!((searched[0].len(), held[0].len()), (70, 30));
+    }
+}

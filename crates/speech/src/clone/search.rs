@@ -1,0 +1,246 @@
+//! The search for a style table that sounds like the samples.
+//!
+//! 1. **Stock voices.** What each stock voice sounds like on the search's
+//!    sentences is known beforehand ([`hear_stock`]); the most alike is
+//!    the first best.
+//! 2. **Blends.** The tables heard so far, weighted so that the linear model
+//!    of [`super::blend`] puts the blend's voice on the samples' voice,
+//!    pulled toward the best so far. A blend that sounds more alike becomes
+//!    the best and loosens the pull; one that does not tightens it.
+//! 3. **A random walk** around the best when blends stop gaining: one step
+//!    added to every row of the table alike (a sentence reads one row, by
+//!    its length, so a step that differed by row would be judged on the
+//!    rows of the search's sentences only), each number in proportion to
+//!    its spread over the stock voices; kept when it sounds more alike, its
+//!    size adapted to how often that happens. Every table heard joins the
+//!    blends' basis, so the two alternate.
+//!
+//! Every table stays inside the numbers' range over the stock voices (a
+//! little widened): outside it the model was never trained and speaks
+//! badly while the encoder may still find it alike.
+
+use std::time::{Duration, Instant};
+
+use mediagen_speakers::encoder::Embedding;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use super::blend::{mix, toward, Bounds};
+use super::{CloneError, StockVoice, Studio};
+use crate::tts::kokoro::STYLE_DIM;
+
+/// A random step's size, in spreads of each number over the stock voices.
+const MIN_STEP: f32 = 0.03;
+const MAX_STEP: f32 = 0.6;
+/// Random steps taken before the blends are tried again.
+const WALK_BEFORE_BLEND: usize = 4;
+
+/// How the search runs.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Every candidate speaks these (different lengths: the style differs
+    /// by input length).
+    pub sentences: Vec<String>,
+    /// Wall time the search may take.
+    pub budget: Duration,
+    /// How far a table may leave the stock range, as a share of it.
+    pub margin: f32,
+    pub seed: u64,
+}
+
+/// How the caller follows and stops the search.
+pub struct Progress<'a> {
+    /// Called with the share of the budget spent (0 to 1).
+    pub report: &'a (dyn Fn(f32) + Sync),
+    /// Checked before every candidate.
+    pub cancelled: &'a (dyn Fn() -> bool + Sync),
+}
+
+/// What the search found.
+#[derive(Debug, Clone)]
+pub struct Found {
+    pub styles: Vec<f32>,
+    /// Its likeness to the search's target (mean over the sentences).
+    pub likeness: f32,
+    /// The best stock voice and its likeness, on the same sentences.
+    pub best_stock: (String, f32),
+    /// Candidates heard: blends, random steps.
+    pub heard: [usize; 2],
+    /// Likeness of the best after each candidate.
+    pub trace: Vec<f32>,
+}
+
+/// A table heard: its embedding (the normalised mean over the sentences)
+/// and likeness.
+struct Heard {
+    styles: Vec<f32>,
+    embedding: Embedding,
+    likeness: f32,
+}
+
+/// Searches for a style table whose speech sounds like `target`.
+pub fn search(
+    studio: &dyn Studio,
+    stock: &[StockVoice],
+    target: &Embedding,
+    options: &Options,
+    progress: &Progress,
+) -> Result<Found, CloneError> {
+    let started = Instant::now();
+    let spent = || started.elapsed().as_secs_f32() / options.budget.as_secs_f32().max(1e-3);
+    let check = || {
+        if (progress.cancelled)() {
+            Err(CloneError::Cancelled)
+        } else {
+            Ok(())
+        }
+    };
+    if stock.is_empty() || options.sentences.is_empty() {
+        return Err(CloneError::NoStock);
+    }
+    let hear = |styles: Vec<f32>| -> Result<Heard, CloneError> {
+        check()?;
+        let each = speak_all(studio, &styles, &options.sentences)?;
+        (progress.report)(spent().min(1.0));
+        Ok(Heard::new(styles, &each, target))
+    };
+    let mut heard = [0usize; 2];
+    let mut trace = Vec::new();
+
+    // 1. The stock voices.
+    let mut basis: Vec<Heard> = stock
+        .iter()
+        .map(|v| Heard::new(v.styles.clone(), &v.heard, target))
+        .collect();
+    let mut best = (0..basis.len())
+        .max_by(|&a, &b| basis[a].likeness.total_cmp(&basis[b].likeness))
+        .expect("stock voices");
+    let best_stock = (stock[best].key.clone(), basis[best].likeness);
+    let tables: Vec<&[f32]> = stock.iter().map(|v| v.styles.as_slice()).collect();
+    let bounds = Bounds::of(&tables, options.margin);
+    let width = STYLE_DIM;
+    let row_spread = bounds.row_spread(width);
+    trace.push(basis[best].likeness);
+
+    // 2 and 3, alternating, while the budget lasts.
+    let mut rng = StdRng::seed_from_u64(options.seed);
+    let mut pull = 0.1f64;
+    let mut blending = true;
+    let mut failed_blends = 0;
+    let mut step = 0.15f32;
+    let mut walked = 0;
+    while spent() < 1.0 {
+        let candidate = if blending {
+            let embeddings: Vec<&[f32]> = basis.iter().map(|h| h.embedding.0.as_slice()).collect();
+            let mut anchor = vec![0.0; basis.len()];
+            anchor[best] = 1.0;
+            let Some(weights) = toward(&embeddings, &target.0, &anchor, pull) else {
+                blending = false;
+                continue;
+            };
+            let styles: Vec<&[f32]> = basis.iter().map(|h| h.styles.as_slice()).collect();
+            heard[0] += 1;
+            bounds.clamp(mix(&styles, &weights))
+        } else {
+            heard[1] += 1;
+            let delta: Vec<f32> = row_spread
+                .iter()
+                .map(|s| step * s * gaussian(&mut rng))
+                .collect();
+            let moved = basis[best]
+                .styles
+                .iter()
+                .enumerate()
+                .map(|(i, x)| x + delta[i % width])
+                .collect();
+            bounds.clamp(moved)
+        };
+        let h = hear(candidate)?;
+        let better = h.likeness > basis[best].likeness;
+        basis.push(h);
+        if better {
+            best = basis.len() - 1;
+        }
+        if blending {
+            if better {
+                pull = (pull / 2.0).max(1e-4);
+                failed_blends = 0;
+            } else {
+                pull *= 4.0;
+                failed_blends += 1;
+                if failed_blends >= 2 {
+                    blending = false;
+                    walked = 0;
+                }
+            }
+        } else {
+            step = if better { step * 1.5 } else { step * 0.8 }.clamp(MIN_STEP, MAX_STEP);
+            walked += 1;
+            // Steps around the best, kept or not, tell the blends which way
+            // the voice moves with each number: after a few, blend again.
+            if better || walked >= WALK_BEFORE_BLEND {
+                blending = true;
+                failed_blends = 0;
+                pull = pull.min(0.1);
+            }
+        }
+        trace.push(basis[best].likeness);
+    }
+    let winner = basis.swap_remove(best);
+    Ok(Found {
+        styles: winner.styles,
+        likeness: winner.likeness,
+        best_stock,
+        heard,
+        trace,
+    })
+}
+
+/// What a stock voice sounds like on the search's sentences.
+pub fn hear_stock(
+    studio: &dyn Studio,
+    key: &str,
+    styles: Vec<f32>,
+    sentences: &[String],
+) -> Result<StockVoice, CloneError> {
+    Ok(StockVoice {
+        heard: speak_all(studio, &styles, sentences)?,
+        key: key.to_owned(),
+        styles,
+    })
+}
+
+/// The speaker embedding of `styles` speaking each sentence.
+fn speak_all(
+    studio: &dyn Studio,
+    styles: &[f32],
+    sentences: &[String],
+) -> Result<Vec<Embedding>, CloneError> {
+    sentences
+        .iter()
+        .map(|sentence| {
+            let audio = studio.speak(styles, sentence).map_err(CloneError::Engine)?;
+            studio.embed(&audio).map_err(CloneError::Engine)
+        })
+        .collect()
+}
+
+impl Heard {
+    fn new(styles: Vec<f32>, each: &[Embedding], target: &Embedding) -> Self {
+        let likeness =
+            each.iter().map(|e| e.similarity(target)).sum::<f32>() / each.len().max(1) as f32;
+        Self {
+            styles,
+            embedding: Embedding::mean(each)
+                .unwrap_or_else(|| Embedding(vec![0.0; target.0.len()])),
+            likeness,
+        }
+    }
+}
+
+/// A standard normal draw (Box–Muller).
+fn gaussian(rng: &mut StdRng) -> f32 {
+    let u: f32 = rng.gen_range(f32::EPSILON..1.0);
+    let v: f32 = rng.gen();
+    (-2.0 * u.ln()).sqrt() * (std::f32::consts::TAU * v).cos()
+}

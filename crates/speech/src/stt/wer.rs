@@ -1,0 +1,49 @@
+//! Word error rate: how far a transcript is from the words it should be.
+
+/// The word error rate of `hypothesis` against `reference`: substitutions,
+/// insertions and deletions over the reference's words, the words
+/// lower-cased and punctuation ignored (an apostrophe kept).
+pub fn word_error_rate(reference: &str, hypothesis: &str) -> f64 {
+    let words = |s: &str| -> Vec<String> {
+        s.to_lowercase()
+            .chars()
+            .map(|c| {
+                if c.is_alphanumeric() || c.is_whitespace() || c == '\'' {
+                    c
+                } else {
+                    ' '
+                }
+            })
+            .collect::<String>()
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect()
+    };
+    let (r, h) = (words(reference), words(hypothesis));
+    // One row of the edit-distance table at a time.
+    let mut row: Vec<usize> = (0..=h.len()).collect();
+    for i in 1..=r.len() {
+        let mut diagonal = row[0];
+        row[0] = i;
+        for j in 1..=h.len() {
+            let substituted = diagonal + usize::from(r[i - 1] != h[j - 1]);
+            diagonal = row[j];
+            row[j] = substituted.min(row[j] + 1).min(row[j - 1] + 1);
+        }
+    }
+    row[h.len()] as f64 / r.len().max(1) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::word_error_rate;
+
+    #[test]
+    fn counts_edits_over_the_reference_words() {
+        assert_eq!(word_error_rate("The cat sat.", "the cat sat"), 0.0);
+        assert_eq!(word_error_rate("the cat sat", "the dog sat"), 1.0 / 3.0);
+        assert_eq!(word_error_rate("the cat sat", "the cat"), 1.0 / 3.0);
+        assert_eq!(word_error_rate("the cat", "the big cat sat"), 1.0);
+        assert_eq!(word_error_rate("", ""), 0.0);
+    }
+}
