@@ -39,12 +39,19 @@ pub struct StoredVoice {
 }
 
 /// A neural clone: a Kokoro style table of its own, kept in the blob store.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NeuralStyle {
     /// The blob key of the table ([`cloned_styles_key`]).
     pub styles_key: String,
+    /// The samples' recording colour the clone is spoken through: an
+    /// equaliser curve of (Hz, dB) points (empty: none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub colour: Colour,
 }
+
+/// An equaliser curve: (Hz, dB) points in rising frequency.
+pub type Colour = Vec<(f32, f32)>;
 
 /// How a voice is cloned (`method` of `POST /v1/voices`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -137,6 +144,10 @@ pub struct HeldOut {
     pub best_stock: f32,
     /// The WORLD clone (its base voice converted toward the profile).
     pub world: f32,
+    /// Whether the clone is spoken through the samples' recording colour
+    /// (kept only where it made the clone more alike here).
+    #[serde(default)]
+    pub coloured: bool,
     /// Seconds of samples searched with, and held out.
     pub search_seconds: f64,
     pub held_out_seconds: f64,

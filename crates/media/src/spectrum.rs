@@ -52,6 +52,77 @@ pub fn mel_filters(rate: u32, n_fft: usize, n_mels: usize) -> Vec<f32> {
     out
 }
 
+/// The centre frequencies (Hz) of the filters of [`mel_filters`] for
+/// `rate` and `n_mels`.
+pub fn mel_centres(rate: u32, n_mels: usize) -> Vec<f32> {
+    let top = hz_to_mel(rate as f64 / 2.0);
+    (1..=n_mels)
+        .map(|i| mel_to_hz(top * i as f64 / (n_mels + 1) as f64) as f32)
+        .collect()
+}
+
+/// `audio` through an equaliser: each frequency's amplitude scaled by the
+/// gain (dB) of `curve`, a list of (Hz, dB) points in rising frequency,
+/// interpolated linearly in between and held beyond the ends. Short-time
+/// Fourier frames of 1024 samples, a quarter apart, square-root Hann
+/// windows on both sides (they overlap-add to one), so a flat curve gives
+/// the audio back.
+pub fn equalize(audio: &[f32], rate: u32, curve: &[(f32, f32)]) -> Vec<f32> {
+    const N: usize = 1024;
+    const HOP: usize = N / 4;
+    if audio.is_empty() || curve.is_empty() {
+        return audio.to_vec();
+    }
+    let gain_at = |hz: f32| -> f32 {
+        let db = match curve.iter().position(|&(f, _)| f >= hz) {
+            None => curve[curve.len() - 1].1,
+            Some(0) => curve[0].1,
+            Some(i) => {
+                let ((f0, g0), (f1, g1)) = (curve[i - 1], curve[i]);
+                g0 + (g1 - g0) * (hz - f0) / (f1 - f0).max(1e-6)
+            }
+        };
+        10f32.powf(db / 20.0)
+    };
+    let gains: Vec<f32> = (0..N)
+        .map(|k| {
+            let bin = if k <= N / 2 { k } else { N - k };
+            gain_at(bin as f32 * rate as f32 / N as f32)
+        })
+        .collect();
+    // sqrt-Hann (periodic) on analysis and synthesis: their product, a
+    // Hann window, sums to 2 at a hop of a quarter.
+    let window: Vec<f32> = (0..N)
+        .map(|i| (0.5 - 0.5 * (std::f32::consts::TAU * i as f32 / N as f32).cos()).sqrt())
+        .collect();
+    let mut planner = FftPlanner::new();
+    let (forward, inverse) = (planner.plan_fft_forward(N), planner.plan_fft_inverse(N));
+    // Padded so every sample is covered by four frames.
+    let pad = N - HOP;
+    let len = audio.len() + 2 * pad;
+    let mut out = vec![0f32; len + N];
+    let mut buf = vec![Complex32::new(0.0, 0.0); N];
+    let mut start = 0;
+    while start < len {
+        for (i, b) in buf.iter_mut().enumerate() {
+            let at = (start + i).checked_sub(pad);
+            let x = at.and_then(|a| audio.get(a)).copied().unwrap_or(0.0);
+            *b = Complex32::new(x * window[i], 0.0);
+        }
+        forward.process(&mut buf);
+        for (b, g) in buf.iter_mut().zip(&gains) {
+            *b *= *g;
+        }
+        inverse.process(&mut buf);
+        for (i, b) in buf.iter().enumerate() {
+            // rustfft does not normalise; the windows overlap-add to 2.
+            out[start + i] += b.re * window[i] / (N as f32 * 2.0);
+        }
+        start += HOP;
+    }
+    out[pad..pad + audio.len()].to_vec()
+}
+
 /// Power spectra of Hann-windowed frames of `n_fft` samples.
 pub struct Stft {
     n_fft: usize,
@@ -123,6 +194,43 @@ pub fn mel_energies(filters: &[f32], power: &[f32], bins: usize) -> Vec<f32> {
                 .map(move |row| row.iter().map(|&(b, w)| w * spectrum[b]).sum::<f32>())
         })
         .collect()
+}
+
+#[cfg(test)]
+mod eq_tests {
+    use super::*;
+
+    fn tone(hz: f32, rate: u32, n: usize) -> Vec<f32> {
+        (0..n)
+            .map(|i| (std::f32::consts::TAU * hz * i as f32 / rate as f32).sin() * 0.5)
+            .collect()
+    }
+
+    fn rms(x: &[f32]) -> f32 {
+        (x.iter().map(|v| v * v).sum::<f32>() / x.len() as f32).sqrt()
+    }
+
+    #[test]
+    fn a_flat_curve_gives_the_audio_back_and_a_gain_scales_its_band() {
+        let audio = tone(440.0, 24_000, 24_000);
+        let flat = equalize(&audio, 24_000, &[(0.0, 0.0), (12_000.0, 0.0)]);
+        let worst = audio
+            .iter()
+            .zip(&flat)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f32::max);
+        assert!(worst < 1e-3, "{worst}");
+        // -12 dB at 440 Hz, 0 dB at 4 kHz.
+        let curve = [(0.0, -12.0), (1000.0, -12.0), (3000.0, 0.0)];
+        let low = equalize(&audio, 24_000, &curve);
+        let ratio = rms(&low[2000..22_000]) / rms(&audio[2000..22_000]);
+        assert!((20.0 * ratio.log10() + 12.0).abs() < 0.5, "{ratio}");
+        let high = tone(4000.0, 24_000, 24_000);
+        let kept = equalize(&high, 24_000, &curve);
+        let ratio = rms(&kept[2000..22_000]) / rms(&high[2000..22_000]);
+        assert!((20.0 * ratio.log10()).abs() < 0.5, "{ratio}");
+        assert_eq!(mel_centres(16_000, 40).len(), 40);
+    }
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use mediagen_media::audio::{resample, Audio};
 use mediagen_media::media::encode;
+use mediagen_media::spectrum::equalize;
 use mediagen_speech::stt::{languages as stt_languages, transcribe, SttCatalog, SttOptions};
 use mediagen_speech::tts::{ssml, TtsCatalog, TtsError};
 use mediagen_speech::voice::{Transform, VoiceConverter, WorldConverter, RATE};
@@ -101,6 +102,30 @@ impl Speak for TtsRequest {
             each,
         )
     }
+}
+
+/// `text` spoken with a neural clone's style table `styles` in catalog
+/// voice `base`'s language, each piece through the clone's recording
+/// colour (an equaliser curve; empty: none).
+pub fn speak_neural(
+    catalog: &TtsCatalog,
+    base: &str,
+    styles: &[f32],
+    colour: &[(f32, f32)],
+    text: &str,
+    speed: f32,
+    mut each: impl FnMut(usize, usize, &Audio) -> bool,
+) -> Result<Audio, TtsError> {
+    let mut samples = Vec::new();
+    let spoken = catalog.speak_styled(base, Some(styles), text, speed, |i, n, piece| {
+        let audio = Audio::new(
+            equalize(&piece.samples, piece.sample_rate, colour),
+            piece.sample_rate,
+        );
+        samples.extend_from_slice(&audio.samples);
+        each(i, n, &audio)
+    })?;
+    Ok(Audio::new(samples, spoken.sample_rate))
 }
 
 /// `text` in catalog voice `base`, each sentence converted toward

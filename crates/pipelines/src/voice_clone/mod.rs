@@ -7,7 +7,7 @@
 //! speaks the language), writes its preview and records the voice. The
 //! API process runs none of this.
 
-mod neural;
+pub mod neural;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -22,7 +22,7 @@ use mediagen_speech::stt::{detect_language, SttCatalog};
 use mediagen_speech::tts::TtsCatalog;
 use mediagen_speech::voice::{analyse, check_sample, check_speech, VoiceProfile, RATE};
 
-use crate::tts::{preview_text, voiceprint};
+use crate::tts::{preview_text, speak_neural, voiceprint};
 use mediagen_store::{Db, VoiceRecord};
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
 use serde_json::{json, Value};
@@ -56,8 +56,8 @@ struct Made {
     language: String,
     base_voice_id: Option<String>,
     similarity: Option<VoiceSimilarity>,
-    /// A neural clone's style table.
-    styles: Option<Vec<f32>>,
+    /// A neural clone's style table and recording colour.
+    styles: Option<(Vec<f32>, Colour)>,
 }
 
 impl VoiceClonePipeline {
@@ -144,16 +144,16 @@ impl VoiceClonePipeline {
         };
         if let Some(voice) = made {
             // A neural clone's preview is the clone speaking.
-            let spoken = self
-                .tts
-                .speak_styled(
-                    &voice.base_voice_id,
-                    Some(&voice.styles),
-                    preview_text(&language),
-                    1.0,
-                    |_, _, _| !ctx.is_cancelled(),
-                )
-                .map_err(crate::tts::tts_failure)?;
+            let spoken = speak_neural(
+                &self.tts,
+                &voice.base_voice_id,
+                &voice.styles,
+                &voice.colour,
+                preview_text(&language),
+                1.0,
+                |_, _, _| !ctx.is_cancelled(),
+            )
+            .map_err(crate::tts::tts_failure)?;
             let preview = encode(&spoken, AudioFormat::Mp3, spoken.sample_rate)
                 .map_err(|e| JobFailure::retry(ErrorCode::EncodingFailed, e.to_string()))?;
             return Ok(Made {
@@ -166,7 +166,7 @@ impl VoiceClonePipeline {
                     base: voice.base,
                     held_out: Some(voice.held_out),
                 }),
-                styles: Some(voice.styles),
+                styles: Some((voice.styles, voice.colour)),
             });
         }
         // A WORLD clone's preview is the first 10 s of the first sample.
@@ -268,14 +268,17 @@ impl Pipeline for VoiceClonePipeline {
             .await
             .map_err(JobFailure::storage)?;
         let neural = match made.styles {
-            Some(styles) => {
+            Some((styles, colour)) => {
                 let key = cloned_styles_key(&account, &req.voice_id);
                 let bytes: Vec<u8> = styles.iter().flat_map(|x| x.to_le_bytes()).collect();
                 ctx.blobs
                     .put(&key, bytes.into())
                     .await
                     .map_err(JobFailure::storage)?;
-                Some(NeuralStyle { styles_key: key })
+                Some(NeuralStyle {
+                    styles_key: key,
+                    colour,
+                })
             }
             None => None,
         };

@@ -19,7 +19,9 @@ use mediagen_core::voice::{candidates, VoiceProfile};
 use mediagen_core::ErrorCode;
 use mediagen_jobs::voice_clone::HeldOut;
 use mediagen_media::audio::resample;
+use mediagen_media::spectrum::equalize;
 use mediagen_speakers::encoder::{Embedding, SpeakerEncoder};
+use mediagen_speech::clone::colour::colour;
 use mediagen_speech::clone::sentences::sentences;
 use mediagen_speech::clone::{
     hear_stock, search, CloneError, Options, Progress, StockVoice, Studio,
@@ -56,6 +58,8 @@ pub struct StockCache(Mutex<HashMap<String, StockVoice>>);
 /// A neural clone, made.
 pub struct NeuralVoice {
     pub styles: Vec<f32>,
+    /// The recording colour it is spoken through (empty: none).
+    pub colour: Vec<(f32, f32)>,
     /// The catalog voice whose language and phonemes it speaks.
     pub base_voice_id: String,
     pub held_out: HeldOut,
@@ -261,11 +265,30 @@ impl Maker<'_> {
         };
         let found = search(&studio, &stock, &target, &options, &progress).map_err(failed)?;
 
-        // Judged on the held-out samples, on sentences the search never heard.
-        let judge = |styles: &[f32]| -> Result<(f32, f32), JobFailure> {
+        // The samples' recording colour, measured against the clone's
+        // speech of the search sentences.
+        let spoken: Vec<f32> = options
+            .sentences
+            .iter()
+            .map(|s| studio.speak(&found.styles, s))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| failed(CloneError::Engine(e)))?
+            .concat();
+        let searched_16k: Vec<f32> = searched
+            .iter()
+            .flat_map(|s| resample(s, RATE, 16_000))
+            .collect();
+        let curve = colour(encoder, &searched_16k, &spoken).unwrap_or_default();
+
+        // Judged on the held-out samples, on sentences the search never
+        // heard: plain, and through the colour.
+        let judge = |styles: &[f32], curve: &[(f32, f32)]| -> Result<(f32, f32), JobFailure> {
             let heard = judge_sentences
                 .iter()
-                .map(|s| studio.speak(styles, s).and_then(|a| studio.embed(&a)))
+                .map(|s| {
+                    let audio = studio.speak(styles, s)?;
+                    studio.embed(&equalize(&audio, 16_000, curve))
+                })
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|e| failed(CloneError::Engine(e)))?;
             Ok((
@@ -278,8 +301,13 @@ impl Maker<'_> {
             .find(|v| v.key == found.best_stock.0)
             .map(|v| v.styles.clone())
             .unwrap_or_default();
-        let (clone_held, clone_all) = judge(&found.styles)?;
-        let (stock_held, stock_all) = judge(&stock_table)?;
+        let plain = judge(&found.styles, &[])?;
+        let coloured = if curve.is_empty() {
+            (f32::MIN, f32::MIN)
+        } else {
+            judge(&found.styles, &curve)?
+        };
+        let (stock_held, stock_all) = judge(&stock_table, &[])?;
         let world = match world_base {
             Some(base) => {
                 let heard = judge_sentences
@@ -297,31 +325,40 @@ impl Maker<'_> {
             None => 0.0,
         };
         report(0.95);
-        // The clone is kept when it is more alike than the stock voice on
-        // the held-out samples and the recogniser hears its words.
-        let understood = self.understood(&studio, &found.styles, judge_sentences[0], said_in)?;
-        let (styles, held_likeness, samples_likeness) = if clone_held > stock_held && understood {
-            (found.styles, clone_held, clone_all)
+        // The colour is kept where it makes the clone more alike; the clone
+        // where it is more alike than the stock voice on the held-out
+        // samples and the recogniser hears its words.
+        let (curve, (clone_held, clone_all)) = if coloured.0 > plain.0 {
+            (curve, coloured)
         } else {
-            tracing::info!(
-                clone_held,
-                stock_held,
-                understood,
-                "the stock voice is kept for a clone"
-            );
-            (stock_table, stock_held, stock_all)
+            (Vec::new(), plain)
         };
+        let understood = self.understood(&studio, &found.styles, judge_sentences[0], said_in)?;
+        let (styles, curve, held_likeness, samples_likeness) =
+            if clone_held > stock_held && understood {
+                (found.styles, curve, clone_held, clone_all)
+            } else {
+                tracing::info!(
+                    clone_held,
+                    stock_held,
+                    understood,
+                    "the stock voice is kept for a clone"
+                );
+                (stock_table, Vec::new(), stock_held, stock_all)
+            };
         Ok(Some(NeuralVoice {
             styles,
-            base_voice_id: like.id.clone(),
             held_out: HeldOut {
                 clone: round(held_likeness),
                 best_stock_voice_id: found.best_stock.0.clone(),
                 best_stock: round(stock_held),
                 world: round(world),
+                coloured: !curve.is_empty(),
                 search_seconds: (seconds(&searched) * 10.0).round() / 10.0,
                 held_out_seconds: (seconds(&held) * 10.0).round() / 10.0,
             },
+            colour: curve,
+            base_voice_id: like.id.clone(),
             samples: round(samples_likeness),
             base: round(stock_all),
         }))

@@ -282,13 +282,19 @@ onSubmit("clone-form", "Cloning the voice…", async () => {
   form.append("consent", $("clone-consent").checked ? "true" : "false");
   const language = $("clone-language").value.trim();
   if (language) form.append("language", language);
+  const quality = $("clone-quality").value;
+  if (quality === "world") form.append("method", "world");
+  else form.append("quality", quality);
   for (const f of files) form.append("files", f, f.name);
   let voice = await api("/v1/voices", { method: "POST", form });
   if (voice.status) voice = await api(`/v1/voices/${encodeURIComponent((await finished(voice)).result.voiceId)}`);
   const sim = voice.similarity?.samples;
+  const held = voice.similarity?.heldOut;
   const base = (voiceList || []).find((v) => v.id === voice.baseVoiceId);
-  $("clone-meta").textContent = `${voice.name}: ${voice.language}, spoken by ${base ? voiceLabel(base) : voice.baseVoiceId} converted toward the samples`
-    + (typeof sim === "number" ? `; likeness to the samples ${sim.toFixed(2)} (docs/voice.md explains the scale)` : "");
+  $("clone-meta").textContent = held
+    ? `${voice.name}: ${voice.language}, a neural voice of its own; likeness to samples it was not made from ${held.clone.toFixed(2)}, the nearest stock voice ${held.bestStock.toFixed(2)} (docs/voice.md explains the scale)`
+    : `${voice.name}: ${voice.language}, spoken by ${base ? voiceLabel(base) : voice.baseVoiceId} converted toward the samples`
+      + (typeof sim === "number" ? `; likeness to the samples ${sim.toFixed(2)} (docs/voice.md explains the scale)` : "");
   if (voice.previewUrl) $("clone-audio").src = voice.previewUrl;
   $("clone-result").hidden = false;
   voiceList = null;

@@ -12,6 +12,7 @@
 //! judged afterwards on sample audio the search never used.
 
 pub mod blend;
+pub mod colour;
 pub mod search;
 pub mod sentences;
 

@@ -1,0 +1,194 @@
+//! Neural clones of real speakers, the worker's own steps without the HTTP
+//! around them (issue 49; `bench/clone.sh` runs it): for each speaker the
+//! `voice.clone` job's neural step makes a clone from one set of their
+//! utterances, and the bench judges it on another set the job never saw,
+//! beside the best stock voice and the WORLD clone, and checks by ear (the
+//! recogniser) that the clone says what it is given.
+//!
+//! ```text
+//! clone_bench MODELS QUALITY_SECONDS SPEAKER_DIR...
+//! ```
+//! Each `SPEAKER_DIR` holds one speaker's utterances as audio files, in
+//! order: the first ones up to 45 s are the samples the clone is made
+//! from, the rest are held out for the bench.
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use mediagen_media::audio::resample;
+use mediagen_pipelines::tts::{speak_converted, speak_neural};
+use mediagen_pipelines::voice_clone::neural::{Maker, StockCache};
+use mediagen_speakers::encoder::Embedding;
+use mediagen_speech::stt::wer::word_error_rate;
+use mediagen_speech::stt::{transcribe, SttCatalog, SttOptions};
+use mediagen_speech::tts::TtsCatalog;
+use mediagen_speech::voice::{analyse, RATE};
+
+/// Said by every voice when the bench judges it: none of these is a
+/// sentence the job hears or judges with.
+const SENTENCES: [&str; 10] = [
+    "The birch canoe slid on the smooth planks.",
+    "Glue the sheet to the dark blue background.",
+    "It is easy to tell the depth of a well.",
+    "These days a chicken leg is a rare dish.",
+    "Rice is often served in round bowls.",
+    "The juice of lemons makes fine punch.",
+    "The box was thrown beside the parked truck.",
+    "The hogs were fed chopped corn and garbage.",
+    "Four hours of steady work faced us.",
+    "A large size in stockings is hard to sell.",
+];
+
+fn decode(path: &Path) -> Vec<f32> {
+    let out = Command::new("ffmpeg")
+        .args(["-v", "error", "-i"])
+        .arg(path)
+        .args(["-f", "f32le", "-ac", "1", "-ar"])
+        .arg(RATE.to_string())
+        .arg("pipe:1")
+        .output()
+        .expect("ffmpeg");
+    out.stdout
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [models, seconds, dirs @ ..] = args.as_slice() else {
+        eprintln!("usage: clone_bench MODELS QUALITY_SECONDS SPEAKER_DIR...");
+        std::process::exit(2);
+    };
+    let models = PathBuf::from(models);
+    let seconds: f64 = seconds.parse().expect("seconds");
+    let tts = TtsCatalog::discover(&models, 2);
+    let stt = SttCatalog::discover(&models, 2, 1);
+    let encoder = stt.encoder().expect("speaker encoder");
+    let model = stt.model(None).expect("a recogniser");
+    let stock = StockCache::default();
+    let embed = |audio: &[f32], rate: u32| encoder.embed_at(audio, rate).expect("embedding");
+    let likeness = |heard: &[Embedding], target: &Embedding| {
+        heard.iter().map(|e| e.similarity(target)).sum::<f32>() / heard.len() as f32
+    };
+    println!(
+        "speaker\tsamples_s\tbench_s\tgender\tjob_s\tjob_held_out\tclone\tbest_stock\tstock_voice\tworld\tcoloured\tclone_wer\tstock_wer"
+    );
+    for dir in dirs {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .expect("speaker dir")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        files.sort();
+        let (mut samples, mut held) = (Vec::new(), Vec::new());
+        let mut total = 0.0;
+        for f in files {
+            let pcm = decode(&f);
+            let len = pcm.len() as f64 / f64::from(RATE);
+            if total + len <= 45.0 && held.is_empty() {
+                total += len;
+                samples.push(pcm);
+            } else {
+                held.push(pcm);
+            }
+        }
+        let held_s: f64 = held.iter().map(|p| p.len() as f64 / f64::from(RATE)).sum();
+        let profile = analyse(&samples).expect("a profile");
+        let world_base = tts.closest(&profile, "en").map(|v| v.id.clone());
+        let started = Instant::now();
+        let maker = Maker {
+            tts: &tts,
+            stt: &stt,
+            stock: &stock,
+            report: &|_| {},
+            cancelled: &|| false,
+        };
+        let deadline = started + Duration::from_secs_f64(seconds);
+        let voice = maker
+            .make(&samples, &profile, "en", world_base.as_deref(), deadline)
+            .expect("the clone job")
+            .expect("a neural clone");
+        let took = started.elapsed().as_secs_f64();
+
+        // Judged on the held-out utterances, on ten sentences none heard.
+        let each: Vec<Embedding> = held.iter().map(|h| embed(h, RATE)).collect();
+        let target = Embedding::mean(&each).expect("held-out audio");
+        // Likeness: the ten sentences' speech joined, embedded as one
+        // utterance (as each held-out utterance is), against the held-out
+        // utterances' mean; WER: each sentence as recognised.
+        let hear = |speak: &dyn Fn(&str) -> Vec<f32>, rate: u32| -> (f32, f64) {
+            let (mut joined, mut errors) = (Vec::new(), 0.0);
+            for s in SENTENCES {
+                let audio = speak(s);
+                joined.extend_from_slice(&audio);
+                joined.extend(std::iter::repeat_n(0.0, rate as usize / 4));
+                let options = SttOptions {
+                    language: Some("en".into()),
+                    translate: false,
+                    prompt: None,
+                    words: false,
+                };
+                let pcm = resample(&audio, rate, 16_000);
+                let text = transcribe(model.as_ref(), stt.gate(), stt.vad(), &pcm, &options)
+                    .expect("transcript")
+                    .text;
+                errors += word_error_rate(s, &text);
+            }
+            (
+                likeness(&[embed(&joined, rate)], &target),
+                errors / SENTENCES.len() as f64,
+            )
+        };
+        let base = voice.base_voice_id.clone();
+        let kokoro_rate = tts.voice(&base).map_or(24_000, |v| v.sample_rate);
+        let (clone, clone_wer) = hear(
+            &|s| {
+                speak_neural(
+                    &tts,
+                    &base,
+                    &voice.styles,
+                    &voice.colour,
+                    s,
+                    1.0,
+                    |_, _, _| true,
+                )
+                .expect("clone speech")
+                .samples
+            },
+            kokoro_rate,
+        );
+        let stock_id = voice.held_out.best_stock_voice_id.clone();
+        let (best_stock, stock_wer) = hear(
+            &|s| {
+                tts.speak(&stock_id, s, 1.0, |_, _, _| true)
+                    .expect("stock speech")
+                    .samples
+            },
+            kokoro_rate,
+        );
+        let world = match &world_base {
+            Some(w) => {
+                hear(
+                    &|s| {
+                        speak_converted(&tts, w, &profile, s, 1.0, |_, _, _| true)
+                            .expect("world speech")
+                            .samples
+                    },
+                    RATE,
+                )
+                .0
+            }
+            None => f32::NAN,
+        };
+        println!(
+            "{}\t{total:.0}\t{held_s:.0}\t{}\t{took:.0}\t{:.3}\t{clone:.3}\t{best_stock:.3}\t{}\t{world:.3}\t{}\t{:.1}\t{:.1}",
+            Path::new(dir).file_name().and_then(|n| n.to_str()).unwrap_or("?"),
+            profile.gender,
+            voice.held_out.clone,
+            tts.voice(&stock_id).map_or(stock_id.as_str(), |v| v.key.as_str()),
+            voice.held_out.coloured,
+            clone_wer * 100.0,
+            stock_wer * 100.0,
+        );
+    }
+}
