@@ -320,17 +320,7 @@ mod tests {
 #[cfg(test)]
 mod resampling {
     use super::*;
-
-    fn sine(hz: f32, rate: u32, seconds: f32) -> Vec<f32> {
-        let n = (rate as f32 * seconds) as usize;
-        (0..n)
-            .map(|i| (std::f32::consts::TAU * hz * i as f32 / rate as f32).sin() * 0.5)
-            .collect()
-    }
-
-    fn rms(x: &[f32]) -> f32 {
-        (x.iter().map(|v| v * v).sum::<f32>() / x.len() as f32).sqrt()
-    }
+    use crate::test_signals::{rms, sine};
 
     /// Inside the band a tone passes whole and keeps its place; above the
     /// new Nyquist frequency it is filtered out instead of aliasing (linear

@@ -13,6 +13,8 @@ pub mod pcm;
 pub use mediagen_probe::process;
 pub mod spectrum;
 pub mod stretch;
+#[cfg(test)]
+mod test_signals;
 pub mod video;
 
 pub use audio::Audio;

@@ -199,20 +199,11 @@ pub fn mel_energies(filters: &[f32], power: &[f32], bins: usize) -> Vec<f32> {
 #[cfg(test)]
 mod eq_tests {
     use super::*;
-
-    fn tone(hz: f32, rate: u32, n: usize) -> Vec<f32> {
-        (0..n)
-            .map(|i| (std::f32::consts::TAU * hz * i as f32 / rate as f32).sin() * 0.5)
-            .collect()
-    }
-
-    fn rms(x: &[f32]) -> f32 {
-        (x.iter().map(|v| v * v).sum::<f32>() / x.len() as f32).sqrt()
-    }
+    use crate::test_signals::{rms, sine};
 
     #[test]
     fn a_flat_curve_gives_the_audio_back_and_a_gain_scales_its_band() {
-        let audio = tone(440.0, 24_000, 24_000);
+        let audio = sine(440.0, 24_000, 1.0);
         let flat = equalize(&audio, 24_000, &[(0.0, 0.0), (12_000.0, 0.0)]);
         let worst = audio
             .iter()
@@ -225,7 +216,7 @@ mod eq_tests {
         let low = equalize(&audio, 24_000, &curve);
         let ratio = rms(&low[2000..22_000]) / rms(&audio[2000..22_000]);
         assert!((20.0 * ratio.log10() + 12.0).abs() < 0.5, "{ratio}");
-        let high = tone(4000.0, 24_000, 24_000);
+        let high = sine(4000.0, 24_000, 1.0);
         let kept = equalize(&high, 24_000, &curve);
         let ratio = rms(&kept[2000..22_000]) / rms(&high[2000..22_000]);
         assert!((20.0 * ratio.log10()).abs() < 0.5, "{ratio}");

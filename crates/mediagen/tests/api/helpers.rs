@@ -451,6 +451,14 @@ impl TestApp {
         }
     }
 
+    /// Polls a job until it has ended (neither queued nor processing).
+    pub async fn settled(&self, key: &str, id: &str, timeout: Duration) -> Value {
+        self.wait_job(key, id, timeout, |j| {
+            j["status"] != "queued" && j["status"] != "processing"
+        })
+        .await
+    }
+
     /// The id of the resource (a cloned voice, an avatar) a creation
     /// request made: at once (201), or once its job completed (202: the
     /// worker took longer than `sync_wait_seconds`; `result.<field>`).
@@ -461,11 +469,7 @@ impl TestApp {
             201 => v["id"].as_str().unwrap().to_owned(),
             202 => {
                 let id = v["id"].as_str().unwrap();
-                let job = self
-                    .wait_job(key, id, Duration::from_secs(300), |j| {
-                        j["status"] != "queued" && j["status"] != "processing"
-                    })
-                    .await;
+                let job = self.settled(key, id, Duration::from_secs(300)).await;
                 assert_eq!(job["status"], "completed", "{job}");
                 job["result"][field].as_str().unwrap().to_owned()
             }

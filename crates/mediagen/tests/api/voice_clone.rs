@@ -161,11 +161,10 @@ pub async fn transcribe_in(app: &TestApp, key: &str, bytes: Vec<u8>, language: &
         .unwrap();
     // A test whose API waits little for its workers waits here.
     let job = app
-        .wait_job(
+        .settled(
             key,
             job["id"].as_str().unwrap(),
             std::time::Duration::from_secs(120),
-            |j| j["status"] != "queued" && j["status"] != "processing",
         )
         .await;
     assert_eq!(job["status"], "completed", "{job}");
@@ -614,9 +613,7 @@ async fn cloning_waits_for_a_worker() {
     // Generous: the worker loads its models and hears the stock voices
     // while it makes the voice, and the whole suite shares two cores.
     let done = app
-        .wait_job(&key, id, std::time::Duration::from_secs(400), |j| {
-            j["status"] != "queued" && j["status"] != "processing"
-        })
+        .settled(&key, id, std::time::Duration::from_secs(400))
         .await;
     assert_eq!(done["status"], "completed", "{done}");
     // `fast`: 90 s of work at 1 credit a second.
@@ -669,11 +666,10 @@ async fn cloning_waits_for_a_worker() {
         .await
         .unwrap();
     let job = app
-        .wait_job(
+        .settled(
             &key,
             job["id"].as_str().unwrap(),
             std::time::Duration::from_secs(120),
-            |j| j["status"] != "queued" && j["status"] != "processing",
         )
         .await;
     assert_eq!(job["status"], "completed", "{job}");
