@@ -93,9 +93,12 @@ impl Db {
                     .await?
             }
             Backend::Postgres => {
+                // A connection waits up to 30 s: a server under load (or
+                // two cores shared with the engines) can take seconds to
+                // accept one, which is not a reason to fail.
                 AnyPoolOptions::new()
                     .max_connections(16)
-                    .acquire_timeout(Duration::from_secs(10))
+                    .acquire_timeout(Duration::from_secs(30))
                     .connect_with(options)
                     .await?
             }
