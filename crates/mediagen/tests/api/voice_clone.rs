@@ -816,3 +816,28 @@ async fn catalog_voices_are_targets_and_revoice_keeps_the_picture() {
     );
     assert!(error < 0.15, "WER {error}: {heard}");
 }
+
+/// Where no Kokoro voice speaks the samples' language, a neural clone asked
+/// for is a WORLD clone, and costs what a WORLD clone does: nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_neural_clone_in_a_language_without_kokoro_is_world_and_free() {
+    let app = TestApp::spawn_with(Backend::Sqlite, |c| c.sync_wait_seconds = 120.0).await;
+    let (_, key) = app.account(1_000, "write").await;
+    let dir = tempfile::tempdir().unwrap();
+    let text =
+        "Guten Morgen, heute scheint die Sonne über der ganzen Stadt und alle gehen spazieren.";
+    let samples: Vec<(Vec<u8>, &str)> = (0..2)
+        .map(|i| {
+            let file = espeak(dir.path(), &format!("d{i}.wav"), "de", "60", text);
+            (std::fs::read(file).unwrap(), "d.wav")
+        })
+        .collect();
+    let fields = [("name", "Anke"), ("consent", "true"), ("language", "de")];
+    let r = clone_voice(&app, &key, samples, &fields).await;
+    assert_eq!(r.status(), 201);
+    let voice: Value = r.json().await.unwrap();
+    assert_eq!(voice["engine"], "world", "{voice}");
+    let credits = &app.account_view(&key).await["credits"];
+    assert_eq!(credits["used"], 0, "{credits}");
+    assert_eq!(credits["reserved"], 0, "{credits}");
+}
