@@ -54,11 +54,32 @@ pub const CONVERSION_RATE: u32 = 24_000;
 /// choose the closest one).
 pub const CANDIDATES: usize = 4;
 
+/// The engine whose voices are style tables a neural clone takes the place
+/// of (Kokoro).
+pub const STYLED_ENGINE: &str = "kokoro";
+
+/// The catalog voice whose language and phonemes a neural clone (a style
+/// table of [`STYLED_ENGINE`]) speaks `language` (BCP-47 prefix) with:
+/// the first of [`candidates`] of that engine, of `gender` where the
+/// language has one. `None` when no voice of the engine speaks it.
+pub fn styled_speaker<'a>(
+    voices: &'a [VoiceInfo],
+    gender: &str,
+    language: &str,
+) -> Option<&'a VoiceInfo> {
+    let styled = voices.iter().filter(|v| v.engine == STYLED_ENGINE);
+    candidates(styled, gender, language).first().copied()
+}
+
 /// The catalog voices that may speak for a voice of `gender` in
 /// `language` (BCP-47 prefix): the best-quality voices of the language,
 /// of the same gender where there are any, the first few by name (so
 /// the choice is stable), at most [`CANDIDATES`]. Nothing is measured: cheap.
-pub fn candidates<'a>(voices: &'a [VoiceInfo], gender: &str, language: &str) -> Vec<&'a VoiceInfo> {
+pub fn candidates<'a>(
+    voices: impl IntoIterator<Item = &'a VoiceInfo>,
+    gender: &str,
+    language: &str,
+) -> Vec<&'a VoiceInfo> {
     let prefix = language.get(..2).unwrap_or(language).to_ascii_lowercase();
     let speaks = |v: &&VoiceInfo| {
         v.languages
@@ -70,11 +91,18 @@ pub fn candidates<'a>(voices: &'a [VoiceInfo], gender: &str, language: &str) -> 
         "medium" => 1,
         _ => 2,
     };
-    let Some(best) = voices.iter().filter(speaks).map(|v| rank(v.quality)).min() else {
+    let voices: Vec<&VoiceInfo> = voices.into_iter().collect();
+    let Some(best) = voices
+        .iter()
+        .copied()
+        .filter(speaks)
+        .map(|v| rank(v.quality))
+        .min()
+    else {
         return Vec::new();
     };
     let mut tier: Vec<&VoiceInfo> = voices
-        .iter()
+        .into_iter()
         .filter(speaks)
         .filter(|v| rank(v.quality) == best)
         .collect();

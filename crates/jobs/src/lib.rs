@@ -96,6 +96,21 @@ pub fn prompt(text: &str, max: usize) -> Result<String, ApiError> {
     Ok(prompt.to_owned())
 }
 
+/// An ISO 639-1 code as a request sends it (`es`, `ES`, `es-MX`: `es`), or
+/// 400 naming `key`.
+pub fn iso_639_1(raw: &str, key: &str) -> Result<String, ApiError> {
+    let l = raw.trim().to_ascii_lowercase();
+    let code = l.split(['-', '_']).next().unwrap_or_default();
+    if code.len() == 2 && code.chars().all(|c| c.is_ascii_lowercase()) {
+        Ok(code.to_owned())
+    } else {
+        Err(ApiError::invalid_parameter(
+            key,
+            "must be an ISO 639-1 code such as en or es",
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,7 +3,7 @@
 
 use mediagen_core::format::AudioFormat;
 use mediagen_core::ssml;
-use mediagen_core::voice::{VoiceProfile, CONVERSION_RATE as RATE};
+use mediagen_core::voice::{styled_speaker, VoiceProfile, CONVERSION_RATE as RATE};
 use mediagen_core::ApiError;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -79,6 +79,11 @@ pub struct TtsBody {
     pub speed: Option<f32>,
     #[serde(default)]
     pub timestamps: bool,
+    /// ISO 639-1: the language the text is read in (phonemes, numbers).
+    /// A neural clone speaks every language its engine has; any other
+    /// voice only its own.
+    #[serde(default)]
+    pub language_code: Option<String>,
     #[serde(default)]
     pub dry_run: bool,
     /// This job's own webhook (the API checks it and takes it out; it is
@@ -136,6 +141,13 @@ impl TtsRequest {
                 "has nothing to say: no letters or digits",
             ));
         }
+        let cloned = match &body.language_code {
+            Some(code) => {
+                let code = crate::iso_639_1(code, "languageCode")?;
+                speaking(catalog, &body.voice_id, cloned, &code)?
+            }
+            None => cloned,
+        };
         let speaker = match &cloned {
             Some(c) => c.base()?,
             None => body.voice_id.as_str(),
@@ -184,6 +196,53 @@ impl TtsRequest {
     /// Billable units: characters.
     pub fn characters(&self) -> usize {
         self.text.chars().count()
+    }
+}
+
+/// The voice `voice_id` (`cloned`, when it is one of the account's)
+/// speaking `language`: a neural clone in the place of the styled engine's
+/// voice of that language (its phonemes, the clone's style table); any
+/// other voice must speak it already (else 422 naming `languageCode`).
+fn speaking(
+    catalog: &dyn Catalog,
+    voice_id: &str,
+    cloned: Option<ClonedVoice>,
+    language: &str,
+) -> Result<Option<ClonedVoice>, ApiError> {
+    let refused = |speaks: &str| {
+        ApiError::unprocessable(
+            "languageCode",
+            format!(
+                "this voice speaks `{speaks}`; only a neural clone speaks other languages (its engine's: see GET /v1/voices?engine=kokoro)"
+            ),
+        )
+    };
+    let own = |c: &ClonedVoice| c.language.to_ascii_lowercase().starts_with(language);
+    match cloned {
+        Some(c) if own(&c) => Ok(Some(c)),
+        Some(mut c) if c.neural.is_some() => {
+            let voice =
+                styled_speaker(catalog.voices(), &c.profile.gender, language).ok_or_else(|| {
+                    ApiError::unprocessable(
+                        "languageCode",
+                        format!("no neural voice speaks `{language}`"),
+                    )
+                })?;
+            c.base_voice_id = Some(voice.id.clone());
+            Ok(Some(c))
+        }
+        Some(c) => Err(refused(&c.language)),
+        None => match catalog.voice(voice_id) {
+            Some(v)
+                if !v
+                    .languages
+                    .iter()
+                    .any(|l| l.to_ascii_lowercase().starts_with(language)) =>
+            {
+                Err(refused(&v.language))
+            }
+            _ => Ok(None),
+        },
     }
 }
 

@@ -18,15 +18,19 @@ pub enum ChangeMode {
     /// Pitch and formants moved with the WORLD vocoder; everything else kept.
     #[default]
     Convert,
-    /// Transcribed and spoken again by the target (or its base) voice.
-    Revoice,
+    /// Transcribed and spoken again by the target voice (a neural clone
+    /// itself, in the language heard; a WORLD clone by its base voice
+    /// converted), each line fitted to its time. `revoice`, its name
+    /// before, is still taken.
+    #[serde(alias = "revoice")]
+    Resynthesize,
 }
 
 impl ChangeMode {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Convert => "convert",
-            Self::Revoice => "revoice",
+            Self::Resynthesize => "resynthesize",
         }
     }
 }
@@ -70,11 +74,11 @@ impl ChangeOptions {
             .clone();
         let mode = match fields.get("mode").map(String::as_str) {
             None | Some("convert") => ChangeMode::Convert,
-            Some("revoice") => ChangeMode::Revoice,
+            Some("resynthesize" | "revoice") => ChangeMode::Resynthesize,
             Some(_) => {
                 return Err(ApiError::invalid_parameter(
                     "mode",
-                    "must be convert or revoice",
+                    "must be convert or resynthesize",
                 ))
             }
         };
@@ -91,7 +95,7 @@ impl ChangeOptions {
     /// (else 422 naming `voiceId`).
     pub fn check(&self, cloned: Option<&ClonedVoice>) -> Result<(), ApiError> {
         match (self.mode, cloned) {
-            (ChangeMode::Revoice, Some(c)) => c.base().map(|_| ()),
+            (ChangeMode::Resynthesize, Some(c)) => c.base().map(|_| ()),
             _ => Ok(()),
         }
     }
@@ -130,8 +134,10 @@ mod tests {
         let ok = ChangeOptions::parse(&f(&[("voiceId", "voice_1"), ("format", "wav")])).unwrap();
         assert_eq!((ok.format, ok.sample_rate), (AudioFormat::Wav, RATE));
         assert_eq!(ok.mode, ChangeMode::Convert);
-        let re = ChangeOptions::parse(&f(&[("voiceId", "v"), ("mode", "revoice")])).unwrap();
-        assert_eq!(re.mode, ChangeMode::Revoice);
+        for name in ["resynthesize", "revoice"] {
+            let re = ChangeOptions::parse(&f(&[("voiceId", "v"), ("mode", name)])).unwrap();
+            assert_eq!(re.mode, ChangeMode::Resynthesize);
+        }
         for (bad, param) in [
             (f(&[]), "voiceId"),
             (f(&[("voiceId", "v"), ("mode", "magic")]), "mode"),

@@ -174,11 +174,9 @@ impl Engines {
             catalog: self.tts.clone(),
             stt: self.stt.clone(),
         }));
-        registry.register(Arc::new(VoiceClonePipeline::new(
-            self.tts.clone(),
-            self.stt.clone(),
-            db.clone(),
-        )));
+        let clone = VoiceClonePipeline::new(self.tts.clone(), self.stt.clone(), db.clone());
+        let stock = clone.stock.clone();
+        registry.register(Arc::new(clone));
         registry.register(Arc::new(SttPipeline {
             catalog: self.stt.clone(),
         }));
@@ -197,6 +195,7 @@ impl Engines {
             stt: self.stt.clone(),
             translator: self.translator.clone(),
             languages: self.dubbing.clone(),
+            stock,
         }));
         registry.register(Arc::new(DubEditPipeline {
             tts: self.tts.clone(),

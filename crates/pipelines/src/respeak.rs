@@ -1,13 +1,16 @@
 //! Speaking timed lines again: each line of a transcript is synthesized
-//! with a catalog voice (optionally converted toward a cloned voice) and
-//! time-fitted into the slot it had, on one track as long as the original.
-//! Shared by the voice changer's `revoice` mode and by dubbing.
+//! with a catalog voice (or a clone: converted toward its profile, or with
+//! a neural clone's style table) and time-fitted into the slot it had, on
+//! one track as long as the original. Shared by the voice changer's
+//! `resynthesize` mode and by dubbing.
 
 use mediagen_core::time::round_ms;
 use mediagen_media::audio::{resample, Audio};
 use mediagen_media::stretch::stretch;
 use mediagen_speech::tts::{TtsCatalog, TtsError};
 use mediagen_speech::voice::{Transform, VoiceConverter, VoiceProfile, WorldConverter, RATE};
+
+use crate::tts::speak_neural;
 use serde::Serialize;
 
 /// A line to speak and the time it had in the original, seconds.
@@ -92,8 +95,19 @@ pub struct Spoken {
 }
 
 /// A line as the voice says it naturally: silence trimmed, at [`RATE`].
-fn natural_speech(catalog: &TtsCatalog, speaker: &str, text: &str) -> Result<Vec<f32>, TtsError> {
-    let mut audio = catalog.speak(speaker, text, 1.0, |_, _, _| true)?;
+fn natural_speech(catalog: &TtsCatalog, voice: &Voicing, text: &str) -> Result<Vec<f32>, TtsError> {
+    let mut audio = match &voice.styled {
+        Some(s) => speak_neural(
+            catalog,
+            voice.speaker,
+            s.styles,
+            s.colour,
+            text,
+            1.0,
+            |_, _, _| true,
+        )?,
+        None => catalog.speak(voice.speaker, text, 1.0, |_, _, _| true)?,
+    };
     audio.trim_silence(-45.0, 0.02);
     Ok(resample(&audio.samples, audio.sample_rate, RATE))
 }
@@ -142,27 +156,36 @@ fn fit_line(
     }
 }
 
-/// Speaks one line with catalog voice `speaker` and fits it into its slot
-/// (see [`fit_line`]).
+/// Speaks one line in `voice` and fits it into its slot (see
+/// [`fit_line`]).
 pub fn speak_line(
     catalog: &TtsCatalog,
-    speaker: &str,
-    toward: Option<Toward>,
+    voice: &Voicing,
     line: &Line,
     cursor: f64,
     next: f64,
     fit: &Fit,
 ) -> Result<Spoken, TtsError> {
-    let natural = natural_speech(catalog, speaker, &line.text)?;
-    Ok(fit_line(natural, toward, line, cursor, next, fit))
+    let natural = natural_speech(catalog, voice, &line.text)?;
+    Ok(fit_line(natural, voice.toward, line, cursor, next, fit))
 }
 
-/// A voice lines are spoken in: a catalog voice, converted toward a
-/// profile or not.
+/// A neural clone's style table and the recording colour it is spoken
+/// through (see [`speak_neural`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Styled<'a> {
+    pub styles: &'a [f32],
+    pub colour: &'a [(f32, f32)],
+}
+
+/// A voice lines are spoken in: a catalog voice (its language and
+/// phonemes), speaking as it is, converted toward a profile (a WORLD
+/// clone), or with a neural clone's style table in its place.
 #[derive(Debug, Clone, Copy)]
 pub struct Voicing<'a> {
     pub speaker: &'a str,
     pub toward: Option<Toward<'a>>,
+    pub styled: Option<Styled<'a>>,
 }
 
 /// Speaks every line (see [`speak_line`]) for a track of `total` samples
@@ -187,7 +210,7 @@ pub fn speak_lines(
             for (i, line) in lines.iter().enumerate() {
                 // A closed channel: the fitting side stopped (cancelled).
                 if tx
-                    .send(natural_speech(catalog, voice(i).speaker, &line.text))
+                    .send(natural_speech(catalog, &voice(i), &line.text))
                     .is_err()
                 {
                     break;

@@ -16,6 +16,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use mediagen_jobs::tts::*;
+use mediagen_jobs::voice_clone::NeuralStyle;
 
 /// Speaking a request with the engines.
 pub trait Speak {
@@ -42,7 +43,16 @@ pub async fn load_styles(
     ctx: &JobContext,
     cloned: Option<&ClonedVoice>,
 ) -> Result<Option<Vec<f32>>, JobFailure> {
-    let Some(neural) = cloned.and_then(|c| c.neural.as_ref()) else {
+    read_styles(ctx, cloned.and_then(|c| c.neural.as_ref())).await
+}
+
+/// A neural clone's style table, read from the blob store (`None` for
+/// `None`).
+pub async fn read_styles(
+    ctx: &JobContext,
+    neural: Option<&NeuralStyle>,
+) -> Result<Option<Vec<f32>>, JobFailure> {
+    let Some(neural) = neural else {
         return Ok(None);
     };
     let bytes = ctx
@@ -82,12 +92,14 @@ impl Speak for TtsRequest {
         let Some(cloned) = &self.cloned else {
             return catalog.speak(&self.voice_id, &self.text, self.speed, each);
         };
-        if cloned.neural.is_some() {
+        if let Some(neural) = &cloned.neural {
             let styles = styles
                 .ok_or_else(|| TtsError::Failed("the clone's style table was not read".into()))?;
-            return catalog.speak_styled(
+            return speak_neural(
+                catalog,
                 self.speaker(),
-                Some(styles),
+                styles,
+                &neural.colour,
                 &self.text,
                 self.speed,
                 each,
@@ -159,20 +171,35 @@ pub fn speak_converted(
     Ok(out)
 }
 
+/// How a catalog voice is made to sound.
+#[derive(Debug, Clone, Copy)]
+pub enum Sound<'a> {
+    /// As it is.
+    Own,
+    /// Converted toward a WORLD clone's profile.
+    Converted(&'a VoiceProfile),
+    /// A neural clone's style table in its place, through its colour.
+    Styled(&'a [f32], &'a [(f32, f32)]),
+}
+
 /// How a voice sounds to the speaker encoder: the embedding of its preview
-/// sentence in `language`, said by catalog voice `voice` (converted toward
-/// `toward` when given: how a cloned voice speaks).
+/// sentence in `language`, said by catalog voice `voice` as `sound` says.
 pub fn voiceprint(
     tts: &TtsCatalog,
     encoder: &SpeakerEncoder,
     voice: &str,
-    toward: Option<&VoiceProfile>,
+    sound: Sound,
     language: &str,
 ) -> Result<Embedding, String> {
     let text = preview_text(language);
-    let audio = match toward {
-        Some(profile) => speak_converted(tts, voice, profile, text, 1.0, |_, _, _| true),
-        None => tts.speak(voice, text, 1.0, |_, _, _| true),
+    let audio = match sound {
+        Sound::Own => tts.speak(voice, text, 1.0, |_, _, _| true),
+        Sound::Converted(profile) => {
+            speak_converted(tts, voice, profile, text, 1.0, |_, _, _| true)
+        }
+        Sound::Styled(styles, colour) => {
+            speak_neural(tts, voice, styles, colour, text, 1.0, |_, _, _| true)
+        }
     }
     .map_err(|e| e.to_string())?;
     encoder

@@ -1,7 +1,7 @@
 //! `voice.change`: the voice in an audio file (or a video's sound track)
 //! changed toward a target voice: converted (words, timing and intonation
-//! kept) or re-spoken (transcribed, then said again by a catalog voice in
-//! each line's time slot).
+//! kept) or resynthesized (transcribed, then said again by the target
+//! voice in each line's time slot).
 
 use mediagen_core::ErrorCode;
 use std::sync::Arc;
@@ -19,9 +19,10 @@ use mediagen_worker::{JobContext, JobFailure, Pipeline};
 use serde_json::{json, Value};
 
 use crate::output::deliver;
-use crate::respeak::{clear_lines, mix_lines, speak_lines, Fit, Line, Toward, Voicing};
+use crate::respeak::{clear_lines, mix_lines, speak_lines, Fit, Line, Styled, Toward, Voicing};
 use crate::stt::stt_failure;
-use crate::tts::{tts_failure, voiceprint};
+use crate::tts::{load_styles, tts_failure, voiceprint, Sound};
+use mediagen_core::voice::styled_speaker;
 
 pub use mediagen_jobs::voice::*;
 
@@ -44,9 +45,9 @@ struct Changed {
     extra: Value,
 }
 
-/// Re-speaking in `revoice` mode uses slots as they were: a line may be at
+/// Re-speaking in `resynthesize` mode uses slots as they were: a line may be at
 /// most 50 % faster or 20 % slower than the voice says it.
-const REVOICE_FIT: Fit = Fit {
+const RESYNTHESIZE_FIT: Fit = Fit {
     max_speedup: 1.5,
     min_speedup: 0.8,
     borrow_silence: false,
@@ -64,6 +65,7 @@ impl VoiceChangePipeline {
     fn similarity(
         &self,
         req: &ChangeRequest,
+        styles: Option<&[f32]>,
         original: &PcmFile,
         track: &PcmFile,
     ) -> Result<Value, String> {
@@ -71,12 +73,16 @@ impl VoiceChangePipeline {
         let target = match &req.cloned {
             Some(c) => {
                 let base = c.base().map_err(|e| e.message)?;
-                voiceprint(&self.tts, encoder, base, Some(&c.profile), &c.language)?
+                let sound = match (&c.neural, styles) {
+                    (Some(n), Some(styles)) => Sound::Styled(styles, &n.colour),
+                    _ => Sound::Converted(&c.profile),
+                };
+                voiceprint(&self.tts, encoder, base, sound, &c.language)?
             }
             None => {
                 let language = self.tts.voice(&req.voice_id).map(|v| v.language.clone());
                 let language = language.as_deref().unwrap_or("en");
-                voiceprint(&self.tts, encoder, &req.voice_id, None, language)?
+                voiceprint(&self.tts, encoder, &req.voice_id, Sound::Own, language)?
             }
         };
         let embed =
@@ -117,36 +123,46 @@ impl VoiceChangePipeline {
         })
     }
 
-    fn revoice(
+    /// `styles`: the target's style table when it is a neural clone.
+    #[allow(clippy::too_many_arguments)]
+    fn resynthesize(
         &self,
         req: &ChangeRequest,
+        styles: Option<&[f32]>,
         original: &PcmFile,
         heard: &PcmFile,
         scratch: &Path,
         ctx: &JobContext,
     ) -> Result<Changed, JobFailure> {
-        let speaker = match &req.cloned {
+        let base = match &req.cloned {
             Some(c) => c
                 .base()
                 .map_err(|e| JobFailure::abort(ErrorCode::VoiceCannotSpeak, e.message))?,
             None => req.voice_id.as_str(),
         };
-        let voice = self.tts.voice(speaker).ok_or_else(|| {
+        let voice = self.tts.voice(base).ok_or_else(|| {
             JobFailure::abort(
                 ErrorCode::VoiceNotFound,
-                format!("voice {speaker} is no longer available"),
+                format!("voice {base} is no longer available"),
             )
         })?;
         let model = self.stt.model(None).ok_or_else(|| {
             JobFailure::abort(
                 ErrorCode::EngineUnavailable,
-                "revoice needs a speech-to-text model (none is installed)",
+                "resynthesize needs a speech-to-text model (none is installed)",
             )
         })?;
-        // The file is heard in the language the voice speaks.
+        // A neural clone speaks every language its engine has: the file is
+        // heard in its own (detected). Any other voice hears it in the
+        // language it speaks.
+        let neural = match (&req.cloned, styles) {
+            (Some(c), Some(styles)) => c.neural.as_ref().map(|n| (c, styles, n)),
+            _ => None,
+        };
         let code = voice.language.get(..2).unwrap_or("en").to_ascii_lowercase();
         let language =
-            (model.multilingual() && stt_languages().contains(&code.as_str())).then_some(code);
+            (model.multilingual() && neural.is_none() && stt_languages().contains(&code.as_str()))
+                .then_some(code);
         let opts = SttOptions {
             language,
             ..SttOptions::default()
@@ -182,23 +198,37 @@ impl VoiceChangePipeline {
             ));
         }
         let source;
-        let toward = match &req.cloned {
-            Some(c) => {
-                source = self.tts.profile(speaker).map_err(tts_failure)?;
-                Some(Toward {
+        let (speaker, toward, styled) = match (&req.cloned, neural) {
+            (Some(c), Some((_, styles, n))) => {
+                let speaker = styled_speaker(self.tts.voices(), &c.profile.gender, &heard.language)
+                    .map_or(base, |v| v.id.as_str());
+                let styled = Styled {
+                    styles,
+                    colour: &n.colour,
+                };
+                (speaker, None, Some(styled))
+            }
+            (Some(c), None) => {
+                source = self.tts.profile(base).map_err(tts_failure)?;
+                let toward = Toward {
                     target: &c.profile,
                     source: &source,
-                })
+                };
+                (base, Some(toward), None)
             }
-            None => None,
+            (None, _) => (base, None, None),
         };
         let spoken = speak_lines(
             &self.tts,
-            &[Voicing { speaker, toward }],
+            &[Voicing {
+                speaker,
+                toward,
+                styled,
+            }],
             &[],
             &lines,
             original.len(),
-            &REVOICE_FIT,
+            &RESYNTHESIZE_FIT,
             |done| {
                 ctx.set_progress(40 + (done * 55.0) as i64);
                 !ctx.is_cancelled()
@@ -253,6 +283,7 @@ impl Pipeline for VoiceChangePipeline {
             .await
             .map_err(JobFailure::storage)?;
         let scratch = dir.path().to_owned();
+        let styles = load_styles(&ctx, req.cloned.as_ref()).await?;
         let r = req.clone();
         let this = Self {
             tts: self.tts.clone(),
@@ -284,11 +315,12 @@ impl Pipeline for VoiceChangePipeline {
                 job.meter_blocking(original.duration())?;
                 let changed = match r.mode {
                     ChangeMode::Convert => this.convert(&r, &original, &scratch)?,
-                    ChangeMode::Revoice => {
+                    ChangeMode::Resynthesize => {
                         let heard =
                             pcm::decode(&input, demuxer, &scratch.join("heard.f32"), 16_000, max)
                                 .map_err(|e| unreadable(&e))?;
-                        this.revoice(&r, &original, &heard, &scratch, &job)?
+                        let styles = styles.as_deref();
+                        this.resynthesize(&r, styles, &original, &heard, &scratch, &job)?
                     }
                 };
                 let delivered = deliver(
@@ -301,7 +333,7 @@ impl Pipeline for VoiceChangePipeline {
                 )?;
                 let seconds = changed.track.duration();
                 let similarity = this
-                    .similarity(&r, &original, &changed.track)
+                    .similarity(&r, styles.as_deref(), &original, &changed.track)
                     .map_err(|e| tracing::warn!("voice similarity not measured: {e}"))
                     .ok();
                 Ok((delivered, changed, seconds, similarity))

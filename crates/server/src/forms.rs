@@ -170,7 +170,8 @@ pub struct VoiceChangerForm {
     /// The target voice: a catalog or cloned voice id (unknown: 404).
     #[schema(rename = "voiceId", min_length = 1, pattern = "\\S")]
     voice_id: String,
-    /// `convert` (default) or `revoice`.
+    /// `convert` (default) or `resynthesize` (`revoice`, its name before,
+    /// is still taken).
     #[schema(schema_with = change_modes)]
     mode: Option<String>,
     #[schema(schema_with = crate::routes::audio_format_schema)]
@@ -208,7 +209,8 @@ pub struct DubbingForm {
     #[schema(rename = "voiceId", min_length = 1, pattern = "\\S")]
     voice_id: Option<String>,
     /// `auto` (default: for each speaker, a catalog voice near them) or
-    /// `clone` (that voice converted toward each speaker's own).
+    /// `clone` (each speaker's own voice: a neural clone searched from
+    /// their lines, or that voice converted toward theirs).
     #[schema(rename = "voiceMode", schema_with = voice_modes)]
     voice_mode: Option<String>,
     /// Keep the music and noise under the dub (default `true`).
@@ -366,7 +368,7 @@ fn containers() -> Object {
     choices(&["mp4", "webm", "mov", "mkv"])
 }
 fn change_modes() -> Object {
-    choices(&["convert", "revoice"])
+    choices(&["convert", "resynthesize", "revoice"])
 }
 fn voice_modes() -> Object {
     choices(&["auto", "clone"])

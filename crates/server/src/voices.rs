@@ -5,7 +5,9 @@
 
 use mediagen_core::page::RawPageQuery;
 use mediagen_core::time::now_ms;
-use mediagen_core::voice::{VoiceInfo, VoiceProfile, CONVERSION_RATE as RATE};
+use mediagen_core::voice::{
+    candidates, styled_speaker, VoiceInfo, VoiceProfile, CONVERSION_RATE as RATE,
+};
 use mediagen_core::{AccountId, ApiError, VoiceId};
 use mediagen_store::VoiceRecord;
 use serde::{Deserialize, Serialize};
@@ -42,14 +44,16 @@ pub async fn cloned_voice(
     let neural = stored.neural.is_some();
     let base_voice_id = match stored.base_voice_id {
         Some(b) if state.catalog.voice(&b).is_some() => Some(b),
-        _ => mediagen_core::voice::candidates(
-            state.catalog.voices(),
-            &stored.profile.gender,
-            &v.language,
-        )
-        .into_iter()
-        .find(|c| !neural || c.engine == "kokoro")
-        .map(|c| c.id.clone()),
+        _ => {
+            let voices = state.catalog.voices();
+            let (gender, language) = (&stored.profile.gender, &v.language);
+            if neural {
+                styled_speaker(voices, gender, language)
+            } else {
+                candidates(voices, gender, language).first().copied()
+            }
+            .map(|c| c.id.clone())
+        }
     };
     Ok(Some(ClonedVoice {
         base_voice_id,

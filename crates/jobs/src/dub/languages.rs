@@ -50,7 +50,7 @@ impl DubLanguages {
             .map(|p| p.source.as_str())
             .collect();
         let message = match source {
-            Some(s) if s == target => format!("The file is already in `{target}`; use the voice changer's revoice mode to re-speak it."),
+            Some(s) if s == target => format!("The file is already in `{target}`; use the voice changer's resynthesize mode to re-speak it."),
             Some(s) => format!("Dubbing from `{s}` into `{target}` is not supported. Supported pairs: GET /v1/dubbing/languages."),
             None => format!("Dubbing into `{target}` is not supported. Supported pairs: GET /v1/dubbing/languages."),
         };

@@ -7,4 +7,4 @@ mod options;
 
 pub use edit::{DubEdit, DubbedLine, LineEdit};
 pub use languages::{DubLanguages, Pair, Via};
-pub use options::{DubOptions, DubRequest, DubVoice};
+pub use options::{DubOptions, DubRequest, DubVoice, CLONE_SEARCH, CLONE_SEARCH_PER_SPEAKER};

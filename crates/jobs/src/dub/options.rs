@@ -18,7 +18,9 @@ use crate::tts::ClonedVoice;
 pub enum DubVoice {
     /// The catalog voice of the target language closest to the speaker.
     Auto,
-    /// That voice, converted toward the original speaker's voice profile.
+    /// Each speaker's own voice: a neural clone searched from their lines
+    /// (where Kokoro speaks both languages and they say enough), else the
+    /// closest voice converted toward their voice profile.
     Clone,
     /// A given voice (catalog or the account's cloned voice).
     #[serde(rename_all = "camelCase")]
@@ -27,6 +29,14 @@ pub enum DubVoice {
         cloned: Option<ClonedVoice>,
     },
 }
+
+/// The time `voiceMode: clone` may spend searching for the speakers' neural
+/// clones, all speakers together, at most [`CLONE_SEARCH_PER_SPEAKER`]
+/// each. Held as that many more units (seconds) of the dub and settled on
+/// the seconds spent.
+pub const CLONE_SEARCH: std::time::Duration = std::time::Duration::from_secs(120);
+/// A speaker's share of [`CLONE_SEARCH`] at most.
+pub const CLONE_SEARCH_PER_SPEAKER: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// A validated dubbing request (also the job's payload).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -80,17 +90,7 @@ fn language(fields: &HashMap<String, String>, key: &str) -> Result<Option<String
     match fields.get(key).map(|l| l.trim().to_ascii_lowercase()) {
         None => Ok(None),
         Some(l) if l.is_empty() || l == "auto" => Ok(None),
-        Some(l) => {
-            let code = l.split(['-', '_']).next().unwrap_or_default().to_owned();
-            if code.len() == 2 && code.chars().all(|c| c.is_ascii_lowercase()) {
-                Ok(Some(code))
-            } else {
-                Err(ApiError::invalid_parameter(
-                    key,
-                    "must be an ISO 639-1 code such as en or es",
-                ))
-            }
-        }
+        Some(l) => crate::iso_639_1(&l, key).map(Some),
     }
 }
 
@@ -189,6 +189,17 @@ impl DubOptions {
     pub fn seconds(&self, duration: f64) -> f64 {
         let end = self.end_time.unwrap_or(duration).min(duration);
         (end - self.start_time.unwrap_or(0.0)).max(0.0)
+    }
+
+    /// The units the job is held for: the seconds dubbed, and in `clone`
+    /// mode the speakers' voice searches it may run ([`CLONE_SEARCH`]).
+    pub fn units(&self, duration: f64) -> f64 {
+        let search = if self.voice_id.is_none() && self.clone {
+            CLONE_SEARCH.as_secs_f64()
+        } else {
+            0.0
+        };
+        self.seconds(duration).ceil() + search
     }
 
     /// The job's payload; `cloned` is the resolved `voiceId` when it names

@@ -30,13 +30,14 @@ const CODECS: [(&str, &str); 4] = [
 ];
 
 /// Our parameters and ElevenLabs' names for them.
-const NAMES: [(&str, &str); 6] = [
+const NAMES: [(&str, &str); 7] = [
     ("format", "output_format"),
     ("sampleRate", "output_format"),
     ("voiceId", "voice_id"),
     ("prompt", "text"),
     ("duration", "duration_seconds"),
     ("language", "language_code"),
+    ("languageCode", "language_code"),
 ];
 
 /// ElevenLabs' best-known premade voices (their ids, found in most code
@@ -102,6 +103,9 @@ pub struct SpeechBody {
     pub text: String,
     #[serde(default)]
     pub model_id: Option<String>,
+    /// ISO 639-1: the language the text is read in.
+    #[serde(default)]
+    pub language_code: Option<String>,
     #[serde(flatten)]
     pub rest: HashMap<String, serde_json::Value>,
 }
@@ -129,6 +133,7 @@ impl SpeechBody {
             sample_rate: Some(rate),
             speed: None,
             timestamps,
+            language_code: self.language_code,
             dry_run: false,
             webhook_url: None,
         };

@@ -171,6 +171,7 @@ impl SpeechBody {
                 sample_rate: (format == "pcm").then_some(PCM_RATE),
                 speed: self.speed,
                 timestamps: false,
+                language_code: None,
                 dry_run: false,
                 webhook_url: None,
             },

@@ -306,8 +306,8 @@ async fn speech_to_text_says_who_speaks_when() {
 }
 
 /// A two-person conversation dubbed with `voiceMode: clone`: each speaker
-/// gets a voice of their own (a different catalog voice, converted toward
-/// that speaker's own lines), and the dub keeps them apart.
+/// gets a voice of their own (a neural clone searched from their own
+/// lines), and the dub keeps them apart.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "long: run by `make test-long`"]
 async fn a_conversation_is_dubbed_with_a_voice_for_each_speaker() {
@@ -357,6 +357,12 @@ async fn a_conversation_is_dubbed_with_a_voice_for_each_speaker() {
         speakers
             .iter()
             .all(|s| s["seconds"].as_f64().unwrap() > 5.0),
+        "{}",
+        result["speakers"]
+    );
+    // Each says enough for a neural clone of their own voice.
+    assert!(
+        speakers.iter().all(|s| s["clone"] == "neural"),
         "{}",
         result["speakers"]
     );

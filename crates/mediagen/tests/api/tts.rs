@@ -153,6 +153,10 @@ async fn validation_errors_name_the_parameter(backend: Backend) {
         ),
         (json!({"text": "hi"}), "voiceId"),
         (json!({"voiceId": voice}), "text"),
+        (
+            json!({"text": "hi", "voiceId": voice, "languageCode": "English"}),
+            "languageCode",
+        ),
     ] {
         let b = assert_error(tts(body.clone()).await, 400, "invalid_parameter").await;
         assert_eq!(b["error"]["details"]["parameter"], parameter, "{body}");
@@ -176,6 +180,11 @@ async fn validation_errors_name_the_parameter(backend: Backend) {
         (
             json!({"text": "<speak>!!! <break time=\"1s\"/></speak>", "voiceId": voice}),
             "text",
+        ),
+        // Only a neural clone speaks a language other than its own.
+        (
+            json!({"text": "hola", "voiceId": voice, "languageCode": "es"}),
+            "languageCode",
         ),
     ] {
         let b = assert_error(tts(body.clone()).await, 422, "unprocessable_entity").await;

@@ -347,7 +347,8 @@ async fn a_cloned_voice_changes_speech_toward_it() {
     );
     assert!(error < 0.15, "WER {error}: {heard}");
 
-    // Revoiced: the words heard, then said by the clone in the same time.
+    // Resynthesized (`revoice`, its name before, still taken): the words
+    // heard, then said by the clone in the same time.
     let job: Value = change_voice(
         &app,
         &key,
@@ -360,7 +361,7 @@ async fn a_cloned_voice_changes_speech_toward_it() {
     .unwrap();
     assert_eq!(job["status"], "completed", "{job}");
     let result = &job["result"];
-    assert_eq!(result["mode"], "revoice");
+    assert_eq!(result["mode"], "resynthesize");
     assert_eq!(result["speakerVoiceId"], base.as_str());
     let revoiced = app.download(result["audioUrl"].as_str().unwrap()).await;
     let out = pcm(&revoiced);
@@ -604,7 +605,7 @@ async fn cloning_waits_for_a_worker() {
     assert_eq!(cloned["data"].as_array().unwrap().len(), 0, "{cloned}");
 
     let mut config = app.config.clone();
-    config.worker_kinds = "voice.clone,tts,stt".into();
+    config.worker_kinds = "voice.clone,tts,stt,voice.change,dubbing".into();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let worker = tokio::spawn(mediagen::run_worker(config, async {
         let _ = stopped.await;
@@ -693,6 +694,112 @@ async fn cloning_waits_for_a_worker() {
     // Another account's key cannot speak with it.
     let r = app.post("/v1/text-to-speech", &other, body).await;
     assert_error(r, 404, "voice_not_found").await;
+
+    // It speaks Spanish: its own table with a Spanish voice's phonemes.
+    const SPANISH: &str = "Mañana por la mañana hará sol, con una brisa ligera del oeste.";
+    let spanish =
+        json!({"text": SPANISH, "voiceId": voice_id, "languageCode": "es", "format": "wav"});
+    let job: Value = app
+        .post("/v1/text-to-speech", &key, spanish)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let job = app
+        .settled(
+            &key,
+            job["id"].as_str().unwrap(),
+            std::time::Duration::from_secs(120),
+        )
+        .await;
+    assert_eq!(job["status"], "completed", "{job}");
+    let spanish_voice = job["result"]["baseVoiceId"].as_str().unwrap().to_owned();
+    let spanish_base: Value = app
+        .get(&format!("/v1/voices/{spanish_voice}"), &key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        spanish_base["language"].as_str().map(|l| &l[..2]),
+        Some("es"),
+        "{spanish_base}"
+    );
+    assert_eq!(spanish_base["engine"], "kokoro", "{spanish_base}");
+    let spoken = app
+        .download(job["result"]["audioUrl"].as_str().unwrap())
+        .await;
+    let heard = transcribe_in(&app, &key, spoken, "es").await;
+    let error = wer(SPANISH, &heard);
+    assert!(error < 0.3, "Spanish WER {error}: {heard}");
+
+    // The voice changer resynthesizes another speaker's words in it: the
+    // words kept, the voice more like the clone than the input was.
+    let source = std::fs::read(espeak(dir.path(), "src.wav", "en-us", "40", SOURCE_TEXT)).unwrap();
+    let job: Value = change_voice(
+        &app,
+        &key,
+        source,
+        &[
+            ("voiceId", voice_id),
+            ("mode", "resynthesize"),
+            ("format", "wav"),
+        ],
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    let job = app
+        .settled(
+            &key,
+            job["id"].as_str().unwrap(),
+            std::time::Duration::from_secs(180),
+        )
+        .await;
+    assert_eq!(job["status"], "completed", "{job}");
+    let result = &job["result"];
+    assert_eq!(result["mode"], "resynthesize", "{result}");
+    assert_eq!(result["language"], "en", "{result}");
+    let similarity = &result["similarity"];
+    assert!(
+        similarity["after"].as_f64() > similarity["before"].as_f64(),
+        "{similarity}"
+    );
+    let changed = app.download(result["audioUrl"].as_str().unwrap()).await;
+    let heard = transcribe(&app, &key, changed).await;
+    let error = wer(SOURCE_TEXT, &heard);
+    assert!(error < 0.2, "resynthesized WER {error}: {heard}");
+
+    // A dub in its voice: the clone itself speaks the Spanish lines.
+    let source = std::fs::read(dir.path().join("src.wav")).unwrap();
+    let job: Value = app
+        .post_form(
+            "/v1/dubbing",
+            &key,
+            form(
+                vec![("file", source, "src.wav")],
+                &[
+                    ("targetLanguage", "es"),
+                    ("voiceId", voice_id),
+                    ("format", "wav"),
+                ],
+            ),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let job = app
+        .settled(
+            &key,
+            job["id"].as_str().unwrap(),
+            std::time::Duration::from_secs(180),
+        )
+        .await;
+    assert_eq!(job["status"], "completed", "{job}");
+    assert_eq!(job["result"]["clone"], "neural", "{job}");
+    assert_eq!(job["result"]["voiceId"], spanish_voice.as_str(), "{job}");
     let _ = stop.send(());
     worker.await.unwrap().unwrap();
 }
@@ -719,7 +826,7 @@ pub fn picture(bytes: &[u8]) -> (String, String) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn catalog_voices_are_targets_and_revoice_keeps_the_picture() {
+async fn catalog_voices_are_targets_and_resynthesizing_keeps_the_picture() {
     let app = TestApp::spawn_with(Backend::Sqlite, |c| c.sync_wait_seconds = 120.0).await;
     let (_, key) = app.account(10_000, "write").await;
     let dir = tempfile::tempdir().unwrap();
@@ -786,7 +893,7 @@ async fn catalog_voices_are_targets_and_revoice_keeps_the_picture() {
             &key,
             form(
                 vec![("file", input.clone(), "in.mp4")],
-                &[("voiceId", &voice), ("mode", "revoice")],
+                &[("voiceId", &voice), ("mode", "resynthesize")],
             ),
         )
         .await

@@ -3,21 +3,24 @@
 //! speaker the diarization finds in the original: the catalog voice of the
 //! target language nearest to that speaker in pitch, formants and speaker
 //! embedding (a different one for each, where the language has enough), or
-//! that voice converted toward the speaker's own profile (`clone`).
+//! that voice converted toward the speaker's own profile (`clone`; a neural
+//! clone of the speaker replaces it where one can be made, see `clones`).
 
-use mediagen_core::voice::VoiceProfile;
+use mediagen_core::voice::{styled_speaker, VoiceProfile};
 use mediagen_core::ErrorCode;
 use mediagen_jobs::dub::{DubRequest, DubVoice};
+use mediagen_jobs::voice_clone::NeuralStyle;
 use mediagen_media::pcm::PcmFile;
 use mediagen_speakers::diarize::Diarization;
 use mediagen_speakers::encoder::SpeakerEncoder;
 use mediagen_speech::tts::{Likeness, TtsCatalog};
 use mediagen_speech::voice::{analyse, RATE};
-use mediagen_worker::JobFailure;
+use mediagen_worker::{JobContext, JobFailure};
 use serde::{Deserialize, Serialize};
 
 use super::run::tts_failure;
-use crate::respeak::{Line, Toward, Voicing};
+use crate::respeak::{Line, Styled, Toward, Voicing};
+use crate::tts::read_styles;
 
 /// One speaker's part in a dub.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -28,8 +31,25 @@ pub struct Part {
     /// The catalog voice that speaks the part.
     pub voice_id: String,
     /// The profile that voice is converted toward (`clone` mode, or a
-    /// cloned voice named by the request).
+    /// WORLD clone named by the request).
     pub toward: Option<VoiceProfile>,
+    /// A neural clone's style table spoken in that voice's place (its
+    /// language and phonemes, the clone's sound).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub neural: Option<NeuralStyle>,
+}
+
+impl Part {
+    /// How the part sounds like a clone: `neural` (a clone's style table),
+    /// `world` (converted toward a profile), or `None` (a catalog voice as
+    /// it is).
+    pub fn clone_kind(&self) -> Option<&'static str> {
+        match (&self.neural, &self.toward) {
+            (Some(_), _) => Some("neural"),
+            (None, Some(_)) => Some("world"),
+            (None, None) => None,
+        }
+    }
 }
 
 /// The parts, and which one says each line.
@@ -42,15 +62,31 @@ pub struct Cast {
 
 impl Cast {
     /// One part saying every line.
-    pub(super) fn single(voice_id: String, toward: Option<VoiceProfile>, lines: usize) -> Self {
+    pub(super) fn single(
+        voice_id: String,
+        toward: Option<VoiceProfile>,
+        neural: Option<NeuralStyle>,
+        lines: usize,
+    ) -> Self {
         Cast {
             parts: vec![Part {
                 id: None,
                 voice_id,
                 toward,
+                neural,
             }],
             who: vec![0; lines],
         }
+    }
+
+    /// Each part's neural style table, read from the blob store (`None`
+    /// for a part spoken by a catalog voice or a WORLD clone).
+    pub async fn styles(&self, ctx: &JobContext) -> Result<Vec<Option<Vec<f32>>>, JobFailure> {
+        let mut out = Vec::with_capacity(self.parts.len());
+        for p in &self.parts {
+            out.push(read_styles(ctx, p.neural.as_ref()).await?);
+        }
+        Ok(out)
     }
 
     /// For each part, the profile of the catalog voice that is converted
@@ -65,15 +101,28 @@ impl Cast {
             .collect()
     }
 
-    /// How each part speaks, given its [`Cast::sources`].
-    pub fn voicings<'a>(&'a self, sources: &'a [Option<VoiceProfile>]) -> Vec<Voicing<'a>> {
+    /// How each part speaks, given its [`Cast::sources`] and
+    /// [`Cast::styles`].
+    pub fn voicings<'a>(
+        &'a self,
+        sources: &'a [Option<VoiceProfile>],
+        styles: &'a [Option<Vec<f32>>],
+    ) -> Vec<Voicing<'a>> {
         self.parts
             .iter()
             .zip(sources)
-            .map(|(p, source)| Voicing {
+            .zip(styles)
+            .map(|((p, source), table)| Voicing {
                 speaker: &p.voice_id,
                 toward: match (&p.toward, source) {
                     (Some(target), Some(source)) => Some(Toward { target, source }),
+                    _ => None,
+                },
+                styled: match (&p.neural, table) {
+                    (Some(n), Some(styles)) => Some(Styled {
+                        styles,
+                        colour: &n.colour,
+                    }),
                     _ => None,
                 },
             })
@@ -143,14 +192,27 @@ pub fn cast(
         DubVoice::Voice {
             voice_id,
             cloned: None,
-        } => return Ok(Cast::single(voice_id.clone(), None, lines.len())),
+        } => return Ok(Cast::single(voice_id.clone(), None, None, lines.len())),
         DubVoice::Voice {
             cloned: Some(c), ..
         } => {
+            // A neural clone speaks the target language with its own table
+            // where Kokoro speaks it; else (and a WORLD clone) the closest
+            // voice of the target converted toward its profile.
+            let styled = styled_speaker(tts.voices(), &c.profile.gender, target);
+            if let (Some(neural), Some(voice)) = (&c.neural, styled) {
+                return Ok(Cast::single(
+                    voice.id.clone(),
+                    None,
+                    Some(neural.clone()),
+                    lines.len(),
+                ));
+            }
             let voice = tts.closest(&c.profile, target).ok_or_else(no_voice)?;
             return Ok(Cast::single(
                 voice.id.clone(),
                 Some(c.profile.clone()),
+                None,
                 lines.len(),
             ));
         }
@@ -220,6 +282,7 @@ pub fn cast(
             id: many.then(|| format!("speaker_{k}")),
             voice_id: voice.ok_or_else(no_voice)?,
             toward: if clone { profile } else { None },
+            neural: None,
         });
     }
     Ok(Cast { parts, who })

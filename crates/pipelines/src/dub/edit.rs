@@ -33,6 +33,7 @@ impl DubEditPipeline {
         bed: PcmFile,
         lines: Vec<f32>,
         kept: Kept,
+        tables: Vec<Option<Vec<f32>>>,
         ctx: &JobContext,
         timings: &mut Value,
     ) -> Result<Dubbed, JobFailure> {
@@ -74,7 +75,12 @@ impl DubEditPipeline {
             .collect();
         // Dubs made before casts were kept spoke in one voice.
         let mut cast = kept.cast.clone().unwrap_or_else(|| {
-            Cast::single(e.voice_id.clone(), kept.toward.clone(), e.segments.len())
+            Cast::single(
+                e.voice_id.clone(),
+                kept.toward.clone(),
+                None,
+                e.segments.len(),
+            )
         });
         if cast.who.len() != e.segments.len() {
             return Err(JobFailure::abort(
@@ -98,7 +104,7 @@ impl DubEditPipeline {
             }
         }
         let converted_from = cast.sources(&self.tts)?;
-        let voices = cast.voicings(&converted_from);
+        let voices = cast.voicings(&converted_from, &tables);
         let clock = Instant::now();
         let total = bed.duration();
         for (done, edit) in e.edits.iter().enumerate() {
@@ -112,11 +118,9 @@ impl DubEditPipeline {
                 spoken[i - 1].placed.end + crate::respeak::MIN_GAP
             };
             let next = e.segments.get(i + 1).map_or(total, |s| s.start);
-            let voice = voices[cast.who[i]];
             spoken[i] = speak_line(
                 &self.tts,
-                voice.speaker,
-                voice.toward,
+                &voices[cast.who[i]],
                 &texts[i],
                 cursor,
                 next,
@@ -140,6 +144,7 @@ impl DubEditPipeline {
             cast,
             source_language: e.source_language.clone(),
             transcript: kept.transcript,
+            tables: Vec::new(),
         };
         finish(
             &e.request,
@@ -193,6 +198,12 @@ impl Pipeline for DubEditPipeline {
                 .map_err(gone)?,
         )
         .map_err(|e| JobFailure::abort(ErrorCode::DubUnavailable, e.to_string()))?;
+        // The neural clones' tables (an edit moves lines between parts, so
+        // every part's).
+        let tables = match &kept.cast {
+            Some(cast) => cast.styles(&ctx).await?,
+            None => vec![None],
+        };
         let this = Self {
             tts: self.tts.clone(),
         };
@@ -200,8 +211,18 @@ impl Pipeline for DubEditPipeline {
         let (dubbed, timings) = ctx
             .blocking(move || {
                 let mut timings = json!({});
-                this.edit(&e, &input, &scratch, bed, lines, kept, &job, &mut timings)
-                    .map(|d| (d, timings))
+                this.edit(
+                    &e,
+                    &input,
+                    &scratch,
+                    bed,
+                    lines,
+                    kept,
+                    tables,
+                    &job,
+                    &mut timings,
+                )
+                .map(|d| (d, timings))
             })
             .await
             .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))??;

@@ -1,11 +1,13 @@
 //! `dubbing`: speech in audio or video re-spoken in another language.
 //!
 //! Stages (the job's `progress` moves through them): transcribe (0–30),
-//! translate (30–40), synthesize and time-fit each line (40–85), mix over
+//! translate (30–40), the speakers' neural clones in `clone` mode (40–50),
+//! synthesize and time-fit each line (40 or 50–85), mix over
 //! the original with its speech ducked (85–90), mux or encode and store the
 //! subtitles (90–100).
 
 mod cast;
+mod clones;
 mod edit;
 mod languages;
 mod run;

@@ -22,12 +22,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::cast::{by_speaker, cast, Cast};
+use super::clones::clone_speakers;
 use crate::output::{deliver, Delivered};
 use crate::respeak::{mix_lines, speak_lines, Ducker, Fit, Line, Spoken};
 use crate::stt::{srt, stt_failure, vtt};
+use crate::tts::read_styles;
 pub(super) use crate::tts::tts_failure;
+use crate::voice_clone::neural::{Maker, StockCache};
 use mediagen_jobs::dub::{DubLanguages, Via};
-use mediagen_jobs::dub::{DubRequest, DubbedLine};
+use mediagen_jobs::dub::{DubRequest, DubVoice, DubbedLine};
 use mediagen_speakers::diarize::Samples;
 use mediagen_speech::stt::speakers::attribute;
 
@@ -36,6 +39,9 @@ pub struct DubPipeline {
     pub stt: Arc<SttCatalog>,
     pub translator: Arc<dyn Translator>,
     pub languages: Arc<DubLanguages>,
+    /// The stock voices as clones' searches hear them (shared with
+    /// `voice.clone`).
+    pub stock: Arc<StockCache>,
 }
 
 /// A dub before it is mixed: the bed (the original with its speech ducked)
@@ -51,6 +57,9 @@ pub(super) struct Assembled {
     pub(super) source_language: String,
     /// SubRip of the original's lines.
     pub(super) transcript: String,
+    /// The neural clones' tables this job made, by the blob keys the cast
+    /// names them by (stored with the dub).
+    pub(super) tables: Vec<(String, Vec<f32>)>,
 }
 
 /// What is stored beside a dub for editing (`dub/kept.json`; the samples
@@ -139,9 +148,11 @@ pub(super) fn dub_fit(max_speedup: f64) -> Fit {
 }
 
 impl DubPipeline {
+    /// `named`: the style table of the neural clone the request names.
     fn dub(
         &self,
         req: &DubRequest,
+        named: Option<Vec<f32>>,
         input: &std::path::Path,
         scratch: &std::path::Path,
         ctx: &JobContext,
@@ -353,7 +364,7 @@ impl DubPipeline {
 
         // Synthesize, fitted into the slots.
         let clock = Instant::now();
-        let cast = cast(
+        let mut cast = cast(
             &self.tts,
             req,
             &lines,
@@ -361,8 +372,45 @@ impl DubPipeline {
             speakers.as_ref(),
             self.stt.encoder().ok(),
         )?;
+        let mut tables: Vec<Option<Vec<f32>>> = cast
+            .parts
+            .iter()
+            .map(|p| p.neural.as_ref().and(named.clone()))
+            .collect();
+        let mut made = Vec::new();
+        if req.voice == DubVoice::Clone {
+            // Each speaker's own voice, searched for within the time the
+            // hold has for it; settled on the time spent.
+            let maker = Maker {
+                tts: &self.tts,
+                stt: &self.stt,
+                stock: &self.stock,
+                report: &|_| {},
+                cancelled: &|| ctx.is_cancelled(),
+            };
+            let key = |k: usize| ctx.output_key(&format!("dub/speaker_{k}.styles"));
+            let cloned = clone_speakers(
+                &maker,
+                &mut cast,
+                &lines,
+                &original,
+                &source,
+                &req.target_language,
+                key,
+                |share| ctx.set_progress(40 + (share * 10.0) as i64),
+            )?;
+            ctx.meter_blocking((to - from).max(0.0).ceil() + cloned.seconds.ceil())?;
+            for (k, table) in cloned.tables.into_iter().enumerate() {
+                if let (Some(table), Some(n)) = (table, &cast.parts[k].neural) {
+                    made.push((n.styles_key.clone(), table.clone()));
+                    tables[k] = Some(table);
+                }
+            }
+        }
+        // Synthesis moves the progress on from where the voices left it.
+        let synthesis = if req.voice == DubVoice::Clone { 50 } else { 40 };
         let converted_from = cast.sources(&self.tts)?;
-        let voices = cast.voicings(&converted_from);
+        let voices = cast.voicings(&converted_from, &tables);
         timings["voice"] = json!(round_ms(clock.elapsed().as_secs_f64()));
         let clock = Instant::now();
         let spoken = speak_lines(
@@ -373,7 +421,7 @@ impl DubPipeline {
             original.len(),
             &dub_fit(req.max_speedup),
             |done| {
-                ctx.set_progress(40 + (done * 45.0) as i64);
+                ctx.set_progress(synthesis + (done * (85 - synthesis) as f64) as i64);
                 !ctx.is_cancelled()
             },
         )
@@ -413,6 +461,7 @@ impl DubPipeline {
             cast,
             source_language: source,
             transcript,
+            tables: made,
         };
         finish(req, input, video.as_ref(), scratch, assembled, ctx, timings)
     }
@@ -507,6 +556,12 @@ pub(super) async fn store(
         .put_file(&ctx.output_key("dub/bed.f32"), a.bed.path())
         .await
         .map_err(JobFailure::storage)?;
+    for (key, table) in &a.tables {
+        ctx.blobs
+            .put(key, f32_bytes(table).into())
+            .await
+            .map_err(JobFailure::storage)?;
+    }
     let kept = Kept {
         lengths: a.spoken.iter().map(|s| s.samples.len()).collect(),
         toward: None,
@@ -563,6 +618,7 @@ pub(super) async fn store(
         "sourceLanguage": a.source_language,
         "targetLanguage": target,
         "voiceId": a.cast.parts[0].voice_id,
+        "clone": a.cast.parts[0].clone_kind(),
         "segments": dubbed.lines,
         "timings": timings,
     });
@@ -573,7 +629,9 @@ pub(super) async fn store(
             .parts
             .iter()
             .zip(seconds)
-            .map(|(p, s)| json!({"id": p.id, "voiceId": p.voice_id, "seconds": round_ms(s)}))
+            .map(|(p, s)| {
+                json!({"id": p.id, "voiceId": p.voice_id, "clone": p.clone_kind(), "seconds": round_ms(s)})
+            })
             .collect();
     }
     dubbed.delivered.describe(&mut result);
@@ -599,12 +657,19 @@ impl Pipeline for DubPipeline {
             stt: self.stt.clone(),
             translator: self.translator.clone(),
             languages: self.languages.clone(),
+            stock: self.stock.clone(),
+        };
+        let named = match &req.voice {
+            DubVoice::Voice {
+                cloned: Some(c), ..
+            } => read_styles(&ctx, c.neural.as_ref()).await?,
+            _ => None,
         };
         let (r, job, scratch) = (req.clone(), ctx.clone(), dir.path().to_owned());
         let (dubbed, timings) = ctx
             .blocking(move || {
                 let mut timings = json!({});
-                this.dub(&r, &input, &scratch, &job, &mut timings)
+                this.dub(&r, named, &input, &scratch, &job, &mut timings)
                     .map(|d| (d, timings))
             })
             .await

@@ -22,7 +22,7 @@ use mediagen_speech::stt::{detect_language, SttCatalog};
 use mediagen_speech::tts::TtsCatalog;
 use mediagen_speech::voice::{analyse, check_sample, check_speech, VoiceProfile, RATE};
 
-use crate::tts::{preview_text, speak_neural, voiceprint};
+use crate::tts::{preview_text, speak_neural, voiceprint, Sound};
 use mediagen_store::{Db, VoiceRecord};
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
 use serde_json::{json, Value};
@@ -212,10 +212,10 @@ impl VoiceClonePipeline {
             .map(|s| encoder.embed_at(s, RATE).map_err(|e| e.to_string()))
             .collect::<Result<_, _>>()?;
         let target = Embedding::mean(&heard).ok_or("no samples")?;
-        let print = |toward| voiceprint(&self.tts, encoder, base, toward, language);
+        let print = |sound| voiceprint(&self.tts, encoder, base, sound, language);
         Ok(VoiceSimilarity {
-            samples: print(Some(profile))?.similarity(&target),
-            base: print(None)?.similarity(&target),
+            samples: print(Sound::Converted(profile))?.similarity(&target),
+            base: print(Sound::Own)?.similarity(&target),
             held_out: None,
         })
     }

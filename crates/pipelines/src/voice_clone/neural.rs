@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use mediagen_core::voice::{candidates, VoiceProfile};
+use mediagen_core::voice::{styled_speaker, VoiceProfile, STYLED_ENGINE};
 use mediagen_core::ErrorCode;
 use mediagen_jobs::voice_clone::HeldOut;
 use mediagen_media::audio::resample;
@@ -124,16 +124,14 @@ impl Maker<'_> {
             .tts
             .voices()
             .iter()
-            .filter(|v| v.engine == "kokoro")
+            .filter(|v| v.engine == STYLED_ENGINE)
             .collect();
         let speaks = |code: &str| {
             language
                 .get(..2)
                 .is_some_and(|l| l.eq_ignore_ascii_case(code))
         };
-        let Some(like) = candidates(self.tts.voices(), &profile.gender, language)
-            .into_iter()
-            .find(|v| v.engine == "kokoro")
+        let Some(like) = styled_speaker(self.tts.voices(), &profile.gender, language)
             .filter(|_| speaks(said_in))
         else {
             return Ok(None);

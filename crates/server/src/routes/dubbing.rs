@@ -21,17 +21,23 @@ use mediagen_jobs::limits::DUBBING as LIMITS;
 /// container ffmpeg reads) and the options as text parts, or a JSON body
 /// with the `fileId` of an uploaded file. Always asynchronous: answers
 /// `202` with the job; poll `GET /v1/jobs/{id}`. Its `progress` moves
-/// through the stages: transcribe (to 30), translate (40), synthesize and
-/// fit each line (85), mix (90), mux and subtitles (100).
+/// through the stages: transcribe (to 30), translate (40), the speakers'
+/// voices in `clone` mode (50), synthesize and fit each line (85), mix
+/// (90), mux and subtitles (100).
 ///
 /// Options: `targetLanguage` (required, ISO 639-1), `sourceLanguage`
 /// (omitted or `auto`: detected), `voiceId` (a catalog voice speaking the
-/// target language, or a cloned voice of the account: the closest voice of
-/// the target language converted toward it) or `voiceMode` (`auto`, the
-/// default: each speaker of the original, told apart by diarization, gets
-/// the target-language catalog voice closest to them, a different one for
-/// each where the language has enough; `clone`: each gets that voice
-/// converted toward their own voice),
+/// target language, or a cloned voice of the account: a neural clone
+/// speaks the target language itself where Kokoro speaks it; otherwise the
+/// closest voice of the target language converted toward it) or
+/// `voiceMode` (`auto`, the default: each speaker of the original, told
+/// apart by diarization, gets the target-language catalog voice closest to
+/// them, a different one for each where the language has enough; `clone`:
+/// each speaker who says at least 8 s gets a neural clone of their own
+/// voice, searched from their lines (up to 60 s of search each, 120 s for
+/// the dub) and spoken in the target language, where Kokoro speaks both
+/// languages; any other speaker gets the closest voice converted toward
+/// their voice),
 /// `keepBackground` (default `true`: the original stays under the dub with
 /// its voice band taken out where lines are spoken; `false`: the dubbed
 /// part has the new speech only), `startTime`/`endTime` (seconds: only the
@@ -44,14 +50,18 @@ use mediagen_jobs::limits::DUBBING as LIMITS;
 ///
 /// The job's `result`: `{audioUrl or videoUrl (the picture copied, a new
 /// sound track), duration (seconds), sourceLanguage, targetLanguage,
-/// voiceId (the voice that spoke, the first speaker's), speakers: [{id,
+/// voiceId (the voice that spoke, the first speaker's), speakers: [{id, clone,
 /// voiceId, seconds}] (when the original had several), transcriptUrl (srt
 /// of the original), translatedSubtitlesUrl (srt), translatedVttUrl
 /// (WebVTT), segments: [{speaker, start, end, sourceText, translatedText,
 /// spokenStart, spokenEnd, speedup, overrun}], timings (seconds per stage:
 /// transcribe, translate, voice (choosing and measuring it), synthesize,
-/// mix, mux)}`. Overlapping speech goes to one speaker. Price: `costs.dubbing` credits per second
-/// of the dubbed part, rounded up; refunded if the job fails.
+/// mix, mux)}`, and `clone` (`neural`, `world` or `null`: how the first
+/// speaker's voice, and each of `speakers`, was made like the original's).
+/// Overlapping speech goes to one speaker. Price: `costs.dubbing` credits per second
+/// of the dubbed part, rounded up; `voiceMode: clone` is held for 120 s
+/// more (the speakers' voice searches) and settles on the seconds the
+/// searches took; refunded if the job fails.
 #[utoipa::path(post, path = "/v1/dubbing", tag = "voice", security(("bearer" = ["write"])),
     request_body(content((crate::forms::DubbingForm = "multipart/form-data"))),
     responses((status = 202, body = crate::jobs::JobView),
@@ -89,7 +99,7 @@ pub async fn create(
             cloned
         }
     };
-    let units = options.seconds(duration).ceil();
+    let units = options.units(duration);
     opts.respond_async = true;
     input
         .submit(&state, &auth, opts, "dubbing", units, |file| {

@@ -40,6 +40,13 @@ pub struct TtsBodyDoc {
     /// `true` adds `result.words: [{word, start, end}]` (seconds), aligned by
     /// the speech recogniser. Not for the streaming endpoint.
     timestamps: Option<bool>,
+    /// ISO 639-1: the language the text is read in. A neural clone
+    /// (`engine: kokoro` in its voice) speaks every language Kokoro has
+    /// (en, es, fr, hi, it, pt): its own style table with the phonemes of a
+    /// Kokoro voice of that language. Any other voice must speak it already
+    /// (422 otherwise). Default: the voice's language.
+    #[schema(rename = "languageCode", pattern = "^[A-Za-z]{2}([-_][A-Za-z0-9]+)*$")]
+    language_code: Option<String>,
     /// Validate and price only.
     #[schema(rename = "dryRun")]
     dry_run: Option<bool>,

@@ -22,27 +22,32 @@ use mediagen_jobs::limits::VOICE_CHANGER as LIMITS;
 /// moves the pitch to the target's median and range and the formants by
 /// the ratio of the spectral centroids, with the WORLD vocoder (a catalog
 /// voice's profile is measured on a few sentences it speaks, once).
-/// `revoice` transcribes the file (in the voice's language) and speaks
-/// each recognised line again with the voice (a cloned voice: its
-/// `baseVoiceId`, converted toward its profile), time-fitted into the
-/// line's slot (at most 1.5× faster or 1.25× slower; the rest of a slot
-/// stays silent, a line that still does not fit runs on and reports its
-/// `overrun`); silences and non-speech sound between lines are kept.
+/// `resynthesize` (`revoice`, its name before, is still taken) transcribes
+/// the file and speaks each recognised line again with the voice,
+/// time-fitted into the line's slot (at most 1.5× faster or 1.25× slower;
+/// the rest of a slot stays silent, a line that still does not fit runs on
+/// and reports its `overrun`); silences and non-speech sound between lines
+/// are kept. A neural clone (`engine: kokoro`) speaks itself, in the
+/// language heard in the file (detected; any language Kokoro has, else the
+/// clone's own); a WORLD clone speaks as its `baseVoiceId` converted toward
+/// its profile, and it and a catalog voice hear the file in the voice's
+/// language.
 ///
 /// The job's `result`: `{audioUrl, duration (seconds, the input's), format,
 /// sampleRate, contentType, voiceId, fileId, mode, pitchBefore, pitchAfter,
 /// targetPitch, similarity: {before, after}}` (pitches are medians in Hz,
-/// measured; `targetPitch` is `null` when revoicing with a catalog voice;
-/// `similarity`: cosine similarities of speaker embeddings of the input's
-/// and the output's first 30 s to the target voice saying its preview
-/// sentence, `null` where the speaker encoder is not installed), plus `converter` in
-/// convert mode and `speakerVoiceId`, `language`, `text` and `segments:
+/// measured; `targetPitch` is `null` when resynthesizing with a catalog
+/// voice; `similarity`: cosine similarities of speaker embeddings of the
+/// input's and the output's first 30 s to the target voice saying its
+/// preview sentence, `null` where the speaker encoder is not installed),
+/// plus `converter` in convert mode and `speakerVoiceId` (the catalog
+/// voice whose phonemes were spoken), `language`, `text` and `segments:
 /// [{start, end, text, spokenStart, spokenEnd, speedup, overrun}]` in
-/// revoice mode. A video input comes back as `videoUrl` with its picture
-/// copied and the new sound (mp4, or mkv for codecs mp4 cannot hold).
-/// Unknown `voiceId` → 404 `voice_not_found`; revoicing with a cloned voice
-/// whose language no catalog voice speaks → 422; a file with no speech in
-/// revoice mode fails the job (`no_speech`, refunded).
+/// resynthesize mode. A video input comes back as `videoUrl` with its
+/// picture copied and the new sound (mp4, or mkv for codecs mp4 cannot
+/// hold). Unknown `voiceId` → 404 `voice_not_found`; resynthesizing with a
+/// cloned voice whose language no catalog voice speaks → 422; a file with
+/// no speech in resynthesize mode fails the job (`no_speech`, refunded).
 /// Price: `costs."voice.change"` credits per second of input, rounded up.
 #[utoipa::path(post, path = "/v1/voice-changer", tag = "voice", security(("bearer" = ["write"])),
     request_body(content((crate::forms::VoiceChangerForm = "multipart/form-data"))),

@@ -1,0 +1,117 @@
+//! `voiceMode: clone` with neural clones: each speaker of the original who
+//! says enough gets a Kokoro style table searched from their own lines
+//! (the `voice.clone` job's search, shorter), spoken with the phonemes of
+//! a Kokoro voice of the target language. A speaker who says too little,
+//! whose language (or the target) Kokoro does not speak, or who comes after
+//! the dub's search time is spent keeps the closest voice converted toward
+//! their profile (the cast's WORLD part).
+
+use std::time::{Duration, Instant};
+
+use mediagen_core::voice::styled_speaker;
+use mediagen_core::ErrorCode;
+use mediagen_jobs::dub::{CLONE_SEARCH, CLONE_SEARCH_PER_SPEAKER};
+use mediagen_jobs::voice_clone::NeuralStyle;
+use mediagen_media::pcm::PcmFile;
+use mediagen_speech::voice::RATE;
+use mediagen_worker::JobFailure;
+
+use super::cast::Cast;
+use crate::respeak::Line;
+use crate::voice_clone::neural::Maker;
+
+/// Seconds of a speaker's lines a neural clone needs (a third is held out
+/// to judge it).
+pub const MIN_SPEECH: f64 = 8.0;
+/// Seconds of a speaker's lines the search hears at most.
+const MAX_SPEECH: f64 = 45.0;
+/// Less time than this left for a speaker: their part stays WORLD (the
+/// judging after the search takes about half a minute).
+const MIN_SEARCH: Duration = Duration::from_secs(40);
+
+/// What the searches made: each part's style table (`None`: the part is
+/// spoken as cast), and the seconds they took.
+pub struct Cloned {
+    pub tables: Vec<Option<Vec<f32>>>,
+    pub seconds: f64,
+}
+
+/// Gives each WORLD part of `cast` (clone mode) a neural clone where it
+/// can, within [`CLONE_SEARCH`] in all: the part then speaks through the
+/// Kokoro voice of `target` of the speaker's gender, with the clone's
+/// table kept under `key(part)` (the dub stores it there, for edits).
+/// `report` sees the share of the parts done.
+#[allow(clippy::too_many_arguments)]
+pub fn clone_speakers(
+    maker: &Maker,
+    cast: &mut Cast,
+    lines: &[Line],
+    original: &PcmFile,
+    source: &str,
+    target: &str,
+    key: impl Fn(usize) -> String,
+    report: impl Fn(f32),
+) -> Result<Cloned, JobFailure> {
+    let started = Instant::now();
+    let parts = cast.parts.len();
+    let mut tables = vec![None; parts];
+    for (k, table) in tables.iter_mut().enumerate() {
+        report(k as f32 / parts as f32);
+        let Some(profile) = cast.parts[k].toward.clone() else {
+            continue;
+        };
+        let left = CLONE_SEARCH.saturating_sub(started.elapsed());
+        let allowed = left.min(CLONE_SEARCH_PER_SPEAKER);
+        let samples = speech_of(original, lines, &cast.who, k);
+        let seconds: f64 = samples.iter().map(|s| s.len() as f64).sum::<f64>() / f64::from(RATE);
+        let Some(speaker) = styled_speaker(maker.tts.voices(), &profile.gender, target) else {
+            continue;
+        };
+        if allowed < MIN_SEARCH || seconds < MIN_SPEECH {
+            continue;
+        }
+        let made = match maker.make(&samples, &profile, source, None, Instant::now() + allowed) {
+            Ok(made) => made,
+            Err(e) if e.error().code == ErrorCode::Cancelled.as_str() => return Err(e),
+            Err(e) => {
+                // The part is still spoken, as cast: the dub goes on.
+                tracing::warn!(error = %e, "a speaker's neural clone was not made");
+                None
+            }
+        };
+        let Some(voice) = made else { continue };
+        let part = &mut cast.parts[k];
+        part.voice_id = speaker.id.clone();
+        part.toward = None;
+        part.neural = Some(NeuralStyle {
+            styles_key: key(k),
+            colour: voice.colour,
+        });
+        *table = Some(voice.styles);
+    }
+    report(1.0);
+    Ok(Cloned {
+        tables,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// Part `k`'s lines in `original` (at [`RATE`]), one sample per line, up to
+/// [`MAX_SPEECH`] seconds in all.
+fn speech_of(original: &PcmFile, lines: &[Line], who: &[usize], k: usize) -> Vec<Vec<f32>> {
+    let at = |t: f64| (t.max(0.0) * f64::from(RATE)) as usize;
+    let mut out = Vec::new();
+    let mut total = 0;
+    for (line, _) in lines.iter().zip(who).filter(|(_, &w)| w == k) {
+        let (a, b) = (at(line.start), at(line.end));
+        let Ok(samples) = original.read_at(a, b.saturating_sub(a)) else {
+            continue;
+        };
+        total += samples.len();
+        out.push(samples);
+        if total as f64 >= MAX_SPEECH * f64::from(RATE) {
+            break;
+        }
+    }
+    out
+}
