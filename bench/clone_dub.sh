@@ -44,13 +44,16 @@ for pair in "${pairs[@]}"; do
   $bench compose "$talk.wav" "$talk.turns.json" "$work/$a" "$work/$b"
   file=$(curl -sf "http://127.0.0.1:$port/v1/files" -H "$auth" -F "file=@$talk.wav" \
     | python3 -c "import json,sys; print(json.load(sys.stdin)['id'])")
-  start=$(now)
-  python3 bench/dub_ours.py $port "$key" "$file" "$talk.job.json" \
-    '{"voiceMode": "clone", "keepBackground": false, "format": "wav"}' >/dev/null
-  took=$(python3 -c "print(round($(now) - $start))")
-  url=$(python3 -c "import json,sys; print(json.load(open('$talk.job.json'))['result']['audioUrl'])")
-  curl -sf "$url" -o "$talk.dub.wav"
-  seconds=$(python3 -c "import wave; w = wave.open('$talk.wav'); print(round(w.getnframes() / w.getframerate()))")
-  echo "# $a and $b: $seconds s of conversation, dubbed in $took s"
-  $bench judge "$models" "$talk.job.json" "$talk.dub.wav" "$talk.turns.json" "$work/$a" "$work/$b"
+  # Clone mode, and auto mode (the nearest catalog voices) beside it.
+  for mode in clone auto; do
+    start=$(now)
+    python3 bench/dub_ours.py $port "$key" "$file" "$talk.$mode.json" \
+      "{\"voiceMode\": \"$mode\", \"keepBackground\": false, \"format\": \"wav\"}" >/dev/null
+    took=$(python3 -c "print(round($(now) - $start))")
+    url=$(python3 -c "import json,sys; print(json.load(open('$talk.$mode.json'))['result']['audioUrl'])")
+    curl -sf "$url" -o "$talk.$mode.wav"
+    seconds=$(python3 -c "import wave; w = wave.open('$talk.wav'); print(round(w.getnframes() / w.getframerate()))")
+    echo "# $a and $b, voiceMode $mode: $seconds s of conversation, dubbed in $took s"
+    $bench judge "$models" "$talk.$mode.json" "$talk.$mode.wav" "$talk.turns.json" "$work/$a" "$work/$b"
+  done
 done

@@ -11,10 +11,12 @@
 //! Each `SPEAKER_DIR` holds one speaker's utterances as audio files, in
 //! order: the first ones up to 45 s are the samples the clone is made
 //! from, the rest are held out for the bench.
+mod common;
+use common::decode;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
+use mediagen_core::voice::styled_speaker;
 use mediagen_media::audio::resample;
 use mediagen_pipelines::tts::{speak_converted, speak_neural};
 use mediagen_pipelines::voice_clone::neural::{Maker, StockCache};
@@ -39,20 +41,19 @@ const SENTENCES: [&str; 10] = [
     "A large size in stockings is hard to sell.",
 ];
 
-fn decode(path: &Path) -> Vec<f32> {
-    let out = Command::new("ffmpeg")
-        .args(["-v", "error", "-i"])
-        .arg(path)
-        .args(["-f", "f32le", "-ac", "1", "-ar"])
-        .arg(RATE.to_string())
-        .arg("pipe:1")
-        .output()
-        .expect("ffmpeg");
-    out.stdout
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
-}
+/// The same for the clone speaking Spanish (`languageCode: es`): WER only.
+const SPANISH: [&str; 10] = [
+    "La canoa de abedul se deslizó sobre las tablas lisas.",
+    "Pega la hoja sobre el fondo azul oscuro.",
+    "Es fácil saber la profundidad de un pozo.",
+    "Hoy en día una pata de pollo es un plato raro.",
+    "El arroz se sirve a menudo en cuencos redondos.",
+    "El jugo de los limones hace un buen ponche.",
+    "La caja fue lanzada junto al camión aparcado.",
+    "Los cerdos comieron maíz picado y restos de comida.",
+    "Nos esperaban cuatro horas de trabajo constante.",
+    "Una talla grande de medias es difícil de vender.",
+];
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -72,7 +73,7 @@ fn main() {
         heard.iter().map(|e| e.similarity(target)).sum::<f32>() / heard.len() as f32
     };
     println!(
-        "speaker\tsamples_s\tbench_s\tgender\tjob_s\tjob_held_out\tclone\tbest_stock\tstock_voice\tworld\tcoloured\tclone_wer\tstock_wer"
+        "speaker\tsamples_s\tbench_s\tgender\tjob_s\tjob_held_out\tclone\tbest_stock\tstock_voice\tworld\tcoloured\tclone_wer\tstock_wer\tclone_es_wer\tstock_es_wer"
     );
     for dir in dirs {
         let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -83,7 +84,7 @@ fn main() {
         let (mut samples, mut held) = (Vec::new(), Vec::new());
         let mut total = 0.0;
         for f in files {
-            let pcm = decode(&f);
+            let pcm = decode(&f, RATE);
             let len = pcm.len() as f64 / f64::from(RATE);
             if total + len <= 45.0 && held.is_empty() {
                 total += len;
@@ -116,14 +117,18 @@ fn main() {
         // Likeness: the ten sentences' speech joined, embedded as one
         // utterance (as each held-out utterance is), against the held-out
         // utterances' mean; WER: each sentence as recognised.
-        let hear = |speak: &dyn Fn(&str) -> Vec<f32>, rate: u32| -> (f32, f64) {
+        let hear_in = |speak: &dyn Fn(&str) -> Vec<f32>,
+                       rate: u32,
+                       sentences: &[&str],
+                       language: &str|
+         -> (f32, f64) {
             let (mut joined, mut errors) = (Vec::new(), 0.0);
-            for s in SENTENCES {
+            for s in sentences {
                 let audio = speak(s);
                 joined.extend_from_slice(&audio);
                 joined.extend(std::iter::repeat_n(0.0, rate as usize / 4));
                 let options = SttOptions {
-                    language: Some("en".into()),
+                    language: Some(language.into()),
                     translate: false,
                     prompt: None,
                     words: false,
@@ -136,9 +141,11 @@ fn main() {
             }
             (
                 likeness(&[embed(&joined, rate)], &target),
-                errors / SENTENCES.len() as f64,
+                errors / sentences.len() as f64,
             )
         };
+        let hear =
+            |speak: &dyn Fn(&str) -> Vec<f32>, rate: u32| hear_in(speak, rate, &SENTENCES, "en");
         let base = voice.base_voice_id.clone();
         let kokoro_rate = tts.voice(&base).map_or(24_000, |v| v.sample_rate);
         let (clone, clone_wer) = hear(
@@ -156,6 +163,40 @@ fn main() {
                 .samples
             },
             kokoro_rate,
+        );
+        // Spanish: the clone's table with a Spanish voice's phonemes, and
+        // that Spanish voice itself.
+        let spanish = styled_speaker(tts.voices(), &profile.gender, "es")
+            .expect("a Spanish Kokoro voice")
+            .id
+            .clone();
+        let (_, clone_es_wer) = hear_in(
+            &|s| {
+                speak_neural(
+                    &tts,
+                    &spanish,
+                    &voice.styles,
+                    &voice.colour,
+                    s,
+                    1.0,
+                    |_, _, _| true,
+                )
+                .expect("clone speech")
+                .samples
+            },
+            kokoro_rate,
+            &SPANISH,
+            "es",
+        );
+        let (_, stock_es_wer) = hear_in(
+            &|s| {
+                tts.speak(&spanish, s, 1.0, |_, _, _| true)
+                    .expect("stock speech")
+                    .samples
+            },
+            kokoro_rate,
+            &SPANISH,
+            "es",
         );
         let stock_id = voice.held_out.best_stock_voice_id.clone();
         let (best_stock, stock_wer) = hear(
@@ -181,7 +222,7 @@ fn main() {
             None => f32::NAN,
         };
         println!(
-            "{}\t{total:.0}\t{held_s:.0}\t{}\t{took:.0}\t{:.3}\t{clone:.3}\t{best_stock:.3}\t{}\t{world:.3}\t{}\t{:.1}\t{:.1}",
+            "{}\t{total:.0}\t{held_s:.0}\t{}\t{took:.0}\t{:.3}\t{clone:.3}\t{best_stock:.3}\t{}\t{world:.3}\t{}\t{:.1}\t{:.1}\t{:.1}\t{:.1}",
             Path::new(dir).file_name().and_then(|n| n.to_str()).unwrap_or("?"),
             profile.gender,
             voice.held_out.clone,
@@ -189,6 +230,8 @@ fn main() {
             voice.held_out.coloured,
             clone_wer * 100.0,
             stock_wer * 100.0,
+            clone_es_wer * 100.0,
+            stock_es_wer * 100.0,
         );
     }
 }

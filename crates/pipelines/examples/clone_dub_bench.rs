@@ -12,6 +12,8 @@
 //! compared with each speaker's other utterances (the sixth on, which the
 //! dub never heard), and the dub's Spanish heard by the recogniser against
 //! the translated text it was given.
+mod common;
+use common::decode;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -28,21 +30,6 @@ const TURNS: usize = 5;
 /// Silence between turns, seconds.
 const GAP: f64 = 0.7;
 
-fn decode(path: &Path) -> Vec<f32> {
-    let out = Command::new("ffmpeg")
-        .args(["-v", "error", "-i"])
-        .arg(path)
-        .args(["-f", "f32le", "-ac", "1", "-ar"])
-        .arg(RATE.to_string())
-        .arg("pipe:1")
-        .output()
-        .expect("ffmpeg");
-    out.stdout
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
-}
-
 /// A speaker's utterances, in order.
 fn utterances(dir: &str) -> Vec<Vec<f32>> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -51,7 +38,7 @@ fn utterances(dir: &str) -> Vec<Vec<f32>> {
         .filter(|p| p.extension().is_some_and(|e| e == "flac" || e == "wav"))
         .collect();
     files.sort();
-    files.iter().map(|f| decode(f)).collect()
+    files.iter().map(|f| decode(f, RATE)).collect()
 }
 
 fn compose(out: &str, turns: &str, a: &str, b: &str) {
@@ -100,7 +87,7 @@ fn judge(models: &str, job: &str, dub: &str, turns: &str, dirs: [&str; 2]) {
     let model = stt.model(None).expect("a recogniser");
     let job: Value = serde_json::from_slice(&std::fs::read(job).expect("job")).expect("json");
     let turns: Value = serde_json::from_slice(&std::fs::read(turns).expect("turns")).expect("json");
-    let dubbed = decode(Path::new(dub));
+    let dubbed = decode(Path::new(dub), RATE);
     let result = &job["result"];
     // Whose turn holds the middle of a line of the original.
     let speaker_at = |t: f64| {

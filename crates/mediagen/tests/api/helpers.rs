@@ -451,6 +451,16 @@ impl TestApp {
         }
     }
 
+    /// The job a request answered with, once it has ended (see
+    /// [`TestApp::settled`]).
+    pub async fn finished(&self, key: &str, r: Response, timeout: Duration) -> Value {
+        let job: Value = r.json().await.unwrap();
+        let id = job["id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("not a job: {job}"));
+        self.settled(key, id, timeout).await
+    }
+
     /// Polls a job until it has ended (neither queued nor processing).
     pub async fn settled(&self, key: &str, id: &str, timeout: Duration) -> Value {
         self.wait_job(key, id, timeout, |j| {

@@ -697,21 +697,11 @@ async fn cloning_waits_for_a_worker() {
 
     // It speaks Spanish: its own table with a Spanish voice's phonemes.
     const SPANISH: &str = "Mañana por la mañana hará sol, con una brisa ligera del oeste.";
+    let minutes = |n| std::time::Duration::from_secs(60 * n);
     let spanish =
         json!({"text": SPANISH, "voiceId": voice_id, "languageCode": "es", "format": "wav"});
-    let job: Value = app
-        .post("/v1/text-to-speech", &key, spanish)
-        .await
-        .json()
-        .await
-        .unwrap();
-    let job = app
-        .settled(
-            &key,
-            job["id"].as_str().unwrap(),
-            std::time::Duration::from_secs(120),
-        )
-        .await;
+    let r = app.post("/v1/text-to-speech", &key, spanish).await;
+    let job = app.finished(&key, r, minutes(2)).await;
     assert_eq!(job["status"], "completed", "{job}");
     let spanish_voice = job["result"]["baseVoiceId"].as_str().unwrap().to_owned();
     let spanish_base: Value = app
@@ -736,27 +726,13 @@ async fn cloning_waits_for_a_worker() {
     // The voice changer resynthesizes another speaker's words in it: the
     // words kept, the voice more like the clone than the input was.
     let source = std::fs::read(espeak(dir.path(), "src.wav", "en-us", "40", SOURCE_TEXT)).unwrap();
-    let job: Value = change_voice(
-        &app,
-        &key,
-        source,
-        &[
-            ("voiceId", voice_id),
-            ("mode", "resynthesize"),
-            ("format", "wav"),
-        ],
-    )
-    .await
-    .json()
-    .await
-    .unwrap();
-    let job = app
-        .settled(
-            &key,
-            job["id"].as_str().unwrap(),
-            std::time::Duration::from_secs(180),
-        )
-        .await;
+    let fields = [
+        ("voiceId", voice_id),
+        ("mode", "resynthesize"),
+        ("format", "wav"),
+    ];
+    let r = change_voice(&app, &key, source.clone(), &fields).await;
+    let job = app.finished(&key, r, minutes(3)).await;
     assert_eq!(job["status"], "completed", "{job}");
     let result = &job["result"];
     assert_eq!(result["mode"], "resynthesize", "{result}");
@@ -772,31 +748,16 @@ async fn cloning_waits_for_a_worker() {
     assert!(error < 0.2, "resynthesized WER {error}: {heard}");
 
     // A dub in its voice: the clone itself speaks the Spanish lines.
-    let source = std::fs::read(dir.path().join("src.wav")).unwrap();
-    let job: Value = app
-        .post_form(
-            "/v1/dubbing",
-            &key,
-            form(
-                vec![("file", source, "src.wav")],
-                &[
-                    ("targetLanguage", "es"),
-                    ("voiceId", voice_id),
-                    ("format", "wav"),
-                ],
-            ),
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
-    let job = app
-        .settled(
-            &key,
-            job["id"].as_str().unwrap(),
-            std::time::Duration::from_secs(180),
-        )
+    let fields = [
+        ("targetLanguage", "es"),
+        ("voiceId", voice_id),
+        ("format", "wav"),
+    ];
+    let files = vec![("file", source, "src.wav")];
+    let r = app
+        .post_form("/v1/dubbing", &key, form(files, &fields))
         .await;
+    let job = app.finished(&key, r, minutes(3)).await;
     assert_eq!(job["status"], "completed", "{job}");
     assert_eq!(job["result"]["clone"], "neural", "{job}");
     assert_eq!(job["result"]["voiceId"], spanish_voice.as_str(), "{job}");

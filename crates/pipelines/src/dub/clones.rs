@@ -1,7 +1,8 @@
 //! `voiceMode: clone` with neural clones: each speaker of the original who
 //! says enough gets a Kokoro style table searched from their own lines
 //! (the `voice.clone` job's search, shorter), spoken with the phonemes of
-//! a Kokoro voice of the target language. A speaker who says too little,
+//! a Kokoro voice of the target language, once the recogniser understands
+//! it in that language. A speaker who says too little,
 //! whose language (or the target) Kokoro does not speak, or who comes after
 //! the dub's search time is spent keeps the closest voice converted toward
 //! their profile (the cast's WORLD part).
@@ -80,6 +81,15 @@ pub fn clone_speakers(
             }
         };
         let Some(voice) = made else { continue };
+        // Heard in the target language too: a table found on the source
+        // language's phonemes may not carry another's.
+        if !maker.speaks_clearly(&voice.styles, &speaker.id, target)? {
+            tracing::info!(
+                part = k,
+                "a speaker's clone is not understood in the target language"
+            );
+            continue;
+        }
         let part = &mut cast.parts[k];
         part.voice_id = speaker.id.clone();
         part.toward = None;

@@ -136,16 +136,8 @@ impl Maker<'_> {
         else {
             return Ok(None);
         };
-        let encoder = self
-            .stt
-            .encoder()
-            .map_err(|e| JobFailure::abort(ErrorCode::EngineUnavailable, e))?;
-        let studio = Heard {
-            tts: self.tts,
-            encoder,
-            like: like.id.clone(),
-            cancelled,
-        };
+        let studio = self.studio(&like.id)?;
+        let encoder = studio.encoder;
         // A step stopped by a cancel fails as cancelled, whatever it said.
         let failed = |e: CloneError| {
             if cancelled() || matches!(e, CloneError::Cancelled) {
@@ -175,16 +167,12 @@ impl Maker<'_> {
         };
         let (target, held_target, all_target) = (mean(&searched)?, mean(&held)?, mean(samples)?);
 
-        // The stock voices of the speaker's gender: of the language where
-        // it has a few, else of every language (a table sets the voice;
-        // the sentences are phonemised as `like`).
-        let of_gender: Vec<_> = kokoro
-            .iter()
-            .filter(|v| {
-                v.gender == profile.gender || !["female", "male"].contains(&profile.gender.as_str())
-            })
-            .collect();
-        let of_language: Vec<_> = of_gender
+        // The stock voices of both genders (a voice between them, or
+        // guessed as the other by its pitch, is often nearest to one of the
+        // other: bench/clone.sh, docs/voice.md): of the language where it
+        // has a few, else of every language (a table sets the voice; the
+        // sentences are phonemised as `like`).
+        let of_language: Vec<_> = kokoro
             .iter()
             .filter(|v| v.language.starts_with(said_in))
             .copied()
@@ -192,7 +180,7 @@ impl Maker<'_> {
         let stock_voices = if of_language.len() >= MIN_STOCK {
             of_language
         } else {
-            of_gender
+            kokoro.clone()
         };
         let sentences_of = |set: [&str; 3]| set.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let search_sentences = sentences_of(search_sentences);
@@ -360,6 +348,39 @@ impl Maker<'_> {
             samples: round(samples_likeness),
             base: round(stock_all),
         }))
+    }
+
+    /// The engines as the search hears them, phonemising as catalog voice
+    /// `like`.
+    fn studio(&self, like: &str) -> Result<Heard<'_>, JobFailure> {
+        let encoder = self
+            .stt
+            .encoder()
+            .map_err(|e| JobFailure::abort(ErrorCode::EngineUnavailable, e))?;
+        Ok(Heard {
+            tts: self.tts,
+            encoder,
+            like: like.to_owned(),
+            cancelled: self.cancelled,
+        })
+    }
+
+    /// Whether the recogniser hears a clone's table speak `language`
+    /// through catalog voice `speaker` (a voice of that language): one of
+    /// the language's judging sentences, at most [`MAX_WER`] wrong (`true`
+    /// for a language without sentences here, or without a recogniser).
+    pub fn speaks_clearly(
+        &self,
+        styles: &[f32],
+        speaker: &str,
+        language: &str,
+    ) -> Result<bool, JobFailure> {
+        let (said_in, _, judge) = sentences(language);
+        if !language.to_ascii_lowercase().starts_with(said_in) {
+            return Ok(true);
+        }
+        let studio = self.studio(speaker)?;
+        self.understood(&studio, styles, judge[0], said_in)
     }
 
     /// Whether the recogniser hears `sentence` in the table's speech
