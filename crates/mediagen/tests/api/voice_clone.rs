@@ -697,7 +697,7 @@ async fn cloning_waits_for_a_worker() {
 
     // It speaks Spanish: its own table with a Spanish voice's phonemes.
     const SPANISH: &str = "Mañana por la mañana hará sol, con una brisa ligera del oeste.";
-    let minutes = |n| std::time::Duration::from_secs(60 * n);
+    let minutes = |n: u64| std::time::Duration::from_secs(60 * n);
     let spanish =
         json!({"text": SPANISH, "voiceId": voice_id, "languageCode": "es", "format": "wav"});
     let r = app.post("/v1/text-to-speech", &key, spanish).await;
@@ -720,8 +720,22 @@ async fn cloning_waits_for_a_worker() {
         .download(job["result"]["audioUrl"].as_str().unwrap())
         .await;
     let heard = transcribe_in(&app, &key, spoken, "es").await;
-    let error = wer(SPANISH, &heard);
-    assert!(error < 0.3, "Spanish WER {error}: {heard}");
+    // By letters: the recogniser joins words a short sentence runs
+    // together ("hará sol" as "arassol"), which words count as errors.
+    let letters = |s: &str| {
+        let s = s.to_lowercase();
+        let each: Vec<String> = s
+            .chars()
+            .filter(|c| c.is_alphanumeric())
+            .map(String::from)
+            .collect();
+        each.join(" ")
+    };
+    let error = wer(&letters(SPANISH), &letters(&heard));
+    assert!(
+        error < 0.15,
+        "Spanish character error rate {error}: {heard}"
+    );
 
     // The voice changer resynthesizes another speaker's words in it: the
     // words kept, the voice more like the clone than the input was.
