@@ -71,6 +71,20 @@ pub fn styled_speaker<'a>(
     candidates(styled, gender, language).first().copied()
 }
 
+/// The languages a neural clone speaks: every one a voice of
+/// [`STYLED_ENGINE`] speaks (ISO 639-1, in order).
+pub fn styled_languages(voices: &[VoiceInfo]) -> Vec<String> {
+    let mut out: Vec<String> = voices
+        .iter()
+        .filter(|v| v.engine == STYLED_ENGINE)
+        .flat_map(|v| v.languages.iter())
+        .filter_map(|l| l.get(..2).map(str::to_ascii_lowercase))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// The catalog voices that may speak for a voice of `gender` in
 /// `language` (BCP-47 prefix): the best-quality voices of the language,
 /// of the same gender where there are any, the first few by name (so

@@ -6,7 +6,7 @@
 use mediagen_core::page::RawPageQuery;
 use mediagen_core::time::now_ms;
 use mediagen_core::voice::{
-    candidates, styled_speaker, VoiceInfo, VoiceProfile, CONVERSION_RATE as RATE,
+    candidates, styled_languages, styled_speaker, VoiceInfo, VoiceProfile, CONVERSION_RATE as RATE,
 };
 use mediagen_core::{AccountId, ApiError, VoiceId};
 use mediagen_store::VoiceRecord;
@@ -76,6 +76,8 @@ pub struct VoiceView {
     pub name: String,
     /// BCP-47, e.g. `en-US`.
     pub language: String,
+    /// Every language it speaks (`language` first): a neural clone's are
+    /// all of Kokoro's (`languageCode` of text-to-speech picks one).
     pub languages: Vec<String>,
     /// `male`, `female` or `neutral`.
     pub gender: String,
@@ -199,11 +201,22 @@ pub fn cloned_view(state: &AppState, v: VoiceRecord) -> VoiceView {
     } else {
         ("world", "medium")
     };
+    // A neural clone speaks every language Kokoro has (`languageCode`):
+    // its own first.
+    let mut languages = vec![v.language.clone()];
+    if neural {
+        let own = v.language.get(..2).unwrap_or_default().to_ascii_lowercase();
+        languages.extend(
+            styled_languages(state.catalog.voices())
+                .into_iter()
+                .filter(|l| *l != own),
+        );
+    }
     VoiceView {
         preview_url: Some(signed_url(state, &v.preview_key, expires)),
         id: v.id.into(),
         name: v.name,
-        languages: vec![v.language.clone()],
+        languages,
         language: v.language,
         gender: v.gender,
         accent: None,

@@ -631,6 +631,17 @@ async fn cloning_waits_for_a_worker() {
     assert_eq!(voice["gender"], "female", "{voice}");
     assert_eq!(voice["engine"], "kokoro", "{voice}");
     assert!(voice["baseVoiceId"].is_string(), "{voice}");
+    // It speaks every Kokoro language, its own first, and is listed there.
+    let languages = voice["languages"].as_array().unwrap();
+    assert_eq!(languages[0], "en", "{voice}");
+    assert!(languages.iter().any(|l| l == "es"), "{voice}");
+    let spanish: Value = app
+        .get("/v1/voices?category=cloned&language=es", &key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(spanish["data"][0]["id"], voice_id, "{spanish}");
     // Judged on the held-out samples: the clone (or the stock voice, when
     // the search found nothing more alike) beside the best stock voice and
     // the WORLD clone, each a cosine of unit vectors.

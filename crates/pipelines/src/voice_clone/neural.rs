@@ -171,7 +171,9 @@ impl Maker<'_> {
         // guessed as the other by its pitch, is often nearest to one of the
         // other: bench/clone.sh, docs/voice.md): of the language where it
         // has a few, else of every language (a table sets the voice; the
-        // sentences are phonemised as `like`).
+        // sentences are phonemised as `like`). Every language's even where
+        // the language has enough was measured too: no better on average,
+        // and the clone's words less clear (docs/voice.md).
         let of_language: Vec<_> = kokoro
             .iter()
             .filter(|v| v.language.starts_with(said_in))
