@@ -148,46 +148,27 @@ fn main() {
             |speak: &dyn Fn(&str) -> Vec<f32>, rate: u32| hear_in(speak, rate, &SENTENCES, "en");
         let base = voice.base_voice_id.clone();
         let kokoro_rate = tts.voice(&base).map_or(24_000, |v| v.sample_rate);
-        let (clone, clone_wer) = hear(
-            &|s| {
-                speak_neural(
-                    &tts,
-                    &base,
-                    &voice.styles,
-                    &voice.colour,
-                    s,
-                    1.0,
-                    |_, _, _| true,
-                )
-                .expect("clone speech")
-                .samples
-            },
-            kokoro_rate,
-        );
+        // The clone saying `s` with catalog voice `speaker`'s phonemes.
+        let clone_says = |speaker: &str, s: &str| {
+            let spoken = speak_neural(
+                &tts,
+                speaker,
+                &voice.styles,
+                &voice.colour,
+                s,
+                1.0,
+                |_, _, _| true,
+            );
+            spoken.expect("clone speech").samples
+        };
+        let (clone, clone_wer) = hear(&|s| clone_says(&base, s), kokoro_rate);
         // Spanish: the clone's table with a Spanish voice's phonemes, and
         // that Spanish voice itself.
         let spanish = styled_speaker(tts.voices(), &profile.gender, "es")
             .expect("a Spanish Kokoro voice")
             .id
             .clone();
-        let (_, clone_es_wer) = hear_in(
-            &|s| {
-                speak_neural(
-                    &tts,
-                    &spanish,
-                    &voice.styles,
-                    &voice.colour,
-                    s,
-                    1.0,
-                    |_, _, _| true,
-                )
-                .expect("clone speech")
-                .samples
-            },
-            kokoro_rate,
-            &SPANISH,
-            "es",
-        );
+        let (_, clone_es_wer) = hear_in(&|s| clone_says(&spanish, s), kokoro_rate, &SPANISH, "es");
         let (_, stock_es_wer) = hear_in(
             &|s| {
                 tts.speak(&spanish, s, 1.0, |_, _, _| true)

@@ -156,7 +156,7 @@ impl VoiceChangePipeline {
         // heard in its own (detected). Any other voice hears it in the
         // language it speaks.
         let neural = match (&req.cloned, styles) {
-            (Some(c), Some(styles)) => c.neural.as_ref().map(|n| (c, styles, n)),
+            (Some(c), Some(styles)) => c.neural.as_ref().map(|n| (styles, n)),
             _ => None,
         };
         let code = voice.language.get(..2).unwrap_or("en").to_ascii_lowercase();
@@ -199,7 +199,7 @@ impl VoiceChangePipeline {
         }
         let source;
         let (speaker, toward, styled) = match (&req.cloned, neural) {
-            (Some(c), Some((_, styles, n))) => {
+            (Some(c), Some((styles, n))) => {
                 let speaker = styled_speaker(self.tts.voices(), &c.profile.gender, &heard.language)
                     .map_or(base, |v| v.id.as_str());
                 let styled = Styled {

@@ -141,7 +141,43 @@ impl Cast {
 
 /// Seconds of a speaker's lines their profile is measured on: pitch and
 /// formant medians settle well within it.
-const PROFILE_SECONDS: usize = 15;
+const PROFILE_SECONDS: f64 = 15.0;
+
+/// The speech of `lines` in `original` (at [`RATE`]), one piece a line,
+/// until there are `max_seconds` of it.
+pub(super) fn speech_of<'a>(
+    original: &PcmFile,
+    lines: impl Iterator<Item = &'a Line>,
+    max_seconds: f64,
+) -> Vec<Vec<f32>> {
+    let at = |t: f64| (t.max(0.0) * f64::from(RATE)) as usize;
+    let (mut out, mut total) = (Vec::new(), 0);
+    for l in lines {
+        let (a, b) = (at(l.start), at(l.end));
+        let Ok(piece) = original.read_at(a, b.saturating_sub(a)) else {
+            continue;
+        };
+        total += piece.len();
+        out.push(piece);
+        if total as f64 >= max_seconds * f64::from(RATE) {
+            break;
+        }
+    }
+    out
+}
+
+/// Part `k`'s lines (`who` says each line's part).
+pub(super) fn lines_of<'a>(
+    lines: &'a [Line],
+    who: &'a [usize],
+    k: usize,
+) -> impl Iterator<Item = &'a Line> {
+    lines
+        .iter()
+        .zip(who)
+        .filter(move |(_, &w)| w == k)
+        .map(|(l, _)| l)
+}
 
 /// The profile of the speech of `lines` in `original` (at [`RATE`]),
 /// measured on up to [`PROFILE_SECONDS`] of it.
@@ -149,18 +185,7 @@ fn profile_of<'a>(
     original: &PcmFile,
     lines: impl Iterator<Item = &'a Line>,
 ) -> Option<VoiceProfile> {
-    let mut speech = Vec::new();
-    for l in lines {
-        let (a, b) = (
-            (l.start * f64::from(RATE)) as usize,
-            (l.end * f64::from(RATE)) as usize,
-        );
-        speech.extend(original.read_at(a, b.saturating_sub(a)).ok()?);
-        if speech.len() > PROFILE_SECONDS * RATE as usize {
-            break;
-        }
-    }
-    analyse(&[speech]).ok()
+    analyse(&[speech_of(original, lines, PROFILE_SECONDS).concat()]).ok()
 }
 
 /// Whether the request lets the dub give each speaker a voice of their own
@@ -245,12 +270,7 @@ pub fn cast(
     let many = order.len() > 1;
     let mut parts: Vec<Part> = Vec::with_capacity(order.len());
     for (k, &speaker) in order.iter().enumerate() {
-        let mine = lines
-            .iter()
-            .zip(&who)
-            .filter(|(_, &w)| w == k)
-            .map(|(l, _)| l);
-        let profile = profile_of(original, mine);
+        let profile = profile_of(original, lines_of(lines, &who, k));
         let taken: Vec<String> = parts.iter().map(|p| p.voice_id.clone()).collect();
         // How the speaker sounds to the encoder: the diarization's centroid.
         let print = match (speakers, encoder) {

@@ -14,10 +14,9 @@ use mediagen_core::ErrorCode;
 use mediagen_jobs::dub::{CLONE_SEARCH, CLONE_SEARCH_PER_SPEAKER};
 use mediagen_jobs::voice_clone::NeuralStyle;
 use mediagen_media::pcm::PcmFile;
-use mediagen_speech::voice::RATE;
 use mediagen_worker::JobFailure;
 
-use super::cast::Cast;
+use super::cast::{lines_of, speech_of, Cast};
 use crate::respeak::Line;
 use crate::voice_clone::neural::Maker;
 
@@ -63,14 +62,16 @@ pub fn clone_speakers(
         };
         let left = CLONE_SEARCH.saturating_sub(started.elapsed());
         let allowed = left.min(CLONE_SEARCH_PER_SPEAKER);
-        let samples = speech_of(original, lines, &cast.who, k);
-        let seconds: f64 = samples.iter().map(|s| s.len() as f64).sum::<f64>() / f64::from(RATE);
         let Some(speaker) = styled_speaker(maker.tts.voices(), &profile.gender, target) else {
             continue;
         };
-        if allowed < MIN_SEARCH || seconds < MIN_SPEECH {
+        let said: f64 = lines_of(lines, &cast.who, k)
+            .map(|l| (l.end - l.start).max(0.0))
+            .sum();
+        if allowed < MIN_SEARCH || said < MIN_SPEECH {
             continue;
         }
+        let samples = speech_of(original, lines_of(lines, &cast.who, k), MAX_SPEECH);
         let made = match maker.make(&samples, &profile, source, None, Instant::now() + allowed) {
             Ok(made) => made,
             Err(e) if e.error().code == ErrorCode::Cancelled.as_str() => return Err(e),
@@ -100,28 +101,10 @@ pub fn clone_speakers(
         *table = Some(voice.styles);
     }
     report(1.0);
+    // Charged for the time taken, never past what the hold has for it (a
+    // first search of an installation also hears the stock voices).
     Ok(Cloned {
         tables,
-        seconds: started.elapsed().as_secs_f64(),
+        seconds: started.elapsed().min(CLONE_SEARCH).as_secs_f64(),
     })
-}
-
-/// Part `k`'s lines in `original` (at [`RATE`]), one sample per line, up to
-/// [`MAX_SPEECH`] seconds in all.
-fn speech_of(original: &PcmFile, lines: &[Line], who: &[usize], k: usize) -> Vec<Vec<f32>> {
-    let at = |t: f64| (t.max(0.0) * f64::from(RATE)) as usize;
-    let mut out = Vec::new();
-    let mut total = 0;
-    for (line, _) in lines.iter().zip(who).filter(|(_, &w)| w == k) {
-        let (a, b) = (at(line.start), at(line.end));
-        let Ok(samples) = original.read_at(a, b.saturating_sub(a)) else {
-            continue;
-        };
-        total += samples.len();
-        out.push(samples);
-        if total as f64 >= MAX_SPEECH * f64::from(RATE) {
-            break;
-        }
-    }
-    out
 }
