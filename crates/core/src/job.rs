@@ -71,22 +71,6 @@ impl CreditState {
     }
 }
 
-/// The kind of work a job does. Public kinds are added by the capability
-/// crates; `test.sleep` exists only when the server runs with test jobs on.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct JobKind(pub String);
-
-impl JobKind {
-    pub fn new(s: &str) -> Self {
-        Self(s.to_owned())
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
 /// The error object of a failed job: `{code, message}`, and `details`
 /// when the work refused its input for a reason it can name (the sample a
 /// voice clone could not use, say): the same members an API error has.
@@ -141,7 +125,7 @@ pub struct JobOutput {
 pub struct Job {
     pub id: crate::JobId,
     pub account_id: crate::AccountId,
-    pub kind: JobKind,
+    pub kind: crate::JobKind,
     pub status: JobStatus,
     pub payload: Value,
     pub result: Option<Value>,

@@ -10,6 +10,7 @@ pub mod format;
 pub mod ids;
 pub mod job;
 pub mod keys;
+pub mod kind;
 pub mod page;
 pub mod params;
 pub mod rng;
@@ -19,6 +20,7 @@ pub mod voice;
 
 pub use error::{ApiError, ErrorCode};
 pub use ids::{AccountId, AvatarId, DeliveryId, FileId, JobId, KeyId, TypedId, VoiceId, WebhookId};
-pub use job::{CreditState, JobKind, JobStatus};
+pub use job::{CreditState, JobStatus};
 pub use keys::{ApiKeySecret, Level};
+pub use kind::{JobKind, Price, TimeLimit};
 pub use page::{Page, PageParams, Pagination};

@@ -8,7 +8,7 @@
 
 pub use mediagen_core::format::Medium;
 use mediagen_core::voice::VoiceInfo;
-use mediagen_core::ApiError;
+use mediagen_core::{ApiError, JobKind};
 use serde::Serialize;
 
 use crate::dub::DubLanguages;
@@ -37,6 +37,9 @@ pub struct ModelStatus {
     pub voices: usize,
     /// Where it loaded from, or why it is missing.
     pub detail: String,
+    /// The job kinds that run on it (a model has a live worker when some
+    /// worker claims one of them).
+    pub job_kinds: Vec<JobKind>,
 }
 
 /// A neural model on disk.

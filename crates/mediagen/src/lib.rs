@@ -7,6 +7,7 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
+use mediagen_core::JobKind;
 use mediagen_jobs::Catalog;
 use mediagen_pipelines::engines::{avatar_files, render_avatars};
 use mediagen_pipelines::{EngineSettings, Engines, Needs};
@@ -76,7 +77,7 @@ impl EngineHost for Host {
     }
 
     async fn make_previews(&self, config: &Config, blobs: &BlobStore) -> anyhow::Result<()> {
-        let loaded = engines(config, Needs::of_kinds(&["tts".to_owned()])).await?;
+        let loaded = engines(config, Needs::of_kinds(&[JobKind::Tts])).await?;
         let (blobs, cache) = (blobs.clone(), config.models_dir.join(".previews"));
         tokio::spawn(async move {
             let started = std::time::Instant::now();
@@ -92,10 +93,11 @@ impl EngineHost for Host {
     }
 
     async fn registry(&self, config: &Config, db: &Db) -> anyhow::Result<Registry> {
-        let loaded = engines(config, Needs::of_kinds(&config.worker_kinds())).await?;
+        let kinds = config.worker_kinds()?;
+        let loaded = engines(config, Needs::of_kinds(&kinds)).await?;
         let registry = loaded
             .registry(db, config.enable_test_jobs)
-            .only(&config.worker_kinds())
+            .only(&kinds)
             .map_err(|e| anyhow::anyhow!("worker_kinds: {e}"))?;
         tokio::task::spawn_blocking(move || {
             let started = std::time::Instant::now();

@@ -3,6 +3,7 @@
 //! presenter with a voice track is drawn talking instead.
 
 use mediagen_core::time::round_ms;
+use mediagen_core::JobKind;
 use std::cell::Cell;
 use std::path::Path;
 
@@ -127,8 +128,8 @@ fn expand(
 
 #[async_trait::async_trait]
 impl Pipeline for ExpandPipeline {
-    fn kind(&self) -> &'static str {
-        "avatar.expand"
+    fn kind(&self) -> JobKind {
+        JobKind::AvatarExpand
     }
 
     async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {

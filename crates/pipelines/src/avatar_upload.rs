@@ -6,6 +6,7 @@
 
 use mediagen_core::ApiError;
 use mediagen_core::ErrorCode;
+use mediagen_core::JobKind;
 use mediagen_media::video::{inspect, poster, VideoInfo};
 use mediagen_store::{AvatarRecord, Db};
 use mediagen_worker::{JobContext, JobFailure, Pipeline};
@@ -77,8 +78,8 @@ impl AvatarUploadPipeline {
 
 #[async_trait::async_trait]
 impl Pipeline for AvatarUploadPipeline {
-    fn kind(&self) -> &'static str {
-        "avatar.create"
+    fn kind(&self) -> JobKind {
+        JobKind::AvatarCreate
     }
 
     async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {

@@ -15,6 +15,8 @@ use mediagen_media::avatar;
 use crate::engines::Engines;
 use crate::image::SceneOf;
 
+use crate::kinds::{of_capability, PIPELINES};
+
 impl Catalog for Engines {
     fn voices(&self) -> &[VoiceInfo] {
         self.tts.voices()
@@ -50,6 +52,7 @@ impl Catalog for Engines {
         let engines = self.tts.status().iter().chain(self.stt.status());
         let mut out: Vec<ModelStatus> = engines
             .map(|s| ModelStatus {
+                job_kinds: Vec::new(),
                 engine: s.engine.to_owned(),
                 name: s.name.clone(),
                 kind: s.kind.to_owned(),
@@ -59,6 +62,7 @@ impl Catalog for Engines {
             })
             .collect();
         out.push(ModelStatus {
+            job_kinds: Vec::new(),
             engine: "embedded-sound".into(),
             name: Some(EMBEDDED.into()),
             kind: "sound-generation".into(),
@@ -67,6 +71,7 @@ impl Catalog for Engines {
             detail: format!("built in: {} sound concepts", CONCEPTS.len()),
         });
         out.push(ModelStatus {
+            job_kinds: Vec::new(),
             engine: "embedded-image".into(),
             name: Some(EMBEDDED.into()),
             kind: "image-generation".into(),
@@ -79,6 +84,7 @@ impl Catalog for Engines {
         });
         let pairs = self.translator.pairs();
         out.push(ModelStatus {
+            job_kinds: Vec::new(),
             engine: self.translator.name().to_owned(),
             name: None,
             kind: "translation".into(),
@@ -103,6 +109,7 @@ impl Catalog for Engines {
                     .found(medium)
                     .into_iter()
                     .map(|f| ModelStatus {
+                        job_kinds: Vec::new(),
                         engine: "diffusion".into(),
                         name: Some(f.name),
                         kind: format!("{}-generation", f.medium.folder()),
@@ -111,6 +118,9 @@ impl Catalog for Engines {
                         detail: format!("{} (loaded on first use)", f.dir.display()),
                     }),
             );
+        }
+        for model in &mut out {
+            model.job_kinds = of_capability(PIPELINES, &model.kind);
         }
         out
     }

@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use mediagen_core::JobKind;
 use mediagen_generate::diffusion::{DiffusionModels, Medium};
 use mediagen_generate::image::icons::Icons;
 use mediagen_jobs::dub::DubLanguages;
@@ -11,19 +12,10 @@ use mediagen_speech::stt::SttCatalog;
 use mediagen_speech::translate::{Apertium, Translator};
 use mediagen_speech::tts::TtsCatalog;
 use mediagen_store::Db;
-use mediagen_worker::testing::SleepPipeline;
 use mediagen_worker::Registry;
 
-use crate::avatar::ExpandPipeline;
-use crate::avatar_upload::AvatarUploadPipeline;
-use crate::dub::{dub_languages, DubEditPipeline, DubPipeline};
-use crate::image::ImagePipeline;
-use crate::sound::SoundPipeline;
-use crate::stt::SttPipeline;
-use crate::tts::TtsPipeline;
-use crate::video::TrimPipeline;
-use crate::voice::VoiceChangePipeline;
-use crate::voice_clone::VoiceClonePipeline;
+use crate::dub::dub_languages;
+use crate::voice_clone::neural::StockCache;
 
 /// The engines every pipeline draws on. It is also the API's
 /// [`mediagen_jobs::Catalog`] (see `catalog.rs`).
@@ -40,6 +32,9 @@ pub struct Engines {
     pub translator: Arc<dyn Translator>,
     /// The language pairs dubbing can do with these engines.
     pub dubbing: Arc<DubLanguages>,
+    /// The stock voices as neural clones' searches hear them (shared by
+    /// the clone and dubbing pipelines).
+    pub stock: Arc<StockCache>,
 }
 
 /// Which engines a process loads: an API process validates requests
@@ -58,22 +53,22 @@ impl Needs {
         tts: true,
         stt: true,
     };
+    pub const NONE: Needs = Needs {
+        tts: false,
+        stt: false,
+    };
 
-    /// What the job kinds `kinds` run on (every kind when empty).
-    pub fn of_kinds(kinds: &[String]) -> Needs {
-        if kinds.is_empty() {
-            return Needs::ALL;
-        }
-        let any = |of: &[&str]| kinds.iter().any(|k| of.contains(&k.as_str()));
+    /// What the job kinds `kinds` run on (every kind's when empty), as
+    /// the table of kinds says ([`crate::kinds::PIPELINES`]).
+    pub fn of_kinds(kinds: &[JobKind]) -> Needs {
+        crate::kinds::needs(crate::kinds::PIPELINES, kinds)
+    }
+
+    /// Both needs.
+    pub fn with(self, other: Needs) -> Needs {
         Needs {
-            tts: any(&[
-                "tts",
-                "voice.change",
-                "dubbing",
-                "dubbing.edit",
-                "voice.clone",
-            ]),
-            stt: any(&["tts", "stt", "voice.change", "dubbing", "voice.clone"]),
+            tts: self.tts || other.tts,
+            stt: self.stt || other.stt,
         }
     }
 }
@@ -156,6 +151,7 @@ impl Engines {
             diffusion,
             translator,
             dubbing,
+            stock: Arc::default(),
         }
     }
 
@@ -169,45 +165,7 @@ impl Engines {
     /// The pipelines of every kind this build has (with the test kinds
     /// when `test_jobs`).
     pub fn registry(&self, db: &Db, test_jobs: bool) -> Registry {
-        let mut registry = Registry::new();
-        registry.register(Arc::new(TtsPipeline {
-            catalog: self.tts.clone(),
-            stt: self.stt.clone(),
-        }));
-        let clone = VoiceClonePipeline::new(self.tts.clone(), self.stt.clone(), db.clone());
-        let stock = clone.stock.clone();
-        registry.register(Arc::new(clone));
-        registry.register(Arc::new(SttPipeline {
-            catalog: self.stt.clone(),
-        }));
-        registry.register(Arc::new(TrimPipeline));
-        registry.register(Arc::new(ExpandPipeline));
-        registry.register(Arc::new(AvatarUploadPipeline { db: db.clone() }));
-        registry.register(Arc::new(VoiceChangePipeline {
-            tts: self.tts.clone(),
-            stt: self.stt.clone(),
-        }));
-        registry.register(Arc::new(SoundPipeline {
-            models: self.diffusion.clone(),
-        }));
-        registry.register(Arc::new(DubPipeline {
-            tts: self.tts.clone(),
-            stt: self.stt.clone(),
-            translator: self.translator.clone(),
-            languages: self.dubbing.clone(),
-            stock,
-        }));
-        registry.register(Arc::new(DubEditPipeline {
-            tts: self.tts.clone(),
-        }));
-        registry.register(Arc::new(ImagePipeline {
-            icons: self.icons.clone(),
-            models: self.diffusion.clone(),
-        }));
-        if test_jobs {
-            registry.register(Arc::new(SleepPipeline));
-        }
-        registry
+        crate::kinds::registry(crate::kinds::PIPELINES, self, db, test_jobs)
     }
 }
 

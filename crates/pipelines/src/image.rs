@@ -3,6 +3,7 @@
 //! (`mediagen_generate::diffusion`) → PNG, JPEG or WebP images in the blob
 //! store.
 
+use mediagen_core::JobKind;
 use std::sync::Arc;
 
 use crate::neural::NeuralRun;
@@ -147,8 +148,8 @@ fn encode(picture: &Picture, format: ImageFormat) -> Result<Vec<u8>, JobFailure>
 
 #[async_trait::async_trait]
 impl Pipeline for ImagePipeline {
-    fn kind(&self) -> &'static str {
-        "image"
+    fn kind(&self) -> JobKind {
+        JobKind::Image
     }
 
     async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {

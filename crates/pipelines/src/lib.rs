@@ -11,6 +11,7 @@ pub mod encoders;
 pub mod engines;
 pub mod failure;
 pub mod image;
+pub mod kinds;
 pub mod neural;
 pub mod output;
 pub mod previews;

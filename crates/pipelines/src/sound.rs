@@ -2,6 +2,7 @@
 //! embedded engine of `mediagen_generate::sound`), or a neural model's sound
 //! (`mediagen_generate::diffusion`) → the blob store.
 
+use mediagen_core::JobKind;
 use std::sync::Arc;
 
 use crate::neural::NeuralRun;
@@ -72,8 +73,8 @@ impl SoundPipeline {
 
 #[async_trait::async_trait]
 impl Pipeline for SoundPipeline {
-    fn kind(&self) -> &'static str {
-        "sound"
+    fn kind(&self) -> JobKind {
+        JobKind::Sound
     }
 
     async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {

@@ -1,6 +1,7 @@
 //! `stt`: an uploaded audio or video file → text with timestamps.
 
 use mediagen_core::ErrorCode;
+use mediagen_core::JobKind;
 use std::sync::Arc;
 
 use mediagen_media::media::{demuxer, DEMUXERS};
@@ -88,8 +89,8 @@ pub(crate) fn stt_failure(e: SttError) -> JobFailure {
 
 #[async_trait::async_trait]
 impl Pipeline for SttPipeline {
-    fn kind(&self) -> &'static str {
-        "stt"
+    fn kind(&self) -> JobKind {
+        JobKind::Stt
     }
 
     async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {

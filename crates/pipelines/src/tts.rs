@@ -2,6 +2,7 @@
 
 use mediagen_core::voice::VoiceProfile;
 use mediagen_core::ErrorCode;
+use mediagen_core::JobKind;
 use mediagen_speakers::encoder::{Embedding, SpeakerEncoder};
 use std::sync::Arc;
 
@@ -237,8 +238,8 @@ pub(crate) fn tts_failure(e: TtsError) -> JobFailure {
 
 #[async_trait::async_trait]
 impl Pipeline for TtsPipeline {
-    fn kind(&self) -> &'static str {
-        "tts"
+    fn kind(&self) -> JobKind {
+        JobKind::Tts
     }
 
     async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {

@@ -2,6 +2,7 @@
 
 use crate::failure::media_failure;
 use mediagen_core::ErrorCode;
+use mediagen_core::JobKind;
 use mediagen_media::video::{
     inspect, inspect_near, smart_cut_refusal, trim_accurate, trim_fast, trim_smart,
 };
@@ -14,8 +15,8 @@ pub struct TrimPipeline;
 
 #[async_trait::async_trait]
 impl Pipeline for TrimPipeline {
-    fn kind(&self) -> &'static str {
-        "video.trim"
+    fn kind(&self) -> JobKind {
+        JobKind::VideoTrim
     }
 
     async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {

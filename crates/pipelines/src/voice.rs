@@ -4,6 +4,7 @@
 //! voice in each line's time slot).
 
 use mediagen_core::ErrorCode;
+use mediagen_core::JobKind;
 use std::sync::Arc;
 
 use mediagen_jobs::limits::VOICE_CHANGER;
@@ -270,8 +271,8 @@ impl VoiceChangePipeline {
 
 #[async_trait::async_trait]
 impl Pipeline for VoiceChangePipeline {
-    fn kind(&self) -> &'static str {
-        "voice.change"
+    fn kind(&self) -> JobKind {
+        JobKind::VoiceChange
     }
 
     async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {

@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{self, on, MethodFilter, MethodRouter};
 use axum::Router;
 use mediagen_core::ids::random_base62;
-use mediagen_core::{ErrorCode, Level};
+use mediagen_core::{ErrorCode, JobKind, Level};
 use mediagen_jobs::Catalog;
 use mediagen_store::{BlobStore, Db, Signer};
 use mediagen_worker::{Events, Registry, Worker, WorkerConfig};
@@ -121,8 +121,10 @@ pub trait EngineHost: Send + Sync {
 
 /// Whether this process's workers make the voice previews.
 fn makes_previews(config: &Config) -> bool {
-    let kinds = config.worker_kinds();
-    config.previews_at_start && (kinds.is_empty() || kinds.iter().any(|k| k == "tts"))
+    config.previews_at_start
+        && config
+            .worker_kinds()
+            .is_ok_and(|kinds| kinds.is_empty() || kinds.contains(&JobKind::Tts))
 }
 
 pub fn worker_config(config: &Config, concurrency: usize) -> WorkerConfig {

@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
+use mediagen_core::JobKind;
 use serde::{Deserialize, Serialize};
 
 /// A string that never appears in logs or `Debug` output.
@@ -80,9 +81,11 @@ pub struct Config {
     pub poll_seconds: f64,
     /// Attempts per job before it fails for good.
     pub max_attempts: i64,
-    /// Wall-clock limit of one job attempt (plus the media allowance).
+    /// Most wall-clock time of one job attempt (plus the media allowance):
+    /// a cap on each kind's own limit (docs/billing.md lists them).
     pub job_timeout_seconds: f64,
-    /// Extra time limit per second of input media (long files get longer).
+    /// Most extra time per second of input media (long files get longer):
+    /// a cap on each kind's own allowance.
     pub timeout_per_media_second: f64,
     /// How long a key lookup is reused by this process. Revocations made
     /// through this process apply at once; those made elsewhere (another
@@ -132,8 +135,9 @@ pub struct Config {
     pub idempotency_ttl_seconds: f64,
     /// Credits granted to the operator account created on first start.
     pub initial_credits: i64,
-    /// Credits per unit of work, by job kind (units are documented per
-    /// capability: characters, seconds, images…).
+    /// Credits per unit of work, by job kind, where they differ from the
+    /// kind's own price (docs/billing.md lists the kinds, their units and
+    /// prices).
     pub costs: BTreeMap<String, f64>,
     /// Registers the internal `test.sleep` job kind and its route. For the
     /// test suite only.
@@ -186,19 +190,7 @@ impl Default for Config {
             job_retention_days: 30.0,
             file_retention_days: 30.0,
             initial_credits: 1_000_000,
-            costs: BTreeMap::from([
-                ("test.sleep".to_owned(), 1.0),
-                ("tts".to_owned(), 1.0),
-                ("stt".to_owned(), 1.0),
-                ("video.trim".to_owned(), 1.0),
-                ("sound".to_owned(), 1.0),
-                ("image".to_owned(), 1.0),
-                ("avatar.expand".to_owned(), 1.0),
-                ("voice.change".to_owned(), 1.0),
-                ("voice.clone".to_owned(), 1.0),
-                ("dubbing".to_owned(), 2.0),
-                ("dubbing.edit".to_owned(), 2.0),
-            ]),
+            costs: BTreeMap::new(),
             enable_test_jobs: false,
             warnings: Vec::new(),
         }
@@ -253,6 +245,7 @@ impl Config {
             table.insert(field, parsed);
         }
         let mut config: Config = table.try_into().context("invalid configuration")?;
+        config.check_kinds()?;
         config.warnings = warnings;
         if let Some(v) = overrides.bind {
             config.bind = v;
@@ -301,24 +294,70 @@ impl Config {
         }
     }
 
-    /// The kinds of `worker_kinds`, trimmed (empty: every kind).
-    pub fn worker_kinds(&self) -> Vec<String> {
+    /// The kinds of `worker_kinds` (empty: every kind); a name that is no
+    /// kind is an error naming the kinds.
+    pub fn worker_kinds(&self) -> anyhow::Result<Vec<JobKind>> {
         self.worker_kinds
             .split(',')
             .map(str::trim)
             .filter(|k| !k.is_empty())
-            .map(str::to_owned)
+            .map(|k| {
+                JobKind::parse(k)
+                    .filter(|k| *k != JobKind::TestSleep || self.enable_test_jobs)
+                    .with_context(|| {
+                        format!(
+                            "worker_kinds: unknown job kind `{k}` (this build runs: {})",
+                            self.kind_names()
+                        )
+                    })
+            })
             .collect()
     }
 
-    /// Credits per unit for a job kind (0 when unset).
-    pub fn cost_per_unit(&self, kind: &str) -> f64 {
-        self.costs.get(kind).copied().unwrap_or(0.0)
+    /// The names of the kinds this process can run, for errors
+    /// (`test.sleep` only with test jobs on).
+    fn kind_names(&self) -> String {
+        let kinds = JobKind::ALL.into_iter();
+        let runs: Vec<&str> = kinds
+            .filter(|k| *k != JobKind::TestSleep || self.enable_test_jobs)
+            .map(JobKind::name)
+            .collect();
+        runs.join(", ")
     }
 
-    /// The time limit of a job over `media_seconds` of input, in seconds.
-    pub fn job_timeout(&self, media_seconds: f64) -> f64 {
-        self.job_timeout_seconds + media_seconds.max(0.0) * self.timeout_per_media_second
+    /// Every kind named in `worker_kinds` and `costs` is one, and no price
+    /// is negative.
+    fn check_kinds(&self) -> anyhow::Result<()> {
+        self.worker_kinds()?;
+        for (kind, price) in &self.costs {
+            if JobKind::parse(kind).is_none() {
+                bail!(
+                    "costs: unknown job kind `{kind}` (the kinds: {})",
+                    self.kind_names()
+                );
+            }
+            if !(price.is_finite() && *price >= 0.0) {
+                bail!("costs: the price of `{kind}` must be a number of credits, 0 or more");
+            }
+        }
+        Ok(())
+    }
+
+    /// Credits per unit of `kind`: the `costs` table's, else the kind's own.
+    pub fn cost_per_unit(&self, kind: JobKind) -> f64 {
+        self.costs
+            .get(kind.name())
+            .copied()
+            .unwrap_or(kind.price().credits)
+    }
+
+    /// The time limit of a `kind` job over `media_seconds` of input, in
+    /// seconds: the kind's, capped by `job_timeout_seconds` and
+    /// `timeout_per_media_second`.
+    pub fn job_timeout(&self, kind: JobKind, media_seconds: f64) -> f64 {
+        let limit = kind.time_limit();
+        limit.seconds.min(self.job_timeout_seconds)
+            + media_seconds.max(0.0) * limit.per_media_second.min(self.timeout_per_media_second)
     }
 }
 
@@ -379,7 +418,10 @@ mod tests {
         assert_eq!(c.sync_wait_seconds, 3.5, "file beats default");
         assert_eq!(c.workers, 7, "env beats file");
         assert_eq!(c.bind.port(), 9200, "flag beats env");
-        assert_eq!(c.cost_per_unit("tts"), 0.5);
+        assert_eq!(c.cost_per_unit(JobKind::Tts), 0.5);
+        // The file's table changes the kinds it names, not the others.
+        assert_eq!(c.cost_per_unit(JobKind::Dubbing), 2.0);
+        assert_eq!(c.cost_per_unit(JobKind::AvatarCreate), 0.0);
         assert_eq!(c.rate_limit_per_minute, 600, "default kept");
     }
 
@@ -406,6 +448,34 @@ mod tests {
             )
             .unwrap()
             .enable_test_jobs
+        );
+        // Kinds are checked: a misspelt one would run or price nothing.
+        for (name, value) in [
+            ("MEDIAGEN_WORKER_KINDS", "tts,video-trim"),
+            ("MEDIAGEN_COSTS", "{ speech = 2.0 }"),
+            ("MEDIAGEN_COSTS", "{ tts = -1.0 }"),
+        ] {
+            let refused = Config::load(None, env(&[(name, value)]), Overrides::default())
+                .expect_err(value)
+                .to_string();
+            assert!(
+                refused.contains(
+                    name.trim_start_matches("MEDIAGEN_")
+                        .to_ascii_lowercase()
+                        .as_str()
+                ),
+                "{refused}"
+            );
+        }
+        let kinds = Config::load(
+            None,
+            env(&[("MEDIAGEN_WORKER_KINDS", " tts , video.trim")]),
+            Overrides::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            kinds.worker_kinds().unwrap(),
+            [JobKind::Tts, JobKind::VideoTrim]
         );
     }
 

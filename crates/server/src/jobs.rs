@@ -82,7 +82,7 @@ impl JobView {
         });
         Self {
             id: job.id.into(),
-            kind: job.kind.0,
+            kind: job.kind.name().to_owned(),
             status: job.status,
             progress: job.progress,
             result,
@@ -130,37 +130,37 @@ pub fn signed_url(state: &AppState, key: &str, expires: i64) -> String {
 
 /// A validated request for work.
 pub struct JobSpec {
-    pub kind: &'static str,
+    pub kind: JobKind,
     pub payload: Value,
     /// Billable units (characters, seconds…), priced by the `costs` table.
     pub units: f64,
     /// Validate and price only.
     pub dry_run: bool,
-    /// Seconds of input media: the job's time limit grows by
-    /// `timeout_per_media_second` for each.
+    /// Seconds of input media: the job's time limit grows by its kind's
+    /// allowance for each ([`JobKind::time_limit`]).
     pub media_seconds: f64,
 }
 
 impl JobSpec {
     /// A text-to-speech job: priced per character.
     pub fn tts(req: &TtsRequest, dry_run: bool) -> ApiResult<JobSpec> {
-        Self::of("tts", req.characters() as f64, req, dry_run, 0.0)
+        Self::of(JobKind::Tts, req.characters() as f64, req, dry_run, 0.0)
     }
 
     /// A sound job: priced per second of sound, which is also how much its
     /// time limit grows.
     pub fn sound(req: &SoundRequest, dry_run: bool) -> ApiResult<JobSpec> {
         let seconds = f64::from(req.duration);
-        Self::of("sound", req.seconds(), req, dry_run, seconds)
+        Self::of(JobKind::Sound, req.seconds(), req, dry_run, seconds)
     }
 
     /// An image job: priced per image and megapixel.
     pub fn image(req: &ImageRequest, dry_run: bool) -> ApiResult<JobSpec> {
-        Self::of("image", req.units(), req, dry_run, 0.0)
+        Self::of(JobKind::Image, req.units(), req, dry_run, 0.0)
     }
 
     fn of(
-        kind: &'static str,
+        kind: JobKind,
         units: f64,
         payload: &impl Serialize,
         dry_run: bool,
@@ -177,7 +177,7 @@ impl JobSpec {
 }
 
 /// Credits for `units` of `kind`, rounded up.
-pub fn price(state: &AppState, kind: &str, units: f64) -> i64 {
+pub fn price(state: &AppState, kind: JobKind, units: f64) -> i64 {
     mediagen_core::billing::price(units, state.config.cost_per_unit(kind))
 }
 
@@ -251,13 +251,13 @@ pub async fn create(
         .db
         .create_job(NewJob {
             account_id: who.account_id.clone(),
-            kind: JobKind::new(spec.kind),
+            kind: spec.kind,
             payload: spec.payload,
             cost,
             units: spec.units,
             unit_price: state.config.cost_per_unit(spec.kind),
             max_attempts: state.config.max_attempts,
-            timeout_ms: (state.config.job_timeout(spec.media_seconds) * 1000.0) as i64,
+            timeout_ms: (state.config.job_timeout(spec.kind, spec.media_seconds) * 1000.0) as i64,
             idempotency_key: opts.idempotency_key,
             max_concurrent: state.config.max_concurrent_jobs,
             webhook_url: opts.webhook_url,

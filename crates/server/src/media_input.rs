@@ -3,6 +3,7 @@
 //! as text parts) or a JSON body naming an uploaded file by `fileId`. Files
 //! are sniffed and probed with ffprobe before any credit is held.
 
+use mediagen_core::JobKind;
 use std::collections::HashMap;
 
 use axum::extract::{FromRequest, Request};
@@ -49,7 +50,7 @@ impl MediaInput {
         state: &AppState,
         who: &Principal,
         opts: JobOptions,
-        kind: &'static str,
+        kind: JobKind,
         units: f64,
         build: impl FnOnce(&FileRecord) -> T,
     ) -> ApiResult<axum::response::Response> {
@@ -76,7 +77,7 @@ impl MediaInput {
         state: &AppState,
         who: &Principal,
         opts: JobOptions,
-        kind: &'static str,
+        kind: JobKind,
         units: f64,
         build: impl FnOnce(&FileRecord) -> T,
     ) -> ApiResult<Job> {
@@ -88,7 +89,7 @@ impl MediaInput {
     async fn job_spec<T: serde::Serialize>(
         &mut self,
         state: &AppState,
-        kind: &'static str,
+        kind: JobKind,
         units: f64,
         build: impl FnOnce(&FileRecord) -> T,
     ) -> ApiResult<JobSpec> {

@@ -46,7 +46,8 @@ impl AppState {
     /// silent longer is presumed dead, as its jobs are).
     pub async fn live_kinds(
         &self,
-    ) -> Result<std::collections::BTreeSet<String>, mediagen_store::StoreError> {
+    ) -> Result<std::collections::BTreeSet<mediagen_core::JobKind>, mediagen_store::StoreError>
+    {
         let within = (self.config.lease_seconds * 1000.0) as i64;
         self.db.live_kinds(within.max(1000)).await
     }

@@ -33,10 +33,10 @@ pub struct NewJob {
 #[cfg(test)]
 impl NewJob {
     /// A job of `kind` for the store's tests: 1 credit, 3 attempts.
-    pub(crate) fn test(account_id: &AccountId, kind: &str) -> Self {
+    pub(crate) fn test(account_id: &AccountId, kind: JobKind) -> Self {
         NewJob {
             account_id: account_id.clone(),
-            kind: JobKind::new(kind),
+            kind,
             payload: serde_json::json!({}),
             cost: 1,
             units: 1.0,
@@ -74,7 +74,7 @@ impl From<sqlx::Error> for CreateJobError {
 #[derive(Debug, Default, Clone)]
 pub struct JobFilter {
     pub status: Option<JobStatus>,
-    pub kind: Option<String>,
+    pub kind: Option<JobKind>,
 }
 
 /// Jobs per kind and status, for metrics.
@@ -98,10 +98,11 @@ fn job_from_row(row: &AnyRow) -> Result<Job, StoreError> {
     };
     let status: String = row.try_get("status")?;
     let credit: String = row.try_get("credit_state")?;
+    let kind: String = row.try_get("kind")?;
     Ok(Job {
         id: JobId::from_stored(row.try_get("id")?),
         account_id: AccountId::from_stored(row.try_get("account_id")?),
-        kind: JobKind(row.try_get("kind")?),
+        kind: JobKind::parse(&kind).ok_or_else(|| corrupt("kind"))?,
         status: JobStatus::parse(&status).ok_or_else(|| corrupt("status"))?,
         payload: json("payload")?.unwrap_or(Value::Null),
         result: json("result")?,
@@ -442,7 +443,7 @@ impl Db {
         ))
         .bind(account_id.as_str())
         .bind(status)
-        .bind(filter.kind.as_deref())
+        .bind(filter.kind.map(JobKind::name))
         .bind(limit)
         .bind(offset)
         .fetch_all(&self.pool)
@@ -450,7 +451,7 @@ impl Db {
         let total: i64 = sqlx::query(&format!("SELECT COUNT(*) AS n FROM jobs WHERE {cond}"))
             .bind(account_id.as_str())
             .bind(status)
-            .bind(filter.kind.as_deref())
+            .bind(filter.kind.map(JobKind::name))
             .fetch_one(&self.pool)
             .await?
             .try_get("n")?;
@@ -494,7 +495,7 @@ impl Db {
         &self,
         worker: &str,
         lease_ms: i64,
-        kinds: &[&str],
+        kinds: &[JobKind],
     ) -> Result<Option<Job>, StoreError> {
         if kinds.is_empty() {
             return Ok(None);
@@ -523,7 +524,7 @@ impl Db {
             .bind(now + lease_ms)
             .bind(now);
         for kind in kinds {
-            query = query.bind(*kind);
+            query = query.bind(kind.name());
         }
         let row = query.fetch_optional(&self.pool).await?;
         row.as_ref().map(job_from_row).transpose()
@@ -824,16 +825,16 @@ mod tests {
         let job = NewJob {
             cost: 13,
             units: 13.0,
-            ..NewJob::test(&account.id, "stt")
+            ..NewJob::test(&account.id, JobKind::Stt)
         };
         let job = db.create_job(job).await.unwrap();
         assert!(db
-            .claim_job("w1", 30_000, &["tts"])
+            .claim_job("w1", 30_000, &[JobKind::Tts])
             .await
             .unwrap()
             .is_none());
         let claimed = db
-            .claim_job("w1", 30_000, &["tts", "stt"])
+            .claim_job("w1", 30_000, &[JobKind::Tts, JobKind::Stt])
             .await
             .unwrap()
             .unwrap();

@@ -143,7 +143,7 @@ mod tests {
         let db = Db::connect(&url).await.unwrap();
         let account = db.create_account("a", false, 100).await.unwrap();
         let job = db
-            .create_job(NewJob::test(&account.id, "tts"))
+            .create_job(NewJob::test(&account.id, mediagen_core::JobKind::Tts))
             .await
             .unwrap();
         let id = &job.id;

@@ -5,20 +5,21 @@
 use std::collections::BTreeSet;
 
 use mediagen_core::time::now_ms;
+use mediagen_core::JobKind;
 use sqlx::Row;
 
 use crate::db::{Db, StoreError};
 
 impl Db {
     /// Records that worker `id`, claiming `kinds`, is alive now.
-    pub async fn worker_seen(&self, id: &str, kinds: &[&str]) -> Result<(), StoreError> {
+    pub async fn worker_seen(&self, id: &str, kinds: &[JobKind]) -> Result<(), StoreError> {
         let now = now_ms();
         sqlx::query(
             "INSERT INTO workers (id, kinds, started_at, seen_at) VALUES ($1, $2, $3, $3) \
              ON CONFLICT (id) DO UPDATE SET kinds = $2, seen_at = $3",
         )
         .bind(id)
-        .bind(kinds.join(","))
+        .bind(kinds.iter().map(|k| k.name()).collect::<Vec<_>>().join(","))
         .bind(now)
         .execute(&self.pool)
         .await?;
@@ -36,8 +37,9 @@ impl Db {
         Ok(())
     }
 
-    /// The job kinds claimed by some worker seen within `within_ms`.
-    pub async fn live_kinds(&self, within_ms: i64) -> Result<BTreeSet<String>, StoreError> {
+    /// The job kinds claimed by some worker seen within `within_ms` (a
+    /// name this build does not know, from a newer worker, is left out).
+    pub async fn live_kinds(&self, within_ms: i64) -> Result<BTreeSet<JobKind>, StoreError> {
         let rows = sqlx::query("SELECT kinds FROM workers WHERE seen_at >= $1")
             .bind(now_ms() - within_ms)
             .fetch_all(&self.pool)
@@ -45,12 +47,7 @@ impl Db {
         let mut kinds = BTreeSet::new();
         for row in rows {
             let listed: String = row.try_get("kinds")?;
-            kinds.extend(
-                listed
-                    .split(',')
-                    .filter(|k| !k.is_empty())
-                    .map(str::to_owned),
-            );
+            kinds.extend(listed.split(',').filter_map(JobKind::parse));
         }
         Ok(kinds)
     }

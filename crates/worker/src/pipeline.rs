@@ -1,4 +1,4 @@
-use mediagen_core::ErrorCode;
+use mediagen_core::{ErrorCode, JobKind};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
@@ -337,7 +337,6 @@ impl JobContext {
     }
 }
 
-/// The work behind one job kind.
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -366,10 +365,11 @@ mod tests {
     }
 }
 
+/// The work behind one job kind.
 #[async_trait::async_trait]
 pub trait Pipeline: Send + Sync {
-    /// The job kind this pipeline runs, e.g. `tts`.
-    fn kind(&self) -> &'static str;
+    /// The job kind this pipeline runs.
+    fn kind(&self) -> JobKind;
 
     /// Does the work and returns the job's `result`. Output files are stored
     /// with [`JobContext::put_output`], which says where in the result their
@@ -380,7 +380,7 @@ pub trait Pipeline: Send + Sync {
 /// Pipelines by job kind.
 #[derive(Clone, Default)]
 pub struct Registry {
-    pipelines: HashMap<&'static str, Arc<dyn Pipeline>>,
+    pipelines: HashMap<JobKind, Arc<dyn Pipeline>>,
 }
 
 impl Registry {
@@ -392,13 +392,13 @@ impl Registry {
         self.pipelines.insert(pipeline.kind(), pipeline);
     }
 
-    pub fn get(&self, kind: &str) -> Option<Arc<dyn Pipeline>> {
-        self.pipelines.get(kind).cloned()
+    pub fn get(&self, kind: JobKind) -> Option<Arc<dyn Pipeline>> {
+        self.pipelines.get(&kind).cloned()
     }
 
-    /// The kinds registered, sorted.
-    pub fn kinds(&self) -> Vec<&'static str> {
-        let mut kinds: Vec<&'static str> = self.pipelines.keys().copied().collect();
+    /// The kinds registered, in [`JobKind::ALL`]'s order.
+    pub fn kinds(&self) -> Vec<JobKind> {
+        let mut kinds: Vec<JobKind> = self.pipelines.keys().copied().collect();
         kinds.sort_unstable();
         kinds
     }
@@ -406,20 +406,18 @@ impl Registry {
     /// Keeps only `kinds` (a worker specialised to them); an empty list
     /// keeps every kind. A kind this build cannot run is an error naming
     /// the ones it can.
-    pub fn only(mut self, kinds: &[String]) -> Result<Self, String> {
+    pub fn only(mut self, kinds: &[JobKind]) -> Result<Self, String> {
         if kinds.is_empty() {
             return Ok(self);
         }
-        if let Some(unknown) = kinds
-            .iter()
-            .find(|k| !self.pipelines.contains_key(k.as_str()))
-        {
+        if let Some(unknown) = kinds.iter().find(|k| !self.pipelines.contains_key(k)) {
+            let runs: Vec<&str> = self.kinds().into_iter().map(JobKind::name).collect();
             return Err(format!(
-                "unknown job kind `{unknown}` (this build runs: {})",
-                self.kinds().join(", ")
+                "this build runs no `{unknown}` jobs (it runs: {})",
+                runs.join(", ")
             ));
         }
-        self.pipelines.retain(|k, _| kinds.iter().any(|w| w == k));
+        self.pipelines.retain(|k, _| kinds.contains(k));
         Ok(self)
     }
 }

@@ -1,5 +1,5 @@
-use mediagen_core::ErrorCode;
 use mediagen_core::JobId;
+use mediagen_core::{ErrorCode, JobKind};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -175,7 +175,8 @@ impl Worker {
         // Registered with the kinds it claims, refreshed every heartbeat:
         // the API reports which kinds have a live worker.
         let kinds = self.registry.kinds();
-        info!(worker = %self.id, kinds = %kinds.join(","), "claiming");
+        let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
+        info!(worker = %self.id, kinds = %names.join(","), "claiming");
         let mut seen_every = tokio::time::interval(self.config.heartbeat);
         // Registered before the first claim.
         seen_every.tick().await;
@@ -247,7 +248,7 @@ impl Worker {
     }
 
     /// Records this worker and its kinds as alive now.
-    async fn register(&self, kinds: &[&str]) {
+    async fn register(&self, kinds: &[JobKind]) {
         if let Err(e) = self.db.worker_seen(&self.id, kinds).await {
             error!(error = %e, "registering the worker failed");
         }
@@ -257,10 +258,10 @@ impl Worker {
     async fn execute(&self, job: Job) {
         let id = job.id.clone();
         let timeout = Duration::from_millis(job.timeout_ms.max(1) as u64);
-        let Some(pipeline) = self.registry.get(job.kind.as_str()) else {
+        let Some(pipeline) = self.registry.get(job.kind) else {
             let failure = JobFailure::abort(
                 ErrorCode::UnsupportedJobKind,
-                format!("no worker can run `{}` jobs", job.kind.as_str()),
+                format!("no worker can run `{}` jobs", job.kind),
             );
             self.record(&id, Err(failure)).await;
             return;

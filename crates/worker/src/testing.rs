@@ -2,7 +2,7 @@
 //! credits before (and beside) the real capabilities. It is registered only
 //! when the server runs with test jobs enabled, never in a default install.
 
-use mediagen_core::ErrorCode;
+use mediagen_core::{ErrorCode, JobKind};
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -32,8 +32,8 @@ struct SleepPayload {
 
 #[async_trait::async_trait]
 impl Pipeline for SleepPipeline {
-    fn kind(&self) -> &'static str {
-        "test.sleep"
+    fn kind(&self) -> JobKind {
+        JobKind::TestSleep
     }
 
     async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {

@@ -1,6 +1,6 @@
 //! An edit of a finished dub: new text for some of its lines.
 
-use mediagen_core::{ssml, ApiError};
+use mediagen_core::{ssml, ApiError, JobKind};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -66,13 +66,13 @@ impl DubEdit {
     /// and `result` as stored). Errors name the parameter.
     pub fn parse(
         source_job: &str,
-        kind: &str,
+        kind: JobKind,
         payload: &Value,
         result: &Value,
         mut edits: Vec<LineEdit>,
     ) -> Result<Self, ApiError> {
         let request: DubRequest = match kind {
-            "dubbing" => serde_json::from_value(payload.clone()),
+            JobKind::Dubbing => serde_json::from_value(payload.clone()),
             _ => serde_json::from_value(payload["request"].clone()),
         }
         .map_err(|_| ApiError::unprocessable("jobId", "not a dubbing job"))?;

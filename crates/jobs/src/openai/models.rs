@@ -86,6 +86,7 @@ mod tests {
 
     fn status(engine: &str, name: Option<&str>, kind: &str) -> ModelStatus {
         ModelStatus {
+            job_kinds: Vec::new(),
             engine: engine.into(),
             name: name.map(Into::into),
             kind: kind.into(),

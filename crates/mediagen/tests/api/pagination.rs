@@ -67,6 +67,8 @@ async fn list_envelope_and_edges(backend: Backend) {
         ("?page=0", "page"),
         ("?page=-1", "page"),
         ("?status=done", "status"),
+        // A name that is no kind is refused, not answered with nothing.
+        ("?kind=speech", "kind"),
     ] {
         let body = assert_error(
             app.get(&format!("/v1/jobs{q}"), key).await,

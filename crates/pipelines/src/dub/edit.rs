@@ -2,6 +2,7 @@
 //! mixed anew.
 
 use mediagen_core::time::round_ms;
+use mediagen_core::JobKind;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -160,8 +161,8 @@ impl DubEditPipeline {
 
 #[async_trait::async_trait]
 impl Pipeline for DubEditPipeline {
-    fn kind(&self) -> &'static str {
-        "dubbing.edit"
+    fn kind(&self) -> JobKind {
+        JobKind::DubbingEdit
     }
 
     async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {

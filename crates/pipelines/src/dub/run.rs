@@ -2,6 +2,7 @@
 //! mix, and store the dub with what editing it needs.
 
 use mediagen_core::time::round_ms;
+use mediagen_core::JobKind;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -640,8 +641,8 @@ pub(super) async fn store(
 
 #[async_trait::async_trait]
 impl Pipeline for DubPipeline {
-    fn kind(&self) -> &'static str {
-        "dubbing"
+    fn kind(&self) -> JobKind {
+        JobKind::Dubbing
     }
 
     async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {

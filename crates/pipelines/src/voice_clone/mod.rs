@@ -9,6 +9,7 @@
 
 pub mod neural;
 
+use mediagen_core::JobKind;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -39,12 +40,17 @@ pub struct VoiceClonePipeline {
 }
 
 impl VoiceClonePipeline {
-    pub fn new(tts: Arc<TtsCatalog>, stt: Arc<SttCatalog>, db: Db) -> Self {
+    pub fn new(
+        tts: Arc<TtsCatalog>,
+        stt: Arc<SttCatalog>,
+        db: Db,
+        stock: Arc<neural::StockCache>,
+    ) -> Self {
         Self {
             tts,
             stt,
             db,
-            stock: Arc::default(),
+            stock,
         }
     }
 }
@@ -235,8 +241,8 @@ impl VoiceClonePipeline {
 
 #[async_trait::async_trait]
 impl Pipeline for VoiceClonePipeline {
-    fn kind(&self) -> &'static str {
-        "voice.clone"
+    fn kind(&self) -> JobKind {
+        JobKind::VoiceClone
     }
 
     async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {

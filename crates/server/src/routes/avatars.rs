@@ -6,6 +6,7 @@ use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use mediagen_core::JobKind;
 use mediagen_core::{ApiError, ErrorCode, Page};
 use mediagen_core::{AvatarId, FileId, TypedId};
 use mediagen_jobs::avatar::{not_a_video, ExpandOptions, ExpandRequest};
@@ -232,7 +233,7 @@ pub async fn create(
         .put_file(&request.video_key, upload.file.path())
         .await?;
     let spec = JobSpec {
-        kind: "avatar.create",
+        kind: JobKind::AvatarCreate,
         payload: serde_json::to_value(&request).map_err(Error::internal)?,
         units: 0.0,
         dry_run: false,
@@ -405,7 +406,7 @@ pub async fn expand(
             }
             media.media_seconds = Some(seconds);
             media
-                .submit(&state, &auth, opts, "avatar.expand", units, |file| {
+                .submit(&state, &auth, opts, JobKind::AvatarExpand, units, |file| {
                     request(file.blob_key.clone(), None, Some(file.id.clone()), None)
                 })
                 .await
@@ -423,7 +424,7 @@ pub async fn expand(
                 request(a.video_key, Some(id), None, None)
             };
             let spec = JobSpec {
-                kind: "avatar.expand",
+                kind: JobKind::AvatarExpand,
                 units,
                 payload: serde_json::to_value(req).map_err(Error::internal)?,
                 dry_run,

@@ -3,6 +3,7 @@ use axum::response::Response;
 use axum::Json;
 use mediagen_core::job::JobStatus;
 use mediagen_core::JobId;
+use mediagen_core::JobKind;
 use mediagen_core::{ApiError, ErrorCode};
 use mediagen_jobs::dub::{DubEdit, DubOptions, LineEdit, Pair};
 use serde::{Deserialize, Serialize};
@@ -102,7 +103,7 @@ pub async fn create(
     let units = options.units(duration);
     opts.respond_async = true;
     input
-        .submit(&state, &auth, opts, "dubbing", units, |file| {
+        .submit(&state, &auth, opts, JobKind::Dubbing, units, |file| {
             options.with(file.blob_key.clone(), file.id.clone(), cloned)
         })
         .await
@@ -211,7 +212,7 @@ pub async fn edit_segments(
         .db
         .job(&auth.account_id, &job_id)
         .await?
-        .filter(|j| matches!(j.kind.as_str(), "dubbing" | "dubbing.edit"))
+        .filter(|j| matches!(j.kind, JobKind::Dubbing | JobKind::DubbingEdit))
         .ok_or_else(|| ApiError::not_found("dub", &job_id))?;
     if job.status != JobStatus::Completed {
         return Err(ApiError::new(ErrorCode::JobNotCompleted)
@@ -222,15 +223,9 @@ pub async fn edit_segments(
             .into());
     }
     let result = job.result.clone().unwrap_or_default();
-    let edit = DubEdit::parse(
-        &job_id,
-        job.kind.as_str(),
-        &job.payload,
-        &result,
-        body.segments,
-    )?;
+    let edit = DubEdit::parse(&job_id, job.kind, &job.payload, &result, body.segments)?;
     let spec = JobSpec {
-        kind: "dubbing.edit",
+        kind: JobKind::DubbingEdit,
         units: edit.seconds().ceil(),
         payload: serde_json::to_value(&edit).map_err(Error::internal)?,
         dry_run: body.dry_run,

@@ -2,7 +2,7 @@ use axum::extract::State;
 use axum::Json;
 use mediagen_core::page::RawPageQuery;
 use mediagen_core::JobId;
-use mediagen_core::{ApiError, ErrorCode, JobStatus, Page};
+use mediagen_core::{ApiError, ErrorCode, JobKind, JobStatus, Page};
 use mediagen_store::JobFilter;
 use serde::Deserialize;
 
@@ -42,7 +42,8 @@ pub async fn get_job(
 /// List jobs
 ///
 /// Newest first. Filters: `status` (queued, processing, completed, failed,
-/// cancelled) and `kind`.
+/// cancelled) and `kind` (a job kind: `tts`, `video.trim`, …; docs/billing.md
+/// lists them).
 #[utoipa::path(get, path = "/v1/jobs", tag = "jobs", security(("bearer" = ["read"])),
     params(("status" = Option<String>, Query), ("kind" = Option<String>, Query),
            ("page" = Option<u32>, Query, description = "From 1"), ("limit" = Option<u32>, Query, description = "1–100, default 20")),
@@ -62,10 +63,14 @@ pub async fn list_jobs(
             )
         })?),
     };
-    let filter = JobFilter {
-        status,
-        kind: q.kind,
+    let kind = match q.kind.as_deref() {
+        None => None,
+        Some(k) => Some(JobKind::parse(k).ok_or_else(|| {
+            let names: Vec<&str> = JobKind::ALL.iter().map(|k| k.name()).collect();
+            ApiError::invalid_parameter("kind", format!("must be one of {}", names.join(", ")))
+        })?),
     };
+    let filter = JobFilter { status, kind };
     let rows = state
         .db
         .list_jobs(

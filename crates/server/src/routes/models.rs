@@ -1,7 +1,7 @@
 use axum::extract::{Path, State};
 use axum::Json;
 use mediagen_core::page::PageParams;
-use mediagen_core::{ApiError, ErrorCode, Page, Pagination};
+use mediagen_core::{ApiError, ErrorCode, JobKind, Page, Pagination};
 use mediagen_jobs::openai::models::{aliases, model_ids};
 use serde::Serialize;
 
@@ -61,27 +61,25 @@ pub struct ModelList {
     pub pagination: Pagination,
 }
 
-/// The job kinds that use a capability's engines.
-fn job_kinds(capability: &str) -> &'static [&'static str] {
-    match capability {
-        "text-to-speech" => &["tts"],
-        "speech-to-text" => &["stt"],
-        "sound-generation" => &["sound"],
-        "image-generation" => &["image"],
-        "translation" => &["dubbing", "dubbing.edit"],
-        _ => &[],
-    }
-}
-
 /// Every model: ours, then OpenAI's names.
 async fn all(state: &AppState) -> ApiResult<Vec<ModelView>> {
     let live = state.live_kinds().await?;
     let models = state.catalog.models();
     let ids = model_ids(&models);
+    // A model has a live worker when some worker claims a kind that runs
+    // on it; OpenAI's names, when one claims a kind of their capability.
+    let live_for = |kinds: &[JobKind]| kinds.iter().any(|k| live.contains(k));
+    let capability_live = |capability: &str| {
+        models
+            .iter()
+            .any(|m| m.kind == capability && live_for(&m.job_kinds))
+    };
     let mut data: Vec<ModelView> = models
-        .into_iter()
+        .iter()
+        .cloned()
         .zip(ids)
         .map(|(s, id)| ModelView {
+            workers: live_for(&s.job_kinds),
             id,
             object: "model",
             created: state.started,
@@ -91,7 +89,6 @@ async fn all(state: &AppState) -> ApiResult<Vec<ModelView>> {
             alias_of: None,
             kind: s.kind,
             available: s.available,
-            workers: false,
             voices: s.voices,
             detail: s.detail,
         })
@@ -111,13 +108,10 @@ async fn all(state: &AppState) -> ApiResult<Vec<ModelView>> {
             available: alias.serves.is_some(),
             alias_of: alias.serves,
             kind: alias.kind.to_owned(),
-            workers: false,
+            workers: capability_live(alias.kind),
             voices: 0,
             detail,
         });
-    }
-    for model in &mut data {
-        model.workers = job_kinds(&model.kind).iter().any(|k| live.contains(*k));
     }
     Ok(data)
 }

@@ -20,7 +20,14 @@ pub async fn readyz(State(state): State<AppState>) -> Response {
     if state.db.ping().await {
         // The job kinds some live worker (of any process) claims: jobs of
         // other kinds wait queued.
-        let kinds = state.live_kinds().await.unwrap_or_default();
+        let mut kinds: Vec<&str> = state
+            .live_kinds()
+            .await
+            .unwrap_or_default()
+            .into_iter()
+            .map(|k| k.name())
+            .collect();
+        kinds.sort_unstable();
         Json(json!({ "status": "ready", "workerKinds": kinds })).into_response()
     } else {
         (

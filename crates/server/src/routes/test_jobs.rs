@@ -3,6 +3,7 @@
 
 use axum::extract::State;
 use axum::response::Response;
+use mediagen_core::JobKind;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -37,7 +38,7 @@ pub async fn create(
     ApiJson(body): ApiJson<TestJob>,
 ) -> ApiResult<Response> {
     let spec = JobSpec {
-        kind: "test.sleep",
+        kind: JobKind::TestSleep,
         payload: json!({ "ms": body.ms, "fail": body.fail, "output": body.output, "echo": body.echo }),
         units: body.units,
         dry_run: body.dry_run,

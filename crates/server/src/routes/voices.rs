@@ -1,3 +1,4 @@
+use mediagen_core::JobKind;
 use std::cmp::Ordering;
 
 use axum::extract::State;
@@ -258,7 +259,7 @@ pub async fn create(
         quality,
     };
     let spec = JobSpec {
-        kind: "voice.clone",
+        kind: JobKind::VoiceClone,
         payload: serde_json::to_value(&request).map_err(Error::internal)?,
         units: request.units(),
         dry_run: false,

@@ -1,0 +1,246 @@
+//! Job kinds: every kind of work a job does, defined once with its name
+//! (what the database, the API and `worker_kinds` call it), the unit it is
+//! priced in and its default price, and its time limit. A kind added here
+//! without a price or a limit does not compile; the `costs` table of the
+//! configuration overrides the prices.
+
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// The kind of work a job does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum JobKind {
+    Tts,
+    Stt,
+    VoiceChange,
+    VoiceClone,
+    Dubbing,
+    DubbingEdit,
+    VideoTrim,
+    AvatarExpand,
+    AvatarCreate,
+    Sound,
+    Image,
+    /// Sleeps: exists only when the server runs with test jobs on.
+    TestSleep,
+}
+
+/// What a kind charges: credits per unit by default, and what a unit is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Price {
+    pub credits: f64,
+    /// What is counted, e.g. `character` or `second of sound`.
+    pub unit: &'static str,
+}
+
+impl Price {
+    const fn of(credits: f64, unit: &'static str) -> Self {
+        Self { credits, unit }
+    }
+
+    /// A kind that charges nothing, whatever it counts.
+    const fn free(unit: &'static str) -> Self {
+        Self { credits: 0.0, unit }
+    }
+}
+
+/// How long one attempt of a job may run: `seconds`, plus
+/// `per_media_second` for each second of its input media. The
+/// configuration's `job_timeout_seconds` and `timeout_per_media_second` cap
+/// both.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TimeLimit {
+    pub seconds: f64,
+    pub per_media_second: f64,
+}
+
+impl TimeLimit {
+    const fn of(seconds: f64, per_media_second: f64) -> Self {
+        Self {
+            seconds,
+            per_media_second,
+        }
+    }
+}
+
+impl JobKind {
+    /// Every kind, in the order the docs list them.
+    pub const ALL: [JobKind; 12] = [
+        JobKind::Tts,
+        JobKind::Stt,
+        JobKind::VoiceChange,
+        JobKind::VoiceClone,
+        JobKind::Dubbing,
+        JobKind::DubbingEdit,
+        JobKind::VideoTrim,
+        JobKind::AvatarExpand,
+        JobKind::AvatarCreate,
+        JobKind::Sound,
+        JobKind::Image,
+        JobKind::TestSleep,
+    ];
+
+    /// The name the database, the API and the configuration use.
+    pub const fn name(self) -> &'static str {
+        match self {
+            JobKind::Tts => "tts",
+            JobKind::Stt => "stt",
+            JobKind::VoiceChange => "voice.change",
+            JobKind::VoiceClone => "voice.clone",
+            JobKind::Dubbing => "dubbing",
+            JobKind::DubbingEdit => "dubbing.edit",
+            JobKind::VideoTrim => "video.trim",
+            JobKind::AvatarExpand => "avatar.expand",
+            JobKind::AvatarCreate => "avatar.create",
+            JobKind::Sound => "sound",
+            JobKind::Image => "image",
+            JobKind::TestSleep => "test.sleep",
+        }
+    }
+
+    /// The default price (docs/billing.md explains each unit).
+    pub const fn price(self) -> Price {
+        match self {
+            JobKind::Tts => Price::of(1.0, "character"),
+            JobKind::Stt => Price::of(1.0, "second of sound"),
+            JobKind::VoiceChange => Price::of(1.0, "second of sound"),
+            JobKind::VoiceClone => Price::of(1.0, "second of a neural clone's search"),
+            JobKind::Dubbing => Price::of(2.0, "second dubbed"),
+            JobKind::DubbingEdit => Price::of(2.0, "second spoken again"),
+            JobKind::VideoTrim => Price::of(1.0, "second cut"),
+            JobKind::AvatarExpand => Price::of(1.0, "second of video"),
+            // Making an avatar from an upload: the upload is the work.
+            JobKind::AvatarCreate => Price::free("avatar"),
+            JobKind::Sound => Price::of(1.0, "second of sound"),
+            JobKind::Image => Price::of(1.0, "image per started megapixel"),
+            JobKind::TestSleep => Price::of(1.0, "unit"),
+        }
+    }
+
+    /// The time limit of one attempt.
+    pub const fn time_limit(self) -> TimeLimit {
+        match self {
+            // Text only: its length is bounded by the request's limits.
+            JobKind::Tts | JobKind::Image => TimeLimit::of(1800.0, 0.0),
+            // At most `best` quality's 480 s of search, and the samples'
+            // analysis.
+            JobKind::VoiceClone => TimeLimit::of(900.0, 2.0),
+            JobKind::Stt
+            | JobKind::AvatarCreate
+            | JobKind::VoiceChange
+            | JobKind::Dubbing
+            | JobKind::DubbingEdit
+            | JobKind::VideoTrim
+            | JobKind::AvatarExpand
+            | JobKind::Sound
+            | JobKind::TestSleep => TimeLimit::of(1800.0, 2.0),
+        }
+    }
+
+    /// The kind named `name`.
+    pub fn parse(name: &str) -> Option<JobKind> {
+        JobKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        self.name()
+    }
+
+    /// Its row of docs/billing.md's table of kinds.
+    pub fn doc_row(self) -> String {
+        let price = self.price();
+        let credits = if price.credits == 0.0 {
+            "free".to_owned()
+        } else {
+            format!("{}", price.credits)
+        };
+        let limit = self.time_limit();
+        let media = if limit.per_media_second > 0.0 {
+            format!(" + {} s a second of input", limit.per_media_second)
+        } else {
+            String::new()
+        };
+        format!(
+            "| `{}` | {} | {credits} | {} s{media} |",
+            self.name(),
+            price.unit,
+            limit.seconds
+        )
+    }
+}
+
+impl fmt::Display for JobKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for JobKind {
+    type Err = UnknownKind;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        JobKind::parse(s).ok_or_else(|| UnknownKind(s.to_owned()))
+    }
+}
+
+/// A name that is no job kind.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown job kind `{0}`")]
+pub struct UnknownKind(pub String);
+
+impl Serialize for JobKind {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for JobKind {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        JobKind::parse(&name).ok_or_else(|| serde::de::Error::custom(UnknownKind(name)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_has_one_name() {
+        for kind in JobKind::ALL {
+            assert_eq!(JobKind::parse(kind.name()), Some(kind));
+            assert_eq!(kind.name().parse::<JobKind>(), Ok(kind));
+            assert_eq!(
+                serde_json::to_value(kind).unwrap(),
+                serde_json::json!(kind.name())
+            );
+        }
+        let mut names: Vec<_> = JobKind::ALL.iter().map(|k| k.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), JobKind::ALL.len());
+        assert!(JobKind::parse("video").is_none());
+        assert!(serde_json::from_value::<JobKind>(serde_json::json!("ttS")).is_err());
+    }
+
+    #[test]
+    fn docs_list_every_kind_with_its_price_and_limit() {
+        let doc = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/billing.md"
+        ))
+        .unwrap();
+        for kind in JobKind::ALL {
+            let row = kind.doc_row();
+            assert!(
+                doc.lines().any(|l| l == row),
+                "docs/billing.md lacks: {row}"
+            );
+        }
+        assert_eq!(
+            JobKind::AvatarCreate.doc_row(),
+            "| `avatar.create` | avatar | free | 1800 s + 2 s a second of input |"
+        );
+    }
+}

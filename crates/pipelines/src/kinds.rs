@@ -1,0 +1,236 @@
+//! The kinds this build runs, each once: its pipeline, the engines a
+//! worker claiming it loads, and the `/v1/models` capability whose engines
+//! it runs on. The worker's registry, what a worker process loads
+//! ([`Needs::of_kinds`]) and which models have a live worker
+//! (`ModelStatus::job_kinds`) all read this table, so a kind added here
+//! appears in each with no other edit.
+
+use std::sync::Arc;
+
+use mediagen_core::JobKind;
+use mediagen_store::Db;
+use mediagen_worker::testing::SleepPipeline;
+use mediagen_worker::{Pipeline, Registry};
+
+use crate::avatar::ExpandPipeline;
+use crate::avatar_upload::AvatarUploadPipeline;
+use crate::dub::{DubEditPipeline, DubPipeline};
+use crate::engines::{Engines, Needs};
+use crate::image::ImagePipeline;
+use crate::sound::SoundPipeline;
+use crate::stt::SttPipeline;
+use crate::tts::TtsPipeline;
+use crate::video::TrimPipeline;
+use crate::voice::VoiceChangePipeline;
+use crate::voice_clone::VoiceClonePipeline;
+
+/// A kind this build runs.
+#[derive(Clone, Copy)]
+pub struct Runs {
+    pub kind: JobKind,
+    /// The engines its pipeline runs on.
+    pub needs: Needs,
+    /// The capability of `/v1/models` whose engines it runs: a model of it
+    /// has a live worker when one claims this kind.
+    pub capability: Option<&'static str>,
+    /// Its pipeline, on loaded engines.
+    pub make: fn(&Engines, &Db) -> Arc<dyn Pipeline>,
+}
+
+const SPEECH: Needs = Needs {
+    tts: true,
+    stt: true,
+};
+const VOICES: Needs = Needs {
+    tts: true,
+    stt: false,
+};
+const RECOGNISERS: Needs = Needs {
+    tts: false,
+    stt: true,
+};
+
+/// Every kind this build runs (`test.sleep` only with test jobs on).
+pub const PIPELINES: &[Runs] = &[
+    Runs {
+        kind: JobKind::Tts,
+        // The recogniser times the words of `withTimestamps`.
+        needs: SPEECH,
+        capability: Some("text-to-speech"),
+        make: |e, _| {
+            Arc::new(TtsPipeline {
+                catalog: e.tts.clone(),
+                stt: e.stt.clone(),
+            })
+        },
+    },
+    Runs {
+        kind: JobKind::Stt,
+        needs: RECOGNISERS,
+        capability: Some("speech-to-text"),
+        make: |e, _| {
+            Arc::new(SttPipeline {
+                catalog: e.stt.clone(),
+            })
+        },
+    },
+    Runs {
+        kind: JobKind::VoiceChange,
+        needs: SPEECH,
+        capability: None,
+        make: |e, _| {
+            Arc::new(VoiceChangePipeline {
+                tts: e.tts.clone(),
+                stt: e.stt.clone(),
+            })
+        },
+    },
+    Runs {
+        kind: JobKind::VoiceClone,
+        needs: SPEECH,
+        capability: None,
+        make: |e, db| {
+            Arc::new(VoiceClonePipeline::new(
+                e.tts.clone(),
+                e.stt.clone(),
+                db.clone(),
+                e.stock.clone(),
+            ))
+        },
+    },
+    Runs {
+        kind: JobKind::Dubbing,
+        needs: SPEECH,
+        capability: Some("translation"),
+        make: |e, _| {
+            Arc::new(DubPipeline {
+                tts: e.tts.clone(),
+                stt: e.stt.clone(),
+                translator: e.translator.clone(),
+                languages: e.dubbing.clone(),
+                stock: e.stock.clone(),
+            })
+        },
+    },
+    Runs {
+        kind: JobKind::DubbingEdit,
+        needs: VOICES,
+        capability: Some("translation"),
+        make: |e, _| Arc::new(DubEditPipeline { tts: e.tts.clone() }),
+    },
+    Runs {
+        kind: JobKind::VideoTrim,
+        needs: Needs::NONE,
+        capability: None,
+        make: |_, _| Arc::new(TrimPipeline),
+    },
+    Runs {
+        kind: JobKind::AvatarExpand,
+        needs: Needs::NONE,
+        capability: None,
+        make: |_, _| Arc::new(ExpandPipeline),
+    },
+    Runs {
+        kind: JobKind::AvatarCreate,
+        needs: Needs::NONE,
+        capability: None,
+        make: |_, db| Arc::new(AvatarUploadPipeline { db: db.clone() }),
+    },
+    Runs {
+        kind: JobKind::Sound,
+        needs: Needs::NONE,
+        capability: Some("sound-generation"),
+        make: |e, _| {
+            Arc::new(SoundPipeline {
+                models: e.diffusion.clone(),
+            })
+        },
+    },
+    Runs {
+        kind: JobKind::Image,
+        needs: Needs::NONE,
+        capability: Some("image-generation"),
+        make: |e, _| {
+            Arc::new(ImagePipeline {
+                icons: e.icons.clone(),
+                models: e.diffusion.clone(),
+            })
+        },
+    },
+    Runs {
+        kind: JobKind::TestSleep,
+        needs: Needs::NONE,
+        capability: None,
+        make: |_, _| Arc::new(SleepPipeline),
+    },
+];
+
+/// The pipelines of `table` on `engines` (with `test.sleep` when
+/// `test_jobs`).
+pub fn registry(table: &[Runs], engines: &Engines, db: &Db, test_jobs: bool) -> Registry {
+    let mut registry = Registry::new();
+    for runs in table {
+        if runs.kind != JobKind::TestSleep || test_jobs {
+            registry.register((runs.make)(engines, db));
+        }
+    }
+    registry
+}
+
+/// What a worker claiming `kinds` of `table` loads (every kind's needs when
+/// `kinds` is empty).
+pub fn needs(table: &[Runs], kinds: &[JobKind]) -> Needs {
+    table
+        .iter()
+        .filter(|r| kinds.is_empty() || kinds.contains(&r.kind))
+        .fold(Needs::NONE, |all, r| all.with(r.needs))
+}
+
+/// The kinds of `table` that run on `capability`'s engines.
+pub fn of_capability(table: &[Runs], capability: &str) -> Vec<JobKind> {
+    table
+        .iter()
+        .filter(|r| r.capability == Some(capability))
+        .map(|r| r.kind)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_runs_once() {
+        let mut kinds: Vec<JobKind> = PIPELINES.iter().map(|r| r.kind).collect();
+        kinds.sort_unstable();
+        assert_eq!(kinds, JobKind::ALL.to_vec());
+    }
+
+    #[test]
+    fn a_kind_added_to_the_table_is_loaded_for_and_listed() {
+        // Before: a sleeping worker loads nothing and serves no model.
+        assert_eq!(needs(PIPELINES, &[JobKind::TestSleep]), Needs::NONE);
+        assert_eq!(of_capability(PIPELINES, "text-to-speech"), [JobKind::Tts]);
+        // One more row, and nothing else changed.
+        let mut table: Vec<Runs> = PIPELINES
+            .iter()
+            .filter(|r| r.kind != JobKind::TestSleep)
+            .copied()
+            .collect();
+        table.push(Runs {
+            kind: JobKind::TestSleep,
+            needs: VOICES,
+            capability: Some("text-to-speech"),
+            make: |_, _| Arc::new(SleepPipeline),
+        });
+        assert_eq!(needs(&table, &[JobKind::TestSleep]), VOICES);
+        assert_eq!(needs(&table, &[JobKind::TestSleep, JobKind::Stt]), SPEECH);
+        assert_eq!(
+            of_capability(&table, "text-to-speech"),
+            [JobKind::Tts, JobKind::TestSleep]
+        );
+        // Every kind (an empty list) needs every engine.
+        assert_eq!(needs(&table, &[]), SPEECH);
+        assert_eq!(needs(PIPELINES, &[JobKind::VideoTrim]), Needs::NONE);
+    }
+}
