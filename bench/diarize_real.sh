@@ -3,7 +3,7 @@
 # speaker count, DER (frame-based, no collar) and speaker changes where the
 # reference has none, for our diarizer alone and through the API.
 #
-# The recordings (docs/benchmarks.md, "Diarization on real recordings"):
+# The recordings (docs/benchmarks.md, Speech-to-text, "Diarization"):
 # - `sample`: the 30-s two-person telephone conversation that the
 #   pyannote.audio wheel ships (PyPI, MIT; `sample.rttm` its turns);
 # - `dev00`, `dev01`, `tst00`, `tst01`, `trn00`–`trn09`: 60-s excerpts of the

@@ -3,7 +3,7 @@ library both we and faster-whisper run) on the `base` model, int8: the
 encoding, and the decoding of the window's text with beam sizes 5, 2 and 1,
 each on one and on two threads (best of two runs). Shows how much a second
 thread gains each step, which decides how our engine shares the two cores
-(docs/benchmarks.md, "Where the time goes").
+(docs/benchmarks.md, Speech-to-text; the full runs are in its git history).
 
 Usage: decode_costs.py MODEL_DIR AUDIO [SECONDS, default 28]   (run with the
 faster-whisper venv's python: bench/lib.sh stt_peer_and_builds makes it)."""

@@ -17,8 +17,9 @@ pub fn random_base62(n: usize) -> String {
         .collect()
 }
 
-/// Encodes `value` in base62, left-padded with `0` to `width` characters.
-pub fn base62_fixed(mut value: u64, width: usize) -> String {
+/// Encodes `value` in base62, left-padded with `0` to `width` characters
+/// (its lowest `width` digits when it has more).
+pub fn base62_fixed(mut value: u128, width: usize) -> String {
     let mut out = vec![b'0'; width];
     for slot in out.iter_mut().rev() {
         *slot = BASE62[(value % 62) as usize];

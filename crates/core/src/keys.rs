@@ -90,7 +90,7 @@ pub fn display_prefix(key: &str) -> String {
 fn checksum(body: &str) -> String {
     let digest = Sha256::digest(body.as_bytes());
     let n = u32::from_be_bytes([digest[0], digest[1], digest[2], digest[3]]);
-    base62_fixed(u64::from(n), CHECKSUM_LEN)
+    base62_fixed(u128::from(n), CHECKSUM_LEN)
 }
 
 /// True when `key` has the right length, prefix, alphabet and checksum.

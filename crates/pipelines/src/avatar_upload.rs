@@ -22,12 +22,7 @@ pub struct AvatarUploadPipeline {
 
 impl AvatarUploadPipeline {
     async fn make(&self, ctx: &JobContext, req: &AvatarUpload) -> Result<(), JobFailure> {
-        let dir = tempfile::tempdir().map_err(JobFailure::storage)?;
-        let clip = ctx
-            .blobs
-            .readable_file(&req.video_key, &dir.path().join("clip"))
-            .await
-            .map_err(JobFailure::storage)?;
+        let (dir, clip) = ctx.scratch_with(&req.video_key, "clip").await?;
         let poster_path = dir.path().join("poster.png");
         let out = poster_path.clone();
         let info = ctx

@@ -101,13 +101,7 @@ impl Pipeline for SttPipeline {
                 format!("model {} is not installed here", req.model),
             )
         })?;
-        let dir = tempfile::tempdir()
-            .map_err(|e| JobFailure::retry(ErrorCode::StorageError, e.to_string()))?;
-        let input = ctx
-            .blobs
-            .readable_file(&req.input, &dir.path().join("input"))
-            .await
-            .map_err(|e| JobFailure::retry(ErrorCode::StorageError, e.to_string()))?;
+        let (_scratch, input) = ctx.scratch_with(&req.input, "input").await?;
         let progress = ctx.clone();
         let opts = SttOptions {
             language: req.language.clone(),

@@ -22,12 +22,7 @@ impl Pipeline for TrimPipeline {
     async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {
         let req: TrimRequest = ctx.payload()?;
         // The scratch directory goes when this function returns, however.
-        let dir = tempfile::tempdir().map_err(JobFailure::storage)?;
-        let input = ctx
-            .blobs
-            .readable_file(&req.input, &dir.path().join("input"))
-            .await
-            .map_err(JobFailure::storage)?;
+        let (dir, input) = ctx.scratch_with(&req.input, "input").await?;
         let out = dir.path().join(format!("trimmed.{}", req.format.as_str()));
         let scratch = dir.path().to_owned();
         let (trimmed, reencoded, fallback, info, written) = {

@@ -277,12 +277,7 @@ impl Pipeline for VoiceChangePipeline {
 
     async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {
         let req: ChangeRequest = ctx.payload()?;
-        let dir = tempfile::tempdir().map_err(JobFailure::storage)?;
-        let input = ctx
-            .blobs
-            .readable_file(&req.input, &dir.path().join("input"))
-            .await
-            .map_err(JobFailure::storage)?;
+        let (dir, input) = ctx.scratch_with(&req.input, "input").await?;
         let scratch = dir.path().to_owned();
         let styles = load_styles(&ctx, req.cloned.as_ref()).await?;
         let r = req.clone();

@@ -6,7 +6,7 @@
 //! resource, 422 of their checks); this fills in the rest, so the document
 //! lists every status an operation can answer.
 
-use mediagen_core::ErrorCode;
+use mediagen_core::{ErrorCode, JobKind};
 use utoipa::openapi::content::ContentBuilder;
 use utoipa::openapi::path::{Operation, PathItem};
 use utoipa::openapi::response::ResponseBuilder;
@@ -148,9 +148,11 @@ fn paging(path: &str, op: &mut Operation) {
         _ => &[],
     };
     for p in params.iter_mut() {
+        let kinds: Vec<&str> = JobKind::ALL.iter().map(|k| k.name()).collect();
         let choices: Option<&[&str]> = match p.name.as_str() {
             "gender" => Some(&["female", "male", "neutral"]),
             "status" => Some(&["queued", "processing", "completed", "failed", "cancelled"]),
+            "kind" if path == "/v1/jobs" => Some(&kinds),
             name => listed.iter().find(|(n, _)| *n == name).map(|(_, c)| *c),
         };
         if let Some(choices) = choices {

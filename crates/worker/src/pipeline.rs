@@ -268,6 +268,23 @@ impl JobContext {
             .map_err(|e| JobFailure::abort(ErrorCode::InvalidPayload, e.to_string()))
     }
 
+    /// A scratch directory for this attempt (removed when dropped) holding
+    /// the blob `key` as `name`: tools read their inputs there, never in
+    /// place ([`BlobStore::readable_file`]).
+    pub async fn scratch_with(
+        &self,
+        key: &str,
+        name: &str,
+    ) -> Result<(tempfile::TempDir, std::path::PathBuf), JobFailure> {
+        let dir = tempfile::tempdir().map_err(JobFailure::storage)?;
+        let file = self
+            .blobs
+            .readable_file(key, &dir.path().join(name))
+            .await
+            .map_err(JobFailure::storage)?;
+        Ok((dir, file))
+    }
+
     /// The blob key for a file of this job: `jobs/<id>/<name>`. Files
     /// stored under it without [`JobContext::put_output`] (a pipeline's own
     /// working state) never get a URL.

@@ -167,12 +167,7 @@ impl Pipeline for DubEditPipeline {
 
     async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {
         let edit: DubEdit = ctx.payload()?;
-        let dir = tempfile::tempdir().map_err(JobFailure::storage)?;
-        let input = ctx
-            .blobs
-            .readable_file(&edit.request.input, &dir.path().join("input"))
-            .await
-            .map_err(JobFailure::storage)?;
+        let (dir, input) = ctx.scratch_with(&edit.request.input, "input").await?;
         let stored = |name: &str| format!("jobs/{}/dub/{name}", edit.source_job);
         let gone = |e: mediagen_store::BlobError| {
             JobFailure::abort(

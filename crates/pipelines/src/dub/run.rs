@@ -647,12 +647,7 @@ impl Pipeline for DubPipeline {
 
     async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {
         let req: DubRequest = ctx.payload()?;
-        let dir = tempfile::tempdir().map_err(JobFailure::storage)?;
-        let input = ctx
-            .blobs
-            .readable_file(&req.input, &dir.path().join("input"))
-            .await
-            .map_err(JobFailure::storage)?;
+        let (dir, input) = ctx.scratch_with(&req.input, "input").await?;
         let this = Self {
             tts: self.tts.clone(),
             stt: self.stt.clone(),

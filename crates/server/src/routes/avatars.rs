@@ -24,7 +24,7 @@ use crate::error::{ApiResult, Error};
 use crate::extract::{client_id, ApiJson, ApiQuery, Auth, JobOptions, PathId};
 use crate::jobs::{make_resource, submit, JobSpec, Made};
 use crate::media_input::{probe_upload, read_input, Input};
-use crate::routes::{clean_labels, form_labels, page_params, ListEnvelope};
+use crate::routes::{described, form_labels, page_params, ListEnvelope};
 use crate::state::AppState;
 use crate::upload::MultipartForm;
 
@@ -116,43 +116,21 @@ pub async fn get(
     Ok(Json(custom_view(&state, a)))
 }
 
-/// Checks the describing fields of an avatar; `name` is required when
-/// `creating`.
+/// An avatar's name, description, gender and labels, checked.
 fn check_meta(
-    name: Option<String>,
-    description: Option<String>,
+    name: Option<&str>,
+    description: Option<&str>,
     gender: Option<String>,
     labels: Option<Vec<String>>,
     creating: bool,
 ) -> Result<AvatarChanges, ApiError> {
-    let name = name.map(|n| mediagen_core::params::trim_spaces(&n).to_owned());
-    match &name {
-        Some(n) if n.is_empty() || n.chars().count() > 100 => {
-            return Err(ApiError::invalid_parameter(
-                "name",
-                "must be 1 to 100 characters",
-            ))
-        }
-        None if creating => return Err(ApiError::invalid_parameter("name", "required")),
-        _ => {}
-    }
-    let description = description.map(|d| d.trim().to_owned());
-    if description
-        .as_ref()
-        .is_some_and(|d| d.chars().count() > 500)
-    {
-        return Err(ApiError::invalid_parameter(
-            "description",
-            "at most 500 characters",
-        ));
-    }
+    let meta = described(name, description, labels, creating)?;
     one_of("gender", gender.as_deref(), &GENDERS)?;
-    let labels = labels.map(clean_labels).transpose()?;
     Ok(AvatarChanges {
-        name,
-        description,
+        name: meta.name,
+        description: meta.description,
         gender,
-        labels,
+        labels: meta.labels,
     })
 }
 
@@ -190,8 +168,8 @@ pub async fn create(
     }
     let labels = fields.get("labels").map(|l| form_labels(l)).transpose()?;
     let meta = check_meta(
-        fields.get("name").cloned(),
-        fields.get("description").cloned(),
+        fields.get("name").map(String::as_str),
+        fields.get("description").map(String::as_str),
         fields.get("gender").cloned(),
         labels,
         true,
@@ -281,7 +259,13 @@ pub async fn update(
     PathId(id): PathId<AvatarId>,
     ApiJson(body): ApiJson<AvatarPatch>,
 ) -> ApiResult<Json<AvatarView>> {
-    let changes = check_meta(body.name, body.description, body.gender, body.labels, false)?;
+    let changes = check_meta(
+        body.name.as_deref(),
+        body.description.as_deref(),
+        body.gender,
+        body.labels,
+        false,
+    )?;
     let a = state
         .db
         .update_avatar(&auth.account_id, &id, changes)

@@ -156,6 +156,56 @@ pub fn sample_rate_schema() -> utoipa::openapi::schema::Object {
         .build()
 }
 
+/// What a caller names and describes one of its own resources by (a
+/// cloned voice, an avatar), checked alike when it is made and changed.
+pub struct Described {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub labels: Option<Vec<String>>,
+}
+
+/// `name` 1–100 characters once spaces are trimmed (required when
+/// `creating`), `description` at most 500 once trimmed, `labels` as
+/// [`clean_labels`]; 400 naming the parameter otherwise.
+pub fn described(
+    name: Option<&str>,
+    description: Option<&str>,
+    labels: Option<Vec<String>>,
+    creating: bool,
+) -> Result<Described, ApiError> {
+    let name = name.map(|n| mediagen_core::params::trim_spaces(n).to_owned());
+    match &name {
+        Some(n) if n.is_empty() || n.chars().count() > 100 => {
+            return Err(ApiError::invalid_parameter(
+                "name",
+                "must be 1 to 100 characters",
+            ))
+        }
+        None if creating => {
+            return Err(ApiError::invalid_parameter(
+                "name",
+                "required: 1 to 100 characters",
+            ))
+        }
+        _ => {}
+    }
+    let description = description.map(|d| d.trim().to_owned());
+    if description
+        .as_ref()
+        .is_some_and(|d| d.chars().count() > 500)
+    {
+        return Err(ApiError::invalid_parameter(
+            "description",
+            "at most 500 characters",
+        ));
+    }
+    Ok(Described {
+        name,
+        description,
+        labels: labels.map(clean_labels).transpose()?,
+    })
+}
+
 /// Labels as stored: trimmed, lower-case, no empty ones or repeats; at
 /// most 20 of at most 40 characters (400 naming `labels` otherwise).
 pub fn clean_labels(labels: Vec<String>) -> Result<Vec<String>, ApiError> {

@@ -21,7 +21,7 @@ use crate::jobs::{make_resource, JobSpec, Made};
 use mediagen_jobs::limits;
 
 use crate::media_input::{probe_upload, save};
-use crate::routes::{clean_labels, form_labels, page_params, ListEnvelope};
+use crate::routes::{described, form_labels, page_params, ListEnvelope};
 use crate::state::AppState;
 use crate::upload::MultipartForm;
 pub use crate::voices::VoiceView;
@@ -111,14 +111,6 @@ pub async fn get(
     Ok(Json(cloned_view(&state, v)))
 }
 
-fn check_name(name: &str) -> ApiResult<String> {
-    let name = mediagen_core::params::trim_spaces(name);
-    if name.is_empty() || name.chars().count() > 100 {
-        return Err(ApiError::invalid_parameter("name", "must be 1 to 100 characters").into());
-    }
-    Ok(name.to_owned())
-}
-
 /// The values the voice list's filters take (also written into the
 /// document's parameters).
 pub const LIST_CHOICES: [(&str, &[&str]); 2] = [
@@ -182,7 +174,13 @@ pub async fn create(
     }) {
         return Err(ApiError::invalid_parameter(key, "unknown parameter").into());
     }
-    let name = check_name(fields.get("name").map_or("", String::as_str))?;
+    let labels = fields.get("labels").map(|l| form_labels(l)).transpose()?;
+    let meta = described(
+        fields.get("name").map(String::as_str),
+        fields.get("description").map(String::as_str),
+        labels,
+        true,
+    )?;
     if fields.get("consent").map(|c| c.trim()) != Some("true") {
         return Err(ApiError::invalid_parameter(
             "consent",
@@ -190,17 +188,9 @@ pub async fn create(
         )
         .into());
     }
-    let description = fields
-        .get("description")
-        .map(|d| d.trim().to_owned())
-        .unwrap_or_default();
-    if description.chars().count() > 500 {
-        return Err(ApiError::invalid_parameter("description", "at most 500 characters").into());
-    }
-    let labels = match fields.get("labels") {
-        None => Vec::new(),
-        Some(raw) => clean_labels(form_labels(raw)?)?,
-    };
+    let name = meta.name.unwrap_or_default();
+    let description = meta.description.unwrap_or_default();
+    let labels = meta.labels.unwrap_or_default();
     let language = match fields.get("language").map(|l| l.trim()) {
         None | Some("") | Some("auto") => None,
         Some(l) if l.len() <= 35 && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') => {
@@ -305,17 +295,16 @@ pub async fn update(
     PathId(id): PathId<VoiceId>,
     ApiJson(body): ApiJson<VoicePatch>,
 ) -> ApiResult<Json<VoiceView>> {
-    let description = body.description.map(|d| d.trim().to_owned());
-    if description
-        .as_ref()
-        .is_some_and(|d| d.chars().count() > 500)
-    {
-        return Err(ApiError::invalid_parameter("description", "at most 500 characters").into());
-    }
+    let meta = described(
+        body.name.as_deref(),
+        body.description.as_deref(),
+        body.labels,
+        false,
+    )?;
     let changes = VoiceChanges {
-        name: body.name.as_deref().map(check_name).transpose()?,
-        description,
-        labels: body.labels.map(clean_labels).transpose()?,
+        name: meta.name,
+        description: meta.description,
+        labels: meta.labels,
     };
     let v = state
         .db

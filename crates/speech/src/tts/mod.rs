@@ -88,14 +88,12 @@ pub fn voice_id(engine: &str, key: &str) -> String {
     use sha2::{Digest, Sha256};
     let digest = Sha256::digest(format!("{engine}:{key}").as_bytes());
     let n = u128::from_be_bytes(digest[..16].try_into().expect("16 bytes"));
-    let mut out = String::new();
-    let mut v = n;
-    const B62: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-    for _ in 0..20 {
-        out.push(B62[(v % 62) as usize] as char);
-        v /= 62;
-    }
-    out
+    // Lowest digit first, as the ids were first made (they are stored by
+    // clients: they must not change).
+    mediagen_core::ids::base62_fixed(n, 20)
+        .chars()
+        .rev()
+        .collect()
 }
 
 #[cfg(test)]
@@ -106,5 +104,7 @@ mod tests {
         assert_eq!(a.len(), 20);
         assert_eq!(a, super::voice_id("piper", "en_US-joe-medium"));
         assert_ne!(a, super::voice_id("espeak", "en_US-joe-medium"));
+        // The id Piper's Joe has always had.
+        assert_eq!(a, "kGwl5DuEy55SuvaUxKNV");
     }
 }
