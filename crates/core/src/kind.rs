@@ -184,6 +184,13 @@ impl std::str::FromStr for JobKind {
     }
 }
 
+/// A request for work: the payload of one kind of job. Its kind, and so
+/// its price and time limit, come from its type: the API submits it as that
+/// kind, and the pipeline that runs the kind is handed it parsed.
+pub trait JobRequest: Serialize + serde::de::DeserializeOwned + Send + 'static {
+    const KIND: JobKind;
+}
+
 /// A name that is no job kind.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown job kind `{0}`")]

@@ -22,5 +22,5 @@ pub use error::{ApiError, ErrorCode};
 pub use ids::{AccountId, AvatarId, DeliveryId, FileId, JobId, KeyId, TypedId, VoiceId, WebhookId};
 pub use job::{CreditState, JobStatus};
 pub use keys::{ApiKeySecret, Level};
-pub use kind::{JobKind, Price, TimeLimit};
+pub use kind::{JobKind, JobRequest, Price, TimeLimit};
 pub use page::{Page, PageParams, Pagination};

@@ -31,6 +31,10 @@ pub struct ExpandRequest {
     pub seed: u64,
 }
 
+impl mediagen_core::JobRequest for ExpandRequest {
+    const KIND: mediagen_core::JobKind = mediagen_core::JobKind::AvatarExpand;
+}
+
 /// The options of an expansion besides its source: `duration` or the
 /// length of the `audioFileId` (resolved by the caller), `mode`, `format`,
 /// `seed`.

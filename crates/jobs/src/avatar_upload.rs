@@ -19,3 +19,7 @@ pub struct AvatarUpload {
     /// Seconds, as probed.
     pub duration: f64,
 }
+
+impl mediagen_core::JobRequest for AvatarUpload {
+    const KIND: mediagen_core::JobKind = mediagen_core::JobKind::AvatarCreate;
+}

@@ -64,6 +64,10 @@ pub struct ImageRequest {
     pub neural: Option<Neural>,
 }
 
+impl mediagen_core::JobRequest for ImageRequest {
+    const KIND: mediagen_core::JobKind = mediagen_core::JobKind::Image;
+}
+
 fn side(name: &str, v: Option<u32>) -> Result<u32, ApiError> {
     let v = v.unwrap_or(1024);
     if (MIN_SIDE..=MAX_SIDE).contains(&v) && v.is_multiple_of(8) {

@@ -65,6 +65,10 @@ pub struct SoundRequest {
     pub negative_prompt: Option<String>,
 }
 
+impl mediagen_core::JobRequest for SoundRequest {
+    const KIND: mediagen_core::JobKind = mediagen_core::JobKind::Sound;
+}
+
 /// Sample rate when none is asked (a neural model's own rate is used
 /// instead when it names one).
 const DEFAULT_RATE: u32 = 44_100;

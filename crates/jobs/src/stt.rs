@@ -41,6 +41,10 @@ pub struct SttRequest {
     pub demuxer: Option<String>,
 }
 
+impl mediagen_core::JobRequest for SttRequest {
+    const KIND: mediagen_core::JobKind = mediagen_core::JobKind::Stt;
+}
+
 /// Most speakers `numSpeakers` may name (as ElevenLabs allows).
 pub const MAX_SPEAKERS: u32 = 32;
 

@@ -33,6 +33,10 @@ pub struct TtsRequest {
     pub stream: bool,
 }
 
+impl mediagen_core::JobRequest for TtsRequest {
+    const KIND: mediagen_core::JobKind = mediagen_core::JobKind::Tts;
+}
+
 /// A cloned voice as speech engines speak it: a neural clone's style table
 /// in its base voice's language and phonemes, or (a WORLD clone) the
 /// catalog voice closest to it converted toward its profile.

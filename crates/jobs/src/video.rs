@@ -31,6 +31,10 @@ pub struct TrimRequest {
     pub format: Container,
 }
 
+impl mediagen_core::JobRequest for TrimRequest {
+    const KIND: mediagen_core::JobKind = mediagen_core::JobKind::VideoTrim;
+}
+
 /// Parses a time: seconds as a number, or `[[HH:]MM:]SS[.mmm]`.
 pub fn parse_time(v: &Value) -> Option<f64> {
     let t = match v {

@@ -52,6 +52,10 @@ pub struct ChangeRequest {
     pub sample_rate: u32,
 }
 
+impl mediagen_core::JobRequest for ChangeRequest {
+    const KIND: mediagen_core::JobKind = mediagen_core::JobKind::VoiceChange;
+}
+
 /// The options of a voice change besides the input and the target.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChangeOptions {

@@ -176,3 +176,7 @@ pub struct CloneRequest {
     #[serde(default)]
     pub quality: CloneQuality,
 }
+
+impl mediagen_core::JobRequest for CloneRequest {
+    const KIND: mediagen_core::JobKind = mediagen_core::JobKind::VoiceClone;
+}

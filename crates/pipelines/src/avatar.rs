@@ -3,7 +3,6 @@
 //! presenter with a voice track is drawn talking instead.
 
 use mediagen_core::time::round_ms;
-use mediagen_core::JobKind;
 use std::cell::Cell;
 use std::path::Path;
 
@@ -16,7 +15,7 @@ use mediagen_media::expand::{
 use mediagen_media::media::demuxer;
 use mediagen_media::pcm;
 use mediagen_media::video::inspect;
-use mediagen_worker::{JobContext, JobFailure, Pipeline};
+use mediagen_worker::{JobContext, JobFailure, RequestPipeline};
 use serde_json::{json, Value};
 
 pub use mediagen_jobs::avatar::*;
@@ -127,13 +126,10 @@ fn expand(
 }
 
 #[async_trait::async_trait]
-impl Pipeline for ExpandPipeline {
-    fn kind(&self) -> JobKind {
-        JobKind::AvatarExpand
-    }
+impl RequestPipeline for ExpandPipeline {
+    type Request = ExpandRequest;
 
-    async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {
-        let req: ExpandRequest = ctx.payload()?;
+    async fn work(&self, ctx: JobContext, req: ExpandRequest) -> Result<Value, JobFailure> {
         let dir = tempfile::tempdir().map_err(JobFailure::storage)?;
         let audio = match &req.audio {
             Some(key) => Some(

@@ -6,10 +6,9 @@
 
 use mediagen_core::ApiError;
 use mediagen_core::ErrorCode;
-use mediagen_core::JobKind;
 use mediagen_media::video::{inspect, poster, VideoInfo};
 use mediagen_store::{AvatarRecord, Db};
-use mediagen_worker::{JobContext, JobFailure, Pipeline};
+use mediagen_worker::{JobContext, JobFailure, RequestPipeline};
 use serde_json::{json, Value};
 
 use crate::avatar::not_a_video;
@@ -72,13 +71,10 @@ impl AvatarUploadPipeline {
 }
 
 #[async_trait::async_trait]
-impl Pipeline for AvatarUploadPipeline {
-    fn kind(&self) -> JobKind {
-        JobKind::AvatarCreate
-    }
+impl RequestPipeline for AvatarUploadPipeline {
+    type Request = AvatarUpload;
 
-    async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {
-        let req: AvatarUpload = ctx.payload()?;
+    async fn work(&self, ctx: JobContext, req: AvatarUpload) -> Result<Value, JobFailure> {
         let done = json!({ "avatarId": req.avatar_id });
         // A retried job whose first attempt recorded the avatar is done.
         let found = self.db.avatar(&ctx.job.account_id, &req.avatar_id).await;

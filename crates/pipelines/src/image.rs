@@ -3,7 +3,6 @@
 //! (`mediagen_generate::diffusion`) → PNG, JPEG or WebP images in the blob
 //! store.
 
-use mediagen_core::JobKind;
 use std::sync::Arc;
 
 use crate::neural::NeuralRun;
@@ -12,7 +11,7 @@ use mediagen_generate::diffusion::{DiffusionModels, Medium};
 use mediagen_generate::image::icons::Icons;
 use mediagen_generate::image::scene::{self, Scene, Style};
 use mediagen_generate::image::{render, ImageFormat, Picture};
-use mediagen_worker::{JobContext, JobFailure, Pipeline};
+use mediagen_worker::{JobContext, JobFailure, RequestPipeline};
 use serde_json::{json, Value};
 
 use crate::neural::{self, Neural};
@@ -147,13 +146,10 @@ fn encode(picture: &Picture, format: ImageFormat) -> Result<Vec<u8>, JobFailure>
 }
 
 #[async_trait::async_trait]
-impl Pipeline for ImagePipeline {
-    fn kind(&self) -> JobKind {
-        JobKind::Image
-    }
+impl RequestPipeline for ImagePipeline {
+    type Request = ImageRequest;
 
-    async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {
-        let req: ImageRequest = ctx.payload()?;
+    async fn work(&self, ctx: JobContext, req: ImageRequest) -> Result<Value, JobFailure> {
         let this = self.clone();
         let (r, job) = (req.clone(), ctx.clone());
         let (made, about) = ctx

@@ -206,6 +206,27 @@ mod tests {
         assert_eq!(kinds, JobKind::ALL.to_vec());
     }
 
+    #[tokio::test]
+    async fn each_row_makes_the_pipeline_of_its_kind() {
+        // A pipeline's kind is its request's; the row must say the same.
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("kinds.db").display());
+        let db = Db::connect(&url).await.unwrap();
+        let settings = crate::EngineSettings {
+            models_dir: dir.path().to_owned(),
+            threads: 1,
+            stt_concurrency: 1,
+        };
+        let engines = Engines::discover(&settings, Needs::NONE);
+        for runs in PIPELINES {
+            assert_eq!((runs.make)(&engines, &db).kind(), runs.kind);
+        }
+        let all = registry(PIPELINES, &engines, &db, true).kinds();
+        assert_eq!(all, JobKind::ALL.to_vec());
+        let public = registry(PIPELINES, &engines, &db, false).kinds();
+        assert!(!public.contains(&JobKind::TestSleep) && public.len() == all.len() - 1);
+    }
+
     #[test]
     fn a_kind_added_to_the_table_is_loaded_for_and_listed() {
         // Before: a sleeping worker loads nothing and serves no model.

@@ -2,7 +2,6 @@
 //! embedded engine of `mediagen_generate::sound`), or a neural model's sound
 //! (`mediagen_generate::diffusion`) → the blob store.
 
-use mediagen_core::JobKind;
 use std::sync::Arc;
 
 use crate::neural::NeuralRun;
@@ -11,7 +10,7 @@ use mediagen_generate::diffusion::{DiffusionModels, Medium};
 use mediagen_generate::sound::{self};
 use mediagen_media::media::encode;
 use mediagen_media::Audio;
-use mediagen_worker::{JobContext, JobFailure, Pipeline};
+use mediagen_worker::{JobContext, JobFailure, RequestPipeline};
 use serde_json::{json, Value};
 
 use crate::neural::{self, Neural};
@@ -72,13 +71,10 @@ impl SoundPipeline {
 }
 
 #[async_trait::async_trait]
-impl Pipeline for SoundPipeline {
-    fn kind(&self) -> JobKind {
-        JobKind::Sound
-    }
+impl RequestPipeline for SoundPipeline {
+    type Request = SoundRequest;
 
-    async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {
-        let req: SoundRequest = ctx.payload()?;
+    async fn work(&self, ctx: JobContext, req: SoundRequest) -> Result<Value, JobFailure> {
         let (this, r, job) = (self.clone(), req.clone(), ctx.clone());
         let (bytes, about) = ctx
             .blocking(move || {

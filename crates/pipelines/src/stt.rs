@@ -1,7 +1,6 @@
 //! `stt`: an uploaded audio or video file → text with timestamps.
 
 use mediagen_core::ErrorCode;
-use mediagen_core::JobKind;
 use std::sync::Arc;
 
 use mediagen_media::media::{demuxer, DEMUXERS};
@@ -12,7 +11,7 @@ use mediagen_speech::stt::speakers::attribute;
 use mediagen_speech::stt::{
     transcribe_stream, Segment, SttCatalog, SttError, SttOptions, Transcript,
 };
-use mediagen_worker::{JobContext, JobFailure, Pipeline};
+use mediagen_worker::{JobContext, JobFailure, RequestPipeline};
 use serde_json::{json, Value};
 
 pub use mediagen_jobs::stt::*;
@@ -88,13 +87,10 @@ pub(crate) fn stt_failure(e: SttError) -> JobFailure {
 }
 
 #[async_trait::async_trait]
-impl Pipeline for SttPipeline {
-    fn kind(&self) -> JobKind {
-        JobKind::Stt
-    }
+impl RequestPipeline for SttPipeline {
+    type Request = SttRequest;
 
-    async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {
-        let req: SttRequest = ctx.payload()?;
+    async fn work(&self, ctx: JobContext, req: SttRequest) -> Result<Value, JobFailure> {
         let model = self.catalog.model(Some(&req.model)).ok_or_else(|| {
             JobFailure::abort(
                 ErrorCode::EngineUnavailable,

@@ -2,7 +2,6 @@
 
 use mediagen_core::voice::VoiceProfile;
 use mediagen_core::ErrorCode;
-use mediagen_core::JobKind;
 use mediagen_speakers::encoder::{Embedding, SpeakerEncoder};
 use std::sync::Arc;
 
@@ -12,7 +11,7 @@ use mediagen_media::spectrum::equalize;
 use mediagen_speech::stt::{languages as stt_languages, transcribe, SttCatalog, SttOptions};
 use mediagen_speech::tts::{ssml, TtsCatalog, TtsError};
 use mediagen_speech::voice::{Transform, VoiceConverter, WorldConverter, RATE};
-use mediagen_worker::{JobContext, JobFailure, Pipeline};
+use mediagen_worker::{JobContext, JobFailure, RequestPipeline};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -237,13 +236,10 @@ pub(crate) fn tts_failure(e: TtsError) -> JobFailure {
 }
 
 #[async_trait::async_trait]
-impl Pipeline for TtsPipeline {
-    fn kind(&self) -> JobKind {
-        JobKind::Tts
-    }
+impl RequestPipeline for TtsPipeline {
+    type Request = TtsRequest;
 
-    async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {
-        let req: TtsRequest = ctx.payload()?;
+    async fn work(&self, ctx: JobContext, req: TtsRequest) -> Result<Value, JobFailure> {
         if req.stream {
             return crate::tts_stream::run(self.catalog.clone(), ctx, req).await;
         }

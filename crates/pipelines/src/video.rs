@@ -2,11 +2,10 @@
 
 use crate::failure::media_failure;
 use mediagen_core::ErrorCode;
-use mediagen_core::JobKind;
 use mediagen_media::video::{
     inspect, inspect_near, smart_cut_refusal, trim_accurate, trim_fast, trim_smart,
 };
-use mediagen_worker::{JobContext, JobFailure, Pipeline};
+use mediagen_worker::{JobContext, JobFailure, RequestPipeline};
 use serde_json::{json, Value};
 
 pub use mediagen_jobs::video::*;
@@ -14,13 +13,10 @@ pub use mediagen_jobs::video::*;
 pub struct TrimPipeline;
 
 #[async_trait::async_trait]
-impl Pipeline for TrimPipeline {
-    fn kind(&self) -> JobKind {
-        JobKind::VideoTrim
-    }
+impl RequestPipeline for TrimPipeline {
+    type Request = TrimRequest;
 
-    async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {
-        let req: TrimRequest = ctx.payload()?;
+    async fn work(&self, ctx: JobContext, req: TrimRequest) -> Result<Value, JobFailure> {
         // The scratch directory goes when this function returns, however.
         let (dir, input) = ctx.scratch_with(&req.input, "input").await?;
         let out = dir.path().join(format!("trimmed.{}", req.format.as_str()));

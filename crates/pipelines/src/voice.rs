@@ -4,7 +4,6 @@
 //! voice in each line's time slot).
 
 use mediagen_core::ErrorCode;
-use mediagen_core::JobKind;
 use std::sync::Arc;
 
 use mediagen_jobs::limits::VOICE_CHANGER;
@@ -16,7 +15,7 @@ use mediagen_media::video::inspect;
 use mediagen_speech::stt::{languages as stt_languages, transcribe_stream, SttCatalog, SttOptions};
 use mediagen_speech::tts::TtsCatalog;
 use mediagen_speech::voice::{median_pitch_of, VoiceConverter, WorldConverter, RATE};
-use mediagen_worker::{JobContext, JobFailure, Pipeline};
+use mediagen_worker::{JobContext, JobFailure, RequestPipeline};
 use serde_json::{json, Value};
 
 use crate::output::deliver;
@@ -270,13 +269,10 @@ impl VoiceChangePipeline {
 }
 
 #[async_trait::async_trait]
-impl Pipeline for VoiceChangePipeline {
-    fn kind(&self) -> JobKind {
-        JobKind::VoiceChange
-    }
+impl RequestPipeline for VoiceChangePipeline {
+    type Request = ChangeRequest;
 
-    async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {
-        let req: ChangeRequest = ctx.payload()?;
+    async fn work(&self, ctx: JobContext, req: ChangeRequest) -> Result<Value, JobFailure> {
         let (dir, input) = ctx.scratch_with(&req.input, "input").await?;
         let scratch = dir.path().to_owned();
         let styles = load_styles(&ctx, req.cloned.as_ref()).await?;

@@ -7,7 +7,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use mediagen_core::job::{Job, JobError};
 use mediagen_core::time::{iso8601, now_ms};
-use mediagen_core::{ApiError, ErrorCode, JobKind, JobStatus};
+use mediagen_core::{ApiError, ErrorCode, JobKind, JobRequest, JobStatus};
 use mediagen_jobs::image::ImageRequest;
 use mediagen_jobs::sound::SoundRequest;
 use mediagen_jobs::tts::TtsRequest;
@@ -142,37 +142,36 @@ pub struct JobSpec {
 }
 
 impl JobSpec {
+    /// A job for `request`, of its kind, priced on `units`.
+    pub fn of<R: JobRequest>(
+        request: &R,
+        units: f64,
+        dry_run: bool,
+        media_seconds: f64,
+    ) -> ApiResult<JobSpec> {
+        Ok(JobSpec {
+            kind: R::KIND,
+            units,
+            payload: serde_json::to_value(request).map_err(Error::internal)?,
+            dry_run,
+            media_seconds,
+        })
+    }
+
     /// A text-to-speech job: priced per character.
     pub fn tts(req: &TtsRequest, dry_run: bool) -> ApiResult<JobSpec> {
-        Self::of(JobKind::Tts, req.characters() as f64, req, dry_run, 0.0)
+        Self::of(req, req.characters() as f64, dry_run, 0.0)
     }
 
     /// A sound job: priced per second of sound, which is also how much its
     /// time limit grows.
     pub fn sound(req: &SoundRequest, dry_run: bool) -> ApiResult<JobSpec> {
-        let seconds = f64::from(req.duration);
-        Self::of(JobKind::Sound, req.seconds(), req, dry_run, seconds)
+        Self::of(req, req.seconds(), dry_run, f64::from(req.duration))
     }
 
     /// An image job: priced per image and megapixel.
     pub fn image(req: &ImageRequest, dry_run: bool) -> ApiResult<JobSpec> {
-        Self::of(JobKind::Image, req.units(), req, dry_run, 0.0)
-    }
-
-    fn of(
-        kind: JobKind,
-        units: f64,
-        payload: &impl Serialize,
-        dry_run: bool,
-        media_seconds: f64,
-    ) -> ApiResult<JobSpec> {
-        Ok(JobSpec {
-            kind,
-            units,
-            payload: serde_json::to_value(payload).map_err(Error::internal)?,
-            dry_run,
-            media_seconds,
-        })
+        Self::of(req, req.units(), dry_run, 0.0)
     }
 }
 

@@ -3,7 +3,7 @@
 //! as text parts) or a JSON body naming an uploaded file by `fileId`. Files
 //! are sniffed and probed with ffprobe before any credit is held.
 
-use mediagen_core::JobKind;
+use mediagen_core::JobRequest;
 use std::collections::HashMap;
 
 use axum::extract::{FromRequest, Request};
@@ -42,22 +42,21 @@ impl MediaInput {
     }
 
     /// Prices the request when it asks for a dry run (the upload is not
-    /// kept); otherwise stores the upload and submits a `kind` job for
-    /// `units`, with the payload `build` makes from the stored file. The
-    /// job's time limit grows with the file's duration.
-    pub async fn submit<T: serde::Serialize>(
+    /// kept); otherwise stores the upload and submits the request `build`
+    /// makes from the stored file, for `units`. The job's time limit grows
+    /// with the file's duration.
+    pub async fn submit<T: JobRequest>(
         mut self,
         state: &AppState,
         who: &Principal,
         opts: JobOptions,
-        kind: JobKind,
         units: f64,
         build: impl FnOnce(&FileRecord) -> T,
     ) -> ApiResult<axum::response::Response> {
         let dry = mediagen_core::params::boolean(&self.fields, "dryRun", false)?;
         if dry {
             let spec = JobSpec {
-                kind,
+                kind: T::KIND,
                 units,
                 payload: Value::Null,
                 dry_run: true,
@@ -65,44 +64,36 @@ impl MediaInput {
             };
             return dry_run(state, who, &spec).await;
         }
-        let spec = self.job_spec(state, kind, units, build).await?;
+        let spec = self.job_spec(state, units, build).await?;
         submit(state, who, opts, spec).await
     }
 
-    /// Stores the upload, then runs a `kind` job for `units` with the
-    /// payload `build` makes to its end ([`run_to_end`]: for clients that
-    /// know no 202).
-    pub async fn run_to_end<T: serde::Serialize>(
+    /// Stores the upload, then runs the request `build` makes for `units`
+    /// to its end ([`run_to_end`]: for clients that know no 202).
+    pub async fn run_to_end<T: JobRequest>(
         mut self,
         state: &AppState,
         who: &Principal,
         opts: JobOptions,
-        kind: JobKind,
         units: f64,
         build: impl FnOnce(&FileRecord) -> T,
     ) -> ApiResult<Job> {
-        let spec = self.job_spec(state, kind, units, build).await?;
+        let spec = self.job_spec(state, units, build).await?;
         run_to_end(state, who, opts, spec).await
     }
 
     /// Keeps the upload and describes the job on the stored file.
-    async fn job_spec<T: serde::Serialize>(
+    async fn job_spec<T: JobRequest>(
         &mut self,
         state: &AppState,
-        kind: JobKind,
         units: f64,
         build: impl FnOnce(&FileRecord) -> T,
     ) -> ApiResult<JobSpec> {
         self.keep(state).await?;
-        Ok(JobSpec {
-            kind,
-            units,
-            payload: serde_json::to_value(build(&self.file)).map_err(Error::internal)?,
-            dry_run: false,
-            media_seconds: self
-                .media_seconds
-                .unwrap_or(self.file.duration.unwrap_or(0.0)),
-        })
+        let media_seconds = self
+            .media_seconds
+            .unwrap_or(self.file.duration.unwrap_or(0.0));
+        JobSpec::of(&build(&self.file), units, false, media_seconds)
     }
 
     /// The request parameter that named the media: `file` for an upload

@@ -12,6 +12,6 @@ pub mod retention;
 mod runner;
 pub mod testing;
 
-pub use pipeline::{public_error, JobContext, JobFailure, Pipeline, Registry};
+pub use pipeline::{public_error, JobContext, JobFailure, Pipeline, Registry, RequestPipeline};
 pub use retention::Retention;
 pub use runner::{Events, Worker, WorkerConfig};

@@ -1,4 +1,4 @@
-use mediagen_core::{ErrorCode, JobKind};
+use mediagen_core::{ErrorCode, JobKind, JobRequest};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
@@ -392,6 +392,30 @@ pub trait Pipeline: Send + Sync {
     /// with [`JobContext::put_output`], which says where in the result their
     /// URLs go; the result itself never holds a storage key.
     async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure>;
+}
+
+/// A pipeline typed by its request: it runs the request's kind
+/// ([`JobRequest::KIND`]) and is handed the request parsed from the job's
+/// payload (a payload that is not one fails the job, `invalid_payload`).
+/// Every such pipeline is a [`Pipeline`].
+#[async_trait::async_trait]
+pub trait RequestPipeline: Send + Sync {
+    type Request: JobRequest;
+
+    /// Does the work of `request` (see [`Pipeline::run`]).
+    async fn work(&self, ctx: JobContext, request: Self::Request) -> Result<Value, JobFailure>;
+}
+
+#[async_trait::async_trait]
+impl<P: RequestPipeline> Pipeline for P {
+    fn kind(&self) -> JobKind {
+        P::Request::KIND
+    }
+
+    async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {
+        let request = ctx.payload::<P::Request>()?;
+        self.work(ctx, request).await
+    }
 }
 
 /// Pipelines by job kind.

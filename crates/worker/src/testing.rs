@@ -2,13 +2,13 @@
 //! credits before (and beside) the real capabilities. It is registered only
 //! when the server runs with test jobs enabled, never in a default install.
 
-use mediagen_core::{ErrorCode, JobKind};
+use mediagen_core::{ErrorCode, JobKind, JobRequest};
 use std::time::Duration;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::{JobContext, JobFailure, Pipeline};
+use crate::{JobContext, JobFailure, RequestPipeline};
 
 /// Sleeps for `ms` milliseconds in steps (reporting progress), then writes
 /// `output` to a blob (its URL at `textUrl`) and copies `echo` into the
@@ -16,29 +16,33 @@ use crate::{JobContext, JobFailure, Pipeline};
 /// `"panic"`.
 pub struct SleepPipeline;
 
-#[derive(Deserialize)]
-struct SleepPayload {
+/// What a `test.sleep` job does.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct SleepPayload {
+    /// Milliseconds to sleep, in ten steps of progress.
     #[serde(default)]
-    ms: u64,
+    pub ms: u64,
+    /// `abort`, `retry`, `refuse` or `panic`: how to fail after sleeping.
     #[serde(default)]
-    fail: Option<String>,
+    pub fail: Option<String>,
+    /// The text of its output file (`done` when absent).
     #[serde(default)]
-    output: Option<String>,
+    pub output: Option<String>,
     /// Copied into the result as sent (as speech copies its words and dubs
     /// their lines).
     #[serde(default)]
-    echo: Option<Value>,
+    pub echo: Option<Value>,
+}
+
+impl JobRequest for SleepPayload {
+    const KIND: JobKind = JobKind::TestSleep;
 }
 
 #[async_trait::async_trait]
-impl Pipeline for SleepPipeline {
-    fn kind(&self) -> JobKind {
-        JobKind::TestSleep
-    }
+impl RequestPipeline for SleepPipeline {
+    type Request = SleepPayload;
 
-    async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {
-        let p: SleepPayload = serde_json::from_value(ctx.job.payload.clone())
-            .map_err(|e| JobFailure::abort(ErrorCode::InvalidPayload, e.to_string()))?;
+    async fn work(&self, ctx: JobContext, p: SleepPayload) -> Result<Value, JobFailure> {
         let steps = 10u64;
         for i in 0..steps {
             if ctx.is_cancelled() {

@@ -58,6 +58,10 @@ pub struct DubEdit {
     pub edits: Vec<LineEdit>,
 }
 
+impl mediagen_core::JobRequest for DubEdit {
+    const KIND: mediagen_core::JobKind = mediagen_core::JobKind::DubbingEdit;
+}
+
 /// Longest edited line, in characters.
 const MAX_LINE: usize = 1000;
 

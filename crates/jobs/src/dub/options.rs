@@ -56,6 +56,10 @@ pub struct DubRequest {
     pub sample_rate: u32,
 }
 
+impl mediagen_core::JobRequest for DubRequest {
+    const KIND: mediagen_core::JobKind = mediagen_core::JobKind::Dubbing;
+}
+
 /// The options of a dubbing request besides the input.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DubOptions {

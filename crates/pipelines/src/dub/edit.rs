@@ -2,7 +2,6 @@
 //! mixed anew.
 
 use mediagen_core::time::round_ms;
-use mediagen_core::JobKind;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -11,7 +10,7 @@ use mediagen_media::pcm::PcmFile;
 use mediagen_media::video::inspect;
 use mediagen_speech::tts::TtsCatalog;
 use mediagen_speech::voice::RATE;
-use mediagen_worker::{JobContext, JobFailure, Pipeline};
+use mediagen_worker::{JobContext, JobFailure, RequestPipeline};
 use serde_json::{json, Value};
 
 use super::cast::Cast;
@@ -160,13 +159,10 @@ impl DubEditPipeline {
 }
 
 #[async_trait::async_trait]
-impl Pipeline for DubEditPipeline {
-    fn kind(&self) -> JobKind {
-        JobKind::DubbingEdit
-    }
+impl RequestPipeline for DubEditPipeline {
+    type Request = DubEdit;
 
-    async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {
-        let edit: DubEdit = ctx.payload()?;
+    async fn work(&self, ctx: JobContext, edit: DubEdit) -> Result<Value, JobFailure> {
         let (dir, input) = ctx.scratch_with(&edit.request.input, "input").await?;
         let stored = |name: &str| format!("jobs/{}/dub/{name}", edit.source_job);
         let gone = |e: mediagen_store::BlobError| {

@@ -2,7 +2,6 @@
 //! mix, and store the dub with what editing it needs.
 
 use mediagen_core::time::round_ms;
-use mediagen_core::JobKind;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -18,7 +17,7 @@ use mediagen_speech::stt::{
 use mediagen_speech::translate::{TranslateError, Translator};
 use mediagen_speech::tts::TtsCatalog;
 use mediagen_speech::voice::{VoiceProfile, RATE};
-use mediagen_worker::{JobContext, JobFailure, Pipeline};
+use mediagen_worker::{JobContext, JobFailure, RequestPipeline};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -640,13 +639,10 @@ pub(super) async fn store(
 }
 
 #[async_trait::async_trait]
-impl Pipeline for DubPipeline {
-    fn kind(&self) -> JobKind {
-        JobKind::Dubbing
-    }
+impl RequestPipeline for DubPipeline {
+    type Request = DubRequest;
 
-    async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {
-        let req: DubRequest = ctx.payload()?;
+    async fn work(&self, ctx: JobContext, req: DubRequest) -> Result<Value, JobFailure> {
         let (dir, input) = ctx.scratch_with(&req.input, "input").await?;
         let this = Self {
             tts: self.tts.clone(),

@@ -9,7 +9,6 @@
 
 pub mod neural;
 
-use mediagen_core::JobKind;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -25,7 +24,7 @@ use mediagen_speech::voice::{analyse, check_sample, check_speech, VoiceProfile, 
 
 use crate::tts::{preview_text, speak_neural, voiceprint, Sound};
 use mediagen_store::{Db, VoiceRecord};
-use mediagen_worker::{JobContext, JobFailure, Pipeline};
+use mediagen_worker::{JobContext, JobFailure, RequestPipeline};
 use serde_json::{json, Value};
 
 pub use mediagen_jobs::voice_clone::*;
@@ -240,13 +239,10 @@ impl VoiceClonePipeline {
 }
 
 #[async_trait::async_trait]
-impl Pipeline for VoiceClonePipeline {
-    fn kind(&self) -> JobKind {
-        JobKind::VoiceClone
-    }
+impl RequestPipeline for VoiceClonePipeline {
+    type Request = CloneRequest;
 
-    async fn run(&self, ctx: JobContext) -> Result<Value, JobFailure> {
-        let req: CloneRequest = ctx.payload()?;
+    async fn work(&self, ctx: JobContext, req: CloneRequest) -> Result<Value, JobFailure> {
         let account = ctx.job.account_id.clone();
         let done = json!({ "voiceId": req.voice_id });
         // A retried job whose first attempt recorded the voice is done.

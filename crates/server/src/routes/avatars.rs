@@ -6,7 +6,6 @@ use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use mediagen_core::JobKind;
 use mediagen_core::{ApiError, ErrorCode, Page};
 use mediagen_core::{AvatarId, FileId, TypedId};
 use mediagen_jobs::avatar::{not_a_video, ExpandOptions, ExpandRequest};
@@ -210,13 +209,7 @@ pub async fn create(
         .blobs
         .put_file(&request.video_key, upload.file.path())
         .await?;
-    let spec = JobSpec {
-        kind: JobKind::AvatarCreate,
-        payload: serde_json::to_value(&request).map_err(Error::internal)?,
-        units: 0.0,
-        dry_run: false,
-        media_seconds: probed.duration,
-    };
+    let spec = JobSpec::of(&request, 0.0, false, probed.duration)?;
     let job = match make_resource(&state, &auth, opts, spec).await? {
         Made::Done(job) => job,
         Made::Pending(response) => return Ok(response),
@@ -390,7 +383,7 @@ pub async fn expand(
             }
             media.media_seconds = Some(seconds);
             media
-                .submit(&state, &auth, opts, JobKind::AvatarExpand, units, |file| {
+                .submit(&state, &auth, opts, units, |file| {
                     request(file.blob_key.clone(), None, Some(file.id.clone()), None)
                 })
                 .await
@@ -407,13 +400,7 @@ pub async fn expand(
                     .ok_or_else(|| ApiError::not_found("avatar", &id))?;
                 request(a.video_key, Some(id), None, None)
             };
-            let spec = JobSpec {
-                kind: JobKind::AvatarExpand,
-                units,
-                payload: serde_json::to_value(req).map_err(Error::internal)?,
-                dry_run,
-                media_seconds: seconds,
-            };
+            let spec = JobSpec::of(&req, units, dry_run, seconds)?;
             submit(&state, &auth, opts, spec).await
         }
         (Input::Fields(_), None) => Err(ApiError::invalid_parameter(

@@ -8,7 +8,7 @@ use mediagen_core::{ApiError, ErrorCode};
 use mediagen_jobs::dub::{DubEdit, DubOptions, LineEdit, Pair};
 use serde::{Deserialize, Serialize};
 
-use crate::error::{ApiResult, Error};
+use crate::error::ApiResult;
 use crate::extract::{ApiJson, Auth, JobOptions, PathId};
 use crate::jobs::{submit, JobSpec};
 use crate::media_input::media_input;
@@ -103,7 +103,7 @@ pub async fn create(
     let units = options.units(duration);
     opts.respond_async = true;
     input
-        .submit(&state, &auth, opts, JobKind::Dubbing, units, |file| {
+        .submit(&state, &auth, opts, units, |file| {
             options.with(file.blob_key.clone(), file.id.clone(), cloned)
         })
         .await
@@ -224,13 +224,8 @@ pub async fn edit_segments(
     }
     let result = job.result.clone().unwrap_or_default();
     let edit = DubEdit::parse(&job_id, job.kind, &job.payload, &result, body.segments)?;
-    let spec = JobSpec {
-        kind: JobKind::DubbingEdit,
-        units: edit.seconds().ceil(),
-        payload: serde_json::to_value(&edit).map_err(Error::internal)?,
-        dry_run: body.dry_run,
-        media_seconds: result["duration"].as_f64().unwrap_or(0.0),
-    };
+    let media_seconds = result["duration"].as_f64().unwrap_or(0.0);
+    let spec = JobSpec::of(&edit, edit.seconds().ceil(), body.dry_run, media_seconds)?;
     opts.respond_async = true;
     submit(&state, &auth, opts, spec).await
 }

@@ -1,6 +1,5 @@
 use axum::extract::{Request, State};
 use axum::response::Response;
-use mediagen_core::JobKind;
 use mediagen_jobs::stt::SttRequest;
 
 use crate::error::ApiResult;
@@ -54,7 +53,7 @@ pub async fn create(
     let seconds = input.file.duration.unwrap_or(0.0).ceil();
     let demuxer = input.demuxer();
     input
-        .submit(&state, &auth, opts, JobKind::Stt, seconds, |file| {
+        .submit(&state, &auth, opts, seconds, |file| {
             options.with_file(
                 file.blob_key.clone(),
                 file.id.clone(),

@@ -3,9 +3,8 @@
 
 use axum::extract::State;
 use axum::response::Response;
-use mediagen_core::JobKind;
+use mediagen_worker::testing::SleepPayload;
 use serde::Deserialize;
-use serde_json::json;
 
 use crate::error::ApiResult;
 use crate::extract::{ApiJson, Auth, JobOptions};
@@ -37,12 +36,12 @@ pub async fn create(
     opts: JobOptions,
     ApiJson(body): ApiJson<TestJob>,
 ) -> ApiResult<Response> {
-    let spec = JobSpec {
-        kind: JobKind::TestSleep,
-        payload: json!({ "ms": body.ms, "fail": body.fail, "output": body.output, "echo": body.echo }),
-        units: body.units,
-        dry_run: body.dry_run,
-        media_seconds: 0.0,
+    let payload = SleepPayload {
+        ms: body.ms,
+        fail: body.fail,
+        output: body.output,
+        echo: body.echo,
     };
+    let spec = JobSpec::of(&payload, body.units, body.dry_run, 0.0)?;
     submit(&state, &auth, opts, spec).await
 }

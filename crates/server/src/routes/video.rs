@@ -1,6 +1,5 @@
 use axum::extract::{Request, State};
 use axum::response::Response;
-use mediagen_core::JobKind;
 use mediagen_jobs::video::TrimOptions;
 
 use crate::error::ApiResult;
@@ -46,7 +45,7 @@ pub async fn trim(
     let options = TrimOptions::parse(&input.fields, duration, state.config.max_trim_ranges)?;
     let units = options.output_seconds().ceil();
     input
-        .submit(&state, &auth, opts, JobKind::VideoTrim, units, |file| {
+        .submit(&state, &auth, opts, units, |file| {
             options.with_file(file.blob_key.clone(), file.id.clone())
         })
         .await

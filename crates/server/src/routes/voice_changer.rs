@@ -1,6 +1,5 @@
 use axum::extract::{Request, State};
 use axum::response::Response;
-use mediagen_core::JobKind;
 use mediagen_jobs::voice::ChangeOptions;
 
 use crate::error::ApiResult;
@@ -71,7 +70,7 @@ pub async fn change(
     options.check(cloned.as_ref())?;
     let units = input.file.duration.unwrap_or(0.0).ceil();
     input
-        .submit(&state, &auth, opts, JobKind::VoiceChange, units, |file| {
+        .submit(&state, &auth, opts, units, |file| {
             options.with(file.blob_key.clone(), file.id.clone(), cloned)
         })
         .await

@@ -1,4 +1,3 @@
-use mediagen_core::JobKind;
 use std::cmp::Ordering;
 
 use axum::extract::State;
@@ -248,13 +247,7 @@ pub async fn create(
         method,
         quality,
     };
-    let spec = JobSpec {
-        kind: JobKind::VoiceClone,
-        payload: serde_json::to_value(&request).map_err(Error::internal)?,
-        units: request.units(),
-        dry_run: false,
-        media_seconds: claimed,
-    };
+    let spec = JobSpec::of(&request, request.units(), false, claimed)?;
     let job = match make_resource(&state, &auth, opts, spec).await? {
         Made::Done(job) => job,
         Made::Pending(response) => return Ok(response),

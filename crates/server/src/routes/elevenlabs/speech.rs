@@ -7,7 +7,6 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use base64::Engine;
-use mediagen_core::JobKind;
 use mediagen_jobs::elevenlabs::timing::{alignment, timed_words, transcript_words};
 use mediagen_jobs::elevenlabs::{
     elevenlabs_names, Granularity, SoundEffectBody, SpeechBody, Transcription,
@@ -106,7 +105,7 @@ pub async fn transcribe(
     let demuxer = input.demuxer();
     let options = asked.options.clone();
     let job = input
-        .run_to_end(&state, &auth, opts, JobKind::Stt, seconds, |file| {
+        .run_to_end(&state, &auth, opts, seconds, |file| {
             options.with_file(
                 file.blob_key.clone(),
                 file.id.clone(),

@@ -6,7 +6,6 @@ use axum::extract::{Request, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use mediagen_core::JobKind;
 use mediagen_jobs::limits::SPEECH_TO_TEXT as LIMITS;
 use mediagen_jobs::openai::transcription::{Rendered, Task, Transcription};
 
@@ -76,7 +75,7 @@ async fn recognise(
     let demuxer = input.demuxer();
     let options = asked.options.clone();
     let job = input
-        .run_to_end(state, who, opts, JobKind::Stt, seconds, |file| {
+        .run_to_end(state, who, opts, seconds, |file| {
             options.with_file(
                 file.blob_key.clone(),
                 file.id.clone(),
