@@ -14,6 +14,7 @@ pub mod kind;
 pub mod page;
 pub mod params;
 pub mod rng;
+pub mod schema;
 pub mod ssml;
 pub mod time;
 pub mod voice;

@@ -15,36 +15,84 @@ pub const MIN_SIDE: u32 = 64;
 pub const MAX_SIDE: u32 = 2048;
 pub const MAX_IMAGES: u32 = 4;
 
-#[derive(Debug, Clone, Deserialize)]
+/// The body of `POST /v1/image-generation`.
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(as = ImageGenerationRequest)]
 pub struct ImageBody {
+    /// What to draw, 1–1000 characters: objects (any emoji name or keyword)
+    /// with colours, sizes and counts ("two small red birds", "a dozen eggs",
+    /// at most 12), relations ("under", "above", "on", "in", "in front of",
+    /// "behind", "next to", "to the left of", "between … and …", "around",
+    /// "near", "far from", "wearing", "in the background", docs/image.md), a
+    /// setting (beach, forest, city, snow, desert, room, sky, mountains,
+    /// meadow), a time of day (day, sunset, night) and a style word
+    /// (watercolor, pixel art).
+    #[schema(min_length = 1, max_length = 1000, pattern = "\\S")]
     pub prompt: String,
+    /// Pixels, a multiple of 8 from 64 to 2048; default 1024.
     #[serde(default)]
+    #[schema(minimum = 64, maximum = 2048, multiple_of = 8)]
     pub width: Option<u32>,
+    /// Pixels, a multiple of 8 from 64 to 2048; default 1024.
     #[serde(default)]
+    #[schema(minimum = 64, maximum = 2048, multiple_of = 8)]
     pub height: Option<u32>,
+    /// Images to make, 1–4 (seeds `seed`, `seed + 1`, …); default 1.
     #[serde(default)]
+    #[schema(minimum = 1, maximum = 4)]
     pub n: Option<u32>,
+    /// The same request and seed give the same bytes. Omitted: random, returned.
     #[serde(default)]
     pub seed: Option<u64>,
+    /// `flat` (default), `watercolor`, `pixel`; wins over style words in the prompt.
     #[serde(default)]
+    #[schema(schema_with = image_styles)]
     pub style: Option<String>,
+    /// Objects named here are left out.
     #[serde(default)]
     pub negative_prompt: Option<String>,
+    /// `png` (default), `jpeg`, `webp` (lossless).
     #[serde(default)]
+    #[schema(schema_with = image_formats)]
     pub format: Option<String>,
+    /// `embedded` (default: the scene composer) or the name of a neural
+    /// model under `models/image/` (Stable Diffusion / SD-Turbo ONNX;
+    /// listed by `GET /v1/models`, layout in docs/models.md). With a neural
+    /// model `style` is added to the prompt in words and `negativePrompt`
+    /// guides away from what it names. A model this server lacks: 422.
     #[serde(default)]
+    #[schema(min_length = 1)]
     pub model: Option<String>,
+    /// Neural models only (422 otherwise): denoising steps, 1–150 (default:
+    /// the model's `mediagen.json`, else 25).
     #[serde(default)]
+    #[schema(minimum = 1, maximum = 150)]
     pub steps: Option<u32>,
+    /// Neural models only (422 otherwise): classifier-free guidance, 0–30;
+    /// 1 or less runs without guidance (default: the model's
+    /// `mediagen.json`, else 7.5).
     #[serde(default)]
+    #[schema(minimum = 0.0, maximum = 30.0)]
     pub guidance_scale: Option<f32>,
+    /// Validate and price only.
     #[serde(default)]
     pub dry_run: bool,
-    /// This job's own webhook (the API checks it and takes it out; it is
-    /// not part of the job's payload).
+    // This job's own webhook (the API checks it and takes it out; it is
+    // not part of the job's payload).
     #[serde(default)]
+    #[schema(schema_with = mediagen_core::schema::webhook_url_schema)]
     pub webhook_url: Option<String>,
+}
+
+/// The styles `style` takes, for the document.
+fn image_styles() -> utoipa::openapi::schema::Object {
+    mediagen_core::schema::one_of_strings(&["flat", "watercolor", "pixel"])
+}
+
+/// The formats `format` takes, for the document.
+fn image_formats() -> utoipa::openapi::schema::Object {
+    mediagen_core::schema::one_of_strings(&["png", "jpeg", "webp"])
 }
 
 /// A validated request (also the job's payload).

@@ -15,34 +15,63 @@ pub const MAX_SECONDS: f32 = 30.0;
 /// Longest prompt, characters.
 pub const MAX_PROMPT: usize = 1000;
 
-/// The request body as sent.
-#[derive(Debug, Clone, Deserialize)]
+/// The body of `POST /v1/sound-generation`.
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(as = SoundGenerationRequest)]
 pub struct SoundBody {
+    /// What to hear, 1–1000 characters: sources ("rain", "footsteps",
+    /// "door knock", "piano melody"), modifiers ("distant", "heavy", "fast",
+    /// "deep") and a tempo ("120 bpm"). See `GET /v1/sound-generation/vocabulary`.
+    #[schema(min_length = 1, max_length = 1000, pattern = "\\S")]
     pub prompt: String,
+    /// Seconds, 0.5–30. Omitted: chosen from the prompt (a beep 0.5 s, rain 8 s,
+    /// music 12 s).
     #[serde(default)]
+    #[schema(minimum = 0.5, maximum = 30.0)]
     pub duration: Option<f64>,
+    /// `true`: the end flows into the start (a seamless loop).
     #[serde(default, rename = "loop")]
     pub looped: bool,
+    /// The same prompt, seed and options give the same audio. Omitted: a random
+    /// seed, returned in the result.
     #[serde(default)]
     pub seed: Option<u64>,
+    /// `mp3` (default), `wav`, `ogg` (Opus), `flac`, `pcm` (s16le mono),
+    /// `aac` (ADTS).
     #[serde(default)]
+    #[schema(schema_with = mediagen_core::schema::audio_format_schema)]
     pub format: Option<String>,
+    /// Hz; default 44100 (48000 for ogg); with a neural model, its own rate
+    /// (or the format's nearest above it).
     #[serde(default)]
+    #[schema(schema_with = mediagen_core::schema::sample_rate_schema)]
     pub sample_rate: Option<u32>,
+    /// `embedded` (default) or the name of a neural text-to-audio model
+    /// under `models/sound/` (AudioLDM-shaped ONNX; listed by `GET
+    /// /v1/models`, layout in docs/models.md). A neural model's default
+    /// duration is 10 s. A model this server lacks: 422.
     #[serde(default)]
+    #[schema(min_length = 1)]
     pub model: Option<String>,
+    /// Neural models only (422 otherwise): denoising steps, 1–150.
     #[serde(default)]
+    #[schema(minimum = 1, maximum = 150)]
     pub steps: Option<u32>,
+    /// Neural models only (422 otherwise): classifier-free guidance, 0–30.
     #[serde(default)]
+    #[schema(minimum = 0.0, maximum = 30.0)]
     pub guidance_scale: Option<f32>,
+    /// Neural models only (422 otherwise): what to guide away from.
     #[serde(default)]
     pub negative_prompt: Option<String>,
+    /// Validate and price only.
     #[serde(default)]
     pub dry_run: bool,
-    /// This job's own webhook (the API checks it and takes it out; it is
-    /// not part of the job's payload).
+    // This job's own webhook (the API checks it and takes it out; it is
+    // not part of the job's payload).
     #[serde(default)]
+    #[schema(schema_with = mediagen_core::schema::webhook_url_schema)]
     pub webhook_url: Option<String>,
 }
 

@@ -69,30 +69,56 @@ impl ClonedVoice {
     }
 }
 
-/// The request body as sent.
-#[derive(Debug, Clone, Deserialize)]
+/// The body of `POST /v1/text-to-speech` and `/v1/text-to-speech/stream`.
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(as = TextToSpeechRequest)]
 pub struct TtsBody {
+    /// Not only white space; trimmed, 1–5000 characters (400 otherwise),
+    /// with something to say (a letter or a digit in any script; otherwise
+    /// 422, as for SSML errors).
+    #[schema(min_length = 1, max_length = 5000, pattern = "\\S")]
     pub text: String,
+    /// A voice id from `GET /v1/voices`: a catalog voice, or one of the
+    /// account's cloned voices (spoken by its `baseVoiceId` and converted
+    /// toward its profile; audio at 24 kHz).
     pub voice_id: String,
+    /// `mp3` (default, 128 kbit/s), `wav` (16-bit PCM), `ogg` (Opus, 64 kbit/s),
+    /// `flac` (16-bit), `pcm` (raw s16le mono, no header), `aac` (AAC-LC
+    /// in ADTS, 128 kbit/s).
     #[serde(default)]
+    #[schema(schema_with = mediagen_core::schema::audio_format_schema)]
     pub format: Option<String>,
+    /// Hz. mp3/wav/flac/pcm/aac: 8000, 16000, 22050, 24000, 32000, 44100, 48000;
+    /// ogg: 8000, 12000, 16000, 24000, 48000. Default: the voice's native rate
+    /// (or the next allowed rate above it). A rate the format does not
+    /// take: 422.
     #[serde(default)]
+    #[schema(schema_with = mediagen_core::schema::sample_rate_schema)]
     pub sample_rate: Option<u32>,
+    /// 0.5–2.0, default 1.0.
     #[serde(default)]
+    #[schema(minimum = 0.5, maximum = 2.0)]
     pub speed: Option<f32>,
+    /// `true` adds `result.words: [{word, start, end}]` (seconds), aligned by
+    /// the speech recogniser. Not for the streaming endpoint.
     #[serde(default)]
     pub timestamps: bool,
-    /// ISO 639-1: the language the text is read in (phonemes, numbers).
-    /// A neural clone speaks every language its engine has; any other
-    /// voice only its own.
+    /// ISO 639-1: the language the text is read in. A neural clone
+    /// (`engine: kokoro` in its voice) speaks every language Kokoro has
+    /// (en, es, fr, hi, it, pt): its own style table with the phonemes of a
+    /// Kokoro voice of that language. Any other voice must speak it already
+    /// (422 otherwise). Default: the voice's language.
     #[serde(default)]
+    #[schema(pattern = "^[A-Za-z]{2}([-_][A-Za-z0-9]+)*$")]
     pub language_code: Option<String>,
+    /// Validate and price only.
     #[serde(default)]
     pub dry_run: bool,
-    /// This job's own webhook (the API checks it and takes it out; it is
-    /// not part of the job's payload).
+    // This job's own webhook (the API checks it and takes it out; it is
+    // not part of the job's payload).
     #[serde(default)]
+    #[schema(schema_with = mediagen_core::schema::webhook_url_schema)]
     pub webhook_url: Option<String>,
 }
 

@@ -33,20 +33,42 @@ const NAMES: [(&str, &str); 3] = [
 ];
 
 /// The body of `POST /v1/images/generations`, as OpenAI documents it.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(as = OpenAiImageRequest)]
 pub struct ImagesBody {
+    /// What to draw, as for `POST /v1/image-generation` (at most 1000
+    /// characters).
+    #[schema(min_length = 1, max_length = 1000, pattern = "\\S")]
     pub prompt: String,
+    /// `dall-e-2` (default), `dall-e-3`, `gpt-image-1`: the embedded
+    /// engine draws for each. Our own image models (`GET /v1/models`) too.
     #[serde(default)]
+    #[schema(min_length = 1)]
     pub model: Option<String>,
+    /// Images, 1–4 (OpenAI: 1–10); `dall-e-3` takes 1 only.
     #[serde(default)]
+    #[schema(minimum = 1, maximum = 4)]
     pub n: Option<u32>,
+    /// For `dall-e-2` 256x256, 512x512, 1024x1024 (default); for `dall-e-3`
+    /// 1024x1024, 1792x1024, 1024x1792; for `gpt-image-1` `auto`
+    /// (1024x1024), 1024x1024, 1536x1024, 1024x1536 (another size for the
+    /// model: 400, as OpenAI answers). Our own models also take any
+    /// `WIDTHxHEIGHT` whose sides are multiples of 8 from 64 to 2048.
     #[serde(default)]
+    #[schema(schema_with = sizes)]
     pub size: Option<String>,
+    /// `url` (default) or `b64_json`; not taken with `gpt-image-1`, which
+    /// answers `b64_json`.
     #[serde(default)]
+    #[schema(schema_with = response_formats)]
     pub response_format: Option<String>,
+    /// `png` (default), `jpeg`, `webp`: `gpt-image-1` and our models only.
     #[serde(default)]
+    #[schema(schema_with = output_formats)]
     pub output_format: Option<String>,
+    /// Taken and ignored, like `style`, `background`, `moderation`,
+    /// `output_compression` and `user` (named in `X-Mediagen-Ignored`).
     #[serde(default)]
     pub quality: Option<String>,
     #[serde(default)]
@@ -59,6 +81,24 @@ pub struct ImagesBody {
     pub output_compression: Option<u32>,
     #[serde(default)]
     pub user: Option<String>,
+}
+
+/// Every size some model takes, for the document.
+fn sizes() -> utoipa::openapi::schema::Object {
+    let mut sizes: Vec<&str> = MODELS.iter().flat_map(|(_, s)| s.iter().copied()).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    mediagen_core::schema::one_of_strings(&sizes)
+}
+
+/// The response formats, for the document.
+fn response_formats() -> utoipa::openapi::schema::Object {
+    mediagen_core::schema::one_of_strings(&RESPONSE_FORMATS)
+}
+
+/// The output formats, for the document.
+fn output_formats() -> utoipa::openapi::schema::Object {
+    mediagen_core::schema::one_of_strings(&OUTPUT_FORMATS)
 }
 
 /// A validated request, and how to answer it.

@@ -58,21 +58,64 @@ pub const FORMATS: [(&str, &str); 6] = [
 const PCM_RATE: u32 = 24_000;
 
 /// The body of `POST /v1/audio/speech`, as OpenAI documents it.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(as = OpenAiSpeechRequest)]
 pub struct SpeechBody {
+    /// `tts-1`, `tts-1-hd`, `gpt-4o-mini-tts`, or one of our text-to-speech
+    /// engines (`kokoro`, `piper`, `espeak`; 422 when not installed). The
+    /// voice decides who speaks; the model picks nothing more.
+    #[schema(schema_with = model_schema)]
     pub model: String,
+    /// Not only white space; trimmed, at most 4096 characters, with
+    /// something to say (as `text` of `POST /v1/text-to-speech`: 422
+    /// otherwise).
+    #[schema(min_length = 1, max_length = 4096, pattern = "\\S")]
     pub input: String,
-    /// An OpenAI voice name, one of our voice ids, or `{"id": …}`.
+    /// An OpenAI voice (`alloy`, `ash`, `ballad`, `coral`, `echo`, `fable`,
+    /// `nova`, `onyx`, `sage`, `shimmer`, `verse`, `marin`, `cedar`: each
+    /// a catalog voice of matching character), or any voice id of
+    /// `GET /v1/voices`, the account's cloned voices included (404
+    /// `voice_not_found` otherwise).
+    // Read as sent: a name, an id, or `{"id": …}`.
+    #[schema(value_type = String, min_length = 1)]
     pub voice: serde_json::Value,
+    /// `mp3` (default), `opus` (Ogg), `aac` (ADTS), `flac`, `wav`, `pcm`
+    /// (24 kHz 16-bit little-endian mono).
     #[serde(default)]
+    #[schema(schema_with = response_format_schema)]
     pub response_format: Option<String>,
+    /// 0.5–2.0 (OpenAI takes 0.25–4.0; outside ours: 400), default 1.0.
     #[serde(default)]
+    #[schema(minimum = 0.5, maximum = 2.0)]
     pub speed: Option<f32>,
+    /// Accepted and ignored: the response then carries
+    /// `X-Mediagen-Ignored: instructions`.
     #[serde(default)]
     pub instructions: Option<String>,
+    /// `audio` (default): the audio's bytes. `sse`: server-sent events,
+    /// `speech.audio.delta` with base64 audio as it is made, then
+    /// `speech.audio.done` with the usage (characters as input tokens).
     #[serde(default)]
+    #[schema(schema_with = stream_format_schema)]
     pub stream_format: Option<String>,
+}
+
+/// The models `model` takes, for the document.
+fn model_schema() -> utoipa::openapi::schema::Object {
+    let models: Vec<&str> = speech_models().collect();
+    mediagen_core::schema::one_of_strings(&models)
+}
+
+/// OpenAI's formats, for the document.
+fn response_format_schema() -> utoipa::openapi::schema::Object {
+    let formats: Vec<&str> = FORMATS.iter().map(|(theirs, _)| *theirs).collect();
+    mediagen_core::schema::one_of_strings(&formats)
+}
+
+/// The stream formats, for the document.
+fn stream_format_schema() -> utoipa::openapi::schema::Object {
+    mediagen_core::schema::one_of_strings(&["audio", "sse"])
 }
 
 /// A speech body read as ours, and what of it was accepted but not used.

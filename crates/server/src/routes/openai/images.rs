@@ -5,68 +5,13 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use base64::Engine;
-use mediagen_jobs::openai::image::{ImagesBody, MODELS, OUTPUT_FORMATS, RESPONSE_FORMATS};
+use mediagen_jobs::openai::image::ImagesBody;
 use serde_json::{json, Value};
 
 use crate::error::ApiResult;
 use crate::extract::{ApiJson, Auth, JobOptions};
 use crate::jobs::{run_to_end, JobSpec, JobView};
 use crate::state::AppState;
-
-/// The request body, for the OpenAPI document.
-#[derive(utoipa::ToSchema)]
-#[allow(dead_code)]
-#[schema(as = OpenAiImageRequest)]
-pub struct ImagesBodyDoc {
-    /// What to draw, as for `POST /v1/image-generation` (at most 1000
-    /// characters).
-    #[schema(min_length = 1, max_length = 1000, pattern = "\\S")]
-    prompt: String,
-    /// `dall-e-2` (default), `dall-e-3`, `gpt-image-1`: the embedded
-    /// engine draws for each. Our own image models (`GET /v1/models`) too.
-    #[schema(min_length = 1)]
-    model: Option<String>,
-    /// Images, 1–4 (OpenAI: 1–10); `dall-e-3` takes 1 only.
-    #[schema(minimum = 1, maximum = 4)]
-    n: Option<u32>,
-    /// For `dall-e-2` 256x256, 512x512, 1024x1024 (default); for `dall-e-3`
-    /// 1024x1024, 1792x1024, 1024x1792; for `gpt-image-1` `auto`
-    /// (1024x1024), 1024x1024, 1536x1024, 1024x1536 (another size for the
-    /// model: 400, as OpenAI answers). Our own models also take any
-    /// `WIDTHxHEIGHT` whose sides are multiples of 8 from 64 to 2048.
-    #[schema(schema_with = sizes)]
-    size: Option<String>,
-    /// `url` (default) or `b64_json`; not taken with `gpt-image-1`, which
-    /// answers `b64_json`.
-    #[schema(schema_with = response_formats)]
-    response_format: Option<String>,
-    /// `png` (default), `jpeg`, `webp`: `gpt-image-1` and our models only.
-    #[schema(schema_with = output_formats)]
-    output_format: Option<String>,
-    /// Taken and ignored, like `style`, `background`, `moderation`,
-    /// `output_compression` and `user` (named in `X-Mediagen-Ignored`).
-    quality: Option<String>,
-    style: Option<String>,
-    background: Option<String>,
-    moderation: Option<String>,
-    output_compression: Option<u32>,
-    user: Option<String>,
-}
-
-fn sizes() -> utoipa::openapi::schema::Object {
-    let mut sizes: Vec<&str> = MODELS.iter().flat_map(|(_, s)| s.iter().copied()).collect();
-    sizes.sort_unstable();
-    sizes.dedup();
-    crate::routes::one_of_strings(&sizes)
-}
-
-fn response_formats() -> utoipa::openapi::schema::Object {
-    crate::routes::one_of_strings(&RESPONSE_FORMATS)
-}
-
-fn output_formats() -> utoipa::openapi::schema::Object {
-    crate::routes::one_of_strings(&OUTPUT_FORMATS)
-}
 
 /// Images, as OpenAI's API makes them
 ///
@@ -77,7 +22,7 @@ fn output_formats() -> utoipa::openapi::schema::Object {
 /// works), answered when it ends: `{created, data: [{url} or
 /// {b64_json}]}`. URLs are signed and expire as job results do.
 #[utoipa::path(post, path = "/v1/images/generations", tag = "content", security(("bearer" = ["write"])),
-    request_body = ImagesBodyDoc,
+    request_body = ImagesBody,
     responses((status = 200, description = "`{created, data: [{url} | {b64_json}]}`"),
               (status = 400, description = "`invalid_parameter` naming prompt, model, n, size, response_format or output_format"),
               (status = 402), (status = 422, description = "`unsupported_prompt`"),

@@ -8,7 +8,7 @@ use base64::Engine;
 use futures::StreamExt;
 use mediagen_core::format::AudioFormat;
 use mediagen_jobs::openai::openai_names;
-use mediagen_jobs::openai::speech::{SpeechBody, FORMATS, NAMES};
+use mediagen_jobs::openai::speech::{SpeechBody, NAMES};
 use mediagen_jobs::tts::TtsRequest;
 use serde_json::json;
 
@@ -16,59 +16,6 @@ use crate::error::ApiResult;
 use crate::extract::{ApiJson, Auth, JobOptions};
 use crate::state::AppState;
 use crate::voices::cloned_voice;
-
-/// The request body, for the OpenAPI document.
-#[derive(utoipa::ToSchema)]
-#[allow(dead_code)]
-#[schema(as = OpenAiSpeechRequest)]
-pub struct SpeechBodyDoc {
-    /// `tts-1`, `tts-1-hd`, `gpt-4o-mini-tts`, or one of our text-to-speech
-    /// engines (`kokoro`, `piper`, `espeak`; 422 when not installed). The
-    /// voice decides who speaks; the model picks nothing more.
-    #[schema(schema_with = model_schema)]
-    model: String,
-    /// Not only white space; trimmed, at most 4096 characters, with
-    /// something to say (as `text` of `POST /v1/text-to-speech`: 422
-    /// otherwise).
-    #[schema(min_length = 1, max_length = 4096, pattern = "\\S")]
-    input: String,
-    /// An OpenAI voice (`alloy`, `ash`, `ballad`, `coral`, `echo`, `fable`,
-    /// `nova`, `onyx`, `sage`, `shimmer`, `verse`, `marin`, `cedar`: each
-    /// a catalog voice of matching character), or any voice id of
-    /// `GET /v1/voices`, the account's cloned voices included (404
-    /// `voice_not_found` otherwise).
-    #[schema(min_length = 1)]
-    voice: String,
-    /// `mp3` (default), `opus` (Ogg), `aac` (ADTS), `flac`, `wav`, `pcm`
-    /// (24 kHz 16-bit little-endian mono).
-    #[schema(schema_with = response_format_schema)]
-    response_format: Option<String>,
-    /// 0.5–2.0 (OpenAI takes 0.25–4.0; outside ours: 400), default 1.0.
-    #[schema(minimum = 0.5, maximum = 2.0)]
-    speed: Option<f32>,
-    /// Accepted and ignored: the response then carries
-    /// `X-Mediagen-Ignored: instructions`.
-    instructions: Option<String>,
-    /// `audio` (default): the audio's bytes. `sse`: server-sent events,
-    /// `speech.audio.delta` with base64 audio as it is made, then
-    /// `speech.audio.done` with the usage (characters as input tokens).
-    #[schema(schema_with = stream_format_schema)]
-    stream_format: Option<String>,
-}
-
-fn model_schema() -> utoipa::openapi::schema::Object {
-    let models: Vec<&str> = mediagen_jobs::openai::speech::speech_models().collect();
-    crate::routes::one_of_strings(&models)
-}
-
-fn response_format_schema() -> utoipa::openapi::schema::Object {
-    let formats: Vec<&str> = FORMATS.iter().map(|(theirs, _)| *theirs).collect();
-    crate::routes::one_of_strings(&formats)
-}
-
-fn stream_format_schema() -> utoipa::openapi::schema::Object {
-    crate::routes::one_of_strings(&["audio", "sse"])
-}
 
 /// Speech, as OpenAI's API makes it
 ///
@@ -79,7 +26,7 @@ fn stream_format_schema() -> utoipa::openapi::schema::Object {
 /// header carries its length (players show a duration and seek). Errors carry OpenAI's `type` and `param` beside our
 /// `code`, naming OpenAI's parameters.
 #[utoipa::path(post, path = "/v1/audio/speech", tag = "voice", security(("bearer" = ["write"])),
-    request_body = SpeechBodyDoc,
+    request_body = SpeechBody,
     responses((status = 200, description = "The audio, chunked", content_type = "audio/mpeg"),
               (status = 400, description = "`invalid_parameter` naming model, input, voice, response_format, speed or stream_format"),
               (status = 402), (status = 404, description = "`voice_not_found`"),
