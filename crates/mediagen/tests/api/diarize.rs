@@ -360,12 +360,20 @@ async fn a_conversation_is_dubbed_with_a_voice_for_each_speaker() {
         "{}",
         result["speakers"]
     );
-    // Each says enough for a neural clone of their own voice.
+    // Each says enough for a neural clone of their own voice. The searches
+    // share the 120 s the hold pays for: where the first speaker's took
+    // more than 80 s (a loaded machine: its judging overran), the next is
+    // left under the 40 s a search needs and keeps its WORLD part, by
+    // design. Nothing else may leave a speaker without one.
+    let neural = speakers.iter().filter(|s| s["clone"] == "neural").count();
+    let voice_seconds = result["timings"]["voice"].as_f64().unwrap();
     assert!(
-        speakers.iter().all(|s| s["clone"] == "neural"),
-        "{}",
-        result["speakers"]
+        neural == 2 || (neural == 1 && voice_seconds > 80.0),
+        "{} (timings {})",
+        result["speakers"],
+        result["timings"]
     );
+    assert_eq!(speakers[0]["clone"], "neural", "{}", result["speakers"]);
 
     // Each speaker's dubbed lines, as heard in the dub.
     let dubbed = crate::voice_clone::pcm(&app.download(result["audioUrl"].as_str().unwrap()).await);
