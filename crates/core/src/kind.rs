@@ -143,10 +143,6 @@ impl JobKind {
         JobKind::ALL.into_iter().find(|k| k.name() == name)
     }
 
-    pub fn as_str(self) -> &'static str {
-        self.name()
-    }
-
     /// Its row of docs/billing.md's table of kinds.
     pub fn doc_row(self) -> String {
         let price = self.price();

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use mediagen_core::JobKind;
+use mediagen_core::{JobKind, JobRequest};
 use mediagen_store::Db;
 use mediagen_worker::testing::SleepPipeline;
 use mediagen_worker::{Pipeline, Registry};
@@ -50,119 +50,79 @@ const RECOGNISERS: Needs = Needs {
     stt: true,
 };
 
+/// The row of the kind of request `R`: its kind is the request's.
+const fn row<R: JobRequest>(
+    needs: Needs,
+    capability: Option<&'static str>,
+    make: fn(&Engines, &Db) -> Arc<dyn Pipeline>,
+) -> Runs {
+    Runs {
+        kind: R::KIND,
+        needs,
+        capability,
+        make,
+    }
+}
+
 /// Every kind this build runs (`test.sleep` only with test jobs on).
 pub const PIPELINES: &[Runs] = &[
-    Runs {
-        kind: JobKind::Tts,
-        // The recogniser times the words of `withTimestamps`.
-        needs: SPEECH,
-        capability: Some("text-to-speech"),
-        make: |e, _| {
-            Arc::new(TtsPipeline {
-                catalog: e.tts.clone(),
-                stt: e.stt.clone(),
-            })
-        },
-    },
-    Runs {
-        kind: JobKind::Stt,
-        needs: RECOGNISERS,
-        capability: Some("speech-to-text"),
-        make: |e, _| {
-            Arc::new(SttPipeline {
-                catalog: e.stt.clone(),
-            })
-        },
-    },
-    Runs {
-        kind: JobKind::VoiceChange,
-        needs: SPEECH,
-        capability: None,
-        make: |e, _| {
-            Arc::new(VoiceChangePipeline {
-                tts: e.tts.clone(),
-                stt: e.stt.clone(),
-            })
-        },
-    },
-    Runs {
-        kind: JobKind::VoiceClone,
-        needs: SPEECH,
-        capability: None,
-        make: |e, db| {
-            Arc::new(VoiceClonePipeline::new(
-                e.tts.clone(),
-                e.stt.clone(),
-                db.clone(),
-                e.stock.clone(),
-            ))
-        },
-    },
-    Runs {
-        kind: JobKind::Dubbing,
-        needs: SPEECH,
-        capability: Some("translation"),
-        make: |e, _| {
-            Arc::new(DubPipeline {
-                tts: e.tts.clone(),
-                stt: e.stt.clone(),
-                translator: e.translator.clone(),
-                languages: e.dubbing.clone(),
-                stock: e.stock.clone(),
-            })
-        },
-    },
-    Runs {
-        kind: JobKind::DubbingEdit,
-        needs: VOICES,
-        capability: Some("translation"),
-        make: |e, _| Arc::new(DubEditPipeline { tts: e.tts.clone() }),
-    },
-    Runs {
-        kind: JobKind::VideoTrim,
-        needs: Needs::NONE,
-        capability: None,
-        make: |_, _| Arc::new(TrimPipeline),
-    },
-    Runs {
-        kind: JobKind::AvatarExpand,
-        needs: Needs::NONE,
-        capability: None,
-        make: |_, _| Arc::new(ExpandPipeline),
-    },
-    Runs {
-        kind: JobKind::AvatarCreate,
-        needs: Needs::NONE,
-        capability: None,
-        make: |_, db| Arc::new(AvatarUploadPipeline { db: db.clone() }),
-    },
-    Runs {
-        kind: JobKind::Sound,
-        needs: Needs::NONE,
-        capability: Some("sound-generation"),
-        make: |e, _| {
-            Arc::new(SoundPipeline {
-                models: e.diffusion.clone(),
-            })
-        },
-    },
-    Runs {
-        kind: JobKind::Image,
-        needs: Needs::NONE,
-        capability: Some("image-generation"),
-        make: |e, _| {
-            Arc::new(ImagePipeline {
-                icons: e.icons.clone(),
-                models: e.diffusion.clone(),
-            })
-        },
-    },
-    Runs {
-        kind: JobKind::TestSleep,
-        needs: Needs::NONE,
-        capability: None,
-        make: |_, _| Arc::new(SleepPipeline),
-    },
+    // The recogniser times the words of `withTimestamps`.
+    row::<mediagen_jobs::tts::TtsRequest>(SPEECH, Some("text-to-speech"), |e, _| {
+        Arc::new(TtsPipeline {
+            catalog: e.tts.clone(),
+            stt: e.stt.clone(),
+        })
+    }),
+    row::<mediagen_jobs::stt::SttRequest>(RECOGNISERS, Some("speech-to-text"), |e, _| {
+        Arc::new(SttPipeline {
+            catalog: e.stt.clone(),
+        })
+    }),
+    row::<mediagen_jobs::voice::ChangeRequest>(SPEECH, None, |e, _| {
+        Arc::new(VoiceChangePipeline {
+            tts: e.tts.clone(),
+            stt: e.stt.clone(),
+        })
+    }),
+    row::<mediagen_jobs::voice_clone::CloneRequest>(SPEECH, None, |e, db| {
+        Arc::new(VoiceClonePipeline::new(
+            e.tts.clone(),
+            e.stt.clone(),
+            db.clone(),
+            e.stock.clone(),
+        ))
+    }),
+    row::<mediagen_jobs::dub::DubRequest>(SPEECH, Some("translation"), |e, _| {
+        Arc::new(DubPipeline {
+            tts: e.tts.clone(),
+            stt: e.stt.clone(),
+            translator: e.translator.clone(),
+            languages: e.dubbing.clone(),
+            stock: e.stock.clone(),
+        })
+    }),
+    row::<mediagen_jobs::dub::DubEdit>(VOICES, Some("translation"), |e, _| {
+        Arc::new(DubEditPipeline { tts: e.tts.clone() })
+    }),
+    row::<mediagen_jobs::video::TrimRequest>(Needs::NONE, None, |_, _| Arc::new(TrimPipeline)),
+    row::<mediagen_jobs::avatar::ExpandRequest>(Needs::NONE, None, |_, _| Arc::new(ExpandPipeline)),
+    row::<mediagen_jobs::avatar_upload::AvatarUpload>(Needs::NONE, None, |_, db| {
+        Arc::new(AvatarUploadPipeline { db: db.clone() })
+    }),
+    row::<mediagen_jobs::sound::SoundRequest>(Needs::NONE, Some("sound-generation"), |e, _| {
+        Arc::new(SoundPipeline {
+            models: e.diffusion.clone(),
+        })
+    }),
+    row::<mediagen_jobs::image::ImageRequest>(Needs::NONE, Some("image-generation"), |e, _| {
+        Arc::new(ImagePipeline {
+            icons: e.icons.clone(),
+            models: e.diffusion.clone(),
+        })
+    }),
+    row::<mediagen_worker::testing::SleepPayload>(Needs::NONE, None, |_, _| {
+        Arc::new(SleepPipeline)
+    }),
 ];
 
 /// The pipelines of `table` on `engines` (with `test.sleep` when

@@ -147,8 +147,8 @@ fn paging(path: &str, op: &mut Operation) {
         "/v1/voices" => &voices::LIST_CHOICES,
         _ => &[],
     };
+    let kinds: Vec<&str> = JobKind::ALL.iter().map(|k| k.name()).collect();
     for p in params.iter_mut() {
-        let kinds: Vec<&str> = JobKind::ALL.iter().map(|k| k.name()).collect();
         let choices: Option<&[&str]> = match p.name.as_str() {
             "gender" => Some(&["female", "male", "neutral"]),
             "status" => Some(&["queued", "processing", "completed", "failed", "cancelled"]),

@@ -346,7 +346,7 @@ impl Db {
         )
         .bind(id.as_str())
         .bind(new.account_id.as_str())
-        .bind(new.kind.as_str())
+        .bind(new.kind.name())
         .bind(new.payload.to_string())
         .bind(new.cost)
         .bind(new.max_attempts)
@@ -358,7 +358,7 @@ impl Db {
         .bind(new.webhook_url.as_deref())
         .execute(&mut *tx)
         .await?;
-        self.announce_queued(&mut *tx, new.kind.as_str()).await?;
+        self.announce_queued(&mut *tx, new.kind.name()).await?;
         tx.commit().await?;
         self.job_by_id(&id)
             .await?

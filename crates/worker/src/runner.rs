@@ -216,7 +216,7 @@ impl Worker {
                     match self.db.claim_job(&self.id, self.config.lease.as_millis() as i64, &kinds).await {
                         Ok(Some(job)) => {
                             let this = self.clone();
-                            let span = tracing::info_span!("job", id = %job.id, kind = %job.kind.as_str(), attempt = job.attempts);
+                            let span = tracing::info_span!("job", id = %job.id, kind = %job.kind, attempt = job.attempts);
                             tokio::spawn(async move {
                                 this.execute(job).await;
                                 drop(permit);
