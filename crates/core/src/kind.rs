@@ -181,10 +181,19 @@ impl std::str::FromStr for JobKind {
 }
 
 /// A request for work: the payload of one kind of job. Its kind, and so
-/// its price and time limit, come from its type: the API submits it as that
-/// kind, and the pipeline that runs the kind is handed it parsed.
+/// its price per unit and time limit, come from its type, and it counts its
+/// own units and media seconds: the API submits it as that kind for those
+/// units, and the pipeline that runs the kind is handed it parsed.
 pub trait JobRequest: Serialize + serde::de::DeserializeOwned + Send + 'static {
     const KIND: JobKind;
+
+    /// The units it is priced on, in its kind's [`Price::unit`] (held
+    /// before the work, settled on what was done).
+    fn units(&self) -> f64;
+
+    /// Seconds of input media: its time limit grows by
+    /// [`TimeLimit::per_media_second`] for each.
+    fn media_seconds(&self) -> f64;
 }
 
 /// A name that is no job kind.

@@ -31,8 +31,21 @@ pub struct ExpandRequest {
     pub seed: u64,
 }
 
+impl crate::MediaRequest for ExpandRequest {
+    const LIMITS: crate::limits::MediaLimits = crate::limits::AVATAR_EXPANSION;
+}
+
 impl mediagen_core::JobRequest for ExpandRequest {
     const KIND: mediagen_core::JobKind = mediagen_core::JobKind::AvatarExpand;
+
+    /// Seconds of video made, rounded up.
+    fn units(&self) -> f64 {
+        self.seconds.ceil()
+    }
+
+    fn media_seconds(&self) -> f64 {
+        self.seconds
+    }
 }
 
 /// The options of an expansion besides its source: `duration` or the

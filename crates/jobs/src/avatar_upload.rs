@@ -20,6 +20,19 @@ pub struct AvatarUpload {
     pub duration: f64,
 }
 
+impl crate::MediaRequest for AvatarUpload {
+    const LIMITS: crate::limits::MediaLimits = crate::limits::AVATAR_CLIP;
+}
+
 impl mediagen_core::JobRequest for AvatarUpload {
     const KIND: mediagen_core::JobKind = mediagen_core::JobKind::AvatarCreate;
+
+    /// One avatar (its kind's price is nothing).
+    fn units(&self) -> f64 {
+        1.0
+    }
+
+    fn media_seconds(&self) -> f64 {
+        self.duration
+    }
 }

@@ -114,6 +114,17 @@ pub struct ImageRequest {
 
 impl mediagen_core::JobRequest for ImageRequest {
     const KIND: mediagen_core::JobKind = mediagen_core::JobKind::Image;
+
+    /// Images, each counted per started megapixel (1024×1024 or less is
+    /// one).
+    fn units(&self) -> f64 {
+        let pixels = u64::from(self.width) * u64::from(self.height);
+        f64::from(self.n) * pixels.div_ceil(1 << 20) as f64
+    }
+
+    fn media_seconds(&self) -> f64 {
+        0.0
+    }
 }
 
 fn side(name: &str, v: Option<u32>) -> Result<u32, ApiError> {
@@ -184,12 +195,5 @@ impl ImageRequest {
         }
         catalog.check_image_prompt(&req)?;
         Ok(req)
-    }
-
-    /// Billable units: images, each counted per started megapixel
-    /// (1024×1024 or less is one).
-    pub fn units(&self) -> f64 {
-        let pixels = u64::from(self.width) * u64::from(self.height);
-        f64::from(self.n) * pixels.div_ceil(1 << 20) as f64
     }
 }

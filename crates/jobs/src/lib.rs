@@ -23,7 +23,26 @@ pub mod voice_clone;
 pub use catalog::Catalog;
 
 use mediagen_core::format::AudioFormat;
-use mediagen_core::ApiError;
+use mediagen_core::{ApiError, FileId};
+
+/// A request on media: the limits its input is checked against before any
+/// credit is held or any sample decoded.
+pub trait MediaRequest: mediagen_core::JobRequest {
+    const LIMITS: limits::MediaLimits;
+}
+
+/// The stored input file a request on media runs on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MediaFile {
+    /// Its blob key.
+    pub key: String,
+    pub id: FileId,
+    /// Seconds, as probed.
+    pub duration: f64,
+    /// The demuxer the API's probe of a fresh upload found (`None` for a
+    /// file stored before: the worker probes it).
+    pub demuxer: Option<String>,
+}
 
 /// The `format` and `sampleRate` of a request that makes audio: mp3 when no
 /// format is asked, and the format's rate nearest above `native` when no rate

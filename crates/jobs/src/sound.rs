@@ -96,6 +96,17 @@ pub struct SoundRequest {
 
 impl mediagen_core::JobRequest for SoundRequest {
     const KIND: mediagen_core::JobKind = mediagen_core::JobKind::Sound;
+
+    /// Seconds of sound asked, rounded up.
+    fn units(&self) -> f64 {
+        self.seconds()
+    }
+
+    /// The sound's length: what is made, not read, but the work grows
+    /// with it.
+    fn media_seconds(&self) -> f64 {
+        f64::from(self.duration)
+    }
 }
 
 /// Sample rate when none is asked (a neural model's own rate is used

@@ -7,7 +7,7 @@ use mediagen_core::ApiError;
 use mediagen_core::FileId;
 use serde::{Deserialize, Serialize};
 
-use crate::Catalog;
+use crate::{Catalog, MediaFile};
 
 /// Output formats.
 pub const FORMATS: [&str; 5] = ["json", "text", "srt", "vtt", "verbose_json"];
@@ -41,8 +41,21 @@ pub struct SttRequest {
     pub demuxer: Option<String>,
 }
 
+impl crate::MediaRequest for SttRequest {
+    const LIMITS: crate::limits::MediaLimits = crate::limits::SPEECH_TO_TEXT;
+}
+
 impl mediagen_core::JobRequest for SttRequest {
     const KIND: mediagen_core::JobKind = mediagen_core::JobKind::Stt;
+
+    /// Seconds of audio, rounded up.
+    fn units(&self) -> f64 {
+        self.duration.ceil()
+    }
+
+    fn media_seconds(&self) -> f64 {
+        self.duration
+    }
 }
 
 /// Most speakers `numSpeakers` may name (as ElevenLabs allows).
@@ -191,11 +204,6 @@ impl SttRequest {
             num_speakers,
         })
     }
-
-    /// Billable units: seconds of audio.
-    pub fn seconds(&self) -> f64 {
-        self.duration
-    }
 }
 
 /// The options part of a request, before the file is known.
@@ -212,18 +220,13 @@ pub struct SttOptionsParsed {
 }
 
 impl SttOptionsParsed {
-    pub fn with_file(
-        self,
-        input: String,
-        file_id: FileId,
-        duration: f64,
-        demuxer: Option<&str>,
-    ) -> SttRequest {
+    /// The job's payload, on the input `file`.
+    pub fn with_file(self, file: MediaFile) -> SttRequest {
         SttRequest {
-            demuxer: demuxer.map(str::to_owned),
-            input,
-            file_id,
-            duration,
+            demuxer: file.demuxer,
+            input: file.key,
+            file_id: file.id,
+            duration: file.duration,
             language: self.language,
             translate: self.translate,
             prompt: self.prompt,

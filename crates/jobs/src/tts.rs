@@ -35,6 +35,15 @@ pub struct TtsRequest {
 
 impl mediagen_core::JobRequest for TtsRequest {
     const KIND: mediagen_core::JobKind = mediagen_core::JobKind::Tts;
+
+    /// Characters of the text (or the SSML document) as sent.
+    fn units(&self) -> f64 {
+        self.characters() as f64
+    }
+
+    fn media_seconds(&self) -> f64 {
+        0.0
+    }
 }
 
 /// A cloned voice as speech engines speak it: a neural clone's style table

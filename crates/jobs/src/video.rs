@@ -9,6 +9,8 @@ use mediagen_core::{ApiError, ErrorCode};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::MediaFile;
+
 /// Cut modes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -29,10 +31,31 @@ pub struct TrimRequest {
     pub ranges: Vec<Range>,
     pub mode: Mode,
     pub format: Container,
+    /// Seconds of the input, as probed.
+    #[serde(default)]
+    pub duration: f64,
+}
+
+impl crate::MediaRequest for TrimRequest {
+    const LIMITS: crate::limits::MediaLimits = crate::limits::VIDEO_TRIM;
 }
 
 impl mediagen_core::JobRequest for TrimRequest {
     const KIND: mediagen_core::JobKind = mediagen_core::JobKind::VideoTrim;
+
+    /// Seconds of output, rounded up.
+    fn units(&self) -> f64 {
+        output_seconds(&self.ranges).ceil()
+    }
+
+    fn media_seconds(&self) -> f64 {
+        self.duration
+    }
+}
+
+/// Seconds the `ranges` keep.
+fn output_seconds(ranges: &[Range]) -> f64 {
+    ranges.iter().map(|r| r.end - r.start).sum()
 }
 
 /// Parses a time: seconds as a number, or `[[HH:]MM:]SS[.mmm]`.
@@ -181,15 +204,17 @@ impl TrimOptions {
         })
     }
 
-    /// Seconds of output (the billable units).
+    /// Seconds of output.
     pub fn output_seconds(&self) -> f64 {
-        self.ranges.iter().map(|r| r.end - r.start).sum()
+        output_seconds(&self.ranges)
     }
 
-    pub fn with_file(self, input: String, file_id: FileId) -> TrimRequest {
+    /// The job's payload, on the input `file`.
+    pub fn with_file(self, file: MediaFile) -> TrimRequest {
         TrimRequest {
-            input,
-            file_id,
+            input: file.key,
+            file_id: file.id,
+            duration: file.duration,
             ranges: self.ranges,
             mode: self.mode,
             format: self.format,

@@ -8,8 +8,8 @@ use mediagen_core::FileId;
 use mediagen_core::{format::AudioFormat, ApiError};
 use serde::{Deserialize, Serialize};
 
-use crate::audio_output_fields;
 use crate::tts::ClonedVoice;
+use crate::{audio_output_fields, MediaFile};
 
 /// How the voice is changed.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
@@ -50,10 +50,26 @@ pub struct ChangeRequest {
     pub mode: ChangeMode,
     pub format: AudioFormat,
     pub sample_rate: u32,
+    /// Seconds of the input, as probed.
+    #[serde(default)]
+    pub duration: f64,
+}
+
+impl crate::MediaRequest for ChangeRequest {
+    const LIMITS: crate::limits::MediaLimits = crate::limits::VOICE_CHANGER;
 }
 
 impl mediagen_core::JobRequest for ChangeRequest {
     const KIND: mediagen_core::JobKind = mediagen_core::JobKind::VoiceChange;
+
+    /// Seconds of input, rounded up.
+    fn units(&self) -> f64 {
+        self.duration.ceil()
+    }
+
+    fn media_seconds(&self) -> f64 {
+        self.duration
+    }
 }
 
 /// The options of a voice change besides the input and the target.
@@ -104,16 +120,12 @@ impl ChangeOptions {
         }
     }
 
-    /// The job's payload.
-    pub fn with(
-        self,
-        input: String,
-        file_id: FileId,
-        cloned: Option<ClonedVoice>,
-    ) -> ChangeRequest {
+    /// The job's payload, on the input `file`.
+    pub fn with(self, file: MediaFile, cloned: Option<ClonedVoice>) -> ChangeRequest {
         ChangeRequest {
-            input,
-            file_id,
+            input: file.key,
+            file_id: file.id,
+            duration: file.duration,
             voice_id: self.voice_id,
             cloned,
             mode: self.mode,

@@ -101,17 +101,6 @@ impl CloneQuality {
     }
 }
 
-impl CloneRequest {
-    /// Billable units: a neural clone's seconds of work at its quality (a
-    /// WORLD clone is free).
-    pub fn units(&self) -> f64 {
-        match self.method {
-            CloneMethod::Neural => self.quality.seconds(),
-            CloneMethod::World => 0.0,
-        }
-    }
-}
-
 /// The blob key of a neural clone's style table.
 pub fn cloned_styles_key(account_id: &str, voice_id: &str) -> String {
     format!("voices/{account_id}/{voice_id}.styles")
@@ -175,8 +164,28 @@ pub struct CloneRequest {
     pub method: CloneMethod,
     #[serde(default)]
     pub quality: CloneQuality,
+    /// Seconds of the samples together, as probed.
+    #[serde(default)]
+    pub sample_seconds: f64,
+}
+
+impl crate::MediaRequest for CloneRequest {
+    const LIMITS: crate::limits::MediaLimits = crate::limits::VOICE_SAMPLE;
 }
 
 impl mediagen_core::JobRequest for CloneRequest {
     const KIND: mediagen_core::JobKind = mediagen_core::JobKind::VoiceClone;
+
+    /// Seconds of a neural clone's search (its quality's); a WORLD clone
+    /// is an analysis of the samples and costs nothing.
+    fn units(&self) -> f64 {
+        match self.method {
+            CloneMethod::Neural => self.quality.seconds(),
+            CloneMethod::World => 0.0,
+        }
+    }
+
+    fn media_seconds(&self) -> f64 {
+        self.sample_seconds
+    }
 }

@@ -8,9 +8,6 @@ use axum::Json;
 use mediagen_core::job::{Job, JobError};
 use mediagen_core::time::{iso8601, now_ms};
 use mediagen_core::{ApiError, ErrorCode, JobKind, JobRequest, JobStatus};
-use mediagen_jobs::image::ImageRequest;
-use mediagen_jobs::sound::SoundRequest;
-use mediagen_jobs::tts::TtsRequest;
 use mediagen_store::{CreateJobError, NewJob};
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -142,36 +139,16 @@ pub struct JobSpec {
 }
 
 impl JobSpec {
-    /// A job for `request`, of its kind, priced on `units`.
-    pub fn of<R: JobRequest>(
-        request: &R,
-        units: f64,
-        dry_run: bool,
-        media_seconds: f64,
-    ) -> ApiResult<JobSpec> {
+    /// A job for `request`: of its kind, priced on the units it counts,
+    /// its time limit grown by its media seconds.
+    pub fn of<R: JobRequest>(request: &R, dry_run: bool) -> ApiResult<JobSpec> {
         Ok(JobSpec {
             kind: R::KIND,
-            units,
+            units: request.units(),
             payload: serde_json::to_value(request).map_err(Error::internal)?,
             dry_run,
-            media_seconds,
+            media_seconds: request.media_seconds(),
         })
-    }
-
-    /// A text-to-speech job: priced per character.
-    pub fn tts(req: &TtsRequest, dry_run: bool) -> ApiResult<JobSpec> {
-        Self::of(req, req.characters() as f64, dry_run, 0.0)
-    }
-
-    /// A sound job: priced per second of sound, which is also how much its
-    /// time limit grows.
-    pub fn sound(req: &SoundRequest, dry_run: bool) -> ApiResult<JobSpec> {
-        Self::of(req, req.seconds(), dry_run, f64::from(req.duration))
-    }
-
-    /// An image job: priced per image and megapixel.
-    pub fn image(req: &ImageRequest, dry_run: bool) -> ApiResult<JobSpec> {
-        Self::of(req, req.units(), dry_run, 0.0)
     }
 }
 

@@ -11,6 +11,7 @@ use axum::http::header;
 use mediagen_core::{AccountId, FileId, TypedId};
 use mediagen_core::{ApiError, ErrorCode};
 use mediagen_jobs::limits::{Measured, MediaLimits};
+use mediagen_jobs::MediaFile;
 use mediagen_probe::{probe, Probe, ProbeError};
 use mediagen_store::FileRecord;
 use serde_json::{Map, Value};
@@ -29,56 +30,41 @@ pub struct MediaInput {
     pub fields: HashMap<String, String>,
     /// An upload not stored yet (dry runs price it without keeping it).
     pending: Option<(Upload, Probe)>,
-    /// Seconds the job's time limit grows by; the file's duration unless
-    /// set (an output much longer than its input).
-    pub media_seconds: Option<f64>,
+    /// The demuxer the probe of a fresh upload found (`None` for a file
+    /// stored before).
+    demuxer: Option<&'static str>,
 }
 
 impl MediaInput {
-    /// The demuxer the probe of a fresh upload found (`None` for a file
-    /// stored before).
-    pub fn demuxer(&self) -> Option<&'static str> {
-        self.pending.as_ref().map(|(_, probed)| probed.demuxer)
-    }
-
-    /// Prices the request when it asks for a dry run (the upload is not
-    /// kept); otherwise stores the upload and submits the request `build`
-    /// makes from the stored file, for `units`. The job's time limit grows
-    /// with the file's duration.
+    /// Prices the request `build` makes on the file when it asks for a
+    /// dry run (an upload is not kept); otherwise stores the upload and
+    /// submits the request on the stored file.
     pub async fn submit<T: JobRequest>(
         mut self,
         state: &AppState,
         who: &Principal,
         opts: JobOptions,
-        units: f64,
-        build: impl FnOnce(&FileRecord) -> T,
+        build: impl FnOnce(MediaFile) -> T,
     ) -> ApiResult<axum::response::Response> {
         let dry = mediagen_core::params::boolean(&self.fields, "dryRun", false)?;
         if dry {
-            let spec = JobSpec {
-                kind: T::KIND,
-                units,
-                payload: Value::Null,
-                dry_run: true,
-                media_seconds: 0.0,
-            };
+            let spec = JobSpec::of(&build(self.media_file()), true)?;
             return dry_run(state, who, &spec).await;
         }
-        let spec = self.job_spec(state, units, build).await?;
+        let spec = self.job_spec(state, build).await?;
         submit(state, who, opts, spec).await
     }
 
-    /// Stores the upload, then runs the request `build` makes for `units`
-    /// to its end ([`run_to_end`]: for clients that know no 202).
+    /// Stores the upload, then runs the request `build` makes to its end
+    /// ([`run_to_end`]: for clients that know no 202).
     pub async fn run_to_end<T: JobRequest>(
         mut self,
         state: &AppState,
         who: &Principal,
         opts: JobOptions,
-        units: f64,
-        build: impl FnOnce(&FileRecord) -> T,
+        build: impl FnOnce(MediaFile) -> T,
     ) -> ApiResult<Job> {
-        let spec = self.job_spec(state, units, build).await?;
+        let spec = self.job_spec(state, build).await?;
         run_to_end(state, who, opts, spec).await
     }
 
@@ -86,14 +72,21 @@ impl MediaInput {
     async fn job_spec<T: JobRequest>(
         &mut self,
         state: &AppState,
-        units: f64,
-        build: impl FnOnce(&FileRecord) -> T,
+        build: impl FnOnce(MediaFile) -> T,
     ) -> ApiResult<JobSpec> {
         self.keep(state).await?;
-        let media_seconds = self
-            .media_seconds
-            .unwrap_or(self.file.duration.unwrap_or(0.0));
-        JobSpec::of(&build(&self.file), units, false, media_seconds)
+        JobSpec::of(&build(self.media_file()), false)
+    }
+
+    /// The file as a request names it (an upload's key is empty until it
+    /// is kept).
+    fn media_file(&self) -> MediaFile {
+        MediaFile {
+            key: self.file.blob_key.clone(),
+            id: self.file.id.clone(),
+            duration: self.file.duration.unwrap_or(0.0),
+            demuxer: self.demuxer.map(str::to_owned),
+        }
     }
 
     /// The request parameter that named the media: `file` for an upload
@@ -208,8 +201,8 @@ pub async fn read_input(
         return Ok(Input::Media(Box::new(MediaInput {
             file,
             fields: form.fields,
+            demuxer: Some(probed.demuxer),
             pending: Some((upload, probed)),
-            media_seconds: None,
         })));
     }
     let ApiJson(map) = ApiJson::<Map<String, Value>>::from_request(req, state).await?;
@@ -250,7 +243,7 @@ pub async fn read_input(
         file,
         fields,
         pending: None,
-        media_seconds: None,
+        demuxer: None,
     })))
 }
 

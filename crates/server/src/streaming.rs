@@ -41,7 +41,7 @@ pub async fn stream_tts(
 ) -> ApiResult<Response> {
     req.stream = true;
     let content_type = req.format.content_type();
-    let spec = JobSpec::tts(&req, false)?;
+    let spec = JobSpec::of(&req, false)?;
     // Listening before the job exists: no announcement is missed.
     let heard = (
         state.events.subscribe_chunks(),
@@ -115,7 +115,7 @@ pub async fn whole_tts(
     req: TtsRequest,
 ) -> ApiResult<Response> {
     let content_type = req.format.content_type();
-    let spec = JobSpec::tts(&req, false)?;
+    let spec = JobSpec::of(&req, false)?;
     let (job, _) = create(&state, who, opts, spec).await?;
     state.events.job_submitted();
     let wait = Duration::from_secs_f64(state.config.sync_wait_seconds);

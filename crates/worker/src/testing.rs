@@ -32,10 +32,21 @@ pub struct SleepPayload {
     /// their lines).
     #[serde(default)]
     pub echo: Option<Value>,
+    /// Units it is priced on, as asked.
+    #[serde(default)]
+    pub units: f64,
 }
 
 impl JobRequest for SleepPayload {
     const KIND: JobKind = JobKind::TestSleep;
+
+    fn units(&self) -> f64 {
+        self.units
+    }
+
+    fn media_seconds(&self) -> f64 {
+        0.0
+    }
 }
 
 #[async_trait::async_trait]

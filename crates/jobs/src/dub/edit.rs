@@ -60,6 +60,15 @@ pub struct DubEdit {
 
 impl mediagen_core::JobRequest for DubEdit {
     const KIND: mediagen_core::JobKind = mediagen_core::JobKind::DubbingEdit;
+
+    /// Seconds spoken again, rounded up.
+    fn units(&self) -> f64 {
+        self.seconds().ceil()
+    }
+
+    fn media_seconds(&self) -> f64 {
+        self.request.duration
+    }
 }
 
 /// Longest edited line, in characters.
@@ -75,11 +84,15 @@ impl DubEdit {
         result: &Value,
         mut edits: Vec<LineEdit>,
     ) -> Result<Self, ApiError> {
-        let request: DubRequest = match kind {
+        let mut request: DubRequest = match kind {
             JobKind::Dubbing => serde_json::from_value(payload.clone()),
             _ => serde_json::from_value(payload["request"].clone()),
         }
         .map_err(|_| ApiError::unprocessable("jobId", "not a dubbing job"))?;
+        // A dub made before requests kept their input's length.
+        if request.duration <= 0.0 {
+            request.duration = result["duration"].as_f64().unwrap_or(0.0);
+        }
         let segments: Vec<DubbedLine> = serde_json::from_value(result["segments"].clone())
             .map_err(|_| ApiError::unprocessable("jobId", "the dub has no lines"))?;
         if edits.is_empty() {

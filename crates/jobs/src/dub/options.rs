@@ -9,8 +9,8 @@ use mediagen_core::FileId;
 use serde::{Deserialize, Serialize};
 
 use super::languages::DubLanguages;
-use crate::audio_output_fields;
 use crate::tts::ClonedVoice;
+use crate::{audio_output_fields, MediaFile};
 
 /// Who speaks the dub.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -54,10 +54,38 @@ pub struct DubRequest {
     pub max_speedup: f64,
     pub format: AudioFormat,
     pub sample_rate: u32,
+    /// Seconds of the input, as probed.
+    #[serde(default)]
+    pub duration: f64,
+}
+
+impl crate::MediaRequest for DubRequest {
+    const LIMITS: crate::limits::MediaLimits = crate::limits::DUBBING;
 }
 
 impl mediagen_core::JobRequest for DubRequest {
     const KIND: mediagen_core::JobKind = mediagen_core::JobKind::Dubbing;
+
+    /// The seconds dubbed, rounded up, and in `clone` mode the speakers'
+    /// voice searches it may run ([`CLONE_SEARCH`]): held, and settled on
+    /// what was spent.
+    fn units(&self) -> f64 {
+        let search = match self.voice {
+            DubVoice::Clone => CLONE_SEARCH.as_secs_f64(),
+            DubVoice::Auto | DubVoice::Voice { .. } => 0.0,
+        };
+        dubbed_seconds(self.start_time, self.end_time, self.duration).ceil() + search
+    }
+
+    fn media_seconds(&self) -> f64 {
+        self.duration
+    }
+}
+
+/// Seconds of a file of `duration` seconds between `start` and `end`.
+fn dubbed_seconds(start: Option<f64>, end: Option<f64>, duration: f64) -> f64 {
+    let end = end.unwrap_or(duration).min(duration);
+    (end - start.unwrap_or(0.0)).max(0.0)
 }
 
 /// The options of a dubbing request besides the input.
@@ -189,34 +217,23 @@ impl DubOptions {
         })
     }
 
-    /// Seconds of the file that are dubbed (billed).
+    /// Seconds of a file of `duration` seconds that are dubbed (billed).
     pub fn seconds(&self, duration: f64) -> f64 {
-        let end = self.end_time.unwrap_or(duration).min(duration);
-        (end - self.start_time.unwrap_or(0.0)).max(0.0)
+        dubbed_seconds(self.start_time, self.end_time, duration)
     }
 
-    /// The units the job is held for: the seconds dubbed, and in `clone`
-    /// mode the speakers' voice searches it may run ([`CLONE_SEARCH`]).
-    pub fn units(&self, duration: f64) -> f64 {
-        let search = if self.voice_id.is_none() && self.clone {
-            CLONE_SEARCH.as_secs_f64()
-        } else {
-            0.0
-        };
-        self.seconds(duration).ceil() + search
-    }
-
-    /// The job's payload; `cloned` is the resolved `voiceId` when it names
-    /// a cloned voice.
-    pub fn with(self, input: String, file_id: FileId, cloned: Option<ClonedVoice>) -> DubRequest {
+    /// The job's payload on the input `file`; `cloned` is the resolved
+    /// `voiceId` when it names a cloned voice.
+    pub fn with(self, file: MediaFile, cloned: Option<ClonedVoice>) -> DubRequest {
         let voice = match self.voice_id {
             Some(voice_id) => DubVoice::Voice { voice_id, cloned },
             None if self.clone => DubVoice::Clone,
             None => DubVoice::Auto,
         };
         DubRequest {
-            input,
-            file_id,
+            input: file.key,
+            file_id: file.id,
+            duration: file.duration,
             source_language: self.source_language,
             target_language: self.target_language,
             voice,
@@ -234,7 +251,7 @@ impl DubOptions {
 mod tests {
     use super::super::languages::{Pair, Via};
     use super::*;
-    use mediagen_core::ErrorCode;
+    use mediagen_core::{ErrorCode, JobRequest};
     use serde_json::json;
 
     fn f(pairs: &[(&str, &str)]) -> HashMap<String, String> {
@@ -282,6 +299,22 @@ mod tests {
             (part.target_language.as_str(), part.seconds(10.0)),
             ("es", 3.5)
         );
+        // The request counts its own units: the seconds dubbed, rounded
+        // up, and in clone mode the voice searches it may run; its time
+        // limit grows with the whole file.
+        let file = MediaFile {
+            key: "k".into(),
+            id: FileId::random(),
+            duration: 10.0,
+            demuxer: None,
+        };
+        let request = part.with(file.clone(), None);
+        assert_eq!((request.units(), request.media_seconds()), (4.0, 10.0));
+        let mut fields = f(&[("targetLanguage", "es"), ("voiceMode", "clone")]);
+        fields.insert("endTime".into(), "2.5".into());
+        let cloning = DubOptions::parse(&fields, &l, 10.0).unwrap();
+        let request = cloning.with(file, None);
+        assert_eq!(request.units(), 3.0 + CLONE_SEARCH.as_secs_f64());
         for (fields, param) in [
             (f(&[]), "targetLanguage"),
             (f(&[("targetLanguage", "spanish")]), "targetLanguage"),

@@ -10,7 +10,7 @@ use mediagen_core::{ApiError, ErrorCode, Page};
 use mediagen_core::{AvatarId, FileId, TypedId};
 use mediagen_jobs::avatar::{not_a_video, ExpandOptions, ExpandRequest};
 use mediagen_jobs::avatar_upload::AvatarUpload;
-use mediagen_jobs::limits;
+use mediagen_jobs::MediaRequest;
 use mediagen_store::AvatarChanges;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -174,7 +174,7 @@ pub async fn create(
         true,
     )?;
     let upload = form.take_file("file")?;
-    let probed = probe_upload(&upload, "file", &limits::AVATAR_CLIP).await?;
+    let probed = probe_upload(&upload, "file", &AvatarUpload::LIMITS).await?;
     if !(MIN_SECONDS..=MAX_SECONDS).contains(&probed.duration) {
         return Err(ApiError::unprocessable(
             "file",
@@ -209,7 +209,7 @@ pub async fn create(
         .blobs
         .put_file(&request.video_key, upload.file.path())
         .await?;
-    let spec = JobSpec::of(&request, 0.0, false, probed.duration)?;
+    let spec = JobSpec::of(&request, false)?;
     let job = match make_resource(&state, &auth, opts, spec).await? {
         Made::Done(job) => job,
         Made::Pending(response) => return Ok(response),
@@ -321,7 +321,7 @@ pub async fn expand(
     opts: JobOptions,
     req: Request,
 ) -> ApiResult<Response> {
-    let mut input = read_input(&state, &auth, req, &limits::AVATAR_EXPANSION).await?;
+    let mut input = read_input(&state, &auth, req, &ExpandRequest::LIMITS).await?;
     let webhook = match &mut input {
         Input::Media(m) => m.fields.remove("webhookUrl"),
         Input::Fields(f) => f.remove("webhookUrl"),
@@ -357,7 +357,6 @@ pub async fn expand(
         .duration
         .or(audio.as_ref().map(|a| a.1))
         .unwrap_or_default();
-    let units = seconds.ceil();
     let request =
         |source: String, avatar: Option<String>, file: Option<FileId>, talking| ExpandRequest {
             source,
@@ -377,14 +376,13 @@ pub async fn expand(
             "send either `avatarId` or a video (`file` or `fileId`), not both",
         )
         .into()),
-        (Input::Media(mut media), None) => {
+        (Input::Media(media), None) => {
             if !media.may_have_video() {
                 return Err(not_a_video(media.parameter()).into());
             }
-            media.media_seconds = Some(seconds);
             media
-                .submit(&state, &auth, opts, units, |file| {
-                    request(file.blob_key.clone(), None, Some(file.id.clone()), None)
+                .submit(&state, &auth, opts, |file| {
+                    request(file.key, None, Some(file.id), None)
                 })
                 .await
         }
@@ -400,7 +398,7 @@ pub async fn expand(
                     .ok_or_else(|| ApiError::not_found("avatar", &id))?;
                 request(a.video_key, Some(id), None, None)
             };
-            let spec = JobSpec::of(&req, units, dry_run, seconds)?;
+            let spec = JobSpec::of(&req, dry_run)?;
             submit(&state, &auth, opts, spec).await
         }
         (Input::Fields(_), None) => Err(ApiError::invalid_parameter(

@@ -14,7 +14,8 @@ use crate::jobs::{submit, JobSpec};
 use crate::media_input::media_input;
 use crate::state::AppState;
 use crate::voices::{cloned_voice, voice_not_found};
-use mediagen_jobs::limits::DUBBING as LIMITS;
+use mediagen_jobs::dub::DubRequest;
+use mediagen_jobs::MediaRequest;
 
 /// Dub a file into another language
 ///
@@ -74,7 +75,7 @@ pub async fn create(
     opts: JobOptions,
     req: Request,
 ) -> ApiResult<Response> {
-    let mut input = media_input(&state, &auth, req, &LIMITS).await?;
+    let mut input = media_input(&state, &auth, req, &DubRequest::LIMITS).await?;
     let mut opts = opts.with_webhook(&state, input.fields.remove("webhookUrl"))?;
     let duration = input.file.duration.unwrap_or(0.0);
     let options = DubOptions::parse(&input.fields, state.catalog.dubbing(), duration)?;
@@ -100,12 +101,9 @@ pub async fn create(
             cloned
         }
     };
-    let units = options.units(duration);
     opts.respond_async = true;
     input
-        .submit(&state, &auth, opts, units, |file| {
-            options.with(file.blob_key.clone(), file.id.clone(), cloned)
-        })
+        .submit(&state, &auth, opts, |file| options.with(file, cloned))
         .await
 }
 
@@ -224,8 +222,7 @@ pub async fn edit_segments(
     }
     let result = job.result.clone().unwrap_or_default();
     let edit = DubEdit::parse(&job_id, job.kind, &job.payload, &result, body.segments)?;
-    let media_seconds = result["duration"].as_f64().unwrap_or(0.0);
-    let spec = JobSpec::of(&edit, edit.seconds().ceil(), body.dry_run, media_seconds)?;
+    let spec = JobSpec::of(&edit, body.dry_run)?;
     opts.respond_async = true;
     submit(&state, &auth, opts, spec).await
 }

@@ -42,6 +42,6 @@ pub async fn create(
     let opts = opts.with_webhook(&state, body.webhook_url.take())?;
     let dry_run = body.dry_run;
     let req = ImageRequest::parse(body, state.catalog.as_ref())?;
-    let spec = JobSpec::image(&req, dry_run)?;
+    let spec = JobSpec::of(&req, dry_run)?;
     submit(&state, &auth, opts, spec).await
 }

@@ -37,7 +37,7 @@ pub async fn create(
     let opts = opts.with_webhook(&state, body.webhook_url.take())?;
     let dry_run = body.dry_run;
     let req = SoundRequest::parse(body, state.catalog.as_ref())?;
-    let spec = JobSpec::sound(&req, dry_run)?;
+    let spec = JobSpec::of(&req, dry_run)?;
     submit(&state, &auth, opts, spec).await
 }
 

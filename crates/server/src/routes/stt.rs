@@ -6,7 +6,7 @@ use crate::error::ApiResult;
 use crate::extract::{Auth, JobOptions};
 use crate::media_input::media_input;
 use crate::state::AppState;
-use mediagen_jobs::limits::SPEECH_TO_TEXT as LIMITS;
+use mediagen_jobs::MediaRequest;
 
 /// Speech to text
 ///
@@ -47,19 +47,10 @@ pub async fn create(
     opts: JobOptions,
     req: Request,
 ) -> ApiResult<Response> {
-    let mut input = media_input(&state, &auth, req, &LIMITS).await?;
+    let mut input = media_input(&state, &auth, req, &SttRequest::LIMITS).await?;
     let opts = opts.with_webhook(&state, input.fields.remove("webhookUrl"))?;
     let options = SttRequest::parse(&input.fields, state.catalog.as_ref())?;
-    let seconds = input.file.duration.unwrap_or(0.0).ceil();
-    let demuxer = input.demuxer();
     input
-        .submit(&state, &auth, opts, seconds, |file| {
-            options.with_file(
-                file.blob_key.clone(),
-                file.id.clone(),
-                file.duration.unwrap_or(0.0),
-                demuxer,
-            )
-        })
+        .submit(&state, &auth, opts, |file| options.with_file(file))
         .await
 }

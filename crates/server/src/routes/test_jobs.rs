@@ -41,7 +41,8 @@ pub async fn create(
         fail: body.fail,
         output: body.output,
         echo: body.echo,
+        units: body.units,
     };
-    let spec = JobSpec::of(&payload, body.units, body.dry_run, 0.0)?;
+    let spec = JobSpec::of(&payload, body.dry_run)?;
     submit(&state, &auth, opts, spec).await
 }

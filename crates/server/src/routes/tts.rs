@@ -34,7 +34,7 @@ pub async fn create(
     let dry_run = body.dry_run;
     let cloned = cloned_voice(&state, &auth.account_id, &body.voice_id).await?;
     let req = TtsRequest::parse(body, state.catalog.as_ref(), cloned)?;
-    let spec = JobSpec::tts(&req, dry_run)?;
+    let spec = JobSpec::of(&req, dry_run)?;
     submit(&state, &auth, opts, spec).await
 }
 
@@ -65,7 +65,7 @@ pub async fn stream(
     let cloned = cloned_voice(&state, &auth.account_id, &body.voice_id).await?;
     let req = TtsRequest::parse(body, state.catalog.as_ref(), cloned)?;
     if dry {
-        return dry_run(&state, &auth, &JobSpec::tts(&req, true)?).await;
+        return dry_run(&state, &auth, &JobSpec::of(&req, true)?).await;
     }
     crate::streaming::stream_tts(state, &auth, opts, req).await
 }

@@ -6,7 +6,8 @@ use crate::error::ApiResult;
 use crate::extract::{Auth, JobOptions};
 use crate::media_input::media_input;
 use crate::state::AppState;
-use mediagen_jobs::limits::VIDEO_TRIM as LIMITS;
+use mediagen_jobs::video::TrimRequest;
+use mediagen_jobs::MediaRequest;
 
 /// Trim a video
 ///
@@ -39,14 +40,11 @@ pub async fn trim(
     opts: JobOptions,
     req: Request,
 ) -> ApiResult<Response> {
-    let mut input = media_input(&state, &auth, req, &LIMITS).await?;
+    let mut input = media_input(&state, &auth, req, &TrimRequest::LIMITS).await?;
     let opts = opts.with_webhook(&state, input.fields.remove("webhookUrl"))?;
     let duration = input.file.duration.unwrap_or(0.0);
     let options = TrimOptions::parse(&input.fields, duration, state.config.max_trim_ranges)?;
-    let units = options.output_seconds().ceil();
     input
-        .submit(&state, &auth, opts, units, |file| {
-            options.with_file(file.blob_key.clone(), file.id.clone())
-        })
+        .submit(&state, &auth, opts, |file| options.with_file(file))
         .await
 }

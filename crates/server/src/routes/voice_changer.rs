@@ -7,7 +7,8 @@ use crate::extract::{Auth, JobOptions};
 use crate::media_input::media_input;
 use crate::state::AppState;
 use crate::voices::{cloned_voice, voice_not_found};
-use mediagen_jobs::limits::VOICE_CHANGER as LIMITS;
+use mediagen_jobs::voice::ChangeRequest;
+use mediagen_jobs::MediaRequest;
 
 /// Change the voice in a file
 ///
@@ -60,7 +61,7 @@ pub async fn change(
     opts: JobOptions,
     req: Request,
 ) -> ApiResult<Response> {
-    let mut input = media_input(&state, &auth, req, &LIMITS).await?;
+    let mut input = media_input(&state, &auth, req, &ChangeRequest::LIMITS).await?;
     let opts = opts.with_webhook(&state, input.fields.remove("webhookUrl"))?;
     let options = ChangeOptions::parse(&input.fields)?;
     let cloned = cloned_voice(&state, &auth.account_id, &options.voice_id).await?;
@@ -68,10 +69,7 @@ pub async fn change(
         return Err(voice_not_found(&options.voice_id).into());
     }
     options.check(cloned.as_ref())?;
-    let units = input.file.duration.unwrap_or(0.0).ceil();
     input
-        .submit(&state, &auth, opts, units, |file| {
-            options.with(file.blob_key.clone(), file.id.clone(), cloned)
-        })
+        .submit(&state, &auth, opts, |file| options.with(file, cloned))
         .await
 }

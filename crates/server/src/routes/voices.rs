@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 use crate::error::{ApiResult, Error};
 use crate::extract::{ApiJson, ApiQuery, Auth, JobOptions, PathId};
 use crate::jobs::{make_resource, JobSpec, Made};
-use mediagen_jobs::limits;
+use mediagen_jobs::MediaRequest;
 
 use crate::media_input::{probe_upload, save};
 use crate::routes::{described, form_labels, page_params, ListEnvelope};
@@ -226,7 +226,7 @@ pub async fn create(
     // kept; a worker decodes them (stopping at the length the probe gave).
     let mut probed = Vec::new();
     for upload in &uploads {
-        probed.push(probe_upload(upload, "files", &limits::VOICE_SAMPLE).await?);
+        probed.push(probe_upload(upload, "files", &CloneRequest::LIMITS).await?);
     }
     let claimed: f64 = probed.iter().map(|p| p.duration).sum();
     if !(MIN_SAMPLE_SECONDS - 1.0..=MAX_SAMPLE_SECONDS + 1.0).contains(&claimed) {
@@ -246,8 +246,9 @@ pub async fn create(
         samples,
         method,
         quality,
+        sample_seconds: claimed,
     };
-    let spec = JobSpec::of(&request, request.units(), false, claimed)?;
+    let spec = JobSpec::of(&request, false)?;
     let job = match make_resource(&state, &auth, opts, spec).await? {
         Made::Done(job) => job,
         Made::Pending(response) => return Ok(response),

@@ -11,9 +11,10 @@ use mediagen_jobs::elevenlabs::timing::{alignment, timed_words, transcript_words
 use mediagen_jobs::elevenlabs::{
     elevenlabs_names, Granularity, SoundEffectBody, SpeechBody, Transcription,
 };
-use mediagen_jobs::limits::SPEECH_TO_TEXT;
 use mediagen_jobs::sound::SoundRequest;
+use mediagen_jobs::stt::SttRequest;
 use mediagen_jobs::tts::TtsRequest;
+use mediagen_jobs::MediaRequest;
 use serde_json::json;
 
 use super::FormatQuery;
@@ -76,7 +77,7 @@ pub async fn with_timestamps(
 ) -> ApiResult<Response> {
     let (req, ignored) = tts_request(&state, &auth, &voice_id, &query, body, true).await?;
     let text = req.text.clone();
-    let spec = JobSpec::tts(&req, false)?;
+    let spec = JobSpec::of(&req, false)?;
     let job = run_to_end(&state, &auth, opts, spec).await?;
     let (audio, _) = output_bytes(&state, &job, "/audioUrl").await?;
     let result = job.result.clone().unwrap_or_default();
@@ -99,20 +100,11 @@ pub async fn transcribe(
     opts: JobOptions,
     req: Request,
 ) -> ApiResult<Response> {
-    let input = media_input(&state, &auth, req, &SPEECH_TO_TEXT).await?;
+    let input = media_input(&state, &auth, req, &SttRequest::LIMITS).await?;
     let asked = Transcription::parse(&input.fields, state.catalog.as_ref())?;
-    let seconds = input.file.duration.unwrap_or(0.0).ceil();
-    let demuxer = input.demuxer();
     let options = asked.options.clone();
     let job = input
-        .run_to_end(&state, &auth, opts, seconds, |file| {
-            options.with_file(
-                file.blob_key.clone(),
-                file.id.clone(),
-                file.duration.unwrap_or(0.0),
-                demuxer,
-            )
-        })
+        .run_to_end(&state, &auth, opts, |file| options.with_file(file))
         .await?;
     let r = job.result.clone().unwrap_or_default();
     let words = match asked.granularity {
@@ -143,7 +135,7 @@ pub async fn sound(
         .parse(query.output_format.as_deref(), catalog)
         .map_err(elevenlabs_names)?;
     let req = SoundRequest::parse(body, catalog).map_err(elevenlabs_names)?;
-    let spec = JobSpec::sound(&req, false)?;
+    let spec = JobSpec::of(&req, false)?;
     let job = run_to_end(&state, &auth, opts, spec).await?;
     let (audio, content_type) = output_bytes(&state, &job, "/audioUrl").await?;
     let response = ([(header::CONTENT_TYPE, content_type)], audio).into_response();

@@ -34,7 +34,7 @@ pub async fn generations(
     ApiJson(body): ApiJson<ImagesBody>,
 ) -> ApiResult<Response> {
     let asked = body.parse(state.catalog.as_ref())?;
-    let spec = JobSpec::image(&asked.request, false)?;
+    let spec = JobSpec::of(&asked.request, false)?;
     let job = run_to_end(&state, &auth, opts, spec).await?;
     let (id, created) = (job.id.clone(), job.created_at / 1000);
     let mut data = Vec::new();

@@ -6,8 +6,9 @@ use axum::extract::{Request, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use mediagen_jobs::limits::SPEECH_TO_TEXT as LIMITS;
 use mediagen_jobs::openai::transcription::{Rendered, Task, Transcription};
+use mediagen_jobs::stt::SttRequest;
+use mediagen_jobs::MediaRequest;
 
 use crate::error::ApiResult;
 use crate::extract::{Auth, JobOptions};
@@ -69,20 +70,11 @@ async fn recognise(
     req: Request,
     task: Task,
 ) -> ApiResult<Response> {
-    let input = media_input(state, who, req, &LIMITS).await?;
+    let input = media_input(state, who, req, &SttRequest::LIMITS).await?;
     let asked = Transcription::parse(task, &input.fields, state.catalog.as_ref())?;
-    let seconds = input.file.duration.unwrap_or(0.0).ceil();
-    let demuxer = input.demuxer();
     let options = asked.options.clone();
     let job = input
-        .run_to_end(state, who, opts, seconds, |file| {
-            options.with_file(
-                file.blob_key.clone(),
-                file.id.clone(),
-                file.duration.unwrap_or(0.0),
-                demuxer,
-            )
-        })
+        .run_to_end(state, who, opts, |file| options.with_file(file))
         .await?;
     let result = job.result.unwrap_or_default();
     let response = match asked.render(&result, state.catalog.as_ref()) {
