@@ -6,6 +6,7 @@
 
 pub mod billing;
 pub mod error;
+pub mod form;
 pub mod format;
 pub mod ids;
 pub mod job;

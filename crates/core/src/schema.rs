@@ -46,6 +46,11 @@ pub fn sample_rate_schema() -> utoipa::openapi::schema::Object {
         .build()
 }
 
+/// The schema of a `gender`: female, male or neutral.
+pub fn gender_schema() -> utoipa::openapi::schema::Object {
+    one_of_strings(&["female", "male", "neutral"])
+}
+
 /// A string schema taking one of `values`.
 pub fn one_of_strings(values: &[&str]) -> utoipa::openapi::schema::Object {
     use utoipa::openapi::schema::{ObjectBuilder, Type};

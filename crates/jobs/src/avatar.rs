@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use mediagen_core::form::FilePart;
 use mediagen_core::format::{Container, ExpandMode as Mode};
 use mediagen_core::ApiError;
 use mediagen_core::FileId;
@@ -48,6 +49,44 @@ impl mediagen_core::JobRequest for ExpandRequest {
     }
 }
 
+/// `POST /v1/avatar-expansion` (as JSON, `avatarId` or `fileId` instead of
+/// the `file` part).
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AvatarExpansionForm {
+    /// A video to expand (or send `avatarId`; exactly one of them, else 422).
+    #[serde(default)]
+    #[schema(value_type = String, format = Binary, required = true)]
+    pub file: FilePart,
+    /// A catalog or uploaded avatar (unknown: 404).
+    #[schema(min_length = 1)]
+    pub avatar_id: Option<String>,
+    /// Seconds of output, more than 0 and at most 600 (or send
+    /// `audioFileId`; exactly one of them, else 422).
+    #[schema(exclusive_minimum = 0.0, maximum = 600.0)]
+    pub duration: Option<f64>,
+    /// An uploaded sound whose length sets the duration (a talking
+    /// presenter speaks it).
+    #[schema(min_length = 1)]
+    pub audio_file_id: Option<String>,
+    /// `seamless` (default), `pingpong`, `loop`, `freeze`.
+    #[schema(schema_with = expansion_modes)]
+    pub mode: Option<String>,
+    /// `mp4` (default), `webm`, `mov`, `mkv`.
+    #[schema(schema_with = crate::video::containers)]
+    pub format: Option<String>,
+    #[schema(minimum = 0)]
+    pub seed: Option<u64>,
+    /// Validate and price only.
+    pub dry_run: Option<bool>,
+    #[schema(schema_with = mediagen_core::schema::webhook_url_schema)]
+    pub webhook_url: Option<String>,
+}
+
+fn expansion_modes() -> utoipa::openapi::schema::Object {
+    mediagen_core::schema::one_of_strings(&["seamless", "pingpong", "loop", "freeze"])
+}
+
 /// The options of an expansion besides its source: `duration` or the
 /// length of the `audioFileId` (resolved by the caller), `mode`, `format`,
 /// `seed`.
@@ -62,30 +101,14 @@ pub struct ExpandOptions {
 }
 
 impl ExpandOptions {
+    /// Reads and validates the form's fields. Errors name the parameter.
     pub fn parse(fields: &HashMap<String, String>) -> Result<Self, ApiError> {
-        const KNOWN: [&str; 8] = [
-            "avatarId",
-            "fileId",
-            "duration",
-            "audioFileId",
-            "mode",
-            "format",
-            "seed",
-            "dryRun",
-        ];
-        if let Some(key) = fields.keys().find(|k| !KNOWN.contains(&k.as_str())) {
-            return Err(ApiError::invalid_parameter(key, "unknown parameter"));
-        }
-        let duration = match fields.get("duration") {
+        let form: AvatarExpansionForm = mediagen_core::form::from_fields(fields)?;
+        let duration = match form.duration {
             None => None,
-            Some(d) => {
-                let d: f64 = d.trim().parse().map_err(|_| {
-                    ApiError::invalid_parameter("duration", "must be seconds (a number)")
-                })?;
-                Some(Self::check_seconds("duration", d)?)
-            }
+            Some(d) => Some(Self::check_seconds("duration", d)?),
         };
-        let audio_file_id = fields.get("audioFileId").cloned();
+        let audio_file_id = form.audio_file_id;
         match (&duration, &audio_file_id) {
             (Some(_), Some(_)) => {
                 return Err(ApiError::invalid_parameter(
@@ -101,7 +124,7 @@ impl ExpandOptions {
             }
             _ => {}
         }
-        let mode = match fields.get("mode") {
+        let mode = match form.mode.as_deref() {
             None => Mode::Seamless,
             Some(m) => Mode::parse(m).ok_or_else(|| {
                 ApiError::invalid_parameter(
@@ -110,18 +133,13 @@ impl ExpandOptions {
                 )
             })?,
         };
-        let format = match fields.get("format") {
+        let format = match form.format.as_deref() {
             None => Container::Mp4,
             Some(f) => Container::parse(f).ok_or_else(|| {
                 ApiError::invalid_parameter("format", "must be one of mp4, webm, mov, mkv")
             })?,
         };
-        let seed = match fields.get("seed") {
-            None => 0,
-            Some(s) => s.parse().map_err(|_| {
-                ApiError::invalid_parameter("seed", "must be a non-negative integer")
-            })?,
-        };
+        let seed = form.seed.unwrap_or(0);
         Ok(Self {
             duration,
             audio_file_id,

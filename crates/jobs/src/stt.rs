@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use mediagen_core::form::FilePart;
 use mediagen_core::ApiError;
 use mediagen_core::FileId;
 use serde::{Deserialize, Serialize};
@@ -11,6 +12,63 @@ use crate::{Catalog, MediaFile};
 
 /// Output formats.
 pub const FORMATS: [&str; 5] = ["json", "text", "srt", "vtt", "verbose_json"];
+
+// The form of `POST /v1/speech-to-text` (multipart text parts beside the
+// `file` part, or JSON naming a `fileId`), read by `SttRequest::parse`.
+/// `POST /v1/speech-to-text`.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SpeechToTextForm {
+    /// Speech in any accepted audio or video container.
+    #[serde(default)]
+    #[schema(value_type = String, format = Binary, required = true)]
+    pub file: FilePart,
+    /// A model listed by `GET /v1/models` (kind `stt`); default: the
+    /// server's. One it lacks: 422.
+    #[schema(min_length = 1)]
+    pub model: Option<String>,
+    /// ISO 639-1, or `auto` (detected). A code the model does not know: 422.
+    #[schema(pattern = "^([A-Za-z]{2}|auto)$")]
+    pub language: Option<String>,
+    /// `transcribe` (default) or `translate` (into English).
+    #[schema(schema_with = tasks)]
+    pub task: Option<String>,
+    /// Words to expect (names, terms), at most 1000 characters.
+    #[schema(max_length = 1000)]
+    pub prompt: Option<String>,
+    /// `json` (default), `text`, `srt`, `vtt`, `verbose_json`.
+    #[schema(schema_with = transcript_formats)]
+    pub response_format: Option<String>,
+    /// `segment` (default), `word`, or both comma-separated; `word` needs
+    /// `verbose_json` (422 otherwise).
+    #[schema(schema_with = granularities)]
+    pub timestamp_granularities: Option<String>,
+    /// `true`: who speaks when. Every segment and word gets `speaker`
+    /// (`speaker_0`, `speaker_1`, … by first speaking), segments are cut
+    /// where the speaker changes, `speakers` lists each with their
+    /// speaking time, and srt/vtt show them (`[speaker_0]`, `<v speaker_0>`).
+    pub diarize: Option<bool>,
+    /// How many speakers there are, when known (1–32); needs `diarize`
+    /// (400 otherwise). Without it the number is found from the audio.
+    #[schema(minimum = 1, maximum = 32)]
+    pub num_speakers: Option<u32>,
+    /// Validate and price only.
+    pub dry_run: Option<bool>,
+    #[schema(schema_with = mediagen_core::schema::webhook_url_schema)]
+    pub webhook_url: Option<String>,
+}
+
+fn tasks() -> utoipa::openapi::schema::Object {
+    mediagen_core::schema::one_of_strings(&["transcribe", "translate"])
+}
+
+fn transcript_formats() -> utoipa::openapi::schema::Object {
+    mediagen_core::schema::one_of_strings(&FORMATS)
+}
+
+fn granularities() -> utoipa::openapi::schema::Object {
+    mediagen_core::schema::one_of_strings(&["segment", "word", "segment,word", "word,segment"])
+}
 
 /// A validated speech-to-text request (also the job's payload).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -68,27 +126,9 @@ impl SttRequest {
         fields: &HashMap<String, String>,
         catalog: &dyn Catalog,
     ) -> Result<SttOptionsParsed, ApiError> {
-        for key in fields.keys() {
-            if ![
-                "language",
-                "task",
-                "prompt",
-                "responseFormat",
-                "timestampGranularities",
-                "model",
-                "fileId",
-                "dryRun",
-                "diarize",
-                "numSpeakers",
-            ]
-            .contains(&key.as_str())
-            {
-                return Err(ApiError::invalid_parameter(key, "unknown parameter"));
-            }
-        }
-        let model_name = fields.get("model").map(String::as_str);
+        let form: SpeechToTextForm = mediagen_core::form::from_fields(fields)?;
         let recognisers = catalog.recognisers();
-        let model = match model_name {
+        let model = match form.model.as_deref() {
             None => recognisers.first(),
             Some(name) => recognisers.iter().find(|r| r.name == name),
         }
@@ -96,10 +136,7 @@ impl SttRequest {
             let names: Vec<&str> = recognisers.iter().map(|r| r.name.as_str()).collect();
             ApiError::invalid_parameter("model", format!("must be one of: {}", names.join(", ")))
         })?;
-        let language = match fields
-            .get("language")
-            .map(|l| l.trim().to_ascii_lowercase())
-        {
+        let language = match form.language.map(|l| l.trim().to_ascii_lowercase()) {
             None => None,
             Some(l) if l.is_empty() || l == "auto" => None,
             Some(l) => {
@@ -118,7 +155,7 @@ impl SttRequest {
                 Some(l)
             }
         };
-        let translate = match fields.get("task").map(String::as_str) {
+        let translate = match form.task.as_deref() {
             None | Some("transcribe") => false,
             Some("translate") => true,
             Some(_) => {
@@ -128,20 +165,14 @@ impl SttRequest {
                 ))
             }
         };
-        let response_format = fields
-            .get("responseFormat")
-            .cloned()
-            .unwrap_or_else(|| "json".into());
+        let response_format = form.response_format.unwrap_or_else(|| "json".into());
         if !FORMATS.contains(&response_format.as_str()) {
             return Err(ApiError::invalid_parameter(
                 "responseFormat",
                 format!("must be one of {}", FORMATS.join(", ")),
             ));
         }
-        let granularities = fields
-            .get("timestampGranularities")
-            .map(String::as_str)
-            .unwrap_or("segment");
+        let granularities = form.timestamp_granularities.as_deref().unwrap_or("segment");
         let words = granularities.split(',').map(str::trim).any(|g| g == "word");
         if granularities
             .split(',')
@@ -159,39 +190,29 @@ impl SttRequest {
                 "word timestamps need responseFormat verbose_json",
             ));
         }
-        let prompt = fields
-            .get("prompt")
-            .filter(|p| !p.trim().is_empty())
-            .cloned();
+        let prompt = form.prompt.filter(|p| !p.trim().is_empty());
         if prompt.as_ref().is_some_and(|p| p.chars().count() > 1000) {
             return Err(ApiError::invalid_parameter(
                 "prompt",
                 "must be at most 1000 characters",
             ));
         }
-        let diarize = mediagen_core::params::boolean(fields, "diarize", false)?;
-        let num_speakers = match fields.get("numSpeakers") {
+        let diarize = form.diarize.unwrap_or(false);
+        let num_speakers = match form.num_speakers {
             None => None,
-            Some(n) => {
-                let n = n
-                    .trim()
-                    .parse::<u32>()
-                    .ok()
-                    .filter(|n| (1..=MAX_SPEAKERS).contains(n))
-                    .ok_or_else(|| {
-                        ApiError::invalid_parameter(
-                            "numSpeakers",
-                            format!("must be an integer from 1 to {MAX_SPEAKERS}"),
-                        )
-                    })?;
-                if !diarize {
-                    return Err(ApiError::invalid_parameter(
-                        "numSpeakers",
-                        "needs diarize: true",
-                    ));
-                }
-                Some(n)
+            Some(n) if !(1..=MAX_SPEAKERS).contains(&n) => {
+                return Err(ApiError::invalid_parameter(
+                    "numSpeakers",
+                    format!("must be an integer from 1 to {MAX_SPEAKERS}"),
+                ))
             }
+            Some(_) if !diarize => {
+                return Err(ApiError::invalid_parameter(
+                    "numSpeakers",
+                    "needs diarize: true",
+                ))
+            }
+            n => n,
         };
         Ok(SttOptionsParsed {
             language,

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::MediaFile;
+use mediagen_core::form::FilePart;
 
 /// Cut modes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -96,6 +97,53 @@ fn range_error(index: usize, start: f64, end: f64, reason: &str) -> ApiError {
         .with_detail("reason", reason)
 }
 
+// The form of `POST /v1/video/trim` (multipart text parts beside the
+// `file` part, or JSON naming a `fileId`), read by `TrimOptions::parse`.
+/// `POST /v1/video/trim`.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct VideoTrimForm {
+    /// A video in an accepted container.
+    #[serde(default)]
+    #[schema(value_type = String, format = Binary, required = true)]
+    pub file: FilePart,
+    /// The ranges to keep, in order (a JSON list in a multipart part):
+    /// each `start < end` within the video (422 otherwise).
+    #[schema(value_type = Vec<TrimRange>, required = true, min_items = 1)]
+    pub ranges: Option<String>,
+    /// `accurate` (default, frame-exact) or `fast` (stream copy from
+    /// keyframes).
+    #[schema(schema_with = trim_modes)]
+    pub mode: Option<String>,
+    /// `mp4` (default), `webm`, `mov`, `mkv`.
+    #[schema(schema_with = containers)]
+    pub format: Option<String>,
+    /// `true`: ranges past the end are cut at the end.
+    pub clamp: Option<bool>,
+    /// Validate and price only.
+    pub dry_run: Option<bool>,
+    #[schema(schema_with = mediagen_core::schema::webhook_url_schema)]
+    pub webhook_url: Option<String>,
+}
+
+/// One range to keep, in seconds.
+#[derive(utoipa::ToSchema)]
+pub struct TrimRange {
+    #[schema(minimum = 0.0)]
+    pub start: f64,
+    #[schema(minimum = 0.0)]
+    pub end: f64,
+}
+
+fn trim_modes() -> utoipa::openapi::schema::Object {
+    mediagen_core::schema::one_of_strings(&["accurate", "fast"])
+}
+
+/// The containers a video is written in, for the document.
+pub fn containers() -> utoipa::openapi::schema::Object {
+    mediagen_core::schema::one_of_strings(&["mp4", "webm", "mov", "mkv"])
+}
+
 /// Options of a trim request before the file is stored.
 #[derive(Debug, Clone)]
 pub struct TrimOptions {
@@ -111,16 +159,12 @@ impl TrimOptions {
         duration: f64,
         max_ranges: usize,
     ) -> Result<Self, ApiError> {
-        for key in fields.keys() {
-            if !["ranges", "mode", "format", "clamp", "dryRun"].contains(&key.as_str()) {
-                return Err(ApiError::invalid_parameter(key, "unknown parameter"));
-            }
-        }
+        let form: VideoTrimForm = mediagen_core::form::from_fields(fields)?;
         let bad = |reason: &str| ApiError::invalid_parameter("ranges", reason);
-        let raw = fields
-            .get("ranges")
+        let raw = form
+            .ranges
             .ok_or_else(|| bad("required: a list of {start, end}"))?;
-        let list: Vec<Value> = serde_json::from_str(raw)
+        let list: Vec<Value> = serde_json::from_str(&raw)
             .map_err(|_| bad("must be a JSON list of {start, end} objects"))?;
         if list.is_empty() {
             return Err(bad("at least one range is needed"));
@@ -133,7 +177,7 @@ impl TrimOptions {
                 &format!("at most {max_ranges} ranges are allowed"),
             ));
         }
-        let clamp = mediagen_core::params::boolean(fields, "clamp", false)?;
+        let clamp = form.clamp.unwrap_or(false);
         let mut ranges = Vec::new();
         for (i, item) in list.iter().enumerate() {
             let time = |k: &str| {
@@ -181,7 +225,7 @@ impl TrimOptions {
             }
             ranges.push(Range { start, end });
         }
-        let mode = match fields.get("mode").map(String::as_str) {
+        let mode = match form.mode.as_deref() {
             None | Some("accurate") => Mode::Accurate,
             Some("fast") => Mode::Fast,
             Some(_) => {
@@ -191,7 +235,7 @@ impl TrimOptions {
                 ))
             }
         };
-        let format = match fields.get("format") {
+        let format = match form.format.as_deref() {
             None => Container::Mp4,
             Some(f) => Container::parse(f).ok_or_else(|| {
                 ApiError::invalid_parameter("format", "must be one of mp4, webm, mov, mkv")

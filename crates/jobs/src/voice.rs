@@ -3,13 +3,14 @@
 
 use std::collections::HashMap;
 
+use mediagen_core::form::FilePart;
 use mediagen_core::voice::CONVERSION_RATE as RATE;
 use mediagen_core::FileId;
 use mediagen_core::{format::AudioFormat, ApiError};
 use serde::{Deserialize, Serialize};
 
 use crate::tts::ClonedVoice;
-use crate::{audio_output_fields, MediaFile};
+use crate::{audio_output, MediaFile};
 
 /// How the voice is changed.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
@@ -72,6 +73,38 @@ impl mediagen_core::JobRequest for ChangeRequest {
     }
 }
 
+// The form of `POST /v1/voice-changer` (multipart text parts beside the
+// `file` part, or JSON naming a `fileId`), read by `ChangeOptions::parse`.
+/// `POST /v1/voice-changer`.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct VoiceChangerForm {
+    /// Speech in any accepted audio or video container.
+    #[serde(default)]
+    #[schema(value_type = String, format = Binary, required = true)]
+    pub file: FilePart,
+    /// The target voice: a catalog or cloned voice id (unknown: 404).
+    #[schema(min_length = 1, pattern = "\\S")]
+    pub voice_id: String,
+    /// `convert` (default) or `resynthesize` (`revoice`, its name before,
+    /// is still taken).
+    #[schema(schema_with = change_modes)]
+    pub mode: Option<String>,
+    #[schema(schema_with = mediagen_core::schema::audio_format_schema)]
+    pub format: Option<String>,
+    /// A rate the format takes (another: 422).
+    #[schema(schema_with = mediagen_core::schema::sample_rate_schema)]
+    pub sample_rate: Option<u32>,
+    /// Validate and price only.
+    pub dry_run: Option<bool>,
+    #[schema(schema_with = mediagen_core::schema::webhook_url_schema)]
+    pub webhook_url: Option<String>,
+}
+
+fn change_modes() -> utoipa::openapi::schema::Object {
+    mediagen_core::schema::one_of_strings(&["convert", "resynthesize", "revoice"])
+}
+
 /// The options of a voice change besides the input and the target.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChangeOptions {
@@ -82,17 +115,13 @@ pub struct ChangeOptions {
 }
 
 impl ChangeOptions {
+    /// Reads and validates the form's fields. Errors name the parameter.
     pub fn parse(fields: &HashMap<String, String>) -> Result<Self, ApiError> {
-        const KNOWN: [&str; 5] = ["voiceId", "mode", "format", "sampleRate", "dryRun"];
-        if let Some(key) = fields.keys().find(|k| !KNOWN.contains(&k.as_str())) {
-            return Err(ApiError::invalid_parameter(key, "unknown parameter"));
+        let form: VoiceChangerForm = mediagen_core::form::from_fields(fields)?;
+        if form.voice_id.trim().is_empty() {
+            return Err(ApiError::invalid_parameter("voiceId", "required"));
         }
-        let voice_id = fields
-            .get("voiceId")
-            .filter(|v| !v.trim().is_empty())
-            .ok_or_else(|| ApiError::invalid_parameter("voiceId", "required"))?
-            .clone();
-        let mode = match fields.get("mode").map(String::as_str) {
+        let mode = match form.mode.as_deref() {
             None | Some("convert") => ChangeMode::Convert,
             Some("resynthesize" | "revoice") => ChangeMode::Resynthesize,
             Some(_) => {
@@ -102,9 +131,9 @@ impl ChangeOptions {
                 ))
             }
         };
-        let (format, sample_rate) = audio_output_fields(fields, RATE)?;
+        let (format, sample_rate) = audio_output(form.format.as_deref(), form.sample_rate, RATE)?;
         Ok(Self {
-            voice_id,
+            voice_id: form.voice_id,
             mode,
             format,
             sample_rate,

@@ -1,6 +1,7 @@
 //! A voice clone (`POST /v1/voices`, the `voice.clone` job's payload),
 //! and a cloned voice as it is stored.
 
+use mediagen_core::form::FilePart;
 use mediagen_core::voice::VoiceProfile;
 use mediagen_core::{ApiError, VoiceId};
 use serde::{Deserialize, Serialize};
@@ -145,6 +146,60 @@ pub struct HeldOut {
 /// The blob key of a cloned voice's preview.
 pub fn cloned_preview_key(account_id: &str, voice_id: &str) -> String {
     format!("voices/{account_id}/{voice_id}.mp3")
+}
+
+// The form of `POST /v1/voices`: the samples, the speaker's consent and
+// what the voice is called.
+/// `POST /v1/voices`.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VoiceCloneForm {
+    /// 1–100 characters.
+    #[schema(value_type = String, required = true, min_length = 1, max_length = 100, pattern = "\\S")]
+    pub name: Option<String>,
+    /// Samples of the speaker: audio or video, 10 s to 5 min in all.
+    #[serde(default)]
+    #[schema(value_type = Vec<String>, format = Binary, min_items = 1, required = true)]
+    pub files: FilePart,
+    /// `true`: the speaker agreed to having their voice cloned (required).
+    #[schema(schema_with = consent, required = true)]
+    pub consent: Option<bool>,
+    /// At most 500 characters.
+    #[schema(max_length = 500)]
+    pub description: Option<String>,
+    /// Comma-separated or a JSON list: at most 20 labels of at most 40
+    /// characters (the schema shows one label).
+    #[schema(max_length = 40, pattern = "^[^,\\[]*$")]
+    pub labels: Option<String>,
+    /// A BCP-47 tag (`en`, `es-ES`) or `auto` (default).
+    #[schema(pattern = "^[A-Za-z0-9-]{1,35}$")]
+    pub language: Option<String>,
+    /// `neural` (default): a Kokoro style table searched for from the
+    /// samples; `world`: the closest catalog voice converted toward the
+    /// samples' pitch and formants (free).
+    #[schema(schema_with = clone_method)]
+    pub method: Option<String>,
+    /// A neural clone's time on two cores, and its price at
+    /// `costs."voice.clone"` credits a second (default 1): `fast` 90 s,
+    /// `standard` (default) 170 s, `best` 480 s.
+    #[schema(schema_with = clone_quality)]
+    pub quality: Option<String>,
+}
+
+fn clone_method() -> utoipa::openapi::schema::Object {
+    mediagen_core::schema::one_of_strings(&["neural", "world"])
+}
+
+fn clone_quality() -> utoipa::openapi::schema::Object {
+    mediagen_core::schema::one_of_strings(&["fast", "standard", "best"])
+}
+
+fn consent() -> utoipa::openapi::schema::Object {
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    ObjectBuilder::new()
+        .schema_type(Type::Boolean)
+        .enum_values(Some([true]))
+        .build()
 }
 
 /// What a clone job is asked for (validated by the API; the id is chosen

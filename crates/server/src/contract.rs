@@ -268,7 +268,22 @@ fn closed(schema: &mut Schema) {
     }
 }
 
-/// The JSON form of a multipart form (see `forms::BY_FILE_ID`): the
+/// The forms that may name an uploaded file (`fileId`) in a JSON body
+/// instead of carrying a `file` part: those `media_input` reads.
+fn by_file_id_forms() -> [String; 5] {
+    use mediagen_jobs::{avatar, dub, stt, video, voice};
+    use utoipa::ToSchema;
+    [
+        stt::SpeechToTextForm::name(),
+        video::VideoTrimForm::name(),
+        voice::VoiceChangerForm::name(),
+        dub::DubbingForm::name(),
+        avatar::AvatarExpansionForm::name(),
+    ]
+    .map(|name| name.into_owned())
+}
+
+/// The JSON form of a multipart form (see [`by_file_id_forms`]): the
 /// `file` part becomes `fileId`, the id of an uploaded file.
 fn by_file_id(form: &Schema) -> Option<Schema> {
     let Schema::Object(form) = form else {
@@ -301,7 +316,8 @@ fn media_bodies(openapi: &mut OpenApi) {
     use utoipa::openapi::encoding::EncodingBuilder;
     let components = openapi.components.get_or_insert_with(Default::default);
     let mut lists: Vec<(String, Vec<String>)> = Vec::new();
-    for name in crate::forms::BY_FILE_ID {
+    let by_file_id_forms = by_file_id_forms();
+    for name in &by_file_id_forms {
         let Some(RefOr::T(form)) = components.schemas.get(name) else {
             continue;
         };
@@ -347,7 +363,7 @@ fn media_bodies(openapi: &mut OpenApi) {
                     );
                 }
             }
-            if crate::forms::BY_FILE_ID.contains(&name.as_str()) {
+            if by_file_id_forms.contains(&name) {
                 let json = ContentBuilder::new()
                     .schema(Some(RefOr::Ref(utoipa::openapi::Ref::from_schema_name(
                         format!("{name}ByFileId"),

@@ -6,7 +6,6 @@ pub mod config;
 pub mod contract;
 pub mod error;
 pub mod extract;
-pub mod forms;
 pub mod jobs;
 pub mod keycache;
 pub mod media_input;

@@ -7,4 +7,6 @@ mod options;
 
 pub use edit::{DubEdit, DubbedLine, LineEdit};
 pub use languages::{DubLanguages, Pair, Via};
-pub use options::{DubOptions, DubRequest, DubVoice, CLONE_SEARCH, CLONE_SEARCH_PER_SPEAKER};
+pub use options::{
+    DubOptions, DubRequest, DubVoice, DubbingForm, CLONE_SEARCH, CLONE_SEARCH_PER_SPEAKER,
+};

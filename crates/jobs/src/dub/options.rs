@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use super::languages::DubLanguages;
 use crate::tts::ClonedVoice;
-use crate::{audio_output_fields, MediaFile};
+use crate::{audio_output, MediaFile};
+use mediagen_core::form::FilePart;
 
 /// Who speaks the dub.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -105,21 +106,60 @@ pub struct DubOptions {
     pub sample_rate: u32,
 }
 
-fn number(fields: &HashMap<String, String>, key: &str) -> Result<Option<f64>, ApiError> {
-    fields
-        .get(key)
-        .map(|v| {
-            v.trim()
-                .parse::<f64>()
-                .ok()
-                .filter(|x| x.is_finite())
-                .ok_or_else(|| ApiError::invalid_parameter(key, "must be a number"))
-        })
-        .transpose()
+// The form of `POST /v1/dubbing` (multipart text parts beside the `file`
+// part, or JSON naming a `fileId`), read by `DubOptions::parse`.
+/// `POST /v1/dubbing`.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DubbingForm {
+    /// Speech in any accepted audio or video container.
+    #[serde(default)]
+    #[schema(value_type = String, format = Binary, required = true)]
+    pub file: FilePart,
+    /// ISO 639-1 (a pair the server lacks: 422, see `GET
+    /// /v1/dubbing/languages`).
+    #[schema(pattern = "^[A-Za-z]{2}([-_][A-Za-z0-9]+)*$")]
+    pub target_language: String,
+    /// ISO 639-1, or `auto` (default).
+    #[schema(pattern = "^([A-Za-z]{2}([-_][A-Za-z0-9]+)*|auto)$")]
+    pub source_language: Option<String>,
+    /// One voice for every line (not with `voiceMode: clone`: 422).
+    #[schema(min_length = 1, pattern = "\\S")]
+    pub voice_id: Option<String>,
+    /// `auto` (default: for each speaker, a catalog voice near them) or
+    /// `clone` (each speaker's own voice: a neural clone searched from
+    /// their lines, or that voice converted toward theirs).
+    #[schema(schema_with = voice_modes)]
+    pub voice_mode: Option<String>,
+    /// Keep the music and noise under the dub (default `true`).
+    pub keep_background: Option<bool>,
+    /// Seconds; the part dubbed starts here (before the end: 422).
+    #[schema(minimum = 0.0)]
+    pub start_time: Option<f64>,
+    /// Seconds; after `startTime` (422 otherwise).
+    #[schema(minimum = 0.0)]
+    pub end_time: Option<f64>,
+    /// How much a line may be sped up to fit, 1.0–2.0 (default 1.3).
+    #[schema(minimum = 1.0, maximum = 2.0)]
+    pub max_speedup: Option<f64>,
+    #[schema(schema_with = mediagen_core::schema::audio_format_schema)]
+    pub format: Option<String>,
+    /// A rate the format takes (another: 422).
+    #[schema(schema_with = mediagen_core::schema::sample_rate_schema)]
+    pub sample_rate: Option<u32>,
+    /// Validate and price only.
+    pub dry_run: Option<bool>,
+    #[schema(schema_with = mediagen_core::schema::webhook_url_schema)]
+    pub webhook_url: Option<String>,
 }
 
-fn language(fields: &HashMap<String, String>, key: &str) -> Result<Option<String>, ApiError> {
-    match fields.get(key).map(|l| l.trim().to_ascii_lowercase()) {
+fn voice_modes() -> utoipa::openapi::schema::Object {
+    mediagen_core::schema::one_of_strings(&["auto", "clone"])
+}
+
+/// An ISO 639-1 code named `key`; empty or `auto`: none.
+fn language(value: Option<&str>, key: &str) -> Result<Option<String>, ApiError> {
+    match value.map(|l| l.trim().to_ascii_lowercase()) {
         None => Ok(None),
         Some(l) if l.is_empty() || l == "auto" => Ok(None),
         Some(l) => crate::iso_639_1(&l, key).map(Some),
@@ -134,26 +174,10 @@ impl DubOptions {
         languages: &DubLanguages,
         duration: f64,
     ) -> Result<Self, ApiError> {
-        const KNOWN: [&str; 12] = [
-            "targetLanguage",
-            "sourceLanguage",
-            "voiceId",
-            "voiceMode",
-            "keepBackground",
-            "startTime",
-            "endTime",
-            "maxSpeedup",
-            "format",
-            "sampleRate",
-            "fileId",
-            "dryRun",
-        ];
-        if let Some(key) = fields.keys().find(|k| !KNOWN.contains(&k.as_str())) {
-            return Err(ApiError::invalid_parameter(key, "unknown parameter"));
-        }
-        let target_language = language(fields, "targetLanguage")?
+        let form: DubbingForm = mediagen_core::form::from_fields(fields)?;
+        let target_language = language(Some(&form.target_language), "targetLanguage")?
             .ok_or_else(|| ApiError::invalid_parameter("targetLanguage", "required"))?;
-        let source_language = language(fields, "sourceLanguage")?;
+        let source_language = language(form.source_language.as_deref(), "sourceLanguage")?;
         match &source_language {
             Some(s) if languages.find(s, &target_language).is_none() => {
                 return Err(languages.unsupported(Some(s), &target_language))
@@ -163,11 +187,11 @@ impl DubOptions {
             }
             _ => {}
         }
-        let voice_id = fields
-            .get("voiceId")
+        let voice_id = form
+            .voice_id
             .map(|v| v.trim().to_owned())
             .filter(|v| !v.is_empty());
-        let clone = match fields.get("voiceMode").map(String::as_str) {
+        let clone = match form.voice_mode.as_deref() {
             None | Some("auto") => false,
             Some("clone") => true,
             Some(_) => {
@@ -183,9 +207,8 @@ impl DubOptions {
                 "give either voiceId or voiceMode, not both",
             ));
         }
-        let keep_background = mediagen_core::params::boolean(fields, "keepBackground", true)?;
-        let start_time = number(fields, "startTime")?;
-        let end_time = number(fields, "endTime")?;
+        let keep_background = form.keep_background.unwrap_or(true);
+        let (start_time, end_time) = (form.start_time, form.end_time);
         let (from, to) = (start_time.unwrap_or(0.0), end_time.unwrap_or(duration));
         if from < 0.0 || to <= from || (duration > 0.0 && from >= duration) {
             return Err(ApiError::unprocessable(
@@ -195,14 +218,14 @@ impl DubOptions {
                 ),
             ));
         }
-        let max_speedup = number(fields, "maxSpeedup")?.unwrap_or(1.3);
+        let max_speedup = form.max_speedup.unwrap_or(1.3);
         if !(1.0..=2.0).contains(&max_speedup) {
             return Err(ApiError::invalid_parameter(
                 "maxSpeedup",
                 "must be from 1.0 to 2.0",
             ));
         }
-        let (format, sample_rate) = audio_output_fields(fields, RATE)?;
+        let (format, sample_rate) = audio_output(form.format.as_deref(), form.sample_rate, RATE)?;
         Ok(Self {
             source_language,
             target_language,

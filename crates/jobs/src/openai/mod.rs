@@ -24,12 +24,3 @@ pub fn openai_names(error: ApiError, names: &[(&str, &str)]) -> ApiError {
         .replace(&format!("`{ours}`"), &format!("`{theirs}`"));
     error.with_message(message).with_detail("parameter", theirs)
 }
-
-/// A flag of a form (`true`/`false`), 400 naming it otherwise.
-fn flag(fields: &std::collections::HashMap<String, String>, name: &str) -> Result<bool, ApiError> {
-    match fields.get(name).map(|v| v.trim()) {
-        None | Some("false") => Ok(false),
-        Some("true") => Ok(true),
-        Some(_) => Err(ApiError::invalid_parameter(name, "must be true or false")),
-    }
-}

@@ -8,9 +8,11 @@ use std::collections::HashMap;
 use mediagen_core::ApiError;
 use serde_json::{json, Value};
 
-use super::{flag, openai_names};
+use super::openai_names;
 use crate::stt::{SttOptionsParsed, SttRequest};
 use crate::Catalog;
+use mediagen_core::form::{from_fields, FilePart};
+use serde::Deserialize;
 
 /// OpenAI's recogniser: our default one.
 pub const WHISPER: &str = "whisper-1";
@@ -49,21 +51,98 @@ impl Task {
         }
     }
 
-    /// The form fields the route takes (anything else: 400).
-    fn parameters(self) -> &'static [&'static str] {
-        match self {
-            Self::Transcribe => &[
-                "model",
-                "language",
-                "prompt",
-                "response_format",
-                "temperature",
-                GRANULARITIES,
-                "stream",
-            ],
-            Self::Translate => &["model", "prompt", "response_format", "temperature"],
-        }
+    /// The route's form read from its text fields (a field the route does
+    /// not take: 400); a translation's as a transcription's without the
+    /// fields it lacks.
+    fn form(self, fields: &HashMap<String, String>) -> Result<TranscriptionForm, ApiError> {
+        Ok(match self {
+            Self::Transcribe => from_fields(fields)?,
+            Self::Translate => {
+                let t: TranslationForm = from_fields(fields)?;
+                TranscriptionForm {
+                    file: t.file,
+                    model: t.model,
+                    language: None,
+                    prompt: t.prompt,
+                    response_format: t.response_format,
+                    temperature: t.temperature,
+                    timestamp_granularities: None,
+                    stream: None,
+                }
+            }
+        })
     }
+}
+
+/// `POST /v1/audio/transcriptions` (OpenAI's form).
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = OpenAiTranscriptionForm)]
+pub struct TranscriptionForm {
+    /// Speech in any accepted audio or video container.
+    #[serde(default)]
+    #[schema(value_type = String, format = Binary, required = true)]
+    pub file: FilePart,
+    /// `whisper-1` (our default recogniser), `gpt-4o-transcribe` or
+    /// `gpt-4o-mini-transcribe` (the same, with OpenAI's rules for them:
+    /// json or text only), or a speech-to-text model of `GET /v1/models`.
+    #[schema(min_length = 1)]
+    pub model: String,
+    /// ISO 639-1; omitted: detected.
+    #[schema(pattern = "^[A-Za-z]{2}$")]
+    pub language: Option<String>,
+    /// Words to expect (names, terms), at most 1000 characters.
+    #[schema(max_length = 1000)]
+    pub prompt: Option<String>,
+    /// `json` (default), `text`, `srt`, `verbose_json`, `vtt`.
+    #[schema(schema_with = formats)]
+    pub response_format: Option<String>,
+    /// 0–1; taken, not used (decoding is greedy): a value other than 0 is
+    /// named in `X-Mediagen-Ignored`.
+    #[schema(minimum = 0.0, maximum = 1.0)]
+    pub temperature: Option<f64>,
+    /// `segment` (default) and/or `word`, one part each; needs
+    /// `verbose_json` and `whisper-1` (or our model names).
+    #[serde(rename = "timestamp_granularities[]")]
+    #[schema(schema_with = granularities)]
+    pub timestamp_granularities: Option<String>,
+    /// `false` only: streamed transcriptions are not supported (400).
+    pub stream: Option<bool>,
+}
+
+/// `POST /v1/audio/translations` (OpenAI's form).
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = OpenAiTranslationForm)]
+pub struct TranslationForm {
+    /// Speech in any accepted audio or video container.
+    #[serde(default)]
+    #[schema(value_type = String, format = Binary, required = true)]
+    pub file: FilePart,
+    /// `whisper-1` (our default recogniser) or a multilingual
+    /// speech-to-text model of `GET /v1/models`.
+    #[schema(min_length = 1)]
+    pub model: String,
+    /// Words to expect, in English, at most 1000 characters.
+    #[schema(max_length = 1000)]
+    pub prompt: Option<String>,
+    /// `json` (default), `text`, `srt`, `verbose_json`, `vtt`.
+    #[schema(schema_with = formats)]
+    pub response_format: Option<String>,
+    /// 0–1; taken, not used (see transcriptions).
+    #[schema(minimum = 0.0, maximum = 1.0)]
+    pub temperature: Option<f64>,
+}
+
+fn formats() -> utoipa::openapi::schema::Object {
+    mediagen_core::schema::one_of_strings(&FORMATS)
+}
+
+fn granularities() -> utoipa::openapi::schema::Array {
+    utoipa::openapi::schema::ArrayBuilder::new()
+        .items(mediagen_core::schema::one_of_strings(&["segment", "word"]))
+        .max_items(Some(2))
+        .build()
 }
 
 /// A validated request: our options, and how to answer.
@@ -99,12 +178,9 @@ impl Transcription {
         fields: &HashMap<String, String>,
         catalog: &dyn Catalog,
     ) -> Result<Self, ApiError> {
-        let allowed = task.parameters();
-        if let Some(unknown) = fields.keys().find(|k| !allowed.contains(&k.as_str())) {
-            return Err(ApiError::invalid_parameter(unknown, "unknown parameter"));
-        }
+        let form = task.form(fields)?;
         let recognisers = catalog.recognisers();
-        let model = fields.get("model").map(|m| m.trim()).unwrap_or("");
+        let model = form.model.trim();
         let newer = task == Task::Transcribe && GPT_TRANSCRIBE.contains(&model);
         let ours = if model == WHISPER || newer {
             None
@@ -121,7 +197,7 @@ impl Transcription {
                 format!("must be one of {}", names.join(", ")),
             ));
         };
-        let format = match fields.get("response_format").map(String::as_str) {
+        let format = match form.response_format.as_deref() {
             None => "json",
             Some(f) => FORMATS.iter().copied().find(|k| *k == f).ok_or_else(|| {
                 ApiError::invalid_parameter(
@@ -136,8 +212,9 @@ impl Transcription {
                 format!("`{format}` is not compatible with model `{model}`: use json or text"),
             ));
         }
-        let granularities: Vec<&str> = fields
-            .get(GRANULARITIES)
+        let granularities: Vec<&str> = form
+            .timestamp_granularities
+            .as_deref()
             .map(|g| g.split(',').map(str::trim).collect())
             .unwrap_or_default();
         if let Some(bad) = granularities
@@ -158,22 +235,18 @@ impl Transcription {
         let words = granularities.contains(&"word");
         let segments = granularities.is_empty() || granularities.contains(&"segment");
         let mut ignored = Vec::new();
-        if let Some(t) = fields.get("temperature") {
-            match t.trim().parse::<f64>() {
-                Ok(t) if (0.0..=1.0).contains(&t) => {
-                    if t != 0.0 {
-                        ignored.push("temperature");
-                    }
-                }
-                _ => {
-                    return Err(ApiError::invalid_parameter(
-                        "temperature",
-                        "must be a number from 0 to 1",
-                    ))
-                }
+        match form.temperature {
+            None => {}
+            Some(t) if !(0.0..=1.0).contains(&t) => {
+                return Err(ApiError::invalid_parameter(
+                    "temperature",
+                    "must be a number from 0 to 1",
+                ))
             }
+            Some(t) if t != 0.0 => ignored.push("temperature"),
+            Some(_) => {}
         }
-        if flag(fields, "stream")? {
+        if form.stream == Some(true) {
             return Err(ApiError::invalid_parameter(
                 "stream",
                 "streamed transcriptions are not supported",
@@ -197,9 +270,9 @@ impl Transcription {
         if let Some(model) = ours {
             ours_fields.insert("model".into(), model.to_owned());
         }
-        for name in ["language", "prompt"] {
-            if let Some(v) = fields.get(name) {
-                ours_fields.insert(name.to_owned(), v.clone());
+        for (name, value) in [("language", form.language), ("prompt", form.prompt)] {
+            if let Some(v) = value {
+                ours_fields.insert(name.to_owned(), v);
             }
         }
         let options =

@@ -6,10 +6,11 @@ use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use mediagen_core::form::from_fields;
 use mediagen_core::{ApiError, ErrorCode, Page};
 use mediagen_core::{AvatarId, FileId, TypedId};
 use mediagen_jobs::avatar::{not_a_video, ExpandOptions, ExpandRequest};
-use mediagen_jobs::avatar_upload::AvatarUpload;
+use mediagen_jobs::avatar_upload::{AvatarUpload, AvatarUploadForm};
 use mediagen_jobs::MediaRequest;
 use mediagen_store::AvatarChanges;
 use serde::Deserialize;
@@ -148,7 +149,7 @@ fn check_meta(
 /// (or with `Prefer: respond-async`) 202 with the job, whose
 /// `result.avatarId` names the avatar once it completes.
 #[utoipa::path(post, path = "/v1/avatars", tag = "avatars", security(("bearer" = ["write"])),
-    request_body(content((crate::forms::AvatarUploadForm = "multipart/form-data"))),
+    request_body(content((AvatarUploadForm = "multipart/form-data"))),
     responses((status = 201, body = AvatarView),
               (status = 202, body = crate::jobs::JobView, description = "The `avatar.create` job, still running"),
               (status = 400), (status = 415), (status = 422)))]
@@ -158,18 +159,12 @@ pub async fn create(
     opts: JobOptions,
     mut form: MultipartForm,
 ) -> ApiResult<Response> {
-    let fields = std::mem::take(&mut form.fields);
-    if let Some(key) = fields
-        .keys()
-        .find(|k| !["name", "description", "gender", "labels"].contains(&k.as_str()))
-    {
-        return Err(ApiError::invalid_parameter(key, "unknown parameter").into());
-    }
-    let labels = fields.get("labels").map(|l| form_labels(l)).transpose()?;
+    let fields: AvatarUploadForm = from_fields(&form.fields)?;
+    let labels = fields.labels.as_deref().map(form_labels).transpose()?;
     let meta = check_meta(
-        fields.get("name").map(String::as_str),
-        fields.get("description").map(String::as_str),
-        fields.get("gender").cloned(),
+        fields.name.as_deref(),
+        fields.description.as_deref(),
+        fields.gender,
         labels,
         true,
     )?;
@@ -311,7 +306,7 @@ pub async fn delete(
 /// over 600 s, or a source without a picture → 422 `unprocessable_entity`.
 /// Price: `costs.avatar.expand` credits per output second, rounded up.
 #[utoipa::path(post, path = "/v1/avatar-expansion", tag = "avatars", security(("bearer" = ["write"])),
-    request_body(content((crate::forms::AvatarExpansionForm = "multipart/form-data"))),
+    request_body(content((mediagen_jobs::avatar::AvatarExpansionForm = "multipart/form-data"))),
     responses((status = 200, body = crate::jobs::JobView), (status = 202, body = crate::jobs::JobView),
               (status = 400), (status = 404, description = "No such avatar or file"),
               (status = 415), (status = 422, description = "`unprocessable_entity` naming duration, audioFileId or the source")))]

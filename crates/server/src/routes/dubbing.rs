@@ -65,7 +65,7 @@ use mediagen_jobs::MediaRequest;
 /// more (the speakers' voice searches) and settles on the seconds the
 /// searches took; refunded if the job fails.
 #[utoipa::path(post, path = "/v1/dubbing", tag = "voice", security(("bearer" = ["write"])),
-    request_body(content((crate::forms::DubbingForm = "multipart/form-data"))),
+    request_body(content((mediagen_jobs::dub::DubbingForm = "multipart/form-data"))),
     responses((status = 202, body = crate::jobs::JobView),
               (status = 400), (status = 404, description = "`voice_not_found` or no such file"),
               (status = 415), (status = 422, description = "unsupported language pair, or a part outside the file")))]

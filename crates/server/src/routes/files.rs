@@ -49,13 +49,21 @@ impl From<FileRecord> for FileView {
     }
 }
 
+/// `POST /v1/files`.
+#[derive(utoipa::ToSchema)]
+pub struct FileUploadForm {
+    /// Audio or video (probed; anything else: 415).
+    #[schema(value_type = String, format = Binary)]
+    pub file: Vec<u8>,
+}
+
 /// Upload a file
 ///
 /// `multipart/form-data` with one `file` part: audio or video. Streamed to
 /// disk (larger than `upload_body_limit` → 413), sniffed and probed with
 /// ffprobe: not media → 415, unreadable media → 422 `unreadable_media`.
 #[utoipa::path(post, path = "/v1/files", tag = "files", security(("bearer" = ["write"])),
-    request_body(content((crate::forms::FileUploadForm = "multipart/form-data"))),
+    request_body(content((FileUploadForm = "multipart/form-data"))),
     responses((status = 201, body = FileView), (status = 400), (status = 413), (status = 415)))]
 pub async fn upload(
     State(state): State<AppState>,

@@ -83,7 +83,7 @@ pub fn form_labels(raw: &str) -> Result<Vec<String>, ApiError> {
 }
 
 pub use mediagen_core::schema::{
-    audio_format_schema, one_of_strings, sample_rate_schema, webhook_url_schema,
+    audio_format_schema, gender_schema, one_of_strings, sample_rate_schema, webhook_url_schema,
 };
 
 /// The document's schema of `labels` (see [`clean_labels`]).
@@ -100,11 +100,6 @@ pub fn labels_schema() -> utoipa::openapi::schema::Array {
             "At most 20 labels of at most 40 characters (kept trimmed and lowercased).",
         ))
         .build()
-}
-
-/// The document's schema of a `gender`: female, male or neutral.
-pub fn gender_schema() -> utoipa::openapi::schema::Object {
-    one_of_strings(&["female", "male", "neutral"])
 }
 
 /// What a caller names and describes one of its own resources by (a

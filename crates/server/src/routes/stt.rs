@@ -36,7 +36,7 @@ use mediagen_jobs::MediaRequest;
 /// Not media → 415; unreadable media → 422. Price: `costs.stt` credits per
 /// second of audio, rounded up.
 #[utoipa::path(post, path = "/v1/speech-to-text", tag = "voice", security(("bearer" = ["write"])),
-    request_body(content((crate::forms::SpeechToTextForm = "multipart/form-data"))),
+    request_body(content((mediagen_jobs::stt::SpeechToTextForm = "multipart/form-data"))),
     responses((status = 200, body = crate::jobs::JobView), (status = 202, body = crate::jobs::JobView),
               (status = 400, description = "`invalid_parameter` naming language, task, responseFormat, model, diarize, numSpeakers…"),
               (status = 404, description = "No file with that `fileId`"), (status = 415, description = "Not audio or video"),

@@ -29,7 +29,7 @@ use mediagen_jobs::MediaRequest;
 /// naming its index. Not media → 415; unreadable media → 422. Price:
 /// `costs.video.trim` credits per second of output, rounded up.
 #[utoipa::path(post, path = "/v1/video/trim", tag = "video", security(("bearer" = ["write"])),
-    request_body(content((crate::forms::VideoTrimForm = "multipart/form-data"))),
+    request_body(content((mediagen_jobs::video::VideoTrimForm = "multipart/form-data"))),
     responses((status = 200, body = crate::jobs::JobView), (status = 202, body = crate::jobs::JobView),
               (status = 400, description = "`invalid_parameter` naming ranges, mode, format…"),
               (status = 404, description = "No file with that `fileId`"), (status = 415, description = "Not audio or video"),

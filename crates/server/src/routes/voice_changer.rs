@@ -51,7 +51,7 @@ use mediagen_jobs::MediaRequest;
 /// no speech in resynthesize mode fails the job (`no_speech`, refunded).
 /// Price: `costs."voice.change"` credits per second of input, rounded up.
 #[utoipa::path(post, path = "/v1/voice-changer", tag = "voice", security(("bearer" = ["write"])),
-    request_body(content((crate::forms::VoiceChangerForm = "multipart/form-data"))),
+    request_body(content((mediagen_jobs::voice::VoiceChangerForm = "multipart/form-data"))),
     responses((status = 200, body = crate::jobs::JobView), (status = 202, body = crate::jobs::JobView),
               (status = 400), (status = 404, description = "`voice_not_found` or no such file"),
               (status = 415), (status = 422)))]

@@ -4,11 +4,12 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use mediagen_core::form::from_fields;
 use mediagen_core::VoiceId;
 use mediagen_core::{ApiError, Page};
 use mediagen_jobs::voice_clone::{
-    samples_out_of_range, CloneMethod, CloneQuality, CloneRequest, MAX_SAMPLE_SECONDS,
-    MIN_SAMPLE_SECONDS,
+    samples_out_of_range, CloneMethod, CloneQuality, CloneRequest, VoiceCloneForm,
+    MAX_SAMPLE_SECONDS, MIN_SAMPLE_SECONDS,
 };
 use mediagen_store::VoiceChanges;
 use serde::Deserialize;
@@ -148,7 +149,7 @@ pub const LIST_CHOICES: [(&str, &[&str]); 2] = [
 /// `voiceId` for `POST /v1/text-to-speech` (batch and streamed) and `POST
 /// /v1/voice-changer`.
 #[utoipa::path(post, path = "/v1/voices", tag = "voice", security(("bearer" = ["write"])),
-    request_body(content((crate::forms::VoiceCloneForm = "multipart/form-data"))),
+    request_body(content((VoiceCloneForm = "multipart/form-data"))),
     responses((status = 201, body = VoiceView),
               (status = 202, body = crate::jobs::JobView, description = "The `voice.clone` job, still running"),
               (status = 400), (status = 415), (status = 422)))]
@@ -158,29 +159,15 @@ pub async fn create(
     opts: JobOptions,
     mut form: MultipartForm,
 ) -> ApiResult<Response> {
-    let fields = std::mem::take(&mut form.fields);
-    if let Some(key) = fields.keys().find(|k| {
-        ![
-            "name",
-            "description",
-            "labels",
-            "language",
-            "consent",
-            "method",
-            "quality",
-        ]
-        .contains(&k.as_str())
-    }) {
-        return Err(ApiError::invalid_parameter(key, "unknown parameter").into());
-    }
-    let labels = fields.get("labels").map(|l| form_labels(l)).transpose()?;
+    let fields: VoiceCloneForm = from_fields(&form.fields)?;
+    let labels = fields.labels.as_deref().map(form_labels).transpose()?;
     let meta = described(
-        fields.get("name").map(String::as_str),
-        fields.get("description").map(String::as_str),
+        fields.name.as_deref(),
+        fields.description.as_deref(),
         labels,
         true,
     )?;
-    if fields.get("consent").map(|c| c.trim()) != Some("true") {
+    if fields.consent != Some(true) {
         return Err(ApiError::invalid_parameter(
             "consent",
             "required: `true`, confirming the speaker agreed to having their voice cloned",
@@ -190,7 +177,7 @@ pub async fn create(
     let name = meta.name.unwrap_or_default();
     let description = meta.description.unwrap_or_default();
     let labels = meta.labels.unwrap_or_default();
-    let language = match fields.get("language").map(|l| l.trim()) {
+    let language = match fields.language.as_deref().map(str::trim) {
         None | Some("") | Some("auto") => None,
         Some(l) if l.len() <= 35 && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') => {
             Some(l.to_owned())
@@ -203,14 +190,14 @@ pub async fn create(
             .into())
         }
     };
-    let method = match fields.get("method").map(|m| m.trim()) {
+    let method = match fields.method.as_deref().map(str::trim) {
         None | Some("") | Some("neural") => CloneMethod::Neural,
         Some("world") => CloneMethod::World,
         Some(_) => {
             return Err(ApiError::invalid_parameter("method", "must be neural or world").into())
         }
     };
-    let quality = match fields.get("quality").map(|q| q.trim()) {
+    let quality = match fields.quality.as_deref().map(str::trim) {
         None | Some("") => CloneQuality::default(),
         Some(q) => CloneQuality::parse(q).ok_or_else(|| {
             ApiError::invalid_parameter("quality", "must be fast, standard or best")

@@ -27,7 +27,7 @@ use crate::state::AppState;
 /// SubRip or WebVTT as `text/plain`. Errors carry OpenAI's `type` and
 /// `param` beside our `code`.
 #[utoipa::path(post, path = "/v1/audio/transcriptions", tag = "voice", security(("bearer" = ["write"])),
-    request_body(content((crate::forms::OpenAiTranscriptionForm = "multipart/form-data"))),
+    request_body(content((mediagen_jobs::openai::transcription::TranscriptionForm = "multipart/form-data"))),
     responses((status = 200, description = "The transcript: JSON, or text/plain for text, srt and vtt"),
               (status = 400, description = "`invalid_parameter` naming file, model, language, response_format, timestamp_granularities[], temperature or stream"),
               (status = 402), (status = 415, description = "Not audio or video"),
@@ -48,7 +48,7 @@ pub async fn transcriptions(
 /// `model`, `prompt`, `response_format` and `temperature`; the text is
 /// English whatever was spoken.
 #[utoipa::path(post, path = "/v1/audio/translations", tag = "voice", security(("bearer" = ["write"])),
-    request_body(content((crate::forms::OpenAiTranslationForm = "multipart/form-data"))),
+    request_body(content((mediagen_jobs::openai::transcription::TranslationForm = "multipart/form-data"))),
     responses((status = 200, description = "The English transcript: JSON, or text/plain for text, srt and vtt"),
               (status = 400, description = "`invalid_parameter` naming file, model, response_format or temperature"),
               (status = 402), (status = 415, description = "Not audio or video"),
