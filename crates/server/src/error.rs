@@ -7,6 +7,9 @@ use axum::response::{IntoResponse, Response};
 use mediagen_core::{ApiError, ErrorCode};
 use mediagen_store::{BlobError, StoreError};
 
+/// Seconds a client is told to wait when a service the API needs is down.
+pub const UNAVAILABLE_RETRY_AFTER: u64 = 5;
+
 /// The error type of every handler.
 #[derive(Debug)]
 pub struct Error {
@@ -40,6 +43,17 @@ impl Error {
         }
     }
 
+    /// A 503 with `Retry-After`: `what` (the database, the file store) is
+    /// unreachable for now; the cause is logged but not shown.
+    pub fn unavailable(what: &str, cause: impl std::fmt::Display) -> Self {
+        Self {
+            api: ApiError::new(ErrorCode::ServiceUnavailable)
+                .with_message(format!("The {what} is unavailable; retry shortly.")),
+            cause: Some(cause.to_string()),
+            retry_after: Some(UNAVAILABLE_RETRY_AFTER),
+        }
+    }
+
     pub fn with_retry_after(mut self, seconds: u64) -> Self {
         self.retry_after = Some(seconds);
         self
@@ -58,6 +72,9 @@ impl From<ApiError> for Error {
 
 impl From<StoreError> for Error {
     fn from(e: StoreError) -> Self {
+        if e.is_unavailable() {
+            return Self::unavailable("database", e);
+        }
         Self::internal(e)
     }
 }
@@ -69,6 +86,7 @@ impl From<BlobError> for Error {
                 ApiError::new(ErrorCode::ResourceNotFound).into()
             }
             BlobError::BadRange => ApiError::new(ErrorCode::RangeNotSatisfiable).into(),
+            e if e.is_unavailable() => Self::unavailable("file store", e),
             e => Self::internal(e),
         }
     }

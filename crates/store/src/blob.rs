@@ -34,6 +34,20 @@ pub enum BlobError {
     Config(String),
 }
 
+impl BlobError {
+    /// The store failed for now rather than refused: its requests failed
+    /// after their retries (unreachable, timing out, answering 5xx), or a
+    /// disk is full. A fault that passes, unlike a missing blob or a bad
+    /// key.
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            BlobError::Store(object_store::Error::Generic { .. }) => true,
+            BlobError::Io(e) => e.kind() == std::io::ErrorKind::StorageFull,
+            _ => false,
+        }
+    }
+}
+
 /// A byte range requested by an HTTP `Range` header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BlobRange {

@@ -5,7 +5,8 @@ use sqlx::any::{AnyConnectOptions, AnyPoolOptions, AnyRow};
 use sqlx::{AnyPool, ConnectOptions, Executor, Row};
 
 /// Errors of the persistence layer. They are server faults: the HTTP layer
-/// maps them to 500 without leaking their text.
+/// maps them to 500 without leaking their text, or to 503 with
+/// `Retry-After` when the database is unreachable ([`Self::is_unavailable`]).
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("database error: {0}")]
@@ -16,6 +17,30 @@ pub enum StoreError {
     UnsupportedUrl(String),
     #[error("corrupt row: {0}")]
     Corrupt(String),
+}
+
+impl StoreError {
+    /// The database could not be reached or is restarting: a connection
+    /// refused or lost, a pool that found no connection in time,
+    /// PostgreSQL's connection errors (class 08), its shutdown and
+    /// start-up errors (57P01–57P03) and too many connections (53300). A
+    /// fault that passes, unlike a bad query or a corrupt row.
+    pub fn is_unavailable(&self) -> bool {
+        let StoreError::Sqlx(e) = self else {
+            return false;
+        };
+        match e {
+            sqlx::Error::Io(_)
+            | sqlx::Error::Tls(_)
+            | sqlx::Error::PoolTimedOut
+            | sqlx::Error::PoolClosed
+            | sqlx::Error::WorkerCrashed => true,
+            sqlx::Error::Database(db) => db.code().is_some_and(|code| {
+                code.starts_with("08") || matches!(&*code, "57P01" | "57P02" | "57P03" | "53300")
+            }),
+            _ => false,
+        }
+    }
 }
 
 /// Which SQL dialect the pool speaks.
@@ -93,12 +118,14 @@ impl Db {
                     .await?
             }
             Backend::Postgres => {
-                // A connection waits up to 30 s: a server under load (or
+                // A connection waits up to 15 s: a server under load (or
                 // two cores shared with the engines) can take seconds to
-                // accept one, which is not a reason to fail.
+                // accept one, which is not a reason to fail; a server that
+                // is down answers 503 after that wait, and the pool opens
+                // fresh connections once it is back (no restart).
                 AnyPoolOptions::new()
                     .max_connections(16)
-                    .acquire_timeout(Duration::from_secs(30))
+                    .acquire_timeout(Duration::from_secs(15))
                     .connect_with(options)
                     .await?
             }

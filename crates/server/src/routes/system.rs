@@ -7,7 +7,7 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::Json;
 use serde_json::json;
 
-use crate::error::{ApiResult, Error};
+use crate::error::{ApiResult, Error, UNAVAILABLE_RETRY_AFTER};
 use crate::state::AppState;
 
 /// Liveness: the process answers.
@@ -15,28 +15,44 @@ pub async fn healthz() -> Json<serde_json::Value> {
     Json(json!({ "status": "ok" }))
 }
 
-/// Readiness: the database answers.
+/// Readiness: the database and the file store answer (503 with
+/// `Retry-After` naming the one that does not).
 pub async fn readyz(State(state): State<AppState>) -> Response {
-    if state.db.ping().await {
-        // The job kinds some live worker (of any process) claims: jobs of
-        // other kinds wait queued.
-        let mut kinds: Vec<&str> = state
-            .live_kinds()
-            .await
-            .unwrap_or_default()
-            .into_iter()
-            .map(|k| k.name())
-            .collect();
-        kinds.sort_unstable();
-        Json(json!({ "status": "ready", "workerKinds": kinds })).into_response()
-    } else {
-        (
+    // Each answer within a few seconds: a balancer asks often.
+    use tokio::time::timeout;
+    let database = timeout(READY_WAIT, state.db.ping()).await == Ok(true);
+    let files = database
+        && matches!(
+            timeout(READY_WAIT, state.blobs.exists(READY_KEY)).await,
+            Ok(Ok(_))
+        );
+    if !files {
+        let down = if database { "file store" } else { "database" };
+        return (
             StatusCode::SERVICE_UNAVAILABLE,
-            Json(json!({ "status": "database unavailable" })),
+            [(header::RETRY_AFTER, UNAVAILABLE_RETRY_AFTER.to_string())],
+            Json(json!({ "status": format!("{down} unavailable") })),
         )
-            .into_response()
+            .into_response();
     }
+    // The job kinds some live worker (of any process) claims: jobs of
+    // other kinds wait queued.
+    let mut kinds: Vec<&str> = state
+        .live_kinds()
+        .await
+        .unwrap_or_default()
+        .into_iter()
+        .map(|k| k.name())
+        .collect();
+    kinds.sort_unstable();
+    Json(json!({ "status": "ready", "workerKinds": kinds })).into_response()
 }
+
+/// How long `/readyz` waits for the database and the file store.
+const READY_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// The key `/readyz` asks the file store about (it need not exist).
+const READY_KEY: &str = "readyz";
 
 /// Prometheus text format.
 pub async fn metrics(State(state): State<AppState>) -> ApiResult<Response> {

@@ -1,0 +1,214 @@
+//! Faults of what the API stands on: the database stops and starts again.
+//! Requests meanwhile answer 503 `service_unavailable` with `Retry-After`
+//! (never 500), `/readyz` says which service is down, and everything
+//! recovers without a restart.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::helpers::{assert_error, Backend, TestApp};
+
+/// A PostgreSQL server of the test's own (a fresh cluster in a temporary
+/// directory on a free port), which the test stops and starts; the shared
+/// server the other tests use is never touched.
+struct OwnPostgres {
+    bin: PathBuf,
+    dir: tempfile::TempDir,
+    port: u16,
+}
+
+impl OwnPostgres {
+    /// Debian's server binaries (`scripts/ensure-postgres.sh` installs
+    /// them where no server runs).
+    fn bin() -> PathBuf {
+        let mut versions: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+            .expect("PostgreSQL's server is installed (scripts/ensure-postgres.sh)")
+            .filter_map(|e| e.ok().map(|e| e.path().join("bin")))
+            .filter(|bin| bin.join("pg_ctl").is_file())
+            .collect();
+        versions.sort();
+        versions.pop().expect("a PostgreSQL version with pg_ctl")
+    }
+
+    fn start_new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let pg = Self {
+            bin: Self::bin(),
+            dir,
+            port,
+        };
+        // The server refuses to run as root: it runs as `postgres` then.
+        if as_root() {
+            let chown = Command::new("chown")
+                .args(["postgres:postgres"])
+                .arg(pg.dir.path())
+                .status()
+                .unwrap();
+            assert!(chown.success());
+        }
+        pg.run(
+            "initdb",
+            &[
+                "-D",
+                &pg.data(),
+                "-A",
+                "trust",
+                "-U",
+                "postgres",
+                "--no-sync",
+            ],
+        );
+        pg.start();
+        pg
+    }
+
+    fn data(&self) -> String {
+        self.dir.path().join("data").display().to_string()
+    }
+
+    fn url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
+    }
+
+    fn start(&self) {
+        let options = format!(
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
+            self.port,
+            self.dir.path().display()
+        );
+        let log = self.dir.path().join("log").display().to_string();
+        self.run(
+            "pg_ctl",
+            &[
+                "-D",
+                &self.data(),
+                "-o",
+                &options,
+                "-l",
+                &log,
+                "-w",
+                "start",
+            ],
+        );
+    }
+
+    /// A fast shutdown: sessions are ended, as in a restart or fail-over.
+    fn stop(&self) {
+        self.run("pg_ctl", &["-D", &self.data(), "-m", "fast", "-w", "stop"]);
+    }
+
+    fn run(&self, tool: &str, args: &[&str]) {
+        let program = self.bin.join(tool);
+        let mut command = if as_root() {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(&program);
+            c
+        } else {
+            Command::new(&program)
+        };
+        let out = command
+            .args(args)
+            .current_dir(Path::new("/"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{tool} {args:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+impl Drop for OwnPostgres {
+    fn drop(&mut self) {
+        let program = self.bin.join("pg_ctl");
+        let data = self.data();
+        let args = ["-D", data.as_str(), "-m", "immediate", "stop"];
+        let _ = if as_root() {
+            Command::new("runuser")
+                .args(["-u", "postgres", "--"])
+                .arg(&program)
+                .args(args)
+                .output()
+        } else {
+            Command::new(&program).args(args).output()
+        };
+    }
+}
+
+fn as_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
+}
+
+#[tokio::test]
+async fn a_database_restart_answers_503_and_recovers() {
+    let pg = OwnPostgres::start_new();
+    // Its own database: the URL replaces the one the helper would make.
+    let app = TestApp::spawn_with(Backend::Sqlite, |c| c.database_url = pg.url()).await;
+    let key = app.admin_key.clone();
+    let job = json!({"ms": 50});
+    let r = app.post("/v1/test-jobs", &key, job.clone()).await;
+    assert_eq!(r.status(), 200, "a job runs before the fault");
+
+    pg.stop();
+    let asked = Instant::now();
+    let r = app.get("/v1/account", &key).await;
+    let waited = asked.elapsed();
+    assert_eq!(
+        r.headers().get("retry-after").map(|v| v.to_str().unwrap()),
+        Some("5")
+    );
+    assert_error(r, 503, "service_unavailable").await;
+    assert!(waited < Duration::from_secs(30), "answered in {waited:?}");
+    let ready = app
+        .client
+        .get(format!("{}/readyz", app.addr))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ready.status(), 503);
+    assert!(ready.headers().contains_key("retry-after"));
+    let body: serde_json::Value = ready.json().await.unwrap();
+    assert_eq!(body["status"], "database unavailable", "{body}");
+
+    // Back: the same process serves again, and its worker claims again.
+    pg.start();
+    let back = Instant::now();
+    loop {
+        let r = app.get("/v1/account", &key).await;
+        if r.status() == 200 {
+            break;
+        }
+        assert_eq!(r.status(), 503, "only 503 while recovering");
+        assert!(back.elapsed() < Duration::from_secs(60), "no recovery");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    eprintln!(
+        "database down: 503 after {waited:?}; back: served again after {:?}",
+        back.elapsed()
+    );
+    let r = app.post("/v1/test-jobs", &key, job).await;
+    assert_eq!(r.status(), 200, "a job runs after the fault");
+    let body: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(body["status"], "completed", "{body}");
+    let ready = app
+        .client
+        .get(format!("{}/readyz", app.addr))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ready.status(), 200);
+}
