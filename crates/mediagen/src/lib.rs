@@ -29,6 +29,19 @@ fn settings(config: &Config) -> EngineSettings {
     }
 }
 
+/// Stores each of `files` (a local file and its key) the store lacks.
+async fn store_missing(
+    blobs: &BlobStore,
+    files: &[(PathBuf, String)],
+) -> Result<(), mediagen_store::BlobError> {
+    for (file, key) in files {
+        if !blobs.exists(key).await? {
+            blobs.put_file(key, file).await?;
+        }
+    }
+    Ok(())
+}
+
 /// The engines `needs` asks for (found once per process and settings).
 async fn engines(config: &Config, needs: Needs) -> anyhow::Result<Engines> {
     let settings = settings(config);
@@ -63,15 +76,26 @@ impl EngineHost for Host {
         };
         drop(rendered);
         let dir = models.join("avatars");
-        for id in &ready {
-            let Some((video, poster)) = avatar_files(&dir, id) else {
-                continue;
-            };
-            for (file, key) in [(video, video_key(id)), (poster, poster_key(id))] {
-                if !blobs.exists(&key).await? {
-                    blobs.put_file(&key, &file).await?;
+        let files: Vec<(PathBuf, String)> = ready
+            .iter()
+            .filter_map(|id| avatar_files(&dir, id).map(|files| (id, files)))
+            .flat_map(|(id, (video, poster))| [(video, video_key(id)), (poster, poster_key(id))])
+            .collect();
+        // A file store that does not answer does not stop the start: the
+        // process serves (answering 503 where files are needed) and
+        // publishes the clips once the store is back.
+        if let Err(e) = store_missing(blobs, &files).await {
+            tracing::warn!(error = %e, "file store unreachable: built-in avatars are published when it answers");
+            let blobs = blobs.clone();
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(std::time::Duration::from_secs(10)).await;
+                    if store_missing(&blobs, &files).await.is_ok() {
+                        tracing::info!("built-in avatars published");
+                        break;
+                    }
                 }
-            }
+            });
         }
         Ok(ready)
     }

@@ -63,6 +63,7 @@ impl Services {
             &config.storage_url,
             &config.storage_dir(),
             &config.storage_options,
+            Duration::from_secs_f64(config.storage_retry_seconds.max(0.0)),
         )
         .context("opening blob storage")?;
         let secret = if config.signing_secret.0.is_empty() {

@@ -46,6 +46,10 @@ pub struct Config {
     /// S3 settings by their lower-case names (`aws_endpoint`,
     /// `aws_region`, `aws_allow_http`, …), over the `AWS_*` variables.
     pub storage_options: BTreeMap<String, String>,
+    /// Seconds a request to an S3 store is retried (with backoff) before it
+    /// fails: an API request then answers 503 with `Retry-After`, a job
+    /// retries.
+    pub storage_retry_seconds: f64,
     /// `true`: signed result URLs answer with a redirect (307) to a
     /// presigned URL of the S3 store, which then serves the bytes; `false`
     /// (default): this server streams them from the store.
@@ -157,6 +161,7 @@ impl Default for Config {
             storage_dir: String::new(),
             storage_url: String::new(),
             storage_options: BTreeMap::new(),
+            storage_retry_seconds: 30.0,
             storage_redirect: false,
             worker_kinds: String::new(),
             public_base_url: String::new(),

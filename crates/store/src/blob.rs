@@ -124,11 +124,14 @@ impl BlobStore {
     /// bucket (any S3-compatible service), configured by the standard
     /// `AWS_*` variables (`AWS_ENDPOINT_URL`, `AWS_ACCESS_KEY_ID`,
     /// `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`, `AWS_ALLOW_HTTP`, …) and then
-    /// by `options` (the same keys in lower case, `aws_endpoint` …).
+    /// by `options` (the same keys in lower case, `aws_endpoint` …). A
+    /// request to S3 is retried with backoff for at most `retry` before it
+    /// fails ([`BlobError::is_unavailable`]).
     pub fn open(
         url: &str,
         default_dir: &Path,
         options: &std::collections::BTreeMap<String, String>,
+        retry: std::time::Duration,
     ) -> Result<Self, BlobError> {
         if url.is_empty() {
             return Self::local(default_dir);
@@ -148,7 +151,12 @@ impl BlobStore {
         if bucket.is_empty() {
             return Err(BlobError::Config("storage_url names no bucket".into()));
         }
-        let mut builder = AmazonS3Builder::from_env().with_bucket_name(bucket);
+        let mut builder = AmazonS3Builder::from_env()
+            .with_bucket_name(bucket)
+            .with_retry(object_store::RetryConfig {
+                retry_timeout: retry,
+                ..Default::default()
+            });
         for (key, value) in options {
             let key = key
                 .to_ascii_lowercase()
@@ -480,6 +488,8 @@ impl Signer {
 mod tests {
     use super::*;
 
+    const RETRY: std::time::Duration = std::time::Duration::from_secs(1);
+
     /// A last byte beyond the file (even u64::MAX) means its end.
     #[test]
     fn ranges_past_the_end_are_clamped() {
@@ -499,17 +509,17 @@ mod tests {
     fn storage_urls_name_a_directory_or_a_bucket() {
         let dir = tempfile::tempdir().unwrap();
         let none = std::collections::BTreeMap::new();
-        let local = BlobStore::open("", dir.path(), &none).unwrap();
+        let local = BlobStore::open("", dir.path(), &none, RETRY).unwrap();
         assert!(local.root.is_some() && local.s3.is_none());
         let url = format!("file://{}", dir.path().join("x").display());
-        assert!(BlobStore::open(&url, dir.path(), &none)
+        assert!(BlobStore::open(&url, dir.path(), &none, RETRY)
             .unwrap()
             .root
             .is_some());
         for bad in ["gs://bucket", "s3://", "s3:///prefix"] {
             assert!(
                 matches!(
-                    BlobStore::open(bad, dir.path(), &none),
+                    BlobStore::open(bad, dir.path(), &none, RETRY),
                     Err(BlobError::Config(_))
                 ),
                 "{bad}"
@@ -517,10 +527,10 @@ mod tests {
         }
         let typo = [("aws_endpont".to_owned(), "http://x".to_owned())].into();
         assert!(matches!(
-            BlobStore::open("s3://b/p", dir.path(), &typo),
+            BlobStore::open("s3://b/p", dir.path(), &typo, RETRY),
             Err(BlobError::Config(_))
         ));
-        let s3 = BlobStore::open("s3://b/p/q", dir.path(), &none).unwrap();
+        let s3 = BlobStore::open("s3://b/p/q", dir.path(), &none, RETRY).unwrap();
         assert_eq!(s3.s3.unwrap().prefix.unwrap().as_ref(), "p/q");
     }
 

@@ -1,7 +1,7 @@
-//! Faults of what the API stands on: the database stops and starts again.
-//! Requests meanwhile answer 503 `service_unavailable` with `Retry-After`
-//! (never 500), `/readyz` says which service is down, and everything
-//! recovers without a restart.
+//! Faults of what the API stands on: the database stops and starts again,
+//! the file store cannot be reached. Requests meanwhile answer 503
+//! `service_unavailable` with `Retry-After` (never 500), `/readyz` says
+//! which service is down, and everything recovers without a restart.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::helpers::{assert_error, Backend, TestApp};
+use crate::helpers::{assert_error, form, silent_wav, Backend, TestApp};
 
 /// A PostgreSQL server of the test's own (a fresh cluster in a temporary
 /// directory on a free port), which the test stops and starts; the shared
@@ -35,11 +35,7 @@ impl OwnPostgres {
 
     fn start_new() -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = free_port();
         let pg = Self {
             bin: Self::bin(),
             dir,
@@ -145,6 +141,15 @@ impl Drop for OwnPostgres {
     }
 }
 
+/// A port nothing listens on (bound, then released).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 fn as_root() -> bool {
     Command::new("id")
         .arg("-u")
@@ -211,4 +216,35 @@ async fn a_database_restart_answers_503_and_recovers() {
         .await
         .unwrap();
     assert_eq!(ready.status(), 200);
+}
+
+#[tokio::test]
+async fn an_unreachable_file_store_answers_503() {
+    let nowhere = format!("http://127.0.0.1:{}", free_port());
+    let app = TestApp::spawn_with(Backend::Sqlite, |c| {
+        crate::storage::on_bucket(c, "gone", &nowhere);
+        c.storage_retry_seconds = 1.0;
+    })
+    .await;
+    let key = app.admin_key.clone();
+    let upload = form(vec![("file", silent_wav(16_000, 16_000), "a.wav")], &[]);
+    let r = app.post_form("/v1/files", &key, upload).await;
+    assert_eq!(
+        r.headers().get("retry-after").map(|v| v.to_str().unwrap()),
+        Some("5")
+    );
+    let body = assert_error(r, 503, "service_unavailable").await;
+    assert!(
+        !body.to_string().contains("127.0.0.1"),
+        "the cause stays in the log: {body}"
+    );
+    let ready = app
+        .client
+        .get(format!("{}/readyz", app.addr))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ready.status(), 503);
+    let body: serde_json::Value = ready.json().await.unwrap();
+    assert_eq!(body["status"], "file store unavailable", "{body}");
 }
