@@ -141,6 +141,27 @@ impl Drop for OwnPostgres {
     }
 }
 
+/// `/readyz`: its status and body.
+async fn readiness(app: &TestApp) -> (u16, serde_json::Value) {
+    let r = app
+        .client
+        .get(format!("{}/readyz", app.addr))
+        .send()
+        .await
+        .unwrap();
+    let status = r.status().as_u16();
+    (status, r.json().await.unwrap())
+}
+
+/// Asserts a 503 `service_unavailable` that says when to retry.
+async fn assert_unavailable(r: reqwest::Response) -> serde_json::Value {
+    assert_eq!(
+        r.headers().get("retry-after").map(|v| v.to_str().unwrap()),
+        Some("5")
+    );
+    assert_error(r, 503, "service_unavailable").await
+}
+
 /// A port nothing listens on (bound, then released).
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -172,21 +193,10 @@ async fn a_database_restart_answers_503_and_recovers() {
     let asked = Instant::now();
     let r = app.get("/v1/account", &key).await;
     let waited = asked.elapsed();
-    assert_eq!(
-        r.headers().get("retry-after").map(|v| v.to_str().unwrap()),
-        Some("5")
-    );
-    assert_error(r, 503, "service_unavailable").await;
+    assert_unavailable(r).await;
     assert!(waited < Duration::from_secs(30), "answered in {waited:?}");
-    let ready = app
-        .client
-        .get(format!("{}/readyz", app.addr))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(ready.status(), 503);
-    assert!(ready.headers().contains_key("retry-after"));
-    let body: serde_json::Value = ready.json().await.unwrap();
+    let (status, body) = readiness(&app).await;
+    assert_eq!(status, 503);
     assert_eq!(body["status"], "database unavailable", "{body}");
 
     // Back: the same process serves again, and its worker claims again.
@@ -209,13 +219,7 @@ async fn a_database_restart_answers_503_and_recovers() {
     assert_eq!(r.status(), 200, "a job runs after the fault");
     let body: serde_json::Value = r.json().await.unwrap();
     assert_eq!(body["status"], "completed", "{body}");
-    let ready = app
-        .client
-        .get(format!("{}/readyz", app.addr))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(ready.status(), 200);
+    assert_eq!(readiness(&app).await.0, 200);
 }
 
 #[tokio::test]
@@ -229,22 +233,12 @@ async fn an_unreachable_file_store_answers_503() {
     let key = app.admin_key.clone();
     let upload = form(vec![("file", silent_wav(16_000, 16_000), "a.wav")], &[]);
     let r = app.post_form("/v1/files", &key, upload).await;
-    assert_eq!(
-        r.headers().get("retry-after").map(|v| v.to_str().unwrap()),
-        Some("5")
-    );
-    let body = assert_error(r, 503, "service_unavailable").await;
+    let body = assert_unavailable(r).await;
     assert!(
         !body.to_string().contains("127.0.0.1"),
         "the cause stays in the log: {body}"
     );
-    let ready = app
-        .client
-        .get(format!("{}/readyz", app.addr))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(ready.status(), 503);
-    let body: serde_json::Value = ready.json().await.unwrap();
+    let (status, body) = readiness(&app).await;
+    assert_eq!(status, 503);
     assert_eq!(body["status"], "file store unavailable", "{body}");
 }
