@@ -309,3 +309,34 @@ async fn jobs_in_flight_survive_a_database_restart() {
     // the running jobs record their outcome once it is back.)
     eprintln!("database restarted under 12 jobs: {retried} ran again");
 }
+
+/// A job that cannot store its output (the file store is down) is tried
+/// again while attempts remain, then fails with `storage_error` (503) and
+/// its hold is refunded.
+#[tokio::test]
+async fn a_job_that_cannot_store_its_output_fails_refunded() {
+    let nowhere = format!("http://127.0.0.1:{}", free_port());
+    let app = TestApp::spawn_with(Backend::Sqlite, |c| {
+        crate::storage::on_bucket(c, "gone", &nowhere);
+        c.storage_retry_seconds = 0.5;
+    })
+    .await;
+    let (_, key) = app.account(100, "write").await;
+    let id = app
+        .test_job_async(&key, json!({"ms": 10, "units": 5}))
+        .await;
+    let job = app
+        .wait_job(&key, &id, Duration::from_secs(60), |j| {
+            j["status"] == "failed" || j["status"] == "completed"
+        })
+        .await;
+    assert_eq!(job["status"], "failed", "{job}");
+    assert_eq!(job["error"]["code"], "storage_error", "{job}");
+    assert_eq!(job["attempts"], app.config.max_attempts, "{job}");
+    let credits = &app.account_view(&key).await["credits"];
+    assert_eq!(
+        (&credits["balance"], &credits["reserved"], &credits["used"]),
+        (&json!(100), &json!(0), &json!(0)),
+        "{credits}"
+    );
+}
