@@ -135,6 +135,7 @@ pub fn worker_config(config: &Config, concurrency: usize) -> WorkerConfig {
         heartbeat: Duration::from_secs_f64(config.heartbeat_seconds),
         poll: Duration::from_secs_f64(config.poll_seconds),
         retention: config.retention(),
+        retry_backoff: Duration::from_secs_f64(config.retry_backoff_seconds.max(0.0)),
     }
 }
 

@@ -85,6 +85,10 @@ pub struct Config {
     pub poll_seconds: f64,
     /// Attempts per job before it fails for good.
     pub max_attempts: i64,
+    /// Seconds a job waits after its first retryable failure (a storage
+    /// fault, a busy engine) before it runs again; each later wait doubles,
+    /// at most 60 s.
+    pub retry_backoff_seconds: f64,
     /// Most wall-clock time of one job attempt (plus the media allowance):
     /// a cap on each kind's own limit (docs/billing.md lists them).
     pub job_timeout_seconds: f64,
@@ -175,6 +179,7 @@ impl Default for Config {
             heartbeat_seconds: 5.0,
             poll_seconds: 0.5,
             max_attempts: 3,
+            retry_backoff_seconds: 5.0,
             job_timeout_seconds: 1800.0,
             timeout_per_media_second: 2.0,
             auth_cache_seconds: 1.0,

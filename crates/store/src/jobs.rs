@@ -1,3 +1,5 @@
+use std::time::Duration;
+
 use mediagen_core::job::{Job, JobError, JobOutput};
 use mediagen_core::ErrorCode;
 use mediagen_core::{time::now_ms, CreditState, JobKind, JobStatus};
@@ -513,7 +515,8 @@ impl Db {
         let sql = format!(
             "UPDATE jobs SET status = 'processing', lease_owner = $1, lease_expires_at = $2, \
              attempts = attempts + 1, updated_at = $3, started_at = COALESCE(started_at, $3) \
-             WHERE id = (SELECT id FROM jobs WHERE (status = 'queued' \
+             WHERE id = (SELECT id FROM jobs WHERE \
+                ((status = 'queued' AND (run_after IS NULL OR run_after <= $3)) \
                 OR (status = 'processing' AND lease_expires_at < $3 AND attempts < max_attempts)) \
                 AND kind IN ({listed}) \
                 ORDER BY created_at, id LIMIT 1 {lock}) \
@@ -714,23 +717,27 @@ impl Db {
     }
 
     /// Gives a claimed job back to the queue after a retryable failure, when
-    /// attempts remain. Returns false when it was not re-queued.
+    /// attempts remain; it is claimed again no sooner than `after`. Returns
+    /// false when it was not re-queued.
     pub async fn retry_job(
         &self,
         id: &JobId,
         worker: &str,
         error: &JobError,
+        after: Duration,
     ) -> Result<bool, StoreError> {
+        let now = now_ms();
         let row = sqlx::query(
             "UPDATE jobs SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL, \
-             error = $3, updated_at = $4 \
+             error = $3, updated_at = $4, run_after = $5 \
              WHERE id = $1 AND lease_owner = $2 AND status = 'processing' AND attempts < max_attempts \
              RETURNING kind",
         )
         .bind(id.as_str())
         .bind(worker)
         .bind(serde_json::to_string(error).unwrap_or_default())
-        .bind(now_ms())
+        .bind(now)
+        .bind(now + after.as_millis() as i64)
         .fetch_optional(&self.pool)
         .await?;
         let Some(row) = row else { return Ok(false) };

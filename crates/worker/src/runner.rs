@@ -26,6 +26,23 @@ pub struct WorkerConfig {
     pub poll: Duration,
     /// What the maintenance tick deletes, and when.
     pub retention: Retention,
+    /// How long a job waits after its first retryable failure before it is
+    /// claimed again; each later wait is twice the one before, at most
+    /// [`MAX_RETRY_WAIT`].
+    pub retry_backoff: Duration,
+}
+
+/// The longest wait between two attempts of a job.
+pub const MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
+
+impl WorkerConfig {
+    /// The wait before the attempt after attempt `attempts` (1 for the first).
+    pub fn retry_wait(&self, attempts: i64) -> Duration {
+        let doublings = attempts.clamp(1, 16) as u32 - 1;
+        self.retry_backoff
+            .saturating_mul(1 << doublings)
+            .min(MAX_RETRY_WAIT)
+    }
 }
 
 impl Default for WorkerConfig {
@@ -36,6 +53,7 @@ impl Default for WorkerConfig {
             heartbeat: Duration::from_secs(5),
             poll: Duration::from_millis(500),
             retention: Retention::default(),
+            retry_backoff: Duration::from_secs(5),
         }
     }
 }
@@ -257,13 +275,14 @@ impl Worker {
     /// Runs one claimed job to its end.
     async fn execute(&self, job: Job) {
         let id = job.id.clone();
+        let attempts = job.attempts;
         let timeout = Duration::from_millis(job.timeout_ms.max(1) as u64);
         let Some(pipeline) = self.registry.get(job.kind) else {
             let failure = JobFailure::abort(
                 ErrorCode::UnsupportedJobKind,
                 format!("no worker can run `{}` jobs", job.kind),
             );
-            self.record(&id, Err(failure)).await;
+            self.record(&id, attempts, Err(failure)).await;
             return;
         };
         let ctx = JobContext::new(job, self.blobs.clone())
@@ -330,15 +349,16 @@ impl Worker {
         }
         if let Some(result) = outcome {
             let result = result.map(|value| (value, ctx.outputs(), ctx.metered()));
-            self.record(&id, result).await;
+            self.record(&id, attempts, result).await;
         }
     }
 
     /// Stores the outcome; a retryable failure goes back to the queue while
-    /// attempts remain.
+    /// attempts remain, to be claimed again after [`WorkerConfig::retry_wait`].
     async fn record(
         &self,
         id: &JobId,
+        attempts: i64,
         result: Result<(serde_json::Value, Vec<JobOutput>, Option<f64>), JobFailure>,
     ) {
         let stored: Result<bool, StoreError> = match result {
@@ -349,7 +369,12 @@ impl Worker {
             }
             Err(JobFailure::Retry(e)) => match self
                 .db
-                .retry_job(id, &self.id, &public_error(e.clone()))
+                .retry_job(
+                    id,
+                    &self.id,
+                    &public_error(e.clone()),
+                    self.config.retry_wait(attempts),
+                )
                 .await
             {
                 Ok(true) => {
@@ -384,5 +409,19 @@ impl Worker {
                 error!(error = %e, "recording the job outcome failed; its lease will expire and it will run again")
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attempts_back_off_doubling_to_a_minute() {
+        let config = WorkerConfig::default();
+        let waits: Vec<u64> = (1..=6).map(|a| config.retry_wait(a).as_secs()).collect();
+        assert_eq!(waits, [5, 10, 20, 40, 60, 60]);
+        assert_eq!(config.retry_wait(0), Duration::from_secs(5));
+        assert_eq!(config.retry_wait(i64::MAX), MAX_RETRY_WAIT);
     }
 }

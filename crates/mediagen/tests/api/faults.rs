@@ -311,17 +311,19 @@ async fn jobs_in_flight_survive_a_database_restart() {
 }
 
 /// A job that cannot store its output (the file store is down) is tried
-/// again while attempts remain, then fails with `storage_error` (503) and
-/// its hold is refunded.
+/// again while attempts remain, each attempt after a longer wait, then
+/// fails with `storage_error` (503) and its hold is refunded.
 #[tokio::test]
 async fn a_job_that_cannot_store_its_output_fails_refunded() {
     let nowhere = format!("http://127.0.0.1:{}", free_port());
     let app = TestApp::spawn_with(Backend::Sqlite, |c| {
         crate::storage::on_bucket(c, "gone", &nowhere);
         c.storage_retry_seconds = 0.5;
+        c.retry_backoff_seconds = 1.0;
     })
     .await;
     let (_, key) = app.account(100, "write").await;
+    let started = Instant::now();
     let id = app
         .test_job_async(&key, json!({"ms": 10, "units": 5}))
         .await;
@@ -333,6 +335,9 @@ async fn a_job_that_cannot_store_its_output_fails_refunded() {
     assert_eq!(job["status"], "failed", "{job}");
     assert_eq!(job["error"]["code"], "storage_error", "{job}");
     assert_eq!(job["attempts"], app.config.max_attempts, "{job}");
+    // Three attempts of 0.5 s of storage retries, 1 s and 2 s apart.
+    let took = started.elapsed();
+    assert!(took >= Duration::from_secs(3), "{took:?}");
     let credits = &app.account_view(&key).await["credits"];
     assert_eq!(
         (&credits["balance"], &credits["reserved"], &credits["used"]),

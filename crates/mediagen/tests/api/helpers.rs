@@ -220,6 +220,9 @@ impl TestApp {
             sync_wait_seconds: 60.0,
             lease_seconds: 2.0,
             heartbeat_seconds: 0.2,
+            // Retries back off from 0.1 s (5 s by default): tests of
+            // failing jobs stay short.
+            retry_backoff_seconds: 0.1,
             poll_seconds: 0.05,
             rate_limit_per_minute: 100_000,
             rate_limit_per_hour: 1_000_000,
