@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::helpers::{assert_error, form, silent_wav, Backend, TestApp};
+use crate::helpers::{
+    assert_error, assert_held_and_captured_once, form, silent_wav, Backend, TestApp,
+};
 
 /// A PostgreSQL server of the test's own (a fresh cluster in a temporary
 /// directory on a free port), which the test stops and starts; the shared
@@ -293,13 +295,7 @@ async fn jobs_in_flight_survive_a_database_restart() {
         .await
         .unwrap();
     for id in &ids {
-        let entries = |kind: &str| {
-            ledger
-                .iter()
-                .filter(|e| e.job_id.as_deref() == Some(id.as_str()) && e.entry == kind)
-                .count()
-        };
-        assert_eq!((entries("reserve"), entries("capture")), (1, 1), "{id}");
+        assert_held_and_captured_once(&ledger, id);
     }
     let credits = &app.account_view(&key).await["credits"];
     assert_eq!(credits["reserved"], 0, "{credits}");

@@ -575,6 +575,18 @@ impl Drop for TestApp {
 /// Asserts the error shape: status, `error.code`, a message, a details
 /// object, and a `request_id` equal to the `X-Request-Id` header. Returns
 /// the body.
+/// Asserts that job `id` held credits once and captured them once: it ran
+/// to completion exactly once as far as the account is concerned.
+pub fn assert_held_and_captured_once(ledger: &[mediagen_store::LedgerEntry], id: &str) {
+    let entries = |kind: &str| {
+        ledger
+            .iter()
+            .filter(|e| e.job_id.as_deref() == Some(id) && e.entry == kind)
+            .count()
+    };
+    assert_eq!((entries("reserve"), entries("capture")), (1, 1), "{id}");
+}
+
 pub async fn assert_error(r: Response, status: u16, code: &str) -> Value {
     assert_eq!(r.status().as_u16(), status, "status for {code}");
     let header_id = r

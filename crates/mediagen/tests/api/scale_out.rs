@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use tokio::process::{Child, Command};
 
-use crate::helpers::{form, Backend, TestApp};
+use crate::helpers::{assert_held_and_captured_once, form, Backend, TestApp};
 use crate::storage::{bucket, endpoint, local_files, on_bucket};
 
 const JOBS: usize = 200;
@@ -268,13 +268,7 @@ async fn jobs_complete_once_while_workers_are_killed() {
             .unwrap();
         assert_eq!(job["status"], "completed", "{job}");
         retried += usize::from(job["attempts"].as_i64().unwrap() > 1);
-        let entries = |kind: &str| {
-            ledger
-                .iter()
-                .filter(|e| e.job_id.as_deref() == Some(id.as_str()) && e.entry == kind)
-                .count()
-        };
-        assert_eq!((entries("reserve"), entries("capture")), (1, 1), "{id}");
+        assert_held_and_captured_once(&ledger, id);
         // The whole output, from the bucket, through the signed URL.
         let stored = app
             .state
