@@ -471,6 +471,7 @@ fn router(state: AppState) -> Router {
         .route("/previews/{file}", routing::get(previews::get))
         .fallback(|| async { Error::new(ErrorCode::RouteNotFound) })
         .method_not_allowed_fallback(|| async { Error::new(ErrorCode::MethodNotAllowed) })
+        .layer(from_fn_with_state(state.clone(), middleware::database_gate))
         .layer(from_fn_with_state(
             state.clone(),
             middleware::record_metrics,

@@ -18,7 +18,15 @@ pub struct Error {
     pub cause: Option<String>,
     /// Seconds for a `Retry-After` header (429, 503).
     pub retry_after: Option<u64>,
+    /// The database was found unreachable (see [`DatabaseDown`]).
+    pub database_down: bool,
 }
+
+/// Marks a response whose request found the database unreachable: the
+/// gate in front of the routes then answers 503 at once until a ping
+/// answers (`middleware::database_gate`).
+#[derive(Debug, Clone, Copy)]
+pub struct DatabaseDown;
 
 /// The error carried to the request-id middleware inside the response.
 #[derive(Debug, Clone)]
@@ -40,6 +48,7 @@ impl Error {
             api: ApiError::internal(),
             cause: Some(cause.to_string()),
             retry_after: None,
+            database_down: false,
         }
     }
 
@@ -51,6 +60,7 @@ impl Error {
                 .with_message(format!("The {what} is unavailable; retry shortly.")),
             cause: Some(cause.to_string()),
             retry_after: Some(UNAVAILABLE_RETRY_AFTER),
+            database_down: false,
         }
     }
 
@@ -66,6 +76,7 @@ impl From<ApiError> for Error {
             api,
             cause: None,
             retry_after: None,
+            database_down: false,
         }
     }
 }
@@ -73,7 +84,10 @@ impl From<ApiError> for Error {
 impl From<StoreError> for Error {
     fn from(e: StoreError) -> Self {
         if e.is_unavailable() {
-            return Self::unavailable("database", e);
+            return Self {
+                database_down: true,
+                ..Self::unavailable("database", e)
+            };
         }
         Self::internal(e)
     }
@@ -101,6 +115,9 @@ impl IntoResponse for Error {
             response
                 .headers_mut()
                 .insert("retry-after", HeaderValue::from(seconds));
+        }
+        if self.database_down {
+            response.extensions_mut().insert(DatabaseDown);
         }
         response.extensions_mut().insert(PendingError {
             api: self.api,

@@ -1,7 +1,7 @@
 //! Layers around every request: request ids and error bodies, metrics,
 //! authentication with rate limits, and idempotent POSTs.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::body::{to_bytes, Body};
 use axum::extract::{MatchedPath, Request, State};
@@ -15,7 +15,7 @@ use mediagen_http::bearer;
 use mediagen_store::IdempotencyState;
 use sha2::{Digest, Sha256};
 
-use crate::error::{Error, PendingError};
+use crate::error::{DatabaseDown, Error, PendingError};
 use crate::extract::require;
 use crate::state::AppState;
 
@@ -245,6 +245,26 @@ fn withheld_secret(stored: &str) -> Option<String> {
 }
 
 /// Counts requests and their latency by matched route.
+/// While a request has found the database unreachable, the API's routes
+/// answer 503 with `Retry-After` at once (after a ping of at most 1 s that
+/// would clear it) instead of each waiting for a connection; a response
+/// that found it unreachable sets the mark ([`DatabaseDown`]).
+pub async fn database_gate(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let path = req.uri().path();
+    let gated = path.starts_with("/v1/") || path.starts_with("/elevenlabs/");
+    if gated && state.db.is_down() {
+        let answered = tokio::time::timeout(Duration::from_secs(1), state.db.ping()).await;
+        if answered != Ok(true) {
+            return Error::unavailable("database", "unreachable at the last query").into_response();
+        }
+    }
+    let response = next.run(req).await;
+    if response.extensions().get::<DatabaseDown>().is_some() {
+        state.db.mark_down();
+    }
+    response
+}
+
 pub async fn record_metrics(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let start = Instant::now();
     let route = req

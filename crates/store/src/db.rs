@@ -59,6 +59,10 @@ pub struct Db {
     pub(crate) idempotency_ttl_ms: i64,
     /// The PostgreSQL URL, for the wake-up listener's own connection.
     pub(crate) url: Option<String>,
+    /// Set when a query found the database unreachable, cleared when a
+    /// ping answers: while set, the API answers 503 at once instead of
+    /// waiting for a connection ([`Self::is_down`]).
+    pub(crate) down: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// Idempotency keys are remembered this long unless configured otherwise.
@@ -139,7 +143,19 @@ impl Db {
             pool,
             backend,
             idempotency_ttl_ms: IDEMPOTENCY_TTL.as_millis() as i64,
+            down: Default::default(),
         })
+    }
+
+    /// Notes that a query found the database unreachable.
+    pub fn mark_down(&self) {
+        self.down.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether a query found the database unreachable since the last ping
+    /// that answered.
+    pub fn is_down(&self) -> bool {
+        self.down.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     pub fn backend(&self) -> Backend {
@@ -148,7 +164,11 @@ impl Db {
 
     /// True when the database answers a trivial query.
     pub async fn ping(&self) -> bool {
-        sqlx::query("SELECT 1").execute(&self.pool).await.is_ok()
+        let answered = sqlx::query("SELECT 1").execute(&self.pool).await.is_ok();
+        if answered {
+            self.down.store(false, std::sync::atomic::Ordering::Relaxed);
+        }
+        answered
     }
 
     /// Returns the stored value of setting `name`, storing `init()` first when
