@@ -244,7 +244,6 @@ fn withheld_secret(stored: &str) -> Option<String> {
     (v["secretWithheld"] == true).then(|| v["id"].as_str().unwrap_or("").to_owned())
 }
 
-/// Counts requests and their latency by matched route.
 /// While a request has found the database unreachable, the API's routes
 /// answer 503 with `Retry-After` at once (after a ping of at most 1 s that
 /// would clear it) instead of each waiting for a connection; a response
@@ -265,6 +264,7 @@ pub async fn database_gate(State(state): State<AppState>, req: Request, next: Ne
     response
 }
 
+/// Counts requests and their latency by matched route.
 pub async fn record_metrics(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let start = Instant::now();
     let route = req

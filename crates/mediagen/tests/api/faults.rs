@@ -231,14 +231,17 @@ async fn a_database_restart_answers_503_and_recovers() {
     assert_eq!(readiness(&app).await.0, 200);
 }
 
+/// Files in a bucket of an S3 endpoint where nothing listens, each
+/// request to it retried for `retry_seconds`.
+fn on_no_store(c: &mut mediagen_server::Config, retry_seconds: f64) {
+    let nowhere = format!("http://127.0.0.1:{}", free_port());
+    crate::storage::on_bucket(c, "gone", &nowhere);
+    c.storage_retry_seconds = retry_seconds;
+}
+
 #[tokio::test]
 async fn an_unreachable_file_store_answers_503() {
-    let nowhere = format!("http://127.0.0.1:{}", free_port());
-    let app = TestApp::spawn_with(Backend::Sqlite, |c| {
-        crate::storage::on_bucket(c, "gone", &nowhere);
-        c.storage_retry_seconds = 1.0;
-    })
-    .await;
+    let app = TestApp::spawn_with(Backend::Sqlite, |c| on_no_store(c, 1.0)).await;
     let key = app.admin_key.clone();
     let upload = form(vec![("file", silent_wav(16_000, 16_000), "a.wav")], &[]);
     let r = app.post_form("/v1/files", &key, upload).await;
@@ -318,10 +321,8 @@ async fn jobs_in_flight_survive_a_database_restart() {
 /// fails with `storage_error` (503) and its hold is refunded.
 #[tokio::test]
 async fn a_job_that_cannot_store_its_output_fails_refunded() {
-    let nowhere = format!("http://127.0.0.1:{}", free_port());
     let app = TestApp::spawn_with(Backend::Sqlite, |c| {
-        crate::storage::on_bucket(c, "gone", &nowhere);
-        c.storage_retry_seconds = 0.5;
+        on_no_store(c, 0.5);
         c.retry_backoff_seconds = 1.0;
     })
     .await;
