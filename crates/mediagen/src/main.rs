@@ -162,6 +162,9 @@ async fn main() -> anyhow::Result<()> {
     for warning in &config.warnings {
         tracing::warn!("{warning}");
     }
+    if matches!(command, Command::Serve | Command::Worker { .. }) {
+        claim_scratch(&config)?;
+    }
     match command {
         Command::Serve => serve(config).await,
         Command::Worker { kinds } => {
@@ -198,6 +201,22 @@ async fn main() -> anyhow::Result<()> {
         }
         Command::Client(_) => unreachable!("client commands return above"),
     }
+}
+
+/// This process's own scratch directory under the data directory; those
+/// of processes that died without cleaning up are removed.
+fn claim_scratch(config: &Config) -> anyhow::Result<()> {
+    let (dir, removed) = mediagen_server::scratch::claim(&config.data_dir).with_context(|| {
+        format!(
+            "making a scratch directory under {}",
+            config.data_dir.display()
+        )
+    })?;
+    if removed > 0 {
+        tracing::info!(removed, "removed the scratch files of stopped processes");
+    }
+    tracing::debug!(dir = %dir.display(), "scratch directory");
+    Ok(())
 }
 
 async fn serve(config: Config) -> anyhow::Result<()> {

@@ -1,6 +1,7 @@
 //! How a media tool's failure on a request's file becomes the job's error:
 //! the client's file is at fault (422 `unreadable_media`) unless the work
-//! was stopped (cancel, time limit) or the tool could not run at all.
+//! was stopped (cancel, time limit), the tool could not run at all, or the
+//! scratch disk is full (a storage fault, retried).
 
 use mediagen_core::ErrorCode;
 use mediagen_media::media::MediaError;
@@ -22,6 +23,33 @@ pub fn media_failure(e: MediaError) -> JobFailure {
             JobFailure::retry(ErrorCode::EngineUnavailable, e.to_string())
         }
         MediaError::Io(_) => JobFailure::storage(&e),
+        // A tool that had no room to write says nothing of the file.
+        _ if scratch_full() => JobFailure::storage(format!("the scratch disk is full: {e}")),
         _ => JobFailure::abort(ErrorCode::UnreadableMedia, e.to_string()),
     }
+}
+
+/// A media tool's result on a request's file: its failure as
+/// [`media_failure`] says, and a success on a full scratch disk as a
+/// storage fault too (a tool may stop writing for want of room and still
+/// exit cleanly, leaving short output that would pass for the file's).
+pub fn media_result<T>(result: Result<T, MediaError>) -> Result<T, JobFailure> {
+    match result {
+        Err(e) => Err(media_failure(e)),
+        Ok(_) if scratch_full() => Err(JobFailure::storage("the scratch disk is full")),
+        Ok(done) => Ok(done),
+    }
+}
+
+/// Whether the scratch disk (where the tools write) has no room left: 64 KiB
+/// cannot be written to a new file there.
+fn scratch_full() -> bool {
+    use std::io::Write;
+    let Ok(mut probe) = tempfile::tempfile() else {
+        return true;
+    };
+    probe
+        .write_all(&[0u8; 64 * 1024])
+        .and_then(|()| probe.sync_all())
+        .is_err()
 }

@@ -121,10 +121,11 @@ impl RequestPipeline for SttPipeline {
         let transcript: Transcript = ctx
             .blocking(move || {
                 let scratch = input.with_extension("pcm");
-                let pcm = probed
-                    .map_or_else(|| demuxer(&input), Ok)
-                    .and_then(|d| pcm::decode(&input, d, &scratch, 16_000, duration))
-                    .map_err(crate::failure::media_failure)?;
+                let pcm = crate::failure::media_result(
+                    probed
+                        .map_or_else(|| demuxer(&input), Ok)
+                        .and_then(|d| pcm::decode(&input, d, &scratch, 16_000, duration)),
+                )?;
                 progress.meter_blocking(pcm.duration())?;
                 let mut transcript = transcribe_stream(
                     model.as_ref(),

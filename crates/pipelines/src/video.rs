@@ -1,6 +1,6 @@
 //! `video.trim`: cut an uploaded video to time ranges, joined in order.
 
-use crate::failure::media_failure;
+use crate::failure::{media_failure, media_result};
 use mediagen_core::ErrorCode;
 use mediagen_media::video::{
     inspect, inspect_near, smart_cut_refusal, trim_accurate, trim_fast, trim_smart,
@@ -62,10 +62,11 @@ impl RequestPipeline for TrimPipeline {
                             trim_accurate(&input, &info, &req.ranges, req.format, &out)
                         }
                     },
-                }
+                };
                 // The probe accepted the file: a tool failing on it now
-                // found it damaged (422), unless the work was stopped.
-                .map_err(media_failure)?;
+                // found it damaged (422), unless the work was stopped or
+                // the disk had no room.
+                let trimmed = media_result(trimmed)?;
                 // What was cut, as written: a source shorter than its header
                 // (a truncated upload) yields less than the ranges planned.
                 let written = inspect(&out)

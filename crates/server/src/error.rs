@@ -64,6 +64,17 @@ impl Error {
         }
     }
 
+    /// The server's own disk failed: a full disk (or quota) is a passing
+    /// fault (503 with `Retry-After`), anything else an internal error.
+    pub fn disk(e: std::io::Error) -> Self {
+        match e.kind() {
+            std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded => {
+                Self::unavailable("server's scratch disk", e)
+            }
+            _ => Self::internal(e),
+        }
+    }
+
     pub fn with_retry_after(mut self, seconds: u64) -> Self {
         self.retry_after = Some(seconds);
         self

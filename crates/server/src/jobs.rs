@@ -12,7 +12,7 @@ use mediagen_store::{CreateJobError, NewJob};
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::error::{ApiResult, Error};
+use crate::error::{ApiResult, Error, UNAVAILABLE_RETRY_AFTER};
 use crate::extract::JobOptions;
 use crate::middleware::Principal;
 use crate::state::AppState;
@@ -303,7 +303,9 @@ fn refused(job: &Job) -> Option<ApiError> {
 }
 
 /// The error a failed or cancelled job answers with: its own when it
-/// failed on its input (see [`refused`]), otherwise `job_failed`.
+/// failed on its input (see [`refused`]); 503 `service_unavailable` with
+/// `Retry-After` when a passing fault of the storage failed it (sending
+/// the request again can succeed); otherwise `job_failed`.
 fn failure(state: &AppState, job: Job) -> Error {
     if let Some(refused) = refused(&job) {
         return refused
@@ -311,6 +313,10 @@ fn failure(state: &AppState, job: Job) -> Error {
             .with_detail("status", job.status.as_str())
             .into();
     }
+    let passing = job
+        .error
+        .as_ref()
+        .is_some_and(|e| ErrorCode::parse(&e.code) == Some(ErrorCode::StorageError));
     let id = job.id.clone();
     let view = JobView::new(state, job);
     let message = view
@@ -318,15 +324,26 @@ fn failure(state: &AppState, job: Job) -> Error {
         .as_ref()
         .map(|e| e.message.clone())
         .unwrap_or_else(|| "The job was cancelled.".into());
-    ApiError::new(ErrorCode::JobFailed)
-        .with_message(message)
-        .with_detail("jobId", id)
-        .with_detail("status", view.status.as_str())
-        .with_detail(
-            "error",
-            serde_json::to_value(&view.error).unwrap_or(Value::Null),
-        )
-        .into()
+    let code = if passing {
+        ErrorCode::ServiceUnavailable
+    } else {
+        ErrorCode::JobFailed
+    };
+    let error = Error::from(
+        ApiError::new(code)
+            .with_message(message)
+            .with_detail("jobId", id)
+            .with_detail("status", view.status.as_str())
+            .with_detail(
+                "error",
+                serde_json::to_value(&view.error).unwrap_or(Value::Null),
+            ),
+    );
+    if passing {
+        error.with_retry_after(UNAVAILABLE_RETRY_AFTER)
+    } else {
+        error
+    }
 }
 
 /// Creates the job and waits for its end, for clients that know no 202

@@ -14,6 +14,7 @@ pub mod middleware;
 pub mod openapi;
 pub mod ratelimit;
 pub mod routes;
+pub mod scratch;
 pub mod state;
 pub mod streaming;
 pub mod upload;

@@ -179,12 +179,11 @@ async fn spool(
 ) -> Result<Body, Error> {
     use futures::StreamExt;
     use tokio::io::AsyncWriteExt;
-    let tmp = state.config.data_dir.join("tmp");
-    tokio::fs::create_dir_all(&tmp)
-        .await
-        .map_err(Error::internal)?;
-    let file = tempfile::NamedTempFile::new_in(&tmp).map_err(Error::internal)?;
-    let mut out = tokio::fs::File::from_std(file.reopen().map_err(Error::internal)?);
+    // The process's scratch directory (`scratch::claim`).
+    let tmp = tempfile::env::temp_dir();
+    tokio::fs::create_dir_all(&tmp).await.map_err(Error::disk)?;
+    let file = tempfile::NamedTempFile::new_in(&tmp).map_err(Error::disk)?;
+    let mut out = tokio::fs::File::from_std(file.reopen().map_err(Error::disk)?);
     let limit = state.config.upload_body_limit as u64;
     let mut total = 0u64;
     let mut form = FormHasher {
@@ -216,13 +215,13 @@ async fn spool(
             return Err(crate::extract::too_large(limit as usize));
         }
         form.update(&chunk);
-        out.write_all(&chunk).await.map_err(Error::internal)?;
+        out.write_all(&chunk).await.map_err(Error::disk)?;
     }
     form.finish();
-    out.flush().await.map_err(Error::internal)?;
+    out.flush().await.map_err(Error::disk)?;
     let reader = tokio::fs::File::open(file.path())
         .await
-        .map_err(Error::internal)?;
+        .map_err(Error::disk)?;
     // The temporary file lives as long as the stream reading it.
     let stream = tokio_util::io::ReaderStream::new(reader).map(move |r| {
         let _keep = &file;

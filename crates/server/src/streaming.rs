@@ -153,6 +153,9 @@ async fn no_worker(state: &AppState, job: &Job) -> ApiResult<Response> {
     .with_retry_after(5))
 }
 
+/// How long a stream waits for an unreachable database before it is cut.
+const RELAY_OUTAGE: Duration = Duration::from_secs(60);
+
 /// What the stream holds next.
 enum Next {
     Audio(Vec<u8>),
@@ -214,8 +217,32 @@ impl Relay {
         ))
     }
 
-    /// The next audio of the stream, waiting for it (until `deadline`).
+    /// The next audio of the stream, waiting for it (until `deadline`),
+    /// through a database outage of up to [`RELAY_OUTAGE`]: the pieces wait
+    /// in the database, so the response goes on where it was once the
+    /// database answers again.
     async fn next(
+        &mut self,
+        deadline: Option<Instant>,
+    ) -> Result<Next, mediagen_store::StoreError> {
+        let mut down_since = None;
+        loop {
+            match self.look(deadline).await {
+                Err(e) if e.is_unavailable() => {
+                    let since = *down_since.get_or_insert_with(Instant::now);
+                    if since.elapsed() > RELAY_OUTAGE {
+                        return Err(e);
+                    }
+                    tracing::debug!(error = %e, "a stream waits for the database");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// [`Relay::next`], failing on the first database error.
+    async fn look(
         &mut self,
         deadline: Option<Instant>,
     ) -> Result<Next, mediagen_store::StoreError> {

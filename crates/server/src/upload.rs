@@ -17,7 +17,7 @@ impl From<FormError> for Error {
     fn from(e: FormError) -> Self {
         match e {
             FormError::Refused(api) => api.into(),
-            FormError::Io(io) => Error::internal(io),
+            FormError::Io(io) => Error::disk(io),
         }
     }
 }
@@ -44,10 +44,9 @@ impl FromRequest<AppState> for MultipartForm {
                     .with_message("Send files as `multipart/form-data`."),
             )
         })?;
-        let tmp = state.config.data_dir.join("tmp");
-        tokio::fs::create_dir_all(&tmp)
-            .await
-            .map_err(Error::internal)?;
+        // The process's scratch directory (`scratch::claim`).
+        let tmp = tempfile::env::temp_dir();
+        tokio::fs::create_dir_all(&tmp).await.map_err(Error::disk)?;
         let limits = FormLimits {
             body: limit as u64,
             idle: Duration::from_secs_f64(state.config.upload_idle_seconds),

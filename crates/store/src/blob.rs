@@ -32,6 +32,9 @@ pub enum BlobError {
     Io(#[from] std::io::Error),
     #[error("storage configuration: {0}")]
     Config(String),
+    /// A read ended before the blob's size: the connection broke.
+    #[error("a read of {expected} bytes ended after {got}")]
+    Truncated { expected: u64, got: u64 },
 }
 
 impl BlobError {
@@ -43,6 +46,7 @@ impl BlobError {
         match self {
             BlobError::Store(object_store::Error::Generic { .. }) => true,
             BlobError::Io(e) => e.kind() == std::io::ErrorKind::StorageFull,
+            BlobError::Truncated { .. } => true,
             _ => false,
         }
     }
@@ -153,8 +157,12 @@ impl BlobStore {
         }
         let mut builder = AmazonS3Builder::from_env()
             .with_bucket_name(bucket)
+            // Retried for `retry` whatever fails: the count would otherwise
+            // end it first (ten quick retries of a refused connection take
+            // about 3 s).
             .with_retry(object_store::RetryConfig {
                 retry_timeout: retry,
+                max_retries: 1000,
                 ..Default::default()
             });
         for (key, value) in options {
@@ -366,10 +374,18 @@ impl BlobStore {
         use tokio::io::AsyncWriteExt;
         let mut read = self.get(key, None).await?;
         let mut file = tokio::fs::File::create(dest).await?;
+        let mut got = 0u64;
         while let Some(chunk) = read.stream.next().await {
-            file.write_all(&chunk?).await?;
+            let chunk = chunk?;
+            got += chunk.len() as u64;
+            file.write_all(&chunk).await?;
         }
         file.flush().await?;
+        // Never a short copy passed off as the blob.
+        let expected = read.range.end - read.range.start;
+        if got != expected {
+            return Err(BlobError::Truncated { expected, got });
+        }
         Ok(())
     }
 

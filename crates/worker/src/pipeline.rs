@@ -117,6 +117,10 @@ struct Ledger {
     runtime: tokio::runtime::Handle,
 }
 
+/// How long a streamed piece waits for an unreachable database before the
+/// attempt fails (and is retried).
+const STREAM_OUTAGE: std::time::Duration = std::time::Duration::from_secs(60);
+
 impl JobContext {
     pub fn new(job: Job, blobs: BlobStore) -> Self {
         let scope = Scope::labelled(job.id.as_str());
@@ -140,17 +144,29 @@ impl JobContext {
     }
 
     /// Streams chunk `seq` of the job's output to the API process relaying
-    /// it (through the database, keyed by this attempt). Returns the bytes
-    /// the client took when it has closed the stream: stop then.
+    /// it (through the database, keyed by this attempt), waiting through a
+    /// database outage of up to [`STREAM_OUTAGE`] (the relay waits as
+    /// long), so that a restart of the database does not cut the stream.
+    /// Returns the bytes the client took when it has closed the stream:
+    /// stop then.
     pub async fn stream_chunk(&self, seq: i64, data: &[u8]) -> Result<Option<i64>, JobFailure> {
         let Some(ledger) = &self.ledger else {
             return Ok(None);
         };
-        let closed = ledger
-            .db
-            .append_chunk(&self.job.id, self.job.attempts, seq, data)
-            .await
-            .map_err(JobFailure::storage)?;
+        let started = std::time::Instant::now();
+        let closed = loop {
+            match ledger
+                .db
+                .append_chunk(&self.job.id, self.job.attempts, seq, data)
+                .await
+            {
+                Err(e) if e.is_unavailable() && started.elapsed() < STREAM_OUTAGE => {
+                    tracing::debug!(error = %e, "a stream waits for the database");
+                    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                }
+                done => break done.map_err(JobFailure::storage)?,
+            }
+        };
         if let Some(events) = &self.events {
             events.chunk_written(&self.job.id);
         }

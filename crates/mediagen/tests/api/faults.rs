@@ -16,7 +16,7 @@ use crate::helpers::{
 /// A PostgreSQL server of the test's own (a fresh cluster in a temporary
 /// directory on a free port), which the test stops and starts; the shared
 /// server the other tests use is never touched.
-struct OwnPostgres {
+pub struct OwnPostgres {
     bin: PathBuf,
     dir: tempfile::TempDir,
     port: u16,
@@ -35,7 +35,7 @@ impl OwnPostgres {
         versions.pop().expect("a PostgreSQL version with pg_ctl")
     }
 
-    fn start_new() -> Self {
+    pub fn start_new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let port = free_port();
         let pg = Self {
@@ -72,11 +72,11 @@ impl OwnPostgres {
         self.dir.path().join("data").display().to_string()
     }
 
-    fn url(&self) -> String {
+    pub fn url(&self) -> String {
         format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
     }
 
-    fn start(&self) {
+    pub fn start(&self) {
         let options = format!(
             "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
             self.port,
@@ -99,7 +99,7 @@ impl OwnPostgres {
     }
 
     /// A fast shutdown: sessions are ended, as in a restart or fail-over.
-    fn stop(&self) {
+    pub fn stop(&self) {
         self.run("pg_ctl", &["-D", &self.data(), "-m", "fast", "-w", "stop"]);
     }
 
@@ -165,7 +165,7 @@ async fn assert_unavailable(r: reqwest::Response) -> serde_json::Value {
 }
 
 /// A port nothing listens on (bound, then released).
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -173,7 +173,7 @@ fn free_port() -> u16 {
         .port()
 }
 
-fn as_root() -> bool {
+pub fn as_root() -> bool {
     Command::new("id")
         .arg("-u")
         .output()
@@ -348,4 +348,13 @@ async fn a_job_that_cannot_store_its_output_fails_refunded() {
         (&json!(100), &json!(0), &json!(0)),
         "{credits}"
     );
+
+    // A client that waits for such a job is told to send it again later
+    // (503 with Retry-After), not that the job failed for good (500).
+    let body = assert_unavailable(app.test_job(&key, json!({"ms": 10, "units": 5})).await).await;
+    assert_eq!(
+        body["error"]["details"]["error"]["code"], "storage_error",
+        "{body}"
+    );
+    assert_eq!(body["error"]["details"]["status"], "failed", "{body}");
 }

@@ -490,6 +490,18 @@ impl TestApp {
         }
     }
 
+    /// Uploads `bytes` as file `name` (`POST /v1/files`); its id.
+    pub async fn upload(&self, key: &str, bytes: Vec<u8>, name: &str) -> String {
+        let r = self
+            .post_form("/v1/files", key, form(vec![("file", bytes, name)], &[]))
+            .await;
+        assert_eq!(r.status(), 201);
+        r.json::<Value>().await.unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
+
     /// The body of a result URL (signed, so no key).
     pub async fn download(&self, url: &str) -> Vec<u8> {
         let r = self.client.get(url).send().await.unwrap();
@@ -585,6 +597,30 @@ pub fn assert_held_and_captured_once(ledger: &[mediagen_store::LedgerEntry], id:
             .count()
     };
     assert_eq!((entries("reserve"), entries("capture")), (1, 1), "{id}");
+}
+
+/// Asserts that an account's ledger adds up to what it shows: `credits`
+/// (`GET /v1/account`'s) has the balance the grants leave after holds and
+/// refunds, nothing held, and the captures as its usage.
+pub fn assert_ledger_adds_up(ledger: &[mediagen_store::LedgerEntry], credits: &Value) {
+    let sum = |kinds: &[&str]| -> i64 {
+        ledger
+            .iter()
+            .filter(|e| kinds.contains(&e.entry.as_str()))
+            .map(|e| e.amount)
+            .sum()
+    };
+    assert_eq!(
+        credits["balance"].as_i64().unwrap(),
+        sum(&["grant"]) - sum(&["reserve"]) + sum(&["refund"]) - sum(&["top_up"]),
+        "{credits}"
+    );
+    assert_eq!(credits["reserved"], 0, "{credits}");
+    assert_eq!(
+        credits["used"].as_i64().unwrap(),
+        sum(&["capture"]) + sum(&["top_up"]),
+        "{credits}"
+    );
 }
 
 pub async fn assert_error(r: Response, status: u16, code: &str) -> Value {

@@ -17,6 +17,7 @@ mod dubbing;
 mod elevenlabs;
 mod errors;
 mod expansion;
+mod fault_bench;
 mod faults;
 mod files;
 mod idempotency;

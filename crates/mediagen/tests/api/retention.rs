@@ -7,7 +7,7 @@ use std::time::Duration;
 use mediagen_core::time::{now_ms, parse_iso8601};
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_error, form, silent_wav, Backend, TestApp};
+use crate::helpers::{assert_error, silent_wav, Backend, TestApp};
 
 /// The `expires` parameter of a signed URL, in Unix seconds.
 fn url_expiry(url: &str) -> i64 {
@@ -21,18 +21,7 @@ fn url_expiry(url: &str) -> i64 {
 }
 
 async fn upload(app: &TestApp, key: &str) -> String {
-    let r = app
-        .post_form(
-            "/v1/files",
-            key,
-            form(vec![("file", silent_wav(8000, 8000), "a.wav")], &[]),
-        )
-        .await;
-    assert_eq!(r.status(), 201);
-    r.json::<Value>().await.unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_owned()
+    app.upload(key, silent_wav(8000, 8000), "a.wav").await
 }
 
 async fn expired_things_are_swept(backend: Backend) {

@@ -13,19 +13,23 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use tokio::process::{Child, Command};
 
-use crate::helpers::{assert_held_and_captured_once, form, Backend, TestApp};
+use crate::helpers::{
+    assert_held_and_captured_once, assert_ledger_adds_up, form, Backend, TestApp,
+};
 use crate::storage::{bucket, endpoint, local_files, on_bucket};
 
 const JOBS: usize = 200;
 const KILLS: usize = 20;
 
 /// What every process of the deployment shares: the database, the bucket
-/// and the settings that matter here. Each process has its own data
-/// directory (its local disk).
-struct Deployment {
-    database_url: String,
-    bucket: String,
-    endpoint: String,
+/// and the settings that matter here (`settings`: `MEDIAGEN_*` variables
+/// over the scale-out test's). Each process has its own data directory
+/// (its local disk).
+pub struct Deployment {
+    pub database_url: String,
+    pub bucket: String,
+    pub endpoint: String,
+    pub settings: Vec<(&'static str, String)>,
 }
 
 impl Deployment {
@@ -53,10 +57,21 @@ impl Deployment {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .kill_on_drop(true);
+        cmd.envs(self.settings.iter().map(|(k, v)| (k, v)));
+        // A log of each process (appended across restarts) where asked.
+        if let Ok(dir) = std::env::var("MEDIAGEN_TEST_PROCESS_LOGS") {
+            let name = data_dir.file_name().unwrap().to_string_lossy();
+            let log = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(Path::new(&dir).join(format!("{name}.log")))
+                .unwrap();
+            cmd.stderr(log);
+        }
         cmd
     }
 
-    fn worker(&self, data_dir: &Path, kinds: &str) -> Child {
+    pub fn worker(&self, data_dir: &Path, kinds: &str) -> Child {
         self.command(data_dir)
             .args(["worker", "--kinds", kinds])
             .env("MEDIAGEN_WORKER_CONCURRENCY", "2")
@@ -65,12 +80,17 @@ impl Deployment {
     }
 
     /// `mediagen serve` without workers on a free port; its address.
-    async fn api(&self, data_dir: &Path) -> (Child, String) {
+    pub async fn api(&self, data_dir: &Path) -> (Child, String) {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
             .unwrap()
             .port();
+        self.api_on(data_dir, port).await
+    }
+
+    /// `mediagen serve` without workers on `port`, once it answers.
+    pub async fn api_on(&self, data_dir: &Path, port: u16) -> (Child, String) {
         let child = self
             .command(data_dir)
             .arg("serve")
@@ -85,7 +105,7 @@ impl Deployment {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        panic!("the second API process did not start");
+        panic!("an API process did not start");
     }
 }
 
@@ -103,7 +123,7 @@ impl Lcg {
 }
 
 /// A 6-second test video with sound.
-fn video(dir: &Path) -> Vec<u8> {
+pub fn video(dir: &Path) -> Vec<u8> {
     let out = dir.join("source.mp4");
     let ok = std::process::Command::new("ffmpeg")
         .args(["-v", "error", "-y", "-f", "lavfi", "-i"])
@@ -142,6 +162,7 @@ async fn jobs_complete_once_while_workers_are_killed() {
         database_url: app.database_url().to_owned(),
         bucket,
         endpoint,
+        settings: Vec::new(),
     };
     let disks: Vec<tempfile::TempDir> = (0..5).map(|_| tempfile::tempdir().unwrap()).collect();
     let (_api, api2) = deployment.api(disks[0].path()).await;
@@ -303,25 +324,7 @@ async fn jobs_complete_once_while_workers_are_killed() {
     assert!(retried > 0, "no kill landed on a running job");
 
     // The ledger adds up to the balance, the hold and the usage.
-    let sum = |kinds: &[&str]| -> i64 {
-        ledger
-            .iter()
-            .filter(|e| kinds.contains(&e.entry.as_str()))
-            .map(|e| e.amount)
-            .sum()
-    };
-    let credits = &app.account_view(&key).await["credits"];
-    assert_eq!(
-        credits["balance"].as_i64().unwrap(),
-        sum(&["grant"]) - sum(&["reserve"]) + sum(&["refund"]) - sum(&["top_up"]),
-        "{credits}"
-    );
-    assert_eq!(credits["reserved"], 0, "{credits}");
-    assert_eq!(
-        credits["used"].as_i64().unwrap(),
-        sum(&["capture"]) + sum(&["top_up"]),
-        "{credits}"
-    );
+    assert_ledger_adds_up(&ledger, &app.account_view(&key).await["credits"]);
 
     // Nothing of any job on any process's disk.
     for disk in disks.iter().map(|d| d.path()).chain([app.data_dir.path()]) {
