@@ -52,7 +52,12 @@ page.on("pageerror", (e) => consoleErrors.push(String(e)));
 page.on("dialog", (d) => d.accept());
 
 const text = (sel) => page.$eval(sel, (e) => e.textContent.trim());
-const visible = (sel) => page.$eval(sel, (e) => !e.closest("[hidden]"));
+// What a person sees: laid out, with a box, and not hidden by any style
+// (not a DOM property a rule can override).
+const visible = (sel) => page.$eval(sel, (e) => {
+  const box = e.getBoundingClientRect();
+  return e.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true }) && box.width > 0 && box.height > 0;
+});
 async function axe(name, skip = []) {
   await page.evaluate(axeSource);
   const result = await page.evaluate(async (skip) => {
@@ -74,6 +79,7 @@ try {
   // Sign in.
   await page.goto(`${base}/console`, { waitUntil: "networkidle0" });
   check(await visible("#sign-in"), "sign-in: the form is shown before signing in");
+  check(!(await visible("#nav")), "sign-in: no navigation is on screen before signing in");
   await axe("sign-in");
   await shot("1-sign-in");
   await page.type("#key", "mg_live_not_a_real_key");
@@ -482,7 +488,8 @@ try {
   check(await page.$eval("#tts-form button[type=submit]", (b) => b.disabled), "read key: speaking is disabled, with the reason shown");
   await go("#account");
   await page.waitForFunction(() => document.getElementById("keys-note").textContent.length > 0);
-  check(await page.$eval("#key-form", (f) => f.hidden), "read key: keys cannot be listed or made");
+  check(!(await visible("#key-form")) && !(await visible("#webhook-form")) && !(await visible("#grant-form")),
+    "read key: no admin form (keys, webhooks, credits) is on screen");
 
   // A phone's width: nothing wider than the screen.
   await page.setViewport({ width: 375, height: 800 });
