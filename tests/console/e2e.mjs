@@ -383,6 +383,8 @@ try {
   await go("#account");
   await page.waitForSelector("#key-table tbody tr");
   check((await text("#credits")).includes("Balance"), "account: the credits are shown");
+  const balance = await page.$eval("#credits dd", (dd) => dd.textContent);
+  check(/^\d{1,3}(,\d{3})+$/.test(balance), `account: the balance is written with thousands separators (${balance})`);
   await page.type("#key-name", "console-test");
   await page.select("#key-level", "read");
   await page.click("#key-form button[type=submit]");

@@ -64,6 +64,9 @@ function button(text, onClick, quiet = true) {
 }
 
 const when = (iso) => (iso ? new Date(iso).toLocaleString() : "");
+// Numbers for people: thousands separated; "1 credit", "2 credits".
+const num = (n) => Number(n).toLocaleString("en-US");
+const creditsOf = (n) => `${num(n)} credit${Number(n) === 1 ? "" : "s"}`;
 const atLeast = (level) => {
   const order = ["read", "write", "admin", "operator"];
   return account && order.indexOf(account.key.level) >= order.indexOf(level);
@@ -358,7 +361,7 @@ function estimate() {
   estimateTimer = setTimeout(async () => {
     try {
       const price = await api("/v1/text-to-speech", { method: "POST", body: ttsBody(true) });
-      $("tts-estimate").textContent = `Costs ${price.estimatedCredits} credits (you have ${price.availableCredits}).`;
+      $("tts-estimate").textContent = `Costs ${creditsOf(price.estimatedCredits)} (you have ${num(price.availableCredits)}).`;
     } catch (err) {
       $("tts-estimate").textContent = err.message;
     }
@@ -432,7 +435,7 @@ onSubmit("tts-form", "Speaking…", async () => {
   const job = await finished(await api("/v1/text-to-speech", { method: "POST", body: ttsBody(false) }));
   const r = job.result;
   $("tts-audio").src = r.audioUrl;
-  $("tts-meta").textContent = `${r.duration.toFixed(2)} s, ${r.format} at ${r.sampleRate} Hz, ${job.credits} credits`;
+  $("tts-meta").textContent = `${r.duration.toFixed(2)} s, ${r.format} at ${r.sampleRate} Hz, ${creditsOf(job.credits)}`;
   showWords(r.words);
   $("tts-result").hidden = false;
   say("Done.");
@@ -478,7 +481,7 @@ onSubmit("stt-form", "Transcribing…", async () => {
   const job = await finished(await api("/v1/speech-to-text", { method: "POST", form }));
   const r = job.result;
   $("stt-audio").src = URL.createObjectURL(sttInput);
-  $("stt-meta").textContent = `${r.duration.toFixed(1)} s, language ${r.language}, ${job.credits} credits`
+  $("stt-meta").textContent = `${r.duration.toFixed(1)} s, language ${r.language}, ${creditsOf(job.credits)}`
     + (r.speakers ? `, ${r.speakers.length} speaker${r.speakers.length === 1 ? "" : "s"}` : "");
   const list = $("stt-segments");
   list.replaceChildren();
@@ -547,7 +550,7 @@ function showDub(job) {
   dubJob = job;
   const r = job.result;
   $("dub-dubbed").src = r.videoUrl || r.audioUrl;
-  $("dub-meta").textContent = `${r.sourceLanguage} → ${r.targetLanguage}, ${r.duration.toFixed(1)} s, ${job.credits} credits`
+  $("dub-meta").textContent = `${r.sourceLanguage} → ${r.targetLanguage}, ${r.duration.toFixed(1)} s, ${creditsOf(job.credits)}`
     + (r.speakers ? `, ${r.speakers.length} speakers` : "");
   const body = $("dub-lines").tBodies[0];
   body.replaceChildren();
@@ -689,7 +692,7 @@ onSubmit("trim-form", "Trimming…", async () => {
   const job = await finished(await api("/v1/video/trim", { method: "POST", form }));
   const r = job.result;
   $("trim-output").src = r.videoUrl;
-  $("trim-meta").textContent = `${r.duration.toFixed(2)} s from ${r.ranges.length} range${r.ranges.length === 1 ? "" : "s"}, ${r.width}×${r.height}, ${job.credits} credits`;
+  $("trim-meta").textContent = `${r.duration.toFixed(2)} s from ${r.ranges.length} range${r.ranges.length === 1 ? "" : "s"}, ${r.width}×${r.height}, ${creditsOf(job.credits)}`;
   $("trim-result").hidden = false;
   say("Done.");
 });
@@ -722,8 +725,8 @@ function addToGallery(kind, prompt, job) {
   const meta = document.createElement("p");
   meta.className = "meta";
   meta.textContent = kind === "image"
-    ? `${items.length} image${items.length === 1 ? "" : "s"}, seeds ${items.map((i) => i.seed).join(", ")}, ${job.credits} credits`
-    : `${r.duration.toFixed(1)} s, seed ${r.seed}${r.loop ? ", loops" : ""}, ${job.credits} credits`;
+    ? `${items.length} image${items.length === 1 ? "" : "s"}, seeds ${items.map((i) => i.seed).join(", ")}, ${creditsOf(job.credits)}`
+    : `${r.duration.toFixed(1)} s, seed ${r.seed}${r.loop ? ", loops" : ""}, ${creditsOf(job.credits)}`;
   li.append(p, meta);
   // What the image engine could not honour: relations and unused words.
   if (kind === "image" && r.images[0].relations) {
@@ -939,7 +942,7 @@ async function loadAccount() {
     const dt = document.createElement("dt");
     dt.textContent = k;
     const dd = document.createElement("dd");
-    dd.textContent = v;
+    dd.textContent = typeof v === "number" ? num(v) : v;
     $("credits").append(dt, dd);
   }
   await loadLedger();
@@ -996,12 +999,12 @@ function svg(tag, attrs, text) {
 
 // What a movement did to the balance, for people.
 function balanceChange(e) {
-  const signed = (n) => (n > 0 ? `+${n}` : String(n));
+  const signed = (n) => (n > 0 ? `+${num(n)}` : num(n));
   if (e.entry === "grant") return signed(e.amount);
   if (e.entry === "reserve" || e.entry === "top_up") return `${signed(-e.amount)} (held)`;
   if (e.entry === "refund") return `${signed(e.amount)} (given back)`;
-  if (e.entry === "capture") return `${e.amount} held → used`;
-  return String(e.amount);
+  if (e.entry === "capture") return `${num(e.amount)} held → used`;
+  return num(e.amount);
 }
 
 // The balance after each movement of the last hundred, as a line over
@@ -1023,8 +1026,8 @@ async function loadLedger() {
     const y = (e) => h - pad / 2 - ((e.balanceAfter - low) / span) * (h - pad);
     chart.append(svg("line", { class: "axis", x1: 2 * pad, y1: h - pad / 2, x2: w - pad / 2, y2: h - pad / 2 }));
     chart.append(svg("line", { class: "axis", x1: 2 * pad, y1: pad / 2, x2: 2 * pad, y2: h - pad / 2 }));
-    chart.append(svg("text", { x: 4, y: pad / 2 + 4 }, String(high)));
-    chart.append(svg("text", { x: 4, y: h - pad / 2 }, String(low)));
+    chart.append(svg("text", { x: 4, y: pad / 2 + 4 }, num(high)));
+    chart.append(svg("text", { x: 4, y: h - pad / 2 }, num(low)));
     // A step line: the balance holds until the next movement.
     let d = "";
     entries.forEach((e, i) => {
@@ -1034,7 +1037,7 @@ async function loadLedger() {
   }
   const last = entries.at(-1);
   $("ledger-summary").textContent = entries.length
-    ? `Balance after each of the last ${entries.length} movements (of ${page.pagination.total}), from ${when(entries[0].createdAt)} to ${when(last.createdAt)}: now ${last.balanceAfter} credits.`
+    ? `Balance after each of the last ${entries.length} movements (of ${page.pagination.total}), from ${when(entries[0].createdAt)} to ${when(last.createdAt)}: now ${creditsOf(last.balanceAfter)}.`
     : "No movements yet.";
   const body = $("ledger-table").tBodies[0];
   body.replaceChildren();
@@ -1043,7 +1046,7 @@ async function loadLedger() {
     cell(row, when(e.createdAt), "When");
     cell(row, e.entry, "Movement");
     cell(row, balanceChange(e), "Change");
-    cell(row, String(e.balanceAfter), "Balance after");
+    cell(row, num(e.balanceAfter), "Balance after");
     cell(row, e.jobId || e.note || "", "Job");
   }
 }
@@ -1084,9 +1087,9 @@ async function loadOperator() {
     const row = body.insertRow();
     cell(row, a.name, "Name");
     cell(row, a.id, "Id");
-    cell(row, String(a.credits?.balance ?? a.balance), "Balance");
-    cell(row, String(a.credits?.reserved ?? a.reserved), "Reserved");
-    cell(row, String(a.credits?.used ?? a.used), "Used");
+    cell(row, num(a.credits?.balance ?? a.balance), "Balance");
+    cell(row, num(a.credits?.reserved ?? a.reserved), "Reserved");
+    cell(row, num(a.credits?.used ?? a.used), "Used");
     cell(row, when(a.createdAt), "Created");
     select.add(new Option(`${a.name} (${a.id})`, a.id));
   }
