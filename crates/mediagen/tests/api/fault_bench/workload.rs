@@ -54,9 +54,10 @@ pub struct Submitted {
     pub streamed: Option<Vec<u8>>,
     /// The stream broke before its end (its API process was killed).
     pub cut: bool,
-    /// When the client finished reading its answer.
-    pub read_at: Instant,
-    pub asked_at: Instant,
+    /// How long the client read the answer (from its status line), and
+    /// when it finished (ms since the epoch, as the database's job times).
+    pub read_for: Duration,
+    pub read_end_ms: i64,
 }
 
 #[derive(Clone)]
@@ -118,7 +119,7 @@ impl Client {
                 .entry(status)
                 .or_default() += 1;
             match status {
-                200..=202 => return Some(self.accepted(answer, label, &ask, asked_at).await),
+                200..=202 => return Some(self.accepted(answer, label, &ask).await),
                 503 => {
                     let wait = answer
                         .headers()
@@ -160,7 +161,6 @@ impl Client {
         mut answer: reqwest::Response,
         label: &'static str,
         ask: &Ask,
-        asked_at: Instant,
     ) -> Submitted {
         let Ask::Stream { rate, .. } = ask else {
             let job: Value = answer.json().await.unwrap_or_default();
@@ -170,8 +170,8 @@ impl Client {
                 label,
                 streamed: None,
                 cut: false,
-                read_at: Instant::now(),
-                asked_at,
+                read_for: Duration::ZERO,
+                read_end_ms: mediagen_core::time::now_ms(),
             };
         };
         let id = answer.headers()["x-job-id"].to_str().unwrap().to_owned();
@@ -200,8 +200,8 @@ impl Client {
             label,
             streamed: Some(got),
             cut,
-            read_at: Instant::now(),
-            asked_at,
+            read_for: started.elapsed(),
+            read_end_ms: mediagen_core::time::now_ms(),
         }
     }
 }
