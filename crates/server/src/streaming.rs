@@ -225,18 +225,11 @@ impl Relay {
         &mut self,
         deadline: Option<Instant>,
     ) -> Result<Next, mediagen_store::StoreError> {
-        let mut down_since = None;
+        let mut outage = mediagen_store::Outage::new(RELAY_OUTAGE);
         loop {
             match self.look(deadline).await {
-                Err(e) if e.is_unavailable() => {
-                    let since = *down_since.get_or_insert_with(Instant::now);
-                    if since.elapsed() > RELAY_OUTAGE {
-                        return Err(e);
-                    }
-                    tracing::debug!(error = %e, "a stream waits for the database");
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                }
-                other => return other,
+                Err(e) if outage.wait_after(&e).await => {}
+                done => return done,
             }
         }
     }

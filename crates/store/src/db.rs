@@ -43,6 +43,37 @@ impl StoreError {
     }
 }
 
+/// Rides out a database outage of up to `limit`, for work that should
+/// wait through a database restart rather than fail (a streamed response
+/// and the worker feeding it): after each failure,
+/// [`Outage::wait_after`] says whether to try again.
+pub struct Outage {
+    limit: std::time::Duration,
+    since: Option<std::time::Instant>,
+}
+
+impl Outage {
+    pub fn new(limit: std::time::Duration) -> Self {
+        Self { limit, since: None }
+    }
+
+    /// True (after a second's wait) when `e` found the database unreachable
+    /// ([`StoreError::is_unavailable`]) and `limit` has not passed since the
+    /// first such failure; false for any other error, or once it has.
+    pub async fn wait_after(&mut self, e: &StoreError) -> bool {
+        if !e.is_unavailable() {
+            return false;
+        }
+        let since = *self.since.get_or_insert_with(std::time::Instant::now);
+        if since.elapsed() > self.limit {
+            return false;
+        }
+        tracing::debug!(error = %e, "waiting for the database");
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        true
+    }
+}
+
 /// Which SQL dialect the pool speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
@@ -225,5 +256,27 @@ impl Db {
 
     pub async fn close(&self) {
         self.pool.close().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn an_outage_is_waited_out_within_its_limit_only() {
+        let down = StoreError::Sqlx(sqlx::Error::PoolTimedOut);
+        let refused = StoreError::Corrupt("a bad row".into());
+        let mut outage = Outage::new(std::time::Duration::from_millis(1500));
+        assert!(
+            !outage.wait_after(&refused).await,
+            "other errors are not waited out"
+        );
+        assert!(outage.wait_after(&down).await);
+        assert!(
+            outage.wait_after(&down).await,
+            "1 s after the first failure"
+        );
+        assert!(!outage.wait_after(&down).await, "2 s: past the limit");
     }
 }

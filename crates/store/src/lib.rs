@@ -27,7 +27,7 @@ pub use avatars::{AvatarChanges, AvatarRecord};
 pub use blob::{
     content_type_for, BlobError, BlobRange, BlobRead, BlobStore, SignedUrlError, Signer,
 };
-pub use db::{Backend, Db, StoreError};
+pub use db::{Backend, Db, Outage, StoreError};
 pub use files::FileRecord;
 pub use idempotency::IdempotencyState;
 pub use jobs::{legacy_outputs, CreateJobError, JobFilter, NewJob, Outcome, QueueDepth};

@@ -153,17 +153,14 @@ impl JobContext {
         let Some(ledger) = &self.ledger else {
             return Ok(None);
         };
-        let started = std::time::Instant::now();
+        let mut outage = mediagen_store::Outage::new(STREAM_OUTAGE);
         let closed = loop {
             match ledger
                 .db
                 .append_chunk(&self.job.id, self.job.attempts, seq, data)
                 .await
             {
-                Err(e) if e.is_unavailable() && started.elapsed() < STREAM_OUTAGE => {
-                    tracing::debug!(error = %e, "a stream waits for the database");
-                    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-                }
+                Err(e) if outage.wait_after(&e).await => {}
                 done => break done.map_err(JobFailure::storage)?,
             }
         };
