@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use crate::audio::{wav_layout, WavLayout};
 use crate::media::{ffmpeg, open_input, AudioFormat, MediaError};
-use crate::process::run;
+use crate::process::{run, Piped};
 
 /// Seconds of audio a pipeline works on at once when it walks a file.
 pub const WINDOW_SECONDS: usize = 30;
@@ -146,9 +146,22 @@ pub fn decode(
     open_input(&mut cmd, path, demuxer)
         .args(["-t", &format!("{:.3}", duration + 1.0)])
         .args(["-map", "0:a:0", "-vn", "-ac", "1", "-ar", &rate.to_string()])
-        .args(["-f", "f32le"])
-        .arg(dest);
-    run(cmd, b"", Duration::from_secs_f64(60.0 + duration / 2.0))?;
+        .args(["-f", "f32le", "pipe:1"]);
+    // The samples come through a pipe and this process writes them: a
+    // disk that fills is our write's error (a storage fault), never a tool
+    // that stops writing and still exits cleanly with short output.
+    let mut tool = Piped::spawn(cmd, Duration::from_secs_f64(60.0 + duration / 2.0))?;
+    drop(tool.stdin.take());
+    let mut samples = tool.stdout.take().expect("piped stdout");
+    let mut out = std::io::BufWriter::new(File::create(dest)?);
+    let written =
+        std::io::copy(&mut samples, &mut out).and_then(|_| std::io::Write::flush(&mut out));
+    drop(samples);
+    if let Err(e) = written {
+        // Ours first: the tool dies of the closed pipe.
+        return Err(e.into());
+    }
+    tool.finish()?;
     Ok(PcmFile::open(dest, rate)?)
 }
 
