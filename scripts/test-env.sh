@@ -6,9 +6,16 @@ export MEDIAGEN_TEST_POSTGRES_URL
 echo "test: PostgreSQL tests use ${MEDIAGEN_TEST_POSTGRES_URL//:postgres@/:***@}"
 # An S3-compatible server for the storage tests (moto's, from PyPI), stopped
 # at the end if this run started it.
+# Only the shell whose call started it stops it: a script this one runs
+# (scripts/faults.sh under scripts/test-long.sh) finds the endpoint exported
+# and leaves the server to its caller.
+s3_pid_before=$(cat target/moto.pid 2>/dev/null || true)
 MEDIAGEN_TEST_S3_ENDPOINT=$(scripts/ensure-s3.sh)
 export MEDIAGEN_TEST_S3_ENDPOINT
-[ -f target/moto.pid ] && trap 'kill "$(cat target/moto.pid)" 2>/dev/null; rm -f target/moto.pid' EXIT
+s3_pid=$(cat target/moto.pid 2>/dev/null || true)
+if [ -n "$s3_pid" ] && [ "$s3_pid" != "$s3_pid_before" ]; then
+  trap "kill $s3_pid 2>/dev/null || true; rm -f target/moto.pid" EXIT
+fi
 echo "test: S3 tests use $MEDIAGEN_TEST_S3_ENDPOINT"
 # The official client packages the compatibility tests drive (PyPI).
 MEDIAGEN_TEST_PYTHON=$(scripts/ensure-sdk.sh)
