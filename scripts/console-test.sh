@@ -4,7 +4,7 @@
 # speak and play, upload and transcribe, dub and edit a line, trim two
 # ranges, the jobs list, create and revoke a key, a phone's width;
 # axe-core on every page; no request to another origin. Screenshots go to
-# target/console/ (docs/console.md). Chromium comes from Debian and the
+# target/console/ and, after a passing run, docs/console/ (docs/console.md). Chromium comes from Debian and the
 # driver (puppeteer-core) and axe-core from npm, installed by
 # scripts/ensure-chromium.sh. Usage: scripts/console-test.sh [bin] (default: the debug
 # build).
@@ -34,9 +34,15 @@ ffmpeg -nostdin -v error -f lavfi -i testsrc=size=320x240:rate=25:duration=4 -i 
 espeak-ng -v en-us+f3 -p 70 -s 150 -w "$media/sample.wav" "My name is Anna and this is a sample of my voice. I read a few sentences aloud so that the voice can be measured. The morning was bright and the streets were quiet as I walked to work."
 # On a failure the server's last log lines say which job was slow or stuck
 # (they carry job ids and kinds, never request text).
+rm -rf target/console
 node tests/console/e2e.mjs "http://127.0.0.1:$port" "$key" target/console "$media" || {
   status=$?
   echo "console-test: the server's last log lines:" >&2
   tail -n 40 "$dir/out" >&2
   exit "$status"
 }
+# A passing run refreshes the screenshots docs/console.md shows (every page
+# at 1280 and 375 px wide).
+mkdir -p docs/console
+rm -f docs/console/*.jpg
+cp target/console/*.jpg docs/console/

@@ -6,6 +6,7 @@
 // recorded and must go to BASE_URL's origin; axe-core must find no serious
 // or critical accessibility violation on any page. Exits non-zero on the
 // first failure, naming it.
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import puppeteer from "puppeteer-core";
@@ -40,8 +41,9 @@ const browser = await puppeteer.launch({
     "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream", `--use-file-for-fake-audio-capture=${media}/speech.wav`,
     "--no-first-run", "--disable-background-networking", "--disable-component-update"],
 });
+await browser.defaultBrowserContext().overridePermissions(origin, ["clipboard-read", "clipboard-write", "clipboard-sanitized-write"]);
 const page = await browser.newPage();
-await page.setViewport({ width: 1200, height: 900 });
+await page.setViewport({ width: 1280, height: 900 });
 const foreign = [];
 page.on("request", (r) => {
   const url = r.url();
@@ -68,9 +70,27 @@ async function axe(name, skip = []) {
   }, skip);
   check(result.length === 0, `${name}: no serious accessibility violation${result.length ? ` — ${result.join("; ")}` : ""}`);
 }
-async function shot(name) {
-  await page.screenshot({ path: `${shots}/${name}.png`, fullPage: true });
+// Screenshots (docs/console.md shows them): JPEG, to keep them small.
+async function shot(name, fullPage = true) {
+  await page.screenshot({ path: `${shots}/${name}.jpg`, type: "jpeg", quality: 60, fullPage });
 }
+// A form's message, once it has one: [kind (done, error, note, busy), text].
+const told = (form) => page.$eval(`${form} .feedback`, (f) => [f.className.replace("feedback", "").trim(), f.textContent.trim()]);
+async function toldAfter(form, timeout = 60000) {
+  await page.waitForFunction((f) => {
+    const box = document.querySelector(`${f} .feedback`);
+    return box && !box.hidden && !box.classList.contains("busy");
+  }, { timeout }, form);
+  return told(form);
+}
+// How far (px) a form's message box lies below its submit button, when
+// both are on screen.
+const gap = (form) => page.$eval(form, (f) => {
+  const button = f.querySelector("button[type=submit]").getBoundingClientRect();
+  const box = f.querySelector(".feedback").getBoundingClientRect();
+  return box.height > 0 ? Math.max(0, box.top - button.bottom) : Infinity;
+});
+const clipboard = () => page.evaluate(() => navigator.clipboard.readText());
 async function go(hash) {
   await page.evaluate((h) => { location.hash = h; }, hash);
 }
@@ -84,8 +104,9 @@ try {
   await shot("1-sign-in");
   await page.type("#key", "mg_live_not_a_real_key");
   await page.click("#sign-in-form button[type=submit]");
-  await page.waitForFunction(() => document.getElementById("status").textContent.length > 0);
-  check((await text("#status")).includes("not accepted"), "sign-in: a wrong key is refused with a message");
+  const refusedKey = await toldAfter("#sign-in-form", 10000);
+  check(refusedKey[0] === "error" && refusedKey[1].includes("not accepted") && (await gap("#sign-in-form")) < 200,
+    `sign-in: a wrong key is refused with a message beside the form (${refusedKey})`);
   await page.$eval("#key", (e) => { e.value = ""; });
   await page.type("#key", adminKey);
   await page.keyboard.press("Enter");
@@ -93,8 +114,10 @@ try {
   check((await text("#who-level")).includes("admin key"), "sign-in: the header names the key's level");
   check(await page.evaluate(() => sessionStorage.getItem("mediagen.key")) === adminKey, "sign-in: the key is in session storage");
   check(await page.evaluate(() => localStorage.length) === 0, "sign-in: nothing is kept in local storage");
-  // The keyboard reaches the skip link first, then the navigation.
-  await page.reload({ waitUntil: "networkidle0" });
+  // The keyboard reaches the skip link first, then the navigation (a fresh
+  // load of the console: reloading at #voices would start the keyboard at
+  // that section, as a browser does for any link to a fragment).
+  await page.goto(`${base}/console`, { waitUntil: "networkidle0" });
   await page.waitForFunction(() => !document.getElementById("nav").hidden);
   await page.keyboard.press("Tab");
   check(await page.evaluate(() => document.activeElement.className) === "skip", "keyboard: the first Tab reaches the skip link");
@@ -104,11 +127,13 @@ try {
   // Browse voices with a filter.
   await page.waitForSelector("#voice-table tbody tr");
   const all = await text("#voice-count");
-  await page.type("#vf-language", "es");
+  const languages = await page.$$eval("#vf-language option", (os) => os.map((o) => o.textContent));
+  check(languages.includes("Spanish (es)") && languages.includes("Italian (it)"), `voices: languages are picked by name (${languages.length - 1}: ${languages.slice(1, 6).join(", ")}…)`);
+  await page.select("#vf-language", "es");
   await page.select("#vf-gender", "female");
   await page.click("#voice-filter button[type=submit]");
   await page.waitForFunction((before) => document.getElementById("voice-count").textContent !== before, {}, all);
-  const rows = await page.$$eval("#voice-table tbody tr", (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+  const rows = await page.$$eval("#voice-table tbody tr", (trs) => trs.map((tr) => [tr.cells[0].textContent, tr.cells[1].dataset.code, tr.cells[2].textContent, tr.cells[1].textContent]));
   check(rows.length > 0, `voices: the filter language=es, gender=female finds voices (${await text("#voice-count")}; before: ${all})`);
   check(rows.every((r) => r[1].toLowerCase().startsWith("es") && r[2] === "female"), "voices: every row shown is a Spanish female voice");
   const previews = await page.$$eval("#voice-table audio", (as) => as.map((a) => a.src));
@@ -126,7 +151,7 @@ try {
 
   // Clone a voice from an uploaded sample; consent is required.
   await page.type("#clone-name", "Anna");
-  await page.type("#clone-language", "en");
+  await page.select("#clone-language", "en");
   // The WORLD clone: seconds where a neural clone takes minutes (the API
   // tests make the neural one).
   await page.select("#clone-quality", "world");
@@ -157,6 +182,26 @@ try {
   await page.waitForFunction(() => document.getElementById("tts-voice").options.length > 0);
   const picked = await page.$eval("#tts-voice", (s) => s.options[s.selectedIndex].textContent);
   check(picked.startsWith(`${voiceName} (`) && picked.endsWith("piper)"), `speech: the voice chosen on the voices page is picked (${picked})`);
+  // Every voice of the catalog can be picked, grouped by language; the
+  // search box narrows the list.
+  const catalog = [];
+  for (let n = 1; ; n++) {
+    const p = await (await fetch(`${base}/v1/voices?limit=100&page=${n}`, { headers: { Authorization: `Bearer ${adminKey}` } })).json();
+    catalog.push(...p.data.map((v) => v.id));
+    if (!p.pagination.hasMore) break;
+  }
+  const offered = new Set(await page.$$eval("#tts-voice option", (os) => os.map((o) => o.value)));
+  const missing = catalog.filter((id) => !offered.has(id));
+  check(catalog.length > 100 && missing.length === 0, `speech: every voice of the catalog can be picked (${catalog.length} voices${missing.length ? `; missing ${missing.slice(0, 5).join(", ")}` : ""})`);
+  const groups = await page.$$eval("#tts-voice optgroup", (gs) => gs.map((g) => g.label));
+  check(groups.includes("Italian") && groups.includes("Japanese") && groups[0] === "Your voices", `speech: voices are grouped by language, the account's own first (${groups.slice(0, 6).join(", ")}…)`);
+  await page.type("#tts-voice-find", "italian");
+  await page.waitForFunction(() => [...document.querySelectorAll("#tts-voice optgroup")].every((g) => g.label === "Italian" || g.querySelector("option:checked")));
+  const italian = await page.$$eval("#tts-voice optgroup", (gs) => gs.map((g) => `${g.label}:${g.children.length}`));
+  check(italian.some((g) => g.startsWith("Italian:")), `speech: searching "italian" leaves the Italian voices (and the one picked: ${italian.join(", ")})`);
+  await page.$eval("#tts-voice-find", (e) => { e.value = ""; e.dispatchEvent(new Event("input")); });
+  await page.waitForFunction((n) => document.querySelectorAll("#tts-voice option").length >= n, {}, catalog.length);
+  check(await page.$eval("#tts-voice", (s) => s.options[s.selectedIndex].textContent) === picked, "speech: the voice picked stays picked through a search");
   const sentence = "The console speaks this sentence for the test.";
   await page.type("#tts-text", sentence);
   check((await text("#tts-count")) === `${sentence.length} characters`, "speech: the character count follows the text");
@@ -174,8 +219,57 @@ try {
   await page.waitForFunction(() => document.getElementById("tts-audio").currentTime > 0.3, { timeout: 10000 });
   await reached(page.waitForFunction(() => document.querySelector("#tts-words-out span.now") !== null, { timeout: 10000 }), "speech: the audio plays and the word being spoken is highlighted");
   await page.$eval("#tts-audio", (a) => a.pause());
+  // The history lists it: it plays and downloads.
+  await page.waitForFunction((t) => document.querySelector("#speech .history-list li .what")?.textContent.includes(t.slice(0, 30)), { timeout: 10000 }, sentence);
+  const historyAudio = await page.$("#speech .history-list li audio");
+  await historyAudio.evaluate((a) => { a.preload = "auto"; return a.play(); });
+  await reached(page.waitForFunction(() => document.querySelector("#speech .history-list li audio").currentTime > 0.2, { timeout: 10000 }), "speech: the history's latest row plays");
+  await historyAudio.evaluate((a) => a.pause());
+  const saveLink = await page.$eval("#speech .history-list li a.download", (a) => [a.href, a.hasAttribute("download")]);
+  const saved0 = await page.evaluate(async (u) => { const r = await fetch(u); return [r.status, r.headers.get("content-type"), (await r.arrayBuffer()).byteLength]; }, saveLink[0]);
+  check(saveLink[1] && saved0[0] === 200 && saved0[1].startsWith("audio/") && saved0[2] > 1000, `speech: the history's row downloads its audio (${saved0})`);
+  const doneTts = await told("#tts-form");
+  check(doneTts[0] === "done" && /Done in \d/.test(doneTts[1]) && (await gap("#tts-form")) < 200, `speech: the form says it is done, beside it (${doneTts})`);
+  // "Copy as curl" gives the request the form sends, which works with a key.
+  await page.click("#tts-form button.curl");
+  const curl = await clipboard();
+  check(curl.startsWith("curl ") && curl.includes("$MEDIAGEN_API_KEY") && !curl.includes(adminKey), `speech: "Copy as curl" copies the request, the key left to the shell (${curl.split("\n")[0]}…)`);
+  const ran = JSON.parse(execFileSync("bash", ["-c", curl], { env: { ...process.env, MEDIAGEN_API_KEY: adminKey }, encoding: "utf8" }));
+  check(ran.kind === "tts" && ran.status === "completed" && ran.summary === sentence, `speech: the copied curl command speaks the same text (${ran.id}: ${ran.status})`);
   await axe("speech");
   await shot("3-speech");
+
+  // Progress moves on the page: a longer text on a neural voice.
+  const kokoro = await page.evaluate(async (key) => {
+    const r = await fetch("/v1/voices?engine=kokoro&language=en&limit=1", { headers: { Authorization: `Bearer ${key}` } });
+    return (await r.json()).data[0].id;
+  }, adminKey);
+  await page.select("#tts-voice", kokoro);
+  const long = "The harbour was quiet before dawn. A few boats rocked against the pier. "
+    + "Gulls circled over the market, waiting for the first crates of fish. "
+    + "An old man mended a net beside the lighthouse, as he had done for forty years. "
+    + "Children ran along the sea wall on their way to school. "
+    + "By noon the tide had turned, and the fishermen came home with full holds. "
+    + "In the evening the town gathered in the square to hear the band. "
+    + "Lanterns swung from the trees, and the music carried over the water. "
+    + "Long after midnight, the last lights went out along the shore.";
+  await page.$eval("#tts-text", (e, t) => { e.value = t; e.dispatchEvent(new Event("input")); }, long);
+  await page.evaluate(() => {
+    window.seenProgress = [];
+    window.progressWatch = setInterval(() => {
+      const bar = document.querySelector("#tts-form .feedback progress");
+      if (bar && window.seenProgress.at(-1) !== bar.value) window.seenProgress.push(bar.value);
+    }, 50);
+  });
+  await page.click("#tts-form button[type=submit]");
+  await toldAfter("#tts-form", 180000);
+  const seen = await page.evaluate(() => { clearInterval(window.progressWatch); return window.seenProgress; });
+  const longSeconds = await page.evaluate(() => new Promise((r) => {
+    const a = document.getElementById("tts-audio");
+    if (a.readyState >= 1) r(a.duration); else a.addEventListener("loadedmetadata", () => r(a.duration), { once: true });
+  }));
+  const before100 = new Set(seen.filter((v) => v < 100));
+  check(longSeconds > 25 && before100.size >= 3, `speech: a ${longSeconds.toFixed(0)}-s speech job's progress moves on the page (${seen.join(" → ")})`);
 
   // Streaming: the player starts on the first sentence, before the last.
   await page.$eval("#tts-text", (e) => { e.value = ""; });
@@ -194,7 +288,7 @@ try {
   await go("#transcribe");
   await page.waitForFunction(() => !document.getElementById("transcribe").hidden);
   await (await page.$("#stt-file")).uploadFile(`${media}/speech.wav`);
-  await page.type("#stt-language", "en");
+  await page.select("#stt-language", "en");
   await page.click("#stt-form button[type=submit]");
   await page.waitForFunction(() => !document.getElementById("stt-result").hidden, { timeout: 120000 });
   const lines = await page.$$eval("#stt-segments button", (bs) => bs.map((b) => b.textContent));
@@ -230,7 +324,7 @@ try {
   await page.waitForFunction(() => document.getElementById("stt-source").textContent.startsWith("Recording:"), { timeout: 10000 });
   const firstLines = await page.$eval("#stt-segments", (l) => l.textContent);
   await page.click("#stt-form button[type=submit]");
-  await page.waitForFunction((before) => document.getElementById("stt-segments").textContent !== before || document.getElementById("status").className === "error", { timeout: 120000 }, firstLines);
+  await page.waitForFunction((before) => document.getElementById("stt-segments").textContent !== before || document.querySelector("#stt-form .feedback.error"), { timeout: 120000 }, firstLines);
   const recorded = (await text("#stt-segments")).toLowerCase();
   check(["fox", "dog"].every((w) => recorded.includes(w)), `transcribe: a microphone recording is transcribed (${await text("#stt-source")}: ${recorded.slice(0, 90)})`);
 
@@ -241,8 +335,9 @@ try {
   check(await page.$eval("#dub-target", (s) => s.value) === "es", "dub: the target languages are listed (Spanish chosen)");
   await (await page.$("#dub-file")).uploadFile(`${media}/talk.mp4`);
   await page.click("#dub-form button[type=submit]");
-  await page.waitForFunction(() => !document.getElementById("dub-progress").hidden, { timeout: 30000 });
-  check((await text("#dub-stage")).length > 0, `dub: the progress stage is shown (${await text("#dub-stage")})`);
+  await page.waitForFunction(() => document.querySelector("#dub-form .feedback progress"), { timeout: 30000 });
+  const dubStage = await text("#dub-form .feedback .what");
+  check(/Transcribing|Translating|Speaking|Mixing|Muxing|Uploading/.test(dubStage), `dub: the progress stage is shown beside the form (${dubStage})`);
   await page.waitForFunction(() => !document.getElementById("dub-result").hidden, { timeout: 240000 });
   const dubLines = await page.$$eval("#dub-lines tbody tr", (trs) => trs.map((tr) => [tr.cells[2].textContent, tr.querySelector("textarea").value]));
   check(dubLines.length > 0 && dubLines.some(([src]) => src.toLowerCase().includes("weather")), `dub: the lines are listed with their source (${JSON.stringify(dubLines)})`);
@@ -256,7 +351,8 @@ try {
   await page.click("#dub-lines tbody tr td:last-child button");
   await page.waitForFunction((before) => document.getElementById("dub-dubbed").src !== before, { timeout: 120000 }, firstDub);
   check(await page.$eval("#dub-lines tbody tr textarea", (t) => t.value) === fixed, "dub: after the edit, the line reads as corrected");
-  check((await text("#status")) === "Line 1 re-dubbed.", `dub: the edit is reported (${await text("#status")})`);
+  await page.waitForFunction(() => document.querySelector("#dub-lines + .feedback .what")?.textContent === "Line 1 re-dubbed.", { timeout: 10000 });
+  check(true, "dub: the edit is reported beside the lines");
   await axe("dub");
   await shot("3c-dub-edited");
 
@@ -317,7 +413,10 @@ try {
   await page.waitForFunction(() => !document.getElementById("refused").hidden, { timeout: 20000 });
   const known = await page.$$eval("#refused-words li", (ls) => ls.map((l) => l.textContent));
   check(known.length > 10 && known.includes("rain"), `create: a refused prompt shows the vocabulary (${known.length} words, ${known.slice(0, 5).join(", ")}…)`);
-  check((await page.$eval("#status", (e) => e.className)) === "error", "create: the refusal is shown as an error");
+  const refusal = await toldAfter("#sound-form", 20000);
+  check(refusal[0] === "error" && refusal[1].includes("zxqv blorf") && !/details|GET \/v1/.test(refusal[1] + (await text("#refused"))),
+    `create: the refusal is said for people, once (${refusal[1]})`);
+  check((await gap("#sound-form")) < 200, "create: the refusal lies within 200 px of its form");
   await axe("create");
   await shot("3e-create");
 
@@ -328,8 +427,8 @@ try {
   await (await page.$("#avatar-file")).uploadFile(`${media}/clip.mp4`);
   await page.type("#avatar-name", "Test card");
   await page.click("#avatar-form button[type=submit]");
-  await page.waitForFunction(() => [...document.querySelectorAll("#avatar-gallery li p")].some((p) => p.textContent === "Test card") || document.getElementById("status").className === "error", { timeout: 60000 });
-  check((await text("#status")) === "Added Test card.", `avatars: an uploaded clip joins the gallery (${await text("#status")})`);
+  const added = await toldAfter("#avatar-form", 60000);
+  check(added[1] === "Added Test card." && (await page.$$eval("#avatar-gallery li p", (ps) => ps.some((p) => p.textContent === "Test card"))), `avatars: an uploaded clip joins the gallery (${added})`);
   const cards = await page.$$eval("#avatar-gallery li", (ls) => ls.map((l) => [l.querySelector("p").textContent, l.querySelector("video").poster]));
   check(cards.length > 0 && cards.every(([, poster]) => poster.startsWith(`${origin}/`)), `avatars: the gallery shows each avatar with its poster (${cards.length} avatars)`);
   const poster = await page.evaluate(async (u) => { const r = await fetch(u); return [r.status, r.headers.get("content-type")]; }, cards[0][1]);
@@ -337,8 +436,8 @@ try {
   await page.$eval("#expand-seconds", (e) => { e.value = ""; });
   await page.type("#expand-seconds", "6");
   await page.click("#expand-form button[type=submit]");
-  await page.waitForFunction(() => !document.getElementById("expand-result").hidden || document.getElementById("status").className === "error", { timeout: 120000 });
-  check(await visible("#expand-result"), `avatars: the expansion finishes (${await text("#status")})`);
+  await toldAfter("#expand-form", 120000);
+  check(await visible("#expand-result"), `avatars: the expansion finishes (${(await told("#expand-form"))[1]})`);
   await page.waitForFunction(() => document.getElementById("expand-video").readyState >= 1, { timeout: 20000 });
   const expanded = await page.$eval("#expand-video", (v) => v.duration);
   check(Math.abs(expanded - 6) < 0.1, `avatars: the expanded video is as long as asked (${expanded.toFixed(2)} s)`);
@@ -350,32 +449,36 @@ try {
   // The job in the jobs list.
   await go("#jobs");
   await page.waitForSelector("#job-table tbody tr");
-  const jobs = await page.$$eval("#job-table tbody tr", (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
-  check(jobs.some((j) => j[1] === "tts" && j[2] === "completed" && j[4] === String(sentence.length)), "jobs: the speech job is listed completed with its cost");
-  const spokenBy = await page.evaluate(async (key) => {
-    const r = await fetch("/v1/jobs?limit=20", { headers: { Authorization: `Bearer ${key}` } });
-    const id = (await r.json()).data.find((j) => j.kind === "tts").result.voiceId;
+  const jobs = await page.$$eval("#job-table tbody tr", (trs) => trs.map((tr) => [tr.dataset.kind, ...[...tr.cells].map((c) => c.textContent)]));
+  check(jobs.some((j) => j[0] === "tts" && j[3] === "completed" && j[5] === `${sentence.length} credits` && j[1] === `“${sentence}”`), "jobs: the speech job is listed completed with its cost and its text");
+  const trimRow = jobs.find((j) => j[0] === "video.trim");
+  check(trimRow && trimRow[1] === "clip.mp4" && /just now|min ago/.test(trimRow[6]) && /^…\w{6}/.test(trimRow[7]), `jobs: a row names its file, when and a short id (${trimRow && trimRow.slice(1, 8).join(" | ")})`);
+  const spokenBy = await page.evaluate(async (key, text) => {
+    const r = await fetch("/v1/jobs?kind=tts&limit=20", { headers: { Authorization: `Bearer ${key}` } });
+    const id = (await r.json()).data.find((j) => j.summary === text).result.voiceId;
     const v = await fetch(`/v1/voices/${id}`, { headers: { Authorization: `Bearer ${key}` } });
     return (await v.json()).name;
-  }, adminKey);
+  }, adminKey, sentence);
   check(spokenBy === voiceName, `jobs: the speech was spoken by the voice picked (${spokenBy})`);
-  const players = await page.$$eval("#job-table tbody tr", (trs) => trs.map((tr) => [tr.cells[1].textContent, tr.querySelector("audio, video, img")?.tagName]));
+  const players = await page.$$eval("#job-table tbody tr", (trs) => trs.map((tr) => [tr.dataset.kind, tr.querySelector("audio, video, img")?.tagName]));
   check(players.some(([k, t]) => k === "tts" && t === "AUDIO") && players.some(([k, t]) => k === "video.trim" && t === "VIDEO"), `jobs: results play in the list (${JSON.stringify(players)})`);
-  const ttsAudio = await page.evaluateHandle(() => [...document.querySelectorAll("#job-table tbody tr")].find((tr) => tr.cells[1].textContent === "tts").querySelector("audio"));
+  const ttsAudio = await page.evaluateHandle(() => [...document.querySelectorAll("#job-table tbody tr")].find((tr) => tr.dataset.kind === "tts").querySelector("audio"));
   await ttsAudio.evaluate((a) => { a.preload = "auto"; a.loop = true; return a.play(); });
   await new Promise((r) => setTimeout(r, 2500));
   check(await ttsAudio.evaluate((a) => a.isConnected && !a.paused && a.currentTime > 0), "jobs: a result keeps playing while the list refreshes");
   await ttsAudio.evaluate((a) => a.pause());
   // A long job cancelled from the list: it ends cancelled.
   const avatars = await (await fetch(`${base}/v1/avatars?limit=1`, { headers: { Authorization: `Bearer ${adminKey}` } })).json();
-  const long = await (await fetch(`${base}/v1/avatar-expansion`, {
+  const longJob = await (await fetch(`${base}/v1/avatar-expansion`, {
     method: "POST",
     headers: { Authorization: `Bearer ${adminKey}`, "Content-Type": "application/json", Prefer: "respond-async" },
     body: JSON.stringify({ avatarId: avatars.data[0].id, duration: 600 }),
   })).json();
-  await page.waitForFunction((id) => [...document.querySelectorAll("#job-table button")].some((b) => b.textContent === `Cancel ${id}`), { timeout: 10000 }, long.id);
-  await page.evaluate((id) => [...document.querySelectorAll("#job-table button")].find((b) => b.textContent === `Cancel ${id}`).click(), long.id);
-  await reached(page.waitForFunction((id) => [...document.querySelectorAll("#job-table tbody tr")].some((tr) => tr.cells[0].textContent === id && tr.cells[2].textContent === "cancelled"), { timeout: 30000 }, long.id), "jobs: a running job is cancelled from the list and shown cancelled");
+  await page.waitForFunction((id) => document.querySelector(`#job-table button[data-job="${id}"]`), { timeout: 10000 }, longJob.id);
+  const cancelLabel = await page.$eval(`#job-table button[data-job="${longJob.id}"]`, (b) => [b.textContent, b.getAttribute("aria-label")]);
+  check(cancelLabel[0] === "Cancel" && cancelLabel[1].startsWith("Cancel Avatar expansion …"), `jobs: the cancel button reads "Cancel", and names its job to screen readers (${cancelLabel[1]})`);
+  await page.click(`#job-table button[data-job="${longJob.id}"]`);
+  await reached(page.waitForFunction((id) => [...document.querySelectorAll("#job-table tbody tr")].some((tr) => tr.dataset.id === id && tr.cells[2].textContent === "cancelled"), { timeout: 30000 }, longJob.id), "jobs: a running job is cancelled from the list and shown cancelled");
   await axe("jobs");
   await shot("4-jobs");
 
@@ -391,6 +494,8 @@ try {
   await page.waitForFunction(() => !document.getElementById("new-key").hidden);
   const secret = await text("#new-key-value");
   check(secret.startsWith("mg_live_"), "keys: the new key is shown once");
+  await page.click("#new-key button.copy");
+  check(await clipboard() === secret, "keys: the copy button copies the new key");
   const row = () => page.$$eval("#key-table tbody tr", (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)).find((r) => r[0] === "console-test"));
   await page.waitForFunction(() => [...document.querySelectorAll("#key-table tbody tr")].some((tr) => tr.cells[0].textContent === "console-test"));
   check((await row())[3] === "active", "keys: the new key is listed active");
@@ -414,7 +519,14 @@ try {
   check(still.status === 200, "keys: a key scheduled for revocation in a day still works and is listed active until then");
   await page.select("#revoke-when", "0");
 
-  // Webhooks: an endpoint added (its secret shown once), its deliveries, removed.
+  // Webhooks: an address the server refuses is said beside the form; an
+  // endpoint added (its secret shown once), its deliveries, removed.
+  await page.type("#webhook-url", "http://127.0.0.1:9/hook");
+  await page.click("#webhook-form button[type=submit]");
+  const hookRefused = await toldAfter("#webhook-form", 10000);
+  check(hookRefused[0] === "error" && (await gap("#webhook-form")) < 200 && await visible("#webhook-form .feedback .error"),
+    `webhooks: a refused address is said within 200 px of the form (${hookRefused[1]})`);
+  await page.$eval("#webhook-url", (e) => { e.value = ""; });
   await page.type("#webhook-url", "https://hooks.example.com/mediagen");
   await page.click("#webhook-form button[type=submit]");
   await page.waitForFunction(() => [...document.querySelectorAll("#webhook-table tbody tr")].some((tr) => tr.cells[0].textContent === "https://hooks.example.com/mediagen"), { timeout: 10000 });
@@ -427,7 +539,9 @@ try {
 
   // The ledger: a chart of the balance and the latest movements.
   const movements = await page.$$eval("#ledger-table tbody tr", (trs) => trs.map((tr) => tr.cells[1].textContent));
-  check(movements.includes("capture") && movements.includes("reserve"), `account: the latest movements are listed (${movements.join(", ")})`);
+  check(movements.includes("used (capture)") && movements.includes("held (reserve)"), `account: the latest movements are listed in words (${movements.join(", ")})`);
+  const axis = await page.$$eval("#ledger-chart text", (ts) => ts.map((t) => t.textContent));
+  check(axis.includes("0"), `account: the chart's axis starts at zero (${axis.join(" to ")})`);
   check(await page.$eval("#ledger-chart path.line", (p) => p.getAttribute("d").split("H").length > 3), "account: the balance is drawn over time");
   check((await text("#ledger-summary")).includes("now "), `account: the chart has a text summary (${await text("#ledger-summary")})`);
   await axe("account");
@@ -473,7 +587,7 @@ try {
   // Swagger UI nests a button in each operation's clickable header
   // (axe: nested-interactive), which its markup fixes, not ours.
   await axe("reference", ["nested-interactive"]);
-  await shot("8-reference");
+  await shot("8-reference", false);
   await page.goto(`${base}/console#account`, { waitUntil: "networkidle0" });
   await page.waitForFunction(() => !document.getElementById("nav").hidden);
 
@@ -486,8 +600,8 @@ try {
   await page.waitForFunction(() => !document.getElementById("nav").hidden);
   check((await text("#who-level")).includes("read key") && !(await visible("#operator-link")), "read key: the header says read, and there is no operator page");
   await go("#speech");
-  await page.waitForFunction(() => document.getElementById("status").textContent.includes("write key"));
-  check(await page.$eval("#tts-form button[type=submit]", (b) => b.disabled), "read key: speaking is disabled, with the reason shown");
+  await page.waitForFunction(() => document.querySelector("#tts-form .feedback .what")?.textContent.includes("write key"));
+  check(await page.$eval("#tts-form button[type=submit]", (b) => b.disabled) && await visible("#tts-form .feedback"), "read key: speaking is disabled, with the reason beside the form");
   await go("#account");
   await page.waitForFunction(() => document.getElementById("keys-note").textContent.length > 0);
   check(!(await visible("#key-form")) && !(await visible("#webhook-form")) && !(await visible("#grant-form")),
@@ -502,7 +616,7 @@ try {
     .filter((e) => !e.closest("[hidden]") && e.getBoundingClientRect().right > 376)
     .slice(0, 5).map((e) => `${e.tagName.toLowerCase()}#${e.id}.${e.className}`));
   check(overflow <= 375, `phone width: the page fits 375 px (${overflow} px${wide.length ? `; wider: ${wide.join(", ")}` : ""})`);
-  await shot("7-phone-voices");
+  await shot("phone-voices");
   // (Signed in with the read key by now: the operator page is not among them.)
   for (const p of ["speech", "transcribe", "dub", "trim", "create", "avatars", "jobs", "account"]) {
     await go(`#${p}`);
@@ -513,6 +627,7 @@ try {
       .filter((e) => !e.closest("[hidden]") && e.getBoundingClientRect().right > 376)
       .slice(0, 3).map((e) => `${e.tagName.toLowerCase()}#${e.id}.${e.className}`));
     check(width <= 375, `phone width: the ${p} page fits 375 px (${width} px${wider.length ? `; wider: ${wider.join(", ")}` : ""})`);
+    await shot(`phone-${p}`);
   }
 
   check(consoleErrors.length === 0, `no script error on the page${consoleErrors.length ? `: ${consoleErrors.join("; ")}` : ""}`);

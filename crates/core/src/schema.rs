@@ -12,7 +12,7 @@ pub fn audio_format_schema() -> utoipa::openapi::schema::Object {
 }
 
 /// `webhookUrl` of a request that makes a job: where that job's end is
-/// sent (docs/webhooks.md).
+/// sent, signed as Standard Webhooks.
 pub fn webhook_url_schema() -> utoipa::openapi::schema::Object {
     use utoipa::openapi::schema::{ObjectBuilder, Type};
     ObjectBuilder::new()

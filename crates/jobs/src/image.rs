@@ -24,7 +24,7 @@ pub struct ImageBody {
     /// with colours, sizes and counts ("two small red birds", "a dozen eggs",
     /// at most 12), relations ("under", "above", "on", "in", "in front of",
     /// "behind", "next to", "to the left of", "between … and …", "around",
-    /// "near", "far from", "wearing", "in the background", docs/image.md), a
+    /// "near", "far from", "wearing", "in the background"), a
     /// setting (beach, forest, city, snow, desert, room, sky, mountains,
     /// meadow), a time of day (day, sunset, night) and a style word
     /// (watercolor, pixel art).
@@ -58,7 +58,7 @@ pub struct ImageBody {
     pub format: Option<String>,
     /// `embedded` (default: the scene composer) or the name of a neural
     /// model under `models/image/` (Stable Diffusion / SD-Turbo ONNX;
-    /// listed by `GET /v1/models`, layout in docs/models.md). With a neural
+    /// listed by `GET /v1/models`). With a neural
     /// model `style` is added to the prompt in words and `negativePrompt`
     /// guides away from what it names. A model this server lacks: 422.
     #[serde(default)]

@@ -49,7 +49,7 @@ pub struct SoundBody {
     pub sample_rate: Option<u32>,
     /// `embedded` (default) or the name of a neural text-to-audio model
     /// under `models/sound/` (AudioLDM-shaped ONNX; listed by `GET
-    /// /v1/models`, layout in docs/models.md). A neural model's default
+    /// /v1/models`). A neural model's default
     /// duration is 10 s. A model this server lacks: 422.
     #[serde(default)]
     #[schema(min_length = 1)]

@@ -108,7 +108,7 @@ pub fn cloned_styles_key(account_id: &str, voice_id: &str) -> String {
 }
 
 /// Cosine similarities of GE2E speaker embeddings (1: the same direction;
-/// docs/voice.md says how to read them).
+/// 0.9 and more is the same voice, 0.5–0.65 different people).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct VoiceSimilarity {

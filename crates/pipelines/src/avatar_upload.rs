@@ -42,6 +42,8 @@ impl AvatarUploadPipeline {
                 ))
             })?
             .ok_or_else(|| JobFailure::refused(not_a_video("file")))?;
+        // Progress by step: read and its poster drawn (60), stored (90).
+        ctx.set_progress(60);
         ctx.blobs
             .put_file(&req.poster_key, &poster_path)
             .await
@@ -62,6 +64,7 @@ impl AvatarUploadPipeline {
             fps: (info.fps * 1000.0).round() / 1000.0,
             created_at: 0,
         };
+        ctx.set_progress(90);
         self.db
             .create_avatar(record)
             .await

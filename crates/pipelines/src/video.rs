@@ -23,11 +23,14 @@ impl RequestPipeline for TrimPipeline {
         let scratch = dir.path().to_owned();
         let (trimmed, reencoded, fallback, info, written) = {
             let (input, out, req) = (input.clone(), out.clone(), req.clone());
+            // Progress by step: probed (20), cut (90), checked (the end).
+            let progress = ctx.clone();
             ctx.blocking(move || {
                 let points: Vec<f64> = req.ranges.iter().flat_map(|r| [r.start, r.end]).collect();
                 let (info, packets) = inspect_near(&input, &points)
                     .map_err(media_failure)?
                     .ok_or_else(|| JobFailure::abort(ErrorCode::NotVideo, "the file has no video stream"))?;
+                progress.set_progress(20);
                 let mut reencoded = None;
                 let mut fallback = None;
                 let trimmed = match req.mode {
@@ -67,6 +70,7 @@ impl RequestPipeline for TrimPipeline {
                 // found it damaged (422), unless the work was stopped or
                 // the disk had no room.
                 let trimmed = media_result(trimmed)?;
+                progress.set_progress(90);
                 // What was cut, as written: a source shorter than its header
                 // (a truncated upload) yields less than the ranges planned.
                 let written = inspect(&out)

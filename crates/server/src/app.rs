@@ -342,6 +342,7 @@ fn v1_routes(test_jobs: bool) -> Vec<Route> {
         post("/audio/translations", Write, openai::translations),
         post("/images/generations", Write, openai::generations),
         post("/speech-to-text", Write, stt::create),
+        get("/speech-to-text/languages", Read, stt::languages),
         post("/video/trim", Write, video::trim),
         post("/sound-generation", Write, sound::create),
         get("/sound-generation/vocabulary", Read, sound::vocabulary),

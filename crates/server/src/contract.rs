@@ -26,7 +26,7 @@ fn error_schema() -> Schema {
             ObjectBuilder::new()
                 .schema_type(Type::String)
                 .enum_values(Some(codes))
-                .description(Some("Stable machine code (docs/errors.md).")),
+                .description(Some("Stable machine code: one of these, never renamed.")),
         )
         .required("code")
         .property("message", ObjectBuilder::new().schema_type(Type::String))
@@ -51,9 +51,7 @@ fn error_schema() -> Schema {
                     "rate_limit_error",
                     "server_error",
                 ]))
-                .description(Some(
-                    "The class of error, as OpenAI's clients read it (docs/errors.md).",
-                )),
+                .description(Some("The class of error, as OpenAI's clients read it.")),
         )
         .required("type")
         .property(

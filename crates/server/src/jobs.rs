@@ -43,6 +43,13 @@ pub struct JobView {
     pub created_at: String,
     /// ISO 8601 UTC.
     pub updated_at: String,
+    /// What the job was asked, for lists and histories: the start of a
+    /// speech job's text or a generation's prompt (at most 80 characters,
+    /// `…` where cut); `null` for other kinds.
+    pub summary: Option<String>,
+    /// The account's uploaded file the job reads (`GET /v1/files/{id}`
+    /// names it), for the kinds that read one.
+    pub file_id: Option<String>,
     /// When a finished job and its outputs are deleted (ISO 8601 UTC,
     /// `job_retention_days` after it finished); `null` while it runs or
     /// when jobs are kept forever. Result URLs expire by then.
@@ -60,6 +67,12 @@ impl JobView {
         // No URL outlives the job: the sweep deletes the files at its expiry.
         let expires = (now_ms() / 1000 + state.config.url_ttl_seconds as i64)
             .min(deleted_at.map_or(i64::MAX, |t| t / 1000));
+        let summary = summary(job.kind, &job.payload);
+        let file_id = job
+            .payload
+            .get("fileId")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
         let outputs = job.outputs;
         let result = job.result.map(|mut r| {
             for output in &outputs {
@@ -91,11 +104,32 @@ impl JobView {
             },
             credits: job.cost,
             attempts: job.attempts,
+            summary,
+            file_id,
             created_at: iso8601(job.created_at),
             updated_at: iso8601(job.updated_at),
             expires_at: deleted_at.map(iso8601),
         }
     }
+}
+
+/// Longest summary of a job's text or prompt, in characters.
+const SUMMARY_CHARS: usize = 80;
+
+/// The start of a speech job's text or a generation's prompt (the account's
+/// own words, shown back to it), cut at [`SUMMARY_CHARS`].
+fn summary(kind: JobKind, payload: &Value) -> Option<String> {
+    let field = match kind {
+        JobKind::Tts => "text",
+        JobKind::Sound | JobKind::Image => "prompt",
+        _ => return None,
+    };
+    let text = payload.get(field)?.as_str()?.trim();
+    let mut chars = text.char_indices();
+    Some(match chars.nth(SUMMARY_CHARS) {
+        Some((cut, _)) => format!("{}…", text[..cut].trim_end()),
+        None => text.to_owned(),
+    })
 }
 
 /// Puts `url` at `pointer` (`/a/0/b`) in `result`: the member named by the
@@ -434,5 +468,25 @@ pub async fn wait_for(state: &AppState, job: Job, wait: Duration) -> ApiResult<J
             .job(&job.account_id, &job.id)
             .await?
             .ok_or_else(|| Error::internal("job vanished while waiting"))?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_summary_is_the_start_of_the_text_or_prompt() {
+        let long = "é".repeat(SUMMARY_CHARS + 5);
+        let cut = summary(JobKind::Tts, &json!({"text": long})).unwrap();
+        assert_eq!(cut.chars().count(), SUMMARY_CHARS + 1);
+        assert!(cut.ends_with('…'));
+        assert_eq!(
+            summary(JobKind::Image, &json!({"prompt": " a red apple "})).as_deref(),
+            Some("a red apple")
+        );
+        // A transcription's `prompt` is a hint to the recogniser, not what
+        // the job was asked: such kinds are named by their file.
+        assert_eq!(summary(JobKind::Stt, &json!({"prompt": "names"})), None);
     }
 }

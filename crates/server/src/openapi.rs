@@ -39,7 +39,7 @@ impl Modify for Security {
         title = "Mediagen API",
         description = "Self-hostable voice, avatar, video and content generation (the DesignCombo API).\n\n\
             Errors: every error body is `{\"error\": {\"code\", \"message\", \"details\", \"request_id\", \"type\", \"param\"}}` \
-            (`type` and `param` as OpenAI's clients read them); the codes are listed in docs/errors.md. Every response carries `X-Request-Id`; \
+            (`type` and `param` as OpenAI's clients read them); every `code` is listed, with what it means, in the `Error` schema below. Every response carries `X-Request-Id`; \
             authenticated responses carry `X-RateLimit-Limit`, `X-RateLimit-Remaining`, \
             `X-RateLimit-Reset` (Unix seconds) and `X-RateLimit-Reset-Time` (ISO 8601).\n\n\
             Jobs: capability endpoints answer 200 with the finished job when it finishes within the \
@@ -50,7 +50,7 @@ impl Modify for Security {
         license(name = "MIT OR Apache-2.0")
     ),
     paths(
-        tts::create, tts::stream, openai::speech::speech, openai::transcription::transcriptions, openai::transcription::translations, openai::images::generations, stt::create, video::trim, sound::create, sound::vocabulary, image::create, avatars::list, avatars::get, avatars::create, avatars::update, avatars::delete, avatars::expand, voices::list, voices::get, voices::create, voices::update, voices::delete, voice_changer::change, dubbing::create, dubbing::languages, dubbing::edit_segments, models::list, models::get, previews::get,
+        tts::create, tts::stream, openai::speech::speech, openai::transcription::transcriptions, openai::transcription::translations, openai::images::generations, stt::create, stt::languages, video::trim, sound::create, sound::vocabulary, image::create, avatars::list, avatars::get, avatars::create, avatars::update, avatars::delete, avatars::expand, voices::list, voices::get, voices::create, voices::update, voices::delete, voice_changer::change, dubbing::create, dubbing::languages, dubbing::edit_segments, models::list, models::get, previews::get,
         account::get_account, account::ledger,
         jobs::get_job, jobs::list_jobs, jobs::cancel_job,
         keys::create_key, keys::list_keys, keys::revoke_key,

@@ -140,7 +140,64 @@ async fn jobs_that_overrun_their_time_limit_fail(backend: Backend) {
     assert_eq!(app.account_view(&key).await["credits"]["balance"], 50);
 }
 
+/// A list names what each job was asked: the start of a speech job's text,
+/// and the uploaded file a trim reads (its `fileId`, which `GET /v1/files`
+/// names).
+async fn jobs_are_listed_with_what_was_asked(backend: Backend) {
+    let app = TestApp::spawn_with(backend, |c| c.sync_wait_seconds = 60.0).await;
+    let key = &app.admin_key;
+    let voice = app.first_voice(key, "engine=espeak").await;
+    let text = "Every job in a list says what it was asked. This sentence runs well past the eighty characters a summary keeps.";
+    let r = app
+        .post(
+            "/v1/text-to-speech",
+            key,
+            json!({"text": text, "voiceId": voice}),
+        )
+        .await;
+    assert_eq!(r.status(), 200);
+    let dir = tempfile::tempdir().unwrap();
+    let clip = dir.path().join("clip.mp4");
+    crate::helpers::ffmpeg(
+        &[
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc=size=160x120:rate=10:duration=2",
+            "-pix_fmt",
+            "yuv420p",
+        ],
+        &clip,
+    );
+    let file = app
+        .upload(key, std::fs::read(&clip).unwrap(), "holiday.mp4")
+        .await;
+    let r = app
+        .post(
+            "/v1/video/trim",
+            key,
+            json!({"fileId": file, "ranges": [{"start": 0.5, "end": 1.5}]}),
+        )
+        .await;
+    assert_eq!(r.status(), 200);
+
+    let spoken = &app.get_json("/v1/jobs?kind=tts", key).await["data"][0];
+    let summary = spoken["summary"].as_str().unwrap();
+    assert!(summary.ends_with('…'), "{summary}");
+    assert!(text.starts_with(summary.trim_end_matches('…')), "{summary}");
+    assert_eq!(summary.chars().count(), 81, "{summary}");
+    assert_eq!(spoken["fileId"], Value::Null);
+    let trimmed = &app.get_json("/v1/jobs?kind=video.trim", key).await["data"][0];
+    assert_eq!(trimmed["fileId"], file.as_str());
+    assert_eq!(trimmed["summary"], Value::Null);
+    assert_eq!(
+        app.get_json(&format!("/v1/files/{file}"), key).await["filename"],
+        "holiday.mp4"
+    );
+}
+
 crate::on_both_backends!(
+    jobs_are_listed_with_what_was_asked,
     sync_and_async_answers,
     progress_is_reported_while_running,
     retryable_failures_retry_then_fail_and_refund,

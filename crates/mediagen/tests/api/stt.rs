@@ -372,6 +372,16 @@ async fn speech_to_text_refuses_bad_input(backend: Backend) {
     assert!(r["estimatedCredits"].as_i64().unwrap() >= 1);
     let files: Value = app.get("/v1/files", &key).await.json().await.unwrap();
     assert_eq!(files["pagination"]["total"], 0);
+
+    // The languages it hears, by code and name.
+    let heard = app.get_json("/v1/speech-to-text/languages", &key).await;
+    let languages = heard["languages"].as_array().unwrap();
+    assert!(languages.len() > 50, "{heard}");
+    assert!(
+        languages.contains(&json!({"code": "de", "name": "german"})),
+        "{heard}"
+    );
+    assert!(!languages.iter().any(|l| l["code"] == "xx"));
 }
 
 crate::on_both_backends!(speech_to_text_refuses_bad_input);

@@ -73,32 +73,170 @@ const atLeast = (level) => {
 };
 
 // Waits for a job the API answered with 202 (or still running); `each`
-// sees it after every poll.
+// sees it after every poll, and once more when it ends. Polls often while
+// a job is young (short jobs finish between polls otherwise), then less.
 async function finished(job, each = () => {}) {
+  const since = Date.now();
   while (job.status === "queued" || job.status === "processing") {
     each(job);
-    await new Promise((r) => setTimeout(r, 500));
+    await new Promise((r) => setTimeout(r, Date.now() - since < 20000 ? 250 : 1000));
     job = await api(`/v1/jobs/${encodeURIComponent(job.id)}`);
   }
+  each(job);
   if (job.status !== "completed") throw new Error(job.error?.message || `The job ${job.status}.`);
   return job;
 }
 
-// A form's submit: its button is disabled and `busy` shown while `work`
-// runs; an error is shown as one.
+// A capability request: `json` (a body) or `parts` (multipart: [name,
+// string or File] pairs), as the form would send it.
+const formOf = (parts) => {
+  const form = new FormData();
+  for (const [k, v] of parts) {
+    if (v instanceof File) form.append(k, v, v.name);
+    else form.append(k, v);
+  }
+  return form;
+};
+
+// Sends a capability request and follows its job to the end: answered at
+// once (202) so its progress can be shown as it moves.
+async function runJob(req, track) {
+  const job = await api(req.path, {
+    method: "POST",
+    body: req.json,
+    form: req.parts ? formOf(req.parts) : undefined,
+    headers: { Prefer: "respond-async" },
+  });
+  return job.status ? finished(job, track) : job;
+}
+
+// The same request as a curl command: the key is left to the shell
+// (`$MEDIAGEN_API_KEY`), text parts go as `--form-string` (curl reads
+// `@file` in `-F` values), files by their name.
+const shellWord = (s) => `'${String(s).replace(/'/g, `'\\''`)}'`;
+function curlOf(req) {
+  const lines = [`curl -sS -X POST ${shellWord(location.origin + req.path)}`, `-H "Authorization: Bearer $MEDIAGEN_API_KEY"`];
+  if (req.json) lines.push("-H 'Content-Type: application/json'", `-d ${shellWord(JSON.stringify(req.json))}`);
+  for (const [k, v] of req.parts || []) {
+    lines.push(v instanceof File ? `-F ${shellWord(`${k}=@${v.name}`)}` : `--form-string ${shellWord(`${k}=${v}`)}`);
+  }
+  return lines.join(" \\\n  ");
+}
+
+// Copies `text`; where the browser does not allow it (a page not served
+// from localhost or HTTPS), the text is shown selected to copy by hand.
+async function copy(text, button) {
+  const was = button.dataset.label || button.textContent;
+  button.dataset.label = was;
+  try {
+    await navigator.clipboard.writeText(text);
+    button.textContent = "Copied";
+  } catch {
+    const area = document.createElement("textarea");
+    area.readOnly = true;
+    area.value = text;
+    area.setAttribute("aria-label", "Copy this text");
+    button.after(area);
+    area.select();
+    button.textContent = "Select and copy";
+  }
+  setTimeout(() => { button.textContent = was; }, 2000);
+}
+
+document.addEventListener("click", (e) => {
+  const b = e.target.closest("button.copy[data-copy]");
+  if (b) copy($(b.dataset.copy).textContent, b);
+});
+
+// ---- feedback beside the form ----------------------------------------------
+
+// Where a form's messages go: at its end (for a table, right after it).
+// While it works: a spinner, what it is doing, the time spent and the
+// job's progress; then how it ended. Errors are announced
+// (`role="alert"`); the banner at the top is for the page's own messages.
+function feedbackOf(form) {
+  const inside = form.tagName === "FORM";
+  let box = inside ? form.lastElementChild : form.nextElementSibling;
+  if (box?.classList.contains("feedback")) return box;
+  box = document.createElement("div");
+  box.className = "feedback";
+  const what = document.createElement("p");
+  what.className = "what";
+  what.setAttribute("role", "status");
+  const error = document.createElement("p");
+  error.className = "error";
+  error.setAttribute("role", "alert");
+  box.append(what, error);
+  box.hidden = true;
+  if (inside) form.append(box);
+  else form.after(box);
+  return box;
+}
+
+// A message beside a form: `kind` is "busy", "done", "error" or "note".
+function tell(form, message, kind = "done") {
+  const box = feedbackOf(typeof form === "string" ? $(form) : form);
+  box.className = `feedback ${kind}`;
+  box.querySelector(".what").textContent = kind === "error" ? "" : message;
+  box.querySelector(".error").textContent = kind === "error" ? message : "";
+  box.querySelector(".progress")?.remove();
+  box.hidden = !message;
+}
+
+const seconds = (ms) => (ms < 10000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`);
+
+// A form's submit: its button is disabled while `work` runs, and beside
+// the form the work is followed (`work(track)`: `track(job, stage)` after
+// each poll shows the job's progress as it moves) and its end reported
+// (`work` returns the message, else "Done in …").
 function onSubmit(id, busy, work) {
-  $(id).addEventListener("submit", async (e) => {
+  const form = $(id);
+  feedbackOf(form);
+  form.addEventListener("submit", async (e) => {
     e.preventDefault();
-    const submit = $(id).querySelector("button[type=submit]");
+    const submit = form.querySelector("button[type=submit]");
     submit.disabled = true;
-    if (busy) say(busy);
+    const started = performance.now();
+    const box = feedbackOf(form);
+    let stage = busy || "Working…";
+    tell(form, stage, "busy");
+    const spent = document.createElement("span");
+    spent.className = "elapsed";
+    spent.setAttribute("aria-hidden", "true");
+    box.querySelector(".what").after(spent);
+    const tick = setInterval(() => { spent.textContent = seconds(performance.now() - started); }, 250);
+    const track = (job, named) => {
+      let bar = box.querySelector("progress");
+      if (!bar) {
+        bar = document.createElement("progress");
+        bar.className = "progress";
+        bar.max = 100;
+        bar.setAttribute("aria-label", "Progress");
+        spent.after(bar);
+      }
+      bar.value = job.progress ?? 0;
+      const now = named || stage;
+      if (now !== stage) { stage = now; box.querySelector(".what").textContent = stage; }
+    };
     try {
-      await work();
+      const message = await work(track);
+      tell(form, message || `Done in ${seconds(performance.now() - started)}.`);
     } catch (err) {
-      say(err.message, true);
+      tell(form, err.message, "error");
     } finally {
+      clearInterval(tick);
+      spent.remove();
       submit.disabled = false;
     }
+  });
+}
+
+// A form's "Copy as curl" button: copies the request `build()` makes.
+function curlButton(id, build) {
+  const b = $(id).querySelector("button.curl");
+  b.addEventListener("click", async () => {
+    try { await copy(curlOf(await build()), b); }
+    catch (err) { tell(id, err.message, "error"); }
   });
 }
 
@@ -129,7 +267,7 @@ function recordButton(id, done, started = () => {}) {
       b.setAttribute("aria-pressed", "true");
       started();
     } catch (err) {
-      say(`The microphone could not be used: ${err.message}`, true);
+      tell(b.closest("form"), `The microphone could not be used: ${err.message}`, "error");
     }
   });
 }
@@ -181,18 +319,94 @@ $("sign-in-form").addEventListener("submit", async (e) => {
   try {
     await signIn($("key").value.trim());
     $("key").value = "";
-    say("");
+    tell("sign-in-form", "");
     if (!pages.includes(location.hash.slice(1))) location.hash = "#voices";
     route();
   } catch (err) {
-    say(err.status === 401 ? "That key was not accepted." : `Sign-in failed: ${err.message}`, true);
+    tell("sign-in-form", err.status === 401 ? "That key was not accepted." : `Sign-in failed: ${err.message}`, "error");
   }
 });
 $("sign-out").addEventListener("click", signOut);
 
+// ---- languages and voices ---------------------------------------------------
+
+// Language names for people ("es-ES" → "Spanish (Spain)"), from the
+// browser's own tables: nothing is fetched.
+const languageNames = new Intl.DisplayNames(["en"], { type: "language" });
+function languageName(code) {
+  try { return languageNames.of(code) || code; } catch { return code; }
+}
+const byName = (a, b) => a.label.localeCompare(b.label);
+// A language picker: `codes` by name, after what `select` already offers.
+function fillLanguages(select, codes) {
+  if (select.options.length > 1) return;
+  const items = [...new Set(codes)].map((code) => ({ code, label: languageName(code) })).sort(byName);
+  for (const { code, label } of items) select.add(new Option(label === code ? code : `${label} (${code})`, code));
+}
+
+// Every voice the key can use, the account's cloned voices first: the
+// catalog is read page by page to its end.
+let voiceList = null;
+async function allVoices() {
+  if (voiceList) return voiceList;
+  const list = [];
+  for (let page = 1; page < 50; page++) {
+    const p = await api(`/v1/voices?limit=100&page=${page}`);
+    list.push(...p.data);
+    if (!p.pagination.hasMore) break;
+  }
+  voiceList = [...list.filter((v) => v.category === "cloned"), ...list.filter((v) => v.category !== "cloned")];
+  return voiceList;
+}
+// A voice in a picker: its name, its language where it names a region
+// ("American English"), gender and engine.
+const voiceLabel = (v) => `${v.name} (${[v.language.includes("-") ? languageName(v.language) : "", v.gender, v.engine].filter(Boolean).join(", ")})`;
+// Voices are grouped by language, regions together ("English" holds the
+// American and British voices).
+const voiceGroup = (v) => (v.category === "cloned" ? "Your voices" : languageName(v.language.split("-")[0]));
+
+// A voice picker: the voices grouped by language (the account's own
+// first), narrowed by the search box before it (every word must match the
+// name, language, gender or engine). The voice picked stays picked.
+async function fillVoices(select, query = "") {
+  const voices = await allVoices();
+  const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+  const keep = select.value;
+  const groups = new Map();
+  for (const v of voices) {
+    const about = `${voiceLabel(v)} ${voiceGroup(v)} ${v.language}`.toLowerCase();
+    if (!words.every((w) => about.includes(w)) && v.id !== keep) continue;
+    const g = voiceGroup(v);
+    if (!groups.has(g)) groups.set(g, []);
+    groups.get(g).push(v);
+  }
+  const names = [...groups.keys()].sort((a, b) => (a === "Your voices" ? -1 : b === "Your voices" ? 1 : a.localeCompare(b)));
+  select.replaceChildren();
+  for (const g of names) {
+    const group = document.createElement("optgroup");
+    group.label = g;
+    for (const v of groups.get(g)) group.append(new Option(voiceLabel(v), v.id));
+    select.append(group);
+  }
+  if (keep && [...select.options].some((o) => o.value === keep)) select.value = keep;
+  // Nothing picked yet: the best voice there is (the catalog's own order).
+  else if (!query && voices.length) select.value = voices.find((v) => v.category !== "cloned")?.id || voices[0].id;
+}
+
+function voicePicker(id) {
+  const find = $(`${id}-find`);
+  let timer = null;
+  find.addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => fillVoices($(id), find.value).then(() => $(id).dispatchEvent(new Event("change"))), 150);
+  });
+}
+["tts-voice", "compare-a", "compare-b"].forEach(voicePicker);
+
 // ---- voices ----------------------------------------------------------------
 
 async function loadVoices() {
+  fillLanguages($("vf-language"), (await allVoices()).map((v) => v.language.split("-")[0]));
   const form = new FormData($("voice-filter"));
   const q = new URLSearchParams({ page: voicePage, limit: 20 });
   for (const [k, v] of form) if (v) q.set(k, v);
@@ -202,7 +416,8 @@ async function loadVoices() {
   for (const v of page.data) {
     const row = body.insertRow();
     cell(row, v.name, "Name");
-    cell(row, v.language, "Language");
+    const lang = cell(row, languageName(v.language), "Language");
+    lang.dataset.code = v.language;
     cell(row, v.gender, "Gender");
     cell(row, v.engine, "Engine");
     const audio = document.createElement("audio");
@@ -217,7 +432,7 @@ async function loadVoices() {
     }));
   }
   const p = page.pagination;
-  $("voice-count").textContent = `${p.total} voice${p.total === 1 ? "" : "s"} (page ${p.page})`;
+  $("voice-count").textContent = `${num(p.total)} voice${p.total === 1 ? "" : "s"} (page ${p.page})`;
   $("voices-prev").disabled = p.page <= 1;
   $("voices-next").disabled = !p.hasMore;
 }
@@ -225,23 +440,28 @@ async function loadVoices() {
 $("voice-filter").addEventListener("submit", (e) => {
   e.preventDefault();
   voicePage = 1;
-  loadVoices().catch((err) => say(err.message, true));
+  loadVoices().catch((err) => tell("voice-filter", err.message, "error"));
 });
-$("voices-prev").addEventListener("click", () => { voicePage--; loadVoices().catch((err) => say(err.message, true)); });
-$("voices-next").addEventListener("click", () => { voicePage++; loadVoices().catch((err) => say(err.message, true)); });
+$("voices-prev").addEventListener("click", () => { voicePage--; loadVoices().catch((err) => tell("voice-filter", err.message, "error")); });
+$("voices-next").addEventListener("click", () => { voicePage++; loadVoices().catch((err) => tell("voice-filter", err.message, "error")); });
 
 // The two pickers of the comparison, on two different voices.
 async function fillComparePickers() {
-  await Promise.all(["compare-a", "compare-b"].map((id) => fillVoices($(id))));
   const [a, b] = [$("compare-a"), $("compare-b")];
-  if (b.options.length > 1 && a.value === b.value) b.selectedIndex = a.selectedIndex === 0 ? 1 : 0;
+  if (!a.options.length) await fillVoices(a);
+  if (!b.options.length) await fillVoices(b);
+  // Two different voices: the second the next best there is.
+  if (b.options.length > 1 && a.value === b.value) {
+    const voices = (await allVoices()).filter((v) => v.category !== "cloned");
+    b.value = (voices.find((v) => v.id !== a.value && v.gender !== voices[0].gender) || voices[1]).id;
+  }
 }
 
 // Two voices saying the same sentence, side by side.
 onSubmit("compare-form", "Speaking the sentence in both voices…", async () => {
   const ids = [$("compare-a").value, $("compare-b").value];
-  const jobs = await Promise.all(ids.map(async (voiceId) =>
-    finished(await api("/v1/text-to-speech", { method: "POST", body: { text: $("compare-text").value, voiceId, format: "mp3" } }))));
+  const jobs = await Promise.all(ids.map((voiceId) =>
+    runJob({ path: "/v1/text-to-speech", json: { text: $("compare-text").value, voiceId, format: "mp3" } })));
   const out = $("compare-result");
   out.replaceChildren();
   jobs.forEach((job, i) => {
@@ -259,7 +479,6 @@ onSubmit("compare-form", "Speaking the sentence in both voices…", async () => 
     out.append(figure);
   });
   out.hidden = false;
-  say("");
 });
 
 // Cloning: samples chosen or recorded, consent given, then the voice with
@@ -277,69 +496,64 @@ recordButton("clone-record", (file) => {
   describeSamples();
 });
 
-onSubmit("clone-form", "Cloning the voice…", async () => {
+function cloneRequest() {
   const files = [...$("clone-files").files, ...cloneRecordings];
-  if (!files.length) { say("Add at least one sample.", true); return; }
-  const form = new FormData();
-  form.append("name", $("clone-name").value);
-  form.append("consent", $("clone-consent").checked ? "true" : "false");
-  const language = $("clone-language").value.trim();
-  if (language) form.append("language", language);
+  if (!files.length) throw new Error("Add at least one sample.");
+  const parts = [["name", $("clone-name").value], ["consent", $("clone-consent").checked ? "true" : "false"]];
+  if ($("clone-language").value) parts.push(["language", $("clone-language").value]);
   const quality = $("clone-quality").value;
-  if (quality === "world") form.append("method", "world");
-  else form.append("quality", quality);
-  for (const f of files) form.append("files", f, f.name);
-  let voice = await api("/v1/voices", { method: "POST", form });
-  if (voice.status) voice = await api(`/v1/voices/${encodeURIComponent((await finished(voice)).result.voiceId)}`);
+  parts.push(quality === "world" ? ["method", "world"] : ["quality", quality]);
+  for (const f of files) parts.push(["files", f]);
+  return { path: "/v1/voices", parts };
+}
+curlButton("clone-form", cloneRequest);
+
+onSubmit("clone-form", "Cloning the voice…", async (track) => {
+  let voice = await runJob(cloneRequest(), track);
+  if (voice.status) voice = await api(`/v1/voices/${encodeURIComponent(voice.result.voiceId)}`);
   const sim = voice.similarity?.samples;
   const held = voice.similarity?.heldOut;
   const base = (voiceList || []).find((v) => v.id === voice.baseVoiceId);
   $("clone-meta").textContent = held
-    ? `${voice.name}: ${voice.language}, a neural voice of its own; likeness to samples it was not made from ${held.clone.toFixed(2)}, the nearest stock voice ${held.bestStock.toFixed(2)} (docs/voice.md explains the scale)`
-    : `${voice.name}: ${voice.language}, spoken by ${base ? voiceLabel(base) : voice.baseVoiceId} converted toward the samples`
-      + (typeof sim === "number" ? `; likeness to the samples ${sim.toFixed(2)} (docs/voice.md explains the scale)` : "");
+    ? `${voice.name}: ${languageName(voice.language)}, a neural voice of its own; likeness to samples it was not made from ${held.clone.toFixed(2)}, the nearest stock voice ${held.bestStock.toFixed(2)} (0.9 and more is the same voice, 0.5–0.65 different people)`
+    : `${voice.name}: ${languageName(voice.language)}, spoken by ${base ? voiceLabel(base) : voice.baseVoiceId} converted toward the samples`
+      + (typeof sim === "number" ? `; likeness to the samples ${sim.toFixed(2)} (0.9 and more is the same voice, 0.5–0.65 different people)` : "");
   if (voice.previewUrl) $("clone-audio").src = voice.previewUrl;
   $("clone-result").hidden = false;
   voiceList = null;
   for (const id of ["tts-voice", "compare-a", "compare-b"]) $(id).replaceChildren();
   cloneRecordings = [];
-  say(`Cloned ${voice.name}.`);
   // The list shows the account's cloned voices, the new one among them.
   $("voice-filter").reset();
   $("vf-category").value = "cloned";
   voicePage = 1;
   await loadVoices();
   await fillComparePickers();
+  return `Cloned ${voice.name}.`;
 });
 
 // ---- text to speech --------------------------------------------------------
 
-const voiceLabel = (v) => `${v.name} (${v.language}, ${v.engine})`;
-let voiceList = null;
-
-// Fills a voice picker with the first hundred voices (the account's cloned
-// voices first).
-async function fillVoices(select) {
-  if (select.options.length) return;
-  if (!voiceList) {
-    const [cloned, all] = await Promise.all([api("/v1/voices?category=cloned&limit=100"), api("/v1/voices?limit=100")]);
-    const seen = new Set(cloned.data.map((v) => v.id));
-    voiceList = [...cloned.data, ...all.data.filter((v) => !seen.has(v.id))];
-  }
-  for (const v of voiceList) select.add(new Option(voiceLabel(v), v.id));
-}
-
 // The voice picker, with the voice last chosen on the voices page selected.
 async function loadVoiceChoices() {
   const select = $("tts-voice");
-  await fillVoices(select);
+  if (!select.options.length) await fillVoices(select);
   if (chosen) {
-    if (![...select.options].some((o) => o.value === chosen.id)) select.add(new Option(voiceLabel(chosen), chosen.id));
+    $("tts-voice-find").value = "";
+    await fillVoices(select);
     select.value = chosen.id;
     chosen = null;
     estimate();
   }
 }
+
+$("tts-preview").addEventListener("click", async () => {
+  const v = (await allVoices()).find((x) => x.id === $("tts-voice").value);
+  if (!v) return;
+  const player = new Audio(v.previewUrl);
+  player.play().then(() => tell("tts-form", `Playing the preview of ${v.name}.`, "note"),
+    () => tell("tts-form", `No preview of ${v.name} is ready yet.`, "note"));
+});
 
 function ttsBody(dryRun) {
   return {
@@ -351,6 +565,7 @@ function ttsBody(dryRun) {
     ...(dryRun ? { dryRun: true } : {}),
   };
 }
+curlButton("tts-form", () => ({ path: $("tts-stream").checked ? "/v1/text-to-speech/stream" : "/v1/text-to-speech", json: ttsBody(false) }));
 
 let estimateTimer = null;
 function estimate() {
@@ -389,6 +604,7 @@ $("tts-audio").addEventListener("timeupdate", () => {
   }
 });
 
+
 // Streams the speech into the player through Media Source Extensions: it
 // starts playing when the first sentence arrives. Reports when the first
 // audio and the last arrived.
@@ -426,19 +642,18 @@ async function streamSpeech() {
   $("tts-meta").textContent = `Streamed: first audio after ${first.toFixed(2)} s, all of it after ${all.toFixed(2)} s (job ${res.headers.get("X-Job-Id")})`;
 }
 
-onSubmit("tts-form", "Speaking…", async () => {
+onSubmit("tts-form", "Speaking…", async (track) => {
   if ($("tts-stream").checked) {
     await streamSpeech();
-    say("Done.");
-    return;
+  } else {
+    const job = await runJob({ path: "/v1/text-to-speech", json: ttsBody(false) }, track);
+    const r = job.result;
+    $("tts-audio").src = r.audioUrl;
+    $("tts-meta").textContent = `${r.duration.toFixed(2)} s, ${r.format} at ${r.sampleRate} Hz, ${creditsOf(job.credits)}`;
+    showWords(r.words);
+    $("tts-result").hidden = false;
   }
-  const job = await finished(await api("/v1/text-to-speech", { method: "POST", body: ttsBody(false) }));
-  const r = job.result;
-  $("tts-audio").src = r.audioUrl;
-  $("tts-meta").textContent = `${r.duration.toFixed(2)} s, ${r.format} at ${r.sampleRate} Hz, ${creditsOf(job.credits)}`;
-  showWords(r.words);
-  $("tts-result").hidden = false;
-  say("Done.");
+  await loadHistory("speech");
 });
 
 // ---- speech to text --------------------------------------------------------
@@ -470,18 +685,27 @@ function subtitles(segments, vtt) {
   return (vtt ? "WEBVTT\n\n" : "") + cues.join("\n");
 }
 
-onSubmit("stt-form", "Transcribing…", async () => {
-  if (!sttInput) { say("Choose a file or record first.", true); return; }
-  const form = new FormData();
-  form.append("file", sttInput, sttInput.name);
-  form.append("responseFormat", "verbose_json");
-  const language = $("stt-language").value.trim();
-  if (language) form.append("language", language);
-  if ($("stt-diarize").checked) form.append("diarize", "true");
-  const job = await finished(await api("/v1/speech-to-text", { method: "POST", form }));
+function sttRequest() {
+  if (!sttInput) throw new Error("Choose a file or record first.");
+  const parts = [["file", sttInput], ["responseFormat", "verbose_json"]];
+  if ($("stt-language").value) parts.push(["language", $("stt-language").value]);
+  if ($("stt-diarize").checked) parts.push(["diarize", "true"]);
+  return { path: "/v1/speech-to-text", parts };
+}
+curlButton("stt-form", sttRequest);
+
+// The languages the recogniser hears, by name.
+async function loadSttLanguages() {
+  if ($("stt-language").options.length > 1) return;
+  const { languages } = await api("/v1/speech-to-text/languages");
+  fillLanguages($("stt-language"), languages.map((l) => l.code));
+}
+
+onSubmit("stt-form", "Transcribing…", async (track) => {
+  const job = await runJob(sttRequest(), track);
   const r = job.result;
   $("stt-audio").src = URL.createObjectURL(sttInput);
-  $("stt-meta").textContent = `${r.duration.toFixed(1)} s, language ${r.language}, ${creditsOf(job.credits)}`
+  $("stt-meta").textContent = `${r.duration.toFixed(1)} s, ${languageName(r.language)}, ${creditsOf(job.credits)}`
     + (r.speakers ? `, ${r.speakers.length} speaker${r.speakers.length === 1 ? "" : "s"}` : "");
   const list = $("stt-segments");
   list.replaceChildren();
@@ -516,7 +740,7 @@ onSubmit("stt-form", "Transcribing…", async () => {
     download(`${base}.txt`, `${r.text.trim()}\n`, "text/plain"),
   );
   $("stt-result").hidden = false;
-  say("Done.");
+  await loadHistory("transcribe");
 });
 
 $("stt-audio").addEventListener("timeupdate", () => {
@@ -534,23 +758,19 @@ async function loadDubTargets() {
   const select = $("dub-target");
   if (select.options.length) return;
   const { targets } = await api("/v1/dubbing/languages");
-  for (const t of targets) select.add(new Option(t, t));
+  fillLanguages(select, targets);
   if (targets.includes("es")) select.value = "es";
 }
 
+// The stage a dub's progress stands for (docs/dubbing.md).
 const stage = (p) => (p < 30 ? "Transcribing" : p < 40 ? "Translating" : p < 85 ? "Speaking the lines" : p < 90 ? "Mixing" : "Muxing and writing subtitles");
-
-function showDubProgress(job) {
-  $("dub-progress").hidden = false;
-  $("dub-bar").value = job.progress;
-  $("dub-stage").textContent = `${stage(job.progress)} (${job.progress} %)`;
-}
+const dubTrack = (track) => (job) => track(job, `${stage(job.progress)}…`);
 
 function showDub(job) {
   dubJob = job;
   const r = job.result;
   $("dub-dubbed").src = r.videoUrl || r.audioUrl;
-  $("dub-meta").textContent = `${r.sourceLanguage} → ${r.targetLanguage}, ${r.duration.toFixed(1)} s, ${creditsOf(job.credits)}`
+  $("dub-meta").textContent = `${languageName(r.sourceLanguage)} → ${languageName(r.targetLanguage)}, ${r.duration.toFixed(1)} s, ${creditsOf(job.credits)}`
     + (r.speakers ? `, ${r.speakers.length} speakers` : "");
   const body = $("dub-lines").tBodies[0];
   body.replaceChildren();
@@ -566,15 +786,15 @@ function showDub(job) {
     cell(row, text, "Translation");
     cell(row, button(`Re-dub line ${i + 1}`, async (ev) => {
       ev.target.disabled = true;
-      say(`Re-dubbing line ${i + 1}…`);
+      tell($("dub-lines"), `Re-dubbing line ${i + 1}…`, "busy");
       try {
         const edit = await api(`/v1/dubbing/${encodeURIComponent(dubJob.id)}/segments`,
           { method: "POST", body: { segments: [{ index: i, translatedText: text.value }] } });
-        showDub(await finished(edit, showDubProgress));
-        $("dub-progress").hidden = true;
-        say(`Line ${i + 1} re-dubbed.`);
+        showDub(await finished(edit, (job) => tell($("dub-lines"), `Re-dubbing line ${i + 1}: ${stage(job.progress).toLowerCase()} (${job.progress} %)…`, "busy")));
+        tell($("dub-lines"), `Line ${i + 1} re-dubbed.`);
+        await loadHistory("dub");
       } catch (err) {
-        say(err.message, true);
+        tell($("dub-lines"), err.message, "error");
         ev.target.disabled = false;
       }
     }));
@@ -582,19 +802,20 @@ function showDub(job) {
   $("dub-result").hidden = false;
 }
 
-onSubmit("dub-form", "Uploading…", async () => {
+function dubRequest() {
   const file = $("dub-file").files[0];
+  if (!file) throw new Error("Choose a file first.");
+  return { path: "/v1/dubbing", parts: [["file", file], ["targetLanguage", $("dub-target").value]] };
+}
+curlButton("dub-form", dubRequest);
+
+onSubmit("dub-form", "Uploading and dubbing…", async (track) => {
   $("dub-result").hidden = true;
-  const form = new FormData();
-  form.append("file", file, file.name);
-  const uploaded = await api("/v1/files", { method: "POST", form });
-  say("Dubbing…");
-  const job = await api("/v1/dubbing", { method: "POST", body: { fileId: uploaded.id, targetLanguage: $("dub-target").value } });
-  const done = await finished(job, showDubProgress);
-  $("dub-progress").hidden = true;
-  $("dub-original").src = URL.createObjectURL(file);
+  const req = dubRequest();
+  const done = await runJob(req, dubTrack(track));
+  $("dub-original").src = URL.createObjectURL(req.parts[0][1]);
   showDub(done);
-  say("Done.");
+  await loadHistory("dub");
 });
 
 // ---- video trimming --------------------------------------------------------
@@ -673,28 +894,29 @@ $("trim-add").addEventListener("click", () => {
   const start = Number($("trim-start").value), end = Number($("trim-end").value);
   const d = $("trim-video").duration;
   if (!(end > start) || start < 0 || end > d + 0.01) {
-    say(`A range needs 0 ≤ start < end ≤ ${d.toFixed(2)} s.`, true);
+    tell("trim-form", `A range needs 0 ≤ start < end ≤ ${d.toFixed(2)} s.`, "error");
     return;
   }
-  say("");
+  tell("trim-form", "");
   trimRanges.push({ start, end });
   $("trim-start").value = "";
   $("trim-end").value = "";
   drawRanges();
 });
 
-onSubmit("trim-form", "Trimming…", async () => {
-  if (!trimRanges.length) { say("Add at least one range.", true); return; }
-  const file = $("trim-file").files[0];
-  const form = new FormData();
-  form.append("file", file, file.name);
-  form.append("ranges", JSON.stringify(trimRanges));
-  const job = await finished(await api("/v1/video/trim", { method: "POST", form }));
+function trimRequest() {
+  if (!trimRanges.length) throw new Error("Add at least one range.");
+  return { path: "/v1/video/trim", parts: [["file", $("trim-file").files[0]], ["ranges", JSON.stringify(trimRanges)]] };
+}
+curlButton("trim-form", trimRequest);
+
+onSubmit("trim-form", "Trimming…", async (track) => {
+  const job = await runJob(trimRequest(), track);
   const r = job.result;
   $("trim-output").src = r.videoUrl;
   $("trim-meta").textContent = `${r.duration.toFixed(2)} s from ${r.ranges.length} range${r.ranges.length === 1 ? "" : "s"}, ${r.width}×${r.height}, ${creditsOf(job.credits)}`;
   $("trim-result").hidden = false;
-  say("Done.");
+  await loadHistory("trim");
 });
 
 // ---- sound and image generation --------------------------------------------
@@ -743,9 +965,12 @@ function addToGallery(kind, prompt, job) {
   $("gallery").prepend(li);
 }
 
-// A refused prompt: the message, and the words the generator knows.
+// A refused prompt: the words the generator knows, said for people (the
+// API's message is written for developers).
 async function showRefused(kind, err) {
-  $("refused-why").textContent = err.message;
+  $("refused-why").textContent = kind === "sound"
+    ? "The sound generator makes sounds from these words; a prompt needs at least one of them."
+    : "The image generator draws these things; a prompt needs at least one of them.";
   let words = err.details.understood;
   if (!Array.isArray(words) && kind === "sound") {
     const v = await api("/v1/sound-generation/vocabulary");
@@ -759,38 +984,55 @@ async function showRefused(kind, err) {
     list.append(li);
   }
   $("refused").hidden = false;
-  $("refused").scrollIntoView();
 }
 
 // Generates a sound or an image into the gallery; a prompt the generator
 // cannot make shows what it understands.
-async function generate(kind, path, body, prompt) {
+async function generate(kind, req, track) {
   $("refused").hidden = true;
   try {
-    addToGallery(kind, prompt, await finished(await api(path, { method: "POST", body })));
-    say("Done.");
+    addToGallery(kind, req.json.prompt, await runJob(req, track));
+    await loadHistory("create");
   } catch (err) {
-    if (err.code === "unsupported_prompt") await showRefused(kind, err);
-    throw err;
+    if (err.code !== "unsupported_prompt") throw err;
+    await showRefused(kind, err);
+    throw new Error(`Nothing in “${req.json.prompt}” is something the ${kind} generator knows; the words it knows are listed below.`);
   }
 }
 
 const optional = (id) => ($(id).value === "" ? undefined : Number($(id).value));
 
-onSubmit("sound-form", "Generating the sound…", () => {
+function soundRequest() {
   const prompt = $("sound-prompt").value.trim();
-  return generate("sound", "/v1/sound-generation",
-    { prompt, duration: optional("sound-duration"), seed: optional("sound-seed"), loop: $("sound-loop").checked }, prompt);
-});
-
-onSubmit("image-form", "Generating the image…", () => {
+  return { path: "/v1/sound-generation", json: { prompt, duration: optional("sound-duration"), seed: optional("sound-seed"), loop: $("sound-loop").checked } };
+}
+function imageRequest() {
   const prompt = $("image-prompt").value.trim();
   const size = Number($("image-size").value);
-  return generate("image", "/v1/image-generation",
-    { prompt, width: size, height: size, n: optional("image-n"), seed: optional("image-seed"), style: $("image-style").value || undefined }, prompt);
-});
+  return { path: "/v1/image-generation", json: { prompt, width: size, height: size, n: optional("image-n"), seed: optional("image-seed"), style: $("image-style").value || undefined } };
+}
+curlButton("sound-form", soundRequest);
+curlButton("image-form", imageRequest);
+onSubmit("sound-form", "Generating the sound…", (track) => generate("sound", soundRequest(), track));
+onSubmit("image-form", "Generating the image…", (track) => generate("image", imageRequest(), track));
 
 // ---- avatars ---------------------------------------------------------------
+
+// A video that plays on its own button (controls over a small picture
+// would cover the face).
+function previewVideo(url, poster, name) {
+  const video = document.createElement("video");
+  video.preload = "none";
+  video.poster = poster;
+  video.src = url;
+  video.playsInline = true;
+  video.setAttribute("aria-label", `Preview of ${name}`);
+  const play = button(`Play ${name}`, () => (video.paused ? video.play().catch(() => {}) : video.pause()));
+  video.addEventListener("click", () => play.click());
+  video.addEventListener("play", () => { play.textContent = `Pause ${name}`; });
+  video.addEventListener("pause", () => { play.textContent = `Play ${name}`; });
+  return [video, play];
+}
 
 async function loadAvatars() {
   const page = await api("/v1/avatars?limit=100");
@@ -801,35 +1043,25 @@ async function loadAvatars() {
   select.replaceChildren();
   for (const a of page.data) {
     const li = document.createElement("li");
-    const video = document.createElement("video");
-    video.controls = true;
-    video.preload = "none";
-    video.poster = a.posterUrl;
-    video.src = a.previewVideoUrl;
-    video.setAttribute("aria-label", `Preview of ${a.name}`);
     const name = document.createElement("p");
     name.textContent = a.name;
     const meta = document.createElement("p");
     meta.className = "meta";
     meta.textContent = `${a.style}, ${a.orientation}, ${a.width}×${a.height}, ${a.duration.toFixed(1)} s`;
-    li.append(video, name, meta);
+    li.append(...previewVideo(a.previewVideoUrl, a.posterUrl, a.name), name, meta);
     gallery.append(li);
     select.add(new Option(a.name, a.id));
   }
   if (chosen) select.value = chosen;
 }
 
-onSubmit("avatar-form", "Uploading the avatar…", async () => {
-  const form = new FormData();
+onSubmit("avatar-form", "Uploading the avatar…", async (track) => {
   const file = $("avatar-file").files[0];
-  form.append("file", file, file.name);
-  form.append("name", $("avatar-name").value);
-  form.append("gender", $("avatar-gender").value);
-  let avatar = await api("/v1/avatars", { method: "POST", form });
-  if (avatar.status) avatar = await api(`/v1/avatars/${encodeURIComponent((await finished(avatar)).result.avatarId)}`);
-  say(`Added ${avatar.name}.`);
+  let avatar = await runJob({ path: "/v1/avatars", parts: [["file", file], ["name", $("avatar-name").value], ["gender", $("avatar-gender").value]] }, track);
+  if (avatar.status) avatar = await api(`/v1/avatars/${encodeURIComponent(avatar.result.avatarId)}`);
   $("avatar-form").reset();
   await loadAvatars();
+  return `Added ${avatar.name}.`;
 });
 
 // What the seam report's numbers mean, for people.
@@ -850,76 +1082,135 @@ function seamReport(r) {
   }
 }
 
-onSubmit("expand-form", "Expanding…", async () => {
-  const body = { avatarId: $("expand-avatar").value, duration: Number($("expand-seconds").value), mode: $("expand-mode").value };
-  const job = await finished(await api("/v1/avatar-expansion", { method: "POST", body }));
+const expandRequest = () => ({ path: "/v1/avatar-expansion", json: { avatarId: $("expand-avatar").value, duration: Number($("expand-seconds").value), mode: $("expand-mode").value } });
+curlButton("expand-form", expandRequest);
+
+onSubmit("expand-form", "Expanding…", async (track) => {
+  const job = await runJob(expandRequest(), track);
   $("expand-video").src = job.result.videoUrl;
   seamReport(job.result);
   $("expand-result").hidden = false;
-  say("Done.");
+  await loadHistory("avatars");
 });
 
-// ---- jobs ------------------------------------------------------------------
+// ---- jobs and histories ----------------------------------------------------
 
-// A finished job's output, playable where it stands: its sound, video or
-// first picture, and a link to the file.
-function resultPlayer(j) {
+const kindNames = {
+  tts: "Speech", stt: "Transcript", dubbing: "Dub", "dubbing.edit": "Dub edit", "video.trim": "Trim",
+  "avatar.expand": "Avatar expansion", "avatar.create": "Avatar upload", sound: "Sound", image: "Image",
+  "voice.clone": "Voice clone", "voice.change": "Voice change",
+};
+const kindName = (k) => kindNames[k] || k;
+
+// "just now", "4 min ago", "3 h ago", then the date.
+function ago(iso) {
+  const s = (Date.now() - Date.parse(iso)) / 1000;
+  if (s < 45) return "just now";
+  if (s < 3600) return `${Math.max(1, Math.round(s / 60))} min ago`;
+  if (s < 86400) return `${Math.round(s / 3600)} h ago`;
+  return new Date(iso).toLocaleDateString();
+}
+const shortId = (id) => `…${id.slice(-6)}`;
+
+// The names of the uploaded files jobs read, asked once each.
+const fileNames = new Map();
+async function nameFiles(jobs) {
+  const ids = [...new Set(jobs.map((j) => j.fileId).filter((id) => id && !fileNames.has(id)))];
+  await Promise.all(ids.map(async (id) => {
+    fileNames.set(id, await api(`/v1/files/${encodeURIComponent(id)}`).then((f) => f.filename, () => "a file no longer kept"));
+  }));
+}
+
+// What a job was asked, in a line: its text or prompt, or its file's
+// name; a transcript adds its first words.
+function described(j) {
+  let what = j.summary ? `“${j.summary}”` : j.fileId ? fileNames.get(j.fileId) || "a file" : kindName(j.kind);
+  const text = j.result?.text?.trim();
+  if (text) what += `: “${text.length > 60 ? `${text.slice(0, 60).trimEnd()}…` : text}”`;
+  return what;
+}
+
+// A finished job's output, playable where it stands (its sound, video or
+// first picture), with a download and a copy of its link.
+function resultPlayer(j, label) {
   const r = j.result || {};
-  const url = r.videoUrl || r.audioUrl || r.imageUrl;
+  const url = r.videoUrl || r.audioUrl || r.imageUrl || r.images?.[0]?.imageUrl;
   if (!url) return [];
   let media;
-  if (r.imageUrl && !r.videoUrl && !r.audioUrl) {
+  if (!r.videoUrl && !r.audioUrl) {
     media = document.createElement("img");
-    media.alt = `Result of ${j.id}`;
+    media.alt = `Result of ${label}`;
     media.className = "thumb";
   } else {
     media = document.createElement(r.videoUrl ? "video" : "audio");
     media.controls = true;
     media.preload = "none";
-    media.setAttribute("aria-label", `Result of ${j.id}`);
+    media.setAttribute("aria-label", `Result of ${label}`);
   }
   media.src = url;
-  const a = document.createElement("a");
-  a.href = url;
-  a.textContent = "Open";
-  a.setAttribute("aria-label", `Open the result of ${j.id}`);
-  return [media, " ", a];
+  const save = document.createElement("a");
+  save.href = url;
+  save.download = "";
+  save.className = "download";
+  save.textContent = "Download";
+  save.setAttribute("aria-label", `Download the result of ${label}`);
+  const link = button("Copy link", (e) => copy(url, e.target));
+  link.setAttribute("aria-label", `Copy link to the result of ${label}`);
+  return [media, " ", save, " ", link];
 }
 
 // The list, refreshed in place: a row is rebuilt only when its job
 // changed, so a result being played keeps playing.
 const jobRows = new Map();
+const jobState = (j) => `${j.status}/${j.progress}/${j.credits}`;
 
 function jobRow(j) {
   const row = document.createElement("tr");
-  row.dataset.state = `${j.status}/${j.progress}/${j.credits}`;
-  cell(row, j.id, "Job");
-  cell(row, j.kind, "Kind");
+  row.dataset.state = jobState(j);
+  row.dataset.id = j.id;
+  row.dataset.kind = j.kind;
+  const label = `${kindName(j.kind)} ${shortId(j.id)}`;
+  cell(row, described(j), "What").className = "what";
+  cell(row, kindName(j.kind), "Kind");
   cell(row, j.status, "Status").className = `status-${j.status}`;
   const bar = document.createElement("progress");
   bar.max = 100;
   bar.value = j.progress;
-  bar.setAttribute("aria-label", `Progress of ${j.id}`);
-  cell(row, bar, "Progress");
-  cell(row, String(j.credits), "Credits");
-  cell(row, when(j.createdAt), "Created");
+  bar.setAttribute("aria-label", `Progress of ${label}`);
+  const pct = document.createElement("span");
+  pct.textContent = ` ${j.progress} %`;
+  cell(row, bar, "Progress").append(pct);
+  cell(row, creditsOf(j.credits), "Credits");
+  const t = cell(row, ago(j.createdAt), "When");
+  t.className = "when";
+  t.dataset.at = j.createdAt;
+  t.title = when(j.createdAt);
+  const id = cell(row, shortId(j.id), "Id");
+  id.title = j.id;
+  const copyId = button("Copy id", (e) => copy(j.id, e.target));
+  copyId.setAttribute("aria-label", `Copy id of ${label}`);
+  id.append(" ", copyId);
   const actions = cell(row, "");
   if ((j.status === "queued" || j.status === "processing") && atLeast("write")) {
-    actions.append(button(`Cancel ${j.id}`, async () => {
+    const cancel = button("Cancel", async () => {
       try { await api(`/v1/jobs/${encodeURIComponent(j.id)}`, { method: "DELETE" }); await loadJobs(); }
-      catch (err) { say(err.message, true); }
-    }));
+      catch (err) { tell($("job-table"), err.message, "error"); }
+    });
+    cancel.setAttribute("aria-label", `Cancel ${label}`);
+    cancel.dataset.job = j.id;
+    actions.append(cancel, " ");
   }
-  actions.append(...resultPlayer(j));
+  actions.append(...resultPlayer(j, label));
   return row;
 }
 
 async function loadJobs() {
   const page = await api("/v1/jobs?limit=20");
+  await nameFiles(page.data);
   const body = $("job-table").tBodies[0];
   const rows = page.data.map((j) => {
     const old = jobRows.get(j.id);
-    if (old && old.dataset.state === `${j.status}/${j.progress}/${j.credits}`) return old;
+    if (old && old.dataset.state === jobState(j)) return old;
     const row = jobRow(j);
     if (old && old.isConnected) old.replaceWith(row);
     jobRows.set(j.id, row);
@@ -930,6 +1221,37 @@ async function loadJobs() {
     if (body.rows[i] !== row) body.insertBefore(row, body.rows[i] || null);
   });
   while (body.rows.length > rows.length) body.deleteRow(-1);
+  for (const t of body.querySelectorAll("td.when")) t.textContent = ago(t.dataset.at);
+}
+
+// A capability page's history: the account's latest jobs of its kinds,
+// each with what was asked, when, how it ended, and its result to play,
+// download or link to.
+async function loadHistory(page) {
+  const box = $(page).querySelector(".history");
+  const kinds = box.dataset.kinds.split(" ");
+  const lists = await Promise.all(kinds.map((k) => api(`/v1/jobs?kind=${encodeURIComponent(k)}&limit=5`)));
+  const jobs = lists.flatMap((l) => l.data).sort((a, b) => b.createdAt.localeCompare(a.createdAt)).slice(0, 5);
+  await nameFiles(jobs);
+  const list = box.querySelector("ul");
+  list.replaceChildren();
+  for (const j of jobs) {
+    const li = document.createElement("li");
+    li.dataset.id = j.id;
+    const what = document.createElement("p");
+    what.className = "what";
+    what.textContent = described(j);
+    const meta = document.createElement("p");
+    meta.className = "meta";
+    meta.textContent = `${ago(j.createdAt)} · ${j.status}${j.status === "failed" && j.error ? `: ${j.error.message}` : ""} · ${creditsOf(j.credits)}`;
+    li.append(what, meta, ...resultPlayer(j, `${kindName(j.kind)} ${shortId(j.id)}`));
+    list.append(li);
+  }
+  if (!jobs.length) {
+    const li = document.createElement("li");
+    li.textContent = "Nothing yet.";
+    list.append(li);
+  }
 }
 
 // ---- account ---------------------------------------------------------------
@@ -972,9 +1294,9 @@ async function loadAccount() {
         try {
           const query = at ? `?revokeAt=${encodeURIComponent(at.toISOString())}` : "";
           await api(`/v1/keys/${encodeURIComponent(k.id)}${query}`, { method: "DELETE" });
-          say(at ? `${k.name} will stop working at ${at.toLocaleString()}.` : `Revoked ${k.name}.`);
           await loadAccount();
-        } catch (err) { say(err.message, true); }
+          tell($("key-table"), at ? `${k.name} will stop working at ${at.toLocaleString()}.` : `Revoked ${k.name}.`);
+        } catch (err) { tell($("key-table"), err.message, "error"); }
       }));
     }
   }
@@ -985,8 +1307,8 @@ onSubmit("key-form", null, async () => {
   $("new-key-value").textContent = made.key;
   $("new-key").hidden = false;
   $("key-name").value = "";
-  say(`Created ${made.name}.`);
   await loadAccount();
+  return `Created ${made.name}: copy its key below now.`;
 });
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -996,6 +1318,13 @@ function svg(tag, attrs, text) {
   if (text !== undefined) e.textContent = text;
   return e;
 }
+
+// A change of balance, signed.
+const change = (n) => (n > 0 ? `+${creditsOf(n)}` : n < 0 ? `−${creditsOf(-n)}` : "no change");
+
+// A ledger entry's name, for people (the API's term after it).
+const movementNames = { grant: "added", reserve: "held", top_up: "held (more)", refund: "given back", capture: "used" };
+const movement = (e) => `${movementNames[e.entry] || e.entry} (${e.entry})`;
 
 // What a movement did to the balance, for people.
 function balanceChange(e) {
@@ -1017,10 +1346,10 @@ async function loadLedger() {
   if (entries.length) {
     const [w, h, pad] = [600, 200, 40];
     const t0 = Date.parse(entries[0].createdAt), t1 = Math.max(Date.parse(entries.at(-1).createdAt), t0 + 1);
-    // The axis spans the balances seen (a large balance's small moves
-    // stay visible), labelled at both ends.
+    // The axis starts at zero (a small spend looks small); the summary
+    // gives the change in numbers.
     const values = entries.map((e) => e.balanceAfter);
-    const [low, high] = [Math.min(...values), Math.max(...values)];
+    const [low, high] = [0, Math.max(...values, 1)];
     const span = Math.max(high - low, 1);
     const x = (e) => 2 * pad + ((Date.parse(e.createdAt) - t0) / (t1 - t0)) * (w - 2.5 * pad);
     const y = (e) => h - pad / 2 - ((e.balanceAfter - low) / span) * (h - pad);
@@ -1037,14 +1366,14 @@ async function loadLedger() {
   }
   const last = entries.at(-1);
   $("ledger-summary").textContent = entries.length
-    ? `Balance after each of the last ${entries.length} movements (of ${page.pagination.total}), from ${when(entries[0].createdAt)} to ${when(last.createdAt)}: now ${creditsOf(last.balanceAfter)}.`
+    ? `Balance after each of the last ${num(entries.length)} movements (of ${num(page.pagination.total)}), from ${when(entries[0].createdAt)} to ${when(last.createdAt)}: now ${creditsOf(last.balanceAfter)}, ${change(last.balanceAfter - entries[0].balanceAfter)} since the first of them.`
     : "No movements yet.";
   const body = $("ledger-table").tBodies[0];
   body.replaceChildren();
   for (const e of page.data.slice(0, 10)) {
     const row = body.insertRow();
     cell(row, when(e.createdAt), "When");
-    cell(row, e.entry, "Movement");
+    cell(row, movement(e), "Movement");
     cell(row, balanceChange(e), "Change");
     cell(row, num(e.balanceAfter), "Balance after");
     cell(row, e.jobId || e.note || "", "Job");
@@ -1101,17 +1430,17 @@ onSubmit("grant-form", null, async () => {
   const body = { amount: Number($("grant-amount").value) };
   if ($("grant-note").value) body.note = $("grant-note").value;
   await api(`/v1/accounts/${encodeURIComponent(id)}/credits`, { method: "POST", body });
-  say(`Granted ${body.amount} credits.`);
   $("grant-amount").value = "";
   $("grant-note").value = "";
   await loadOperator();
+  return `Granted ${creditsOf(body.amount)}.`;
 });
 
 onSubmit("account-form", null, async () => {
   const made = await api("/v1/accounts", { method: "POST", body: { name: $("new-account-name").value, credits: Number($("new-account-credits").value) || 0 } });
-  say(`Created the account ${made.name}.`);
   $("new-account-name").value = "";
   await loadOperator();
+  return `Created the account ${made.name}.`;
 });
 
 // ---- webhooks --------------------------------------------------------------
@@ -1126,11 +1455,11 @@ async function loadWebhooks() {
     cell(row, w.events.join(", "), "Events");
     cell(row, when(w.createdAt), "Created");
     const actions = cell(row, "");
-    actions.append(button(`Deliveries to ${w.url}`, () => loadDeliveries(w).catch((err) => say(err.message, true))), " ");
+    actions.append(button(`Deliveries to ${w.url}`, () => loadDeliveries(w).catch((err) => tell($("webhook-table"), err.message, "error"))), " ");
     actions.append(button(`Remove ${w.url}`, async () => {
       if (!confirm(`Stop sending events to ${w.url}?`)) return;
       try { await api(`/v1/webhooks/${encodeURIComponent(w.id)}`, { method: "DELETE" }); $("delivery-table").hidden = true; await loadWebhooks(); }
-      catch (err) { say(err.message, true); }
+      catch (err) { tell($("webhook-table"), err.message, "error"); }
     }));
   }
 }
@@ -1158,8 +1487,8 @@ onSubmit("webhook-form", null, async () => {
   $("new-webhook-secret").textContent = made.secret || "";
   $("new-webhook").hidden = !made.secret;
   $("webhook-url").value = "";
-  say(`Events now go to ${made.url}.`);
   await loadWebhooks();
+  return `Events now go to ${made.url}.`;
 });
 
 // ---- pages -----------------------------------------------------------------
@@ -1184,6 +1513,7 @@ async function route() {
     if (page === "voices") {
       await loadVoices();
       await fillComparePickers();
+      fillLanguages($("clone-language"), (await allVoices()).map((v) => v.language.split("-")[0]));
       for (const form of ["compare-form", "clone-form"]) {
         for (const b of $(form).querySelectorAll("button")) b.disabled = !atLeast("write");
       }
@@ -1192,19 +1522,21 @@ async function route() {
       await loadVoiceChoices();
       const canSpeak = atLeast("write");
       $("tts-form").querySelector("button[type=submit]").disabled = !canSpeak;
-      if (!canSpeak) say("Speaking needs a write key; this one can only read.");
+      if (!canSpeak) tell("tts-form", "Speaking needs a write key; this one can only read.", "note");
     }
+    if (page === "transcribe") await loadSttLanguages();
     if (page === "dub") await loadDubTargets();
     if (page === "avatars") await loadAvatars();
+    if ($(page).querySelector(".history")) await loadHistory(page);
     for (const [p, forms] of [["transcribe", ["stt-form"]], ["dub", ["dub-form"]], ["trim", ["trim-form"]], ["create", ["sound-form", "image-form"]], ["avatars", ["avatar-form", "expand-form"]]]) {
       if (page === p && !atLeast("write")) {
         for (const form of forms) for (const b of $(form).querySelectorAll("button")) b.disabled = true;
-        say("This needs a write key; this one can only read.");
+        tell(forms[0], "This needs a write key; this one can only read.", "note");
       }
     }
     if (page === "jobs") {
       await loadJobs();
-      jobTimer = setInterval(() => loadJobs().catch((err) => say(err.message, true)), 2000);
+      jobTimer = setInterval(() => loadJobs().catch((err) => tell($("job-table"), err.message, "error")), 2000);
     }
     if (page === "account") await loadAccount();
     if (page === "operator") await loadOperator();

@@ -42,8 +42,9 @@ pub async fn get_job(
 /// List jobs
 ///
 /// Newest first. Filters: `status` (queued, processing, completed, failed,
-/// cancelled) and `kind` (a job kind: `tts`, `video.trim`, …; docs/billing.md
-/// lists them).
+/// cancelled) and `kind` (a job kind: `tts`, `stt`, `voice.change`,
+/// `voice.clone`, `dubbing`, `dubbing.edit`, `video.trim`, `avatar.expand`,
+/// `avatar.create`, `sound`, `image`).
 #[utoipa::path(get, path = "/v1/jobs", tag = "jobs", security(("bearer" = ["read"])),
     params(("status" = Option<String>, Query), ("kind" = Option<String>, Query),
            ("page" = Option<u32>, Query, description = "From 1"), ("limit" = Option<u32>, Query, description = "1–100, default 20")),

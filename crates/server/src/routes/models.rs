@@ -121,7 +121,7 @@ async fn all(state: &AppState) -> ApiResult<Vec<ModelView>> {
 /// What this server found at start-up: every engine, whether it is
 /// available, and why not when it is missing; the neural image and sound
 /// models in the models directory now (`engine: diffusion`, picked with
-/// `model`; docs/models.md); and OpenAI's model names (`tts-1`,
+/// `model`); and OpenAI's model names (`tts-1`,
 /// `tts-1-hd`, `gpt-4o-mini-tts`, `whisper-1`, `gpt-4o-transcribe`,
 /// `gpt-4o-mini-transcribe`, `dall-e-2`, `dall-e-3`, `gpt-image-1`), each
 /// with `aliasOf`, the model of ours that serves it. Both our list

@@ -54,3 +54,40 @@ pub async fn create(
         .submit(&state, &auth, opts, |file| options.with_file(file))
         .await
 }
+
+/// A language the recogniser hears.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct RecognisedLanguage {
+    /// ISO 639-1 (what `language` takes).
+    code: &'static str,
+    /// Its English name, lower case (as OpenAI's transcriptions report it).
+    name: Option<&'static str>,
+}
+
+/// The languages speech-to-text hears.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct RecognisedLanguages {
+    languages: Vec<RecognisedLanguage>,
+}
+
+/// Speech-to-text languages
+///
+/// Every language the recogniser hears (the codes `language` takes on
+/// `POST /v1/speech-to-text`), so clients can offer them by name.
+#[utoipa::path(get, path = "/v1/speech-to-text/languages", tag = "voice", security(("bearer" = ["read"])),
+    responses((status = 200, body = RecognisedLanguages)))]
+pub async fn languages(
+    State(state): State<AppState>,
+    _auth: Auth,
+) -> axum::Json<RecognisedLanguages> {
+    let catalog = state.catalog.as_ref();
+    let languages = catalog
+        .recognised_languages()
+        .into_iter()
+        .map(|code| RecognisedLanguage {
+            code,
+            name: catalog.language_name(code),
+        })
+        .collect();
+    axum::Json(RecognisedLanguages { languages })
+}
