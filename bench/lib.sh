@@ -1,11 +1,12 @@
 # Shared by the bench scripts (sourced, not run).
 # start_server PORT [serve options…]: a release server on a fresh data
 # directory, stopped and removed on exit; sets $dir, $pid and $key (the
-# printed admin key). Environment (MEDIAGEN_*) passes through.
+# printed admin key). Environment (MEDIAGEN_*) passes through; BIN names
+# another build (default ./target/release/mediagen).
 start_server() {
   local port=$1; shift
   dir=$(mktemp -d)
-  MEDIAGEN_LOG=${MEDIAGEN_LOG:-warn} ./target/release/mediagen serve --bind "127.0.0.1:$port" \
+  MEDIAGEN_LOG=${MEDIAGEN_LOG:-warn} "${BIN:-./target/release/mediagen}" serve --bind "127.0.0.1:$port" \
     --data-dir "$dir" "$@" >"$dir/out" 2>&1 &
   pid=$!
   # SIGKILL: a graceful stop would wait for a long request still running.

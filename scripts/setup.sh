@@ -56,3 +56,4 @@ fi
 
 mkdir -p models data
 scripts/models.sh
+scripts/g2p-ja.sh

@@ -61,6 +61,18 @@ pub fn max_speech_seconds(characters: usize, rate: f32) -> f64 {
     1.0 + characters as f64 * 0.25 / f64::from(effective_rate(1.0, rate))
 }
 
+/// The characters of `text` as [`max_speech_seconds`] counts them: a CJK
+/// ideograph (a kanji) is read as up to several syllables (今日 kyō, 承る
+/// uketamawaru), so it counts as three; anything else as one.
+pub fn spoken_characters(text: &str) -> usize {
+    text.chars()
+        .map(|c| match c {
+            '\u{3400}'..='\u{4DBF}' | '\u{4E00}'..='\u{9FFF}' | '\u{F900}'..='\u{FAFF}' => 3,
+            _ => 1,
+        })
+        .sum()
+}
+
 /// A speaking pace most voices reach at rate 1, characters a second: what a
 /// text is priced at where the price is in seconds of speech.
 pub const CHARACTERS_PER_SECOND: f64 = 14.0;
@@ -628,6 +640,9 @@ mod tests {
         assert_eq!(effective_rate(1.25, 0.8), 1.0);
         // The speech ceiling grows with the text and the slowness only.
         assert!(max_speech_seconds(12, 0.001) <= 1.0 + 12.0 * 0.5 + 1e-9);
+        // A kanji may stand for several syllables; kana and letters one.
+        assert_eq!(spoken_characters("今日は"), 7);
+        assert_eq!(spoken_characters("Hi, あ"), 5);
     }
 
     #[test]

@@ -323,6 +323,7 @@ pub fn preview_text(language: &str) -> &'static str {
         "pt" => "Olá! Esta é a minha voz. Posso ler tudo o que você escrever.",
         "de" => "Hallo! So klingt meine Stimme. Ich lese alles, was du schreibst.",
         "hi" => "नमस्ते! यह मेरी आवाज़ है।",
+        "ja" => "こんにちは。これが私の声です。書いたものは何でも読み上げます。",
         _ => "1, 2, 3, 4, 5.",
     }
 }

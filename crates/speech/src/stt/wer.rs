@@ -19,7 +19,26 @@ pub fn word_error_rate(reference: &str, hypothesis: &str) -> f64 {
             .map(str::to_owned)
             .collect()
     };
-    let (r, h) = (words(reference), words(hypothesis));
+    error_rate(&words(reference), &words(hypothesis))
+}
+
+/// The character error rate of `hypothesis` against `reference`, for
+/// languages written without spaces between words (Japanese, Chinese):
+/// edits over the reference's letters and digits (lower-cased), everything
+/// else ignored.
+pub fn character_error_rate(reference: &str, hypothesis: &str) -> f64 {
+    let letters = |s: &str| -> Vec<char> {
+        s.to_lowercase()
+            .chars()
+            .filter(|c| c.is_alphanumeric())
+            .collect()
+    };
+    error_rate(&letters(reference), &letters(hypothesis))
+}
+
+/// Substitutions, insertions and deletions turning `r` into `h`, over
+/// `r`'s length.
+fn error_rate<T: PartialEq>(r: &[T], h: &[T]) -> f64 {
     // One row of the edit-distance table at a time.
     let mut row: Vec<usize> = (0..=h.len()).collect();
     for i in 1..=r.len() {
@@ -36,7 +55,13 @@ pub fn word_error_rate(reference: &str, hypothesis: &str) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::word_error_rate;
+    use super::{character_error_rate, word_error_rate};
+
+    #[test]
+    fn counts_character_edits_without_punctuation() {
+        assert_eq!(character_error_rate("今日は晴れ。", "今日は晴れ"), 0.0);
+        assert_eq!(character_error_rate("今日は晴れ", "今日は雨"), 2.0 / 5.0);
+    }
 
     #[test]
     fn counts_edits_over_the_reference_words() {

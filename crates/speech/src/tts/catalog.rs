@@ -103,6 +103,11 @@ fn profile_text(language: &str) -> &'static str {
                  Er hat die Form eines langen runden Bogens, hoch am Himmel, \
                  und seine beiden Enden liegen scheinbar hinter dem Horizont."
         }
+        "ja" => {
+            "虹は白い光をたくさんの美しい色に分けます。\
+                 長く丸いアーチの形をしていて、空の高いところにかかり、\
+                 その両端は地平線の向こうにあるように見えます。"
+        }
         _ => "1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20.",
     }
 }
@@ -443,7 +448,7 @@ impl TtsCatalog {
                         }
                         None => engine.synthesize(&voice.key, sentence, rate)?,
                     };
-                    within_ceiling(audio, sentence.chars().count(), rate)?
+                    within_ceiling(audio, ssml::spoken_characters(sentence), rate)?
                 }
                 Unit::Ipa(ipa, text, rate) => {
                     let rate = ssml::effective_rate(speed, *rate);
@@ -457,7 +462,7 @@ impl TtsCatalog {
                             other => other?,
                         },
                     };
-                    let chars = ipa.chars().count().max(text.chars().count());
+                    let chars = ipa.chars().count().max(ssml::spoken_characters(text));
                     within_ceiling(audio, chars, rate)?
                 }
             };

@@ -25,6 +25,7 @@ use mediagen_onnx::LazySession;
 use ort::value::Tensor;
 
 use crate::tts::espeak::sentence_phonemes;
+use crate::tts::japanese::JapanesePhonemizer;
 use crate::tts::{voice_id, TextToSpeech, TtsError, VoiceInfo};
 use mediagen_media::audio::Audio;
 
@@ -64,6 +65,8 @@ fn language_of(prefix: char) -> Option<(&'static str, &'static str, &'static str
         'h' => ("hi-IN", "hi", "Hindi"),
         'i' => ("it-IT", "it", "Italian"),
         'p' => ("pt-BR", "pt-br", "Brazilian Portuguese"),
+        // Read by the Japanese phonemizer (espeak-ng reads no kanji).
+        'j' => ("ja-JP", "ja", "Japanese"),
         _ => return None,
     })
 }
@@ -81,6 +84,8 @@ pub struct KokoroEngine {
     back: LazySession,
     vocab: HashMap<char, i64>,
     voices: Vec<KokoroVoice>,
+    /// Reads Japanese (present when installed; the Japanese voices need it).
+    japanese: Option<JapanesePhonemizer>,
 }
 
 impl KokoroEngine {
@@ -106,6 +111,7 @@ impl KokoroEngine {
             .iter()
             .filter_map(|(k, v)| Some((k.chars().next()?, v.as_i64()?)))
             .collect();
+        let japanese = JapanesePhonemizer::find(models_dir);
         let mut voices = Vec::new();
         let mut files: Vec<_> = std::fs::read_dir(dir.join("voices"))
             .map_err(|e| format!("voices: {e}"))?
@@ -126,6 +132,10 @@ impl KokoroEngine {
             let Some((language, espeak_voice, language_name)) = language_of(lang) else {
                 continue;
             };
+            if lang == 'j' && japanese.is_none() {
+                tracing::warn!(voice = %key, "no Japanese phonemizer (scripts/g2p-ja.sh): the Japanese voice is left out");
+                continue;
+            }
             let bytes = std::fs::read(&file).map_err(|e| e.to_string())?;
             if bytes.len() != STYLE_ROWS * STYLE_DIM * 4 {
                 tracing::warn!(file = %file.display(), "kokoro voice has an unexpected size; skipped");
@@ -189,6 +199,7 @@ impl KokoroEngine {
             back: LazySession::derived(models_dir, &model, threads, half(false))?,
             vocab,
             voices,
+            japanese,
         })
     }
 }
@@ -262,6 +273,16 @@ pub fn english_phonemes(ipa: &str, british: bool) -> String {
 
 impl KokoroEngine {
     fn tokens(&self, voice: &VoiceInfo, sentence: &str) -> Result<Vec<i64>, TtsError> {
+        if voice.language.starts_with("ja") {
+            let japanese = self
+                .japanese
+                .as_ref()
+                .ok_or_else(|| TtsError::EngineUnavailable {
+                    engine: "kokoro",
+                    reason: "no Japanese phonemizer (scripts/g2p-ja.sh)".into(),
+                })?;
+            return Ok(self.ids(&japanese.phonemes(sentence)?));
+        }
         let english = voice.language.starts_with("en");
         let ipa = sentence_phonemes(&voice.espeak_voice, sentence, english)?;
         let phonemes = if english {

@@ -3,6 +3,7 @@
 
 mod catalog;
 pub mod espeak;
+pub mod japanese;
 pub mod kokoro;
 pub mod normalize;
 pub mod piper;

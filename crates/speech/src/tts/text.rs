@@ -4,9 +4,9 @@
 /// last clause break (or space) before this many characters.
 const MAX_SENTENCE: usize = 300;
 
-/// Splits at `.`, `!`, `?`, `…` and line breaks, keeping the punctuation.
-/// A period after a single capital letter or inside a number does not end a
-/// sentence.
+/// Splits at `.`, `!`, `?`, `…`, the full-width `。`, `！`, `？` and line
+/// breaks, keeping the punctuation. A period after a single capital letter
+/// or inside a number does not end a sentence.
 pub fn sentences(text: &str) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();
     let mut out = Vec::new();
@@ -20,6 +20,8 @@ pub fn sentences(text: &str) -> Vec<String> {
         let next = chars.get(i + 1).copied();
         let ends = match c {
             '!' | '?' | '…' => next.is_none_or(|n| n.is_whitespace() || n == '"' || n == '\''),
+            // Japanese and Chinese sentences end without a space after.
+            '。' | '！' | '？' => next != Some('」'),
             '.' => {
                 let after_space = next.is_none_or(char::is_whitespace);
                 let initial = i >= 1
@@ -51,8 +53,10 @@ fn cut_long(s: &str) -> Vec<String> {
     while rest.chars().count() > MAX_SENTENCE {
         let head: String = rest.chars().take(MAX_SENTENCE).collect();
         let cut = head
-            .rfind([',', ';', ':'])
-            .map(|i| i + 1)
+            .char_indices()
+            .rev()
+            .find(|(_, c)| [',', ';', ':', '、', '，'].contains(c))
+            .map(|(i, c)| i + c.len_utf8())
             .or_else(|| head.rfind(' '))
             .unwrap_or(head.len());
         parts.push(rest[..cut].trim().to_owned());
@@ -111,6 +115,22 @@ mod tests {
         let long = format!("{}, {}", "word ".repeat(50), "more ".repeat(40));
         let parts = sentences(&long);
         assert!(parts.len() >= 2);
+        assert!(parts.iter().all(|p| p.chars().count() <= 300));
+    }
+
+    #[test]
+    fn japanese_sentences_end_at_full_width_stops_and_cut_at_commas() {
+        assert_eq!(
+            sentences("今日は晴れです。明日は雨でしょうか？「はい。」そうです！"),
+            [
+                "今日は晴れです。",
+                "明日は雨でしょうか？",
+                "「はい。」そうです！"
+            ]
+        );
+        let long = format!("{}、{}", "あ".repeat(200), "い".repeat(200));
+        let parts = sentences(&long);
+        assert_eq!(parts[0], format!("{}、", "あ".repeat(200)));
         assert!(parts.iter().all(|p| p.chars().count() <= 300));
     }
 
