@@ -537,10 +537,10 @@ onSubmit("clone-form", "Cloning the voice…", async (track) => {
 // The voice picker, with the voice last chosen on the voices page selected.
 async function loadVoiceChoices() {
   const select = $("tts-voice");
-  if (!select.options.length) await fillVoices(select);
+  // A voice chosen on the voices page is offered whatever was searched.
+  if (chosen) $("tts-voice-find").value = "";
+  if (!select.options.length || chosen) await fillVoices(select);
   if (chosen) {
-    $("tts-voice-find").value = "";
-    await fillVoices(select);
     select.value = chosen.id;
     chosen = null;
     estimate();

@@ -12,6 +12,7 @@
 # request is UTF-8 text; an answer starts with "o" and the phonemes, or
 # "e" and the kind of error (never the text).
 import contextlib
+import os
 import re
 import struct
 import sys
@@ -105,13 +106,17 @@ def read(n):
 
 def main():
     g2p = Phonemizer()
+    # The supervisor keeps whatever a kept process writes to stderr for its
+    # whole life: nothing a request makes the packages print may add to it.
+    quiet = open(os.devnull, "w")
+    sys.stderr = quiet
     while True:
         (size,) = struct.unpack(">I", read(4))
         if size > MAX_REQUEST:
             sys.exit(2)
         text = read(size).decode("utf-8", "replace")
         try:
-            with contextlib.redirect_stdout(sys.stderr):
+            with contextlib.redirect_stdout(quiet):
                 answer = b"o" + g2p(numbers_in_words(text)).encode("utf-8")
         except Exception as e:  # the kind only: never the text
             answer = b"e" + type(e).__name__.encode("ascii", "replace")

@@ -101,7 +101,13 @@ impl JapanesePhonemizer {
             if stdout.read_exact(&mut size).is_err() {
                 break;
             }
-            let mut frame = vec![0u8; u32::from_be_bytes(size) as usize];
+            // An answer is a sentence's phonemes: anything far longer is a
+            // process out of step, and ends it (no allocation of its say).
+            let size = u32::from_be_bytes(size) as usize;
+            if size > MAX_REQUEST * 4 {
+                break;
+            }
+            let mut frame = vec![0u8; size];
             if stdout.read_exact(&mut frame).is_err() || tx.send(frame).is_err() {
                 break;
             }
