@@ -56,4 +56,5 @@ fi
 
 mkdir -p models data
 scripts/models.sh
-scripts/g2p-ja.sh
+scripts/g2p.sh ja
+scripts/g2p.sh zh

@@ -324,6 +324,7 @@ pub fn preview_text(language: &str) -> &'static str {
         "de" => "Hallo! So klingt meine Stimme. Ich lese alles, was du schreibst.",
         "hi" => "नमस्ते! यह मेरी आवाज़ है।",
         "ja" => "こんにちは。これが私の声です。書いたものは何でも読み上げます。",
+        "zh" => "你好！这是我的声音。你写的任何内容，我都可以读出来。",
         _ => "1, 2, 3, 4, 5.",
     }
 }

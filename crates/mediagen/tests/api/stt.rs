@@ -386,26 +386,40 @@ async fn speech_to_text_refuses_bad_input(backend: Backend) {
 
 crate::on_both_backends!(speech_to_text_refuses_bad_input);
 
-/// Japanese on a Kokoro Japanese voice (read by the Japanese phonemizer),
-/// heard again by the recogniser told the language; and heard without it.
+/// Japanese and Mandarin on Kokoro voices (each read by its own
+/// phonemizer), heard again by the recogniser told the language; and heard
+/// without it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn japanese_is_spoken_and_heard_again() {
+async fn japanese_and_mandarin_are_spoken_and_heard_again() {
     let app = TestApp::spawn_with(Backend::Sqlite, |c| c.sync_wait_seconds = 120.0).await;
     let key = &app.admin_key;
-    let voices = app
-        .get_json("/v1/voices?language=ja&engine=kokoro", key)
-        .await;
-    assert_eq!(voices["pagination"]["total"], 5, "{voices}");
-    let voice = voices["data"][0]["id"].as_str().unwrap().to_owned();
-    // Not one of bench/languages/ja.txt's sentences (those are held out).
-    let text = "駅の近くに新しい本屋ができました。";
-    let wav = synthesize(&app, key, &voice, text, "wav").await;
-    let job = transcribed(&app, key, wav.clone(), "ja.wav", &[("language", "ja")]).await;
-    let heard = job["result"]["text"].as_str().unwrap();
-    let c = mediagen_speech::stt::wer::character_error_rate(text, heard);
-    assert!(c <= 0.10, "CER {c}: {heard}");
-    let job = transcribed(&app, key, wav, "ja.wav", &[]).await;
-    assert_eq!(job["result"]["language"], "ja", "{job}");
+    // Not among bench/languages/<lang>.txt's sentences (those are held out).
+    for (language, voices, text) in [
+        ("ja", 5, "駅の近くに新しい本屋ができました。"),
+        ("zh", 8, "车站附近新开了一家书店。"),
+    ] {
+        let list = app
+            .get_json(
+                &format!("/v1/voices?language={language}&engine=kokoro"),
+                key,
+            )
+            .await;
+        assert_eq!(list["pagination"]["total"], voices, "{list}");
+        let voice = list["data"][0]["id"].as_str().unwrap().to_owned();
+        let wav = synthesize(&app, key, &voice, text, "wav").await;
+        let file = format!("{language}.wav");
+        let job = transcribed(&app, key, wav.clone(), &file, &[("language", language)]).await;
+        let heard = job["result"]["text"].as_str().unwrap();
+        let c = mediagen_speech::stt::wer::character_error_rate(text, heard);
+        assert!(c <= 0.10, "{language} CER {c}: {heard}");
+        let job = transcribed(&app, key, wav, &file, &[]).await;
+        assert_eq!(job["result"]["language"], language, "{job}");
+        // Streamed too: at least a second of 24 kHz 16-bit audio.
+        let body = json!({"text": text, "voiceId": voice, "format": "pcm"});
+        let r = crate::tts::stream(&app, key, body).await;
+        assert_eq!(r.status(), 200);
+        assert!(r.bytes().await.unwrap().len() > 48_000);
+    }
 }
 
 /// The model round trip runs once, on SQLite: it exercises the engines, not

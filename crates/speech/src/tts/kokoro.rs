@@ -25,7 +25,7 @@ use mediagen_onnx::LazySession;
 use ort::value::Tensor;
 
 use crate::tts::espeak::sentence_phonemes;
-use crate::tts::japanese::JapanesePhonemizer;
+use crate::tts::g2p::{latin_runs, G2pLanguage, Phonemizer};
 use crate::tts::{voice_id, TextToSpeech, TtsError, VoiceInfo};
 use mediagen_media::audio::Audio;
 
@@ -65,14 +65,28 @@ fn language_of(prefix: char) -> Option<(&'static str, &'static str, &'static str
         'h' => ("hi-IN", "hi", "Hindi"),
         'i' => ("it-IT", "it", "Italian"),
         'p' => ("pt-BR", "pt-br", "Brazilian Portuguese"),
-        // Read by the Japanese phonemizer (espeak-ng reads no kanji).
+        // Read by their own phonemizers (`g2p_language`).
         'j' => ("ja-JP", "ja", "Japanese"),
+        'z' => ("zh-CN", "cmn", "Mandarin Chinese"),
         _ => return None,
     })
 }
 
+/// The phonemizer a voice-name prefix's language is read by, where it is
+/// not espeak-ng (which reads no kanji, and Mandarin without Kokoro's
+/// tone marks).
+fn g2p_language(prefix: char) -> Option<G2pLanguage> {
+    match prefix {
+        'j' => Some(G2pLanguage::Japanese),
+        'z' => Some(G2pLanguage::Mandarin),
+        _ => None,
+    }
+}
+
 struct KokoroVoice {
     info: VoiceInfo,
+    /// Read by this phonemizer (else by espeak-ng).
+    g2p: Option<G2pLanguage>,
     /// `STYLE_ROWS` rows of `STYLE_DIM` floats.
     styles: Vec<f32>,
 }
@@ -84,8 +98,9 @@ pub struct KokoroEngine {
     back: LazySession,
     vocab: HashMap<char, i64>,
     voices: Vec<KokoroVoice>,
-    /// Reads Japanese (present when installed; the Japanese voices need it).
-    japanese: Option<JapanesePhonemizer>,
+    /// The phonemizers installed (`scripts/g2p.sh`), one per language
+    /// whose voices need one.
+    phonemizers: Vec<Phonemizer>,
 }
 
 impl KokoroEngine {
@@ -111,7 +126,7 @@ impl KokoroEngine {
             .iter()
             .filter_map(|(k, v)| Some((k.chars().next()?, v.as_i64()?)))
             .collect();
-        let japanese = JapanesePhonemizer::find(models_dir);
+        let mut phonemizers: Vec<Phonemizer> = Vec::new();
         let mut voices = Vec::new();
         let mut files: Vec<_> = std::fs::read_dir(dir.join("voices"))
             .map_err(|e| format!("voices: {e}"))?
@@ -132,9 +147,15 @@ impl KokoroEngine {
             let Some((language, espeak_voice, language_name)) = language_of(lang) else {
                 continue;
             };
-            if lang == 'j' && japanese.is_none() {
-                tracing::warn!(voice = %key, "no Japanese phonemizer (scripts/g2p-ja.sh): the Japanese voice is left out");
-                continue;
+            let g2p = g2p_language(lang);
+            if let Some(g2p) = g2p {
+                if !phonemizers.iter().any(|p| p.language() == g2p) {
+                    let Some(found) = Phonemizer::find(models_dir, g2p) else {
+                        tracing::warn!(voice = %key, "no {language_name} phonemizer (scripts/g2p.sh {}): the voice is left out", g2p.code());
+                        continue;
+                    };
+                    phonemizers.push(found);
+                }
             }
             let bytes = std::fs::read(&file).map_err(|e| e.to_string())?;
             if bytes.len() != STYLE_ROWS * STYLE_DIM * 4 {
@@ -168,6 +189,7 @@ impl KokoroEngine {
                     description: format!("Kokoro neural voice, {language_name}, {gender}: the most natural voices here."),
                     espeak_voice: espeak_voice.to_owned(),
                 },
+                g2p,
                 styles,
             });
         }
@@ -199,7 +221,7 @@ impl KokoroEngine {
             back: LazySession::derived(models_dir, &model, threads, half(false))?,
             vocab,
             voices,
-            japanese,
+            phonemizers,
         })
     }
 }
@@ -272,23 +294,46 @@ pub fn english_phonemes(ipa: &str, british: bool) -> String {
 }
 
 impl KokoroEngine {
-    fn tokens(&self, voice: &VoiceInfo, sentence: &str) -> Result<Vec<i64>, TtsError> {
-        if voice.language.starts_with("ja") {
-            let japanese = self
-                .japanese
-                .as_ref()
-                .ok_or_else(|| TtsError::EngineUnavailable {
-                    engine: "kokoro",
-                    reason: "no Japanese phonemizer (scripts/g2p-ja.sh)".into(),
-                })?;
-            return Ok(self.ids(&japanese.phonemes(sentence)?));
-        }
-        let english = voice.language.starts_with("en");
-        let ipa = sentence_phonemes(&voice.espeak_voice, sentence, english)?;
-        let phonemes = if english {
-            english_phonemes(&ipa, voice.language == "en-GB")
-        } else {
-            ipa
+    fn tokens(&self, voice: &KokoroVoice, sentence: &str) -> Result<Vec<i64>, TtsError> {
+        let info = &voice.info;
+        let english = |text: &str| -> Result<String, TtsError> {
+            let british = info.language == "en-GB";
+            let espeak = if british { "en-gb" } else { "en-us" };
+            Ok(english_phonemes(
+                &sentence_phonemes(espeak, text, true)?,
+                british,
+            ))
+        };
+        let phonemes = match voice.g2p {
+            Some(g2p) => {
+                let phonemizer = self
+                    .phonemizers
+                    .iter()
+                    .find(|p| p.language() == g2p)
+                    .ok_or_else(|| TtsError::EngineUnavailable {
+                        engine: "kokoro",
+                        reason: format!("no phonemizer (scripts/g2p.sh {})", g2p.code()),
+                    })?;
+                if g2p == G2pLanguage::Mandarin {
+                    // Latin-script words in Chinese text (names, brands)
+                    // are read as English, as misaki's later reader does.
+                    let parts = latin_runs(sentence)
+                        .into_iter()
+                        .map(|(latin, run)| {
+                            if latin {
+                                english(run)
+                            } else {
+                                phonemizer.phonemes(run)
+                            }
+                        })
+                        .collect::<Result<Vec<_>, _>>()?;
+                    parts.join(" ")
+                } else {
+                    phonemizer.phonemes(sentence)?
+                }
+            }
+            None if info.language.starts_with("en") => english(sentence)?,
+            None => sentence_phonemes(&info.espeak_voice, sentence, false)?,
         };
         Ok(self.ids(&phonemes))
     }
@@ -312,7 +357,7 @@ impl TextToSpeech for KokoroEngine {
 
     fn synthesize(&self, key: &str, sentence: &str, speed: f32) -> Result<Audio, TtsError> {
         let voice = self.voice(key)?;
-        let ids = self.tokens(&voice.info, sentence)?;
+        let ids = self.tokens(voice, sentence)?;
         self.speak_ids(&voice.styles, ids, speed)
     }
 
@@ -341,7 +386,7 @@ impl TextToSpeech for KokoroEngine {
         if styles.len() != STYLE_ROWS * STYLE_DIM {
             return Err(TtsError::Failed("a style table of the wrong size".into()));
         }
-        let ids = self.tokens(&self.voice(key)?.info, sentence)?;
+        let ids = self.tokens(self.voice(key)?, sentence)?;
         self.speak_ids(styles, ids, speed)
     }
 }

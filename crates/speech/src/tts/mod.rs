@@ -3,7 +3,7 @@
 
 mod catalog;
 pub mod espeak;
-pub mod japanese;
+pub mod g2p;
 pub mod kokoro;
 pub mod normalize;
 pub mod piper;

