@@ -19,7 +19,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{ChildStdin, Command};
 use std::sync::mpsc::Receiver;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mediagen_media::process::Piped;
@@ -31,6 +31,13 @@ const MAX_REQUEST: usize = 1 << 16;
 /// How long an answer may take: the first includes loading the dictionary
 /// (one to two seconds on two cores).
 const ANSWER: Duration = Duration::from_secs(20);
+
+/// Text to Kokoro phonemes, a sentence at a time: how a Kokoro voice's
+/// language is read (espeak-ng for most, [`Phonemizer`] for Japanese and
+/// Mandarin, [`WithLatin`] for Latin-script words inside Chinese).
+pub trait G2p: Send + Sync {
+    fn phonemes(&self, sentence: &str) -> Result<String, TtsError>;
+}
 
 /// A language with a phonemizer of its own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,32 +100,6 @@ impl Phonemizer {
         self.language
     }
 
-    /// Kokoro phonemes of `text` (a sentence).
-    pub fn phonemes(&self, text: &str) -> Result<String, TtsError> {
-        let text: String = text
-            .chars()
-            .map(|c| if c.is_control() { ' ' } else { c })
-            .collect();
-        if text.len() > MAX_REQUEST {
-            return Err(TtsError::Failed("the sentence is too long".into()));
-        }
-        let mut kept = self.process.lock().unwrap_or_else(|e| e.into_inner());
-        if kept.is_none() {
-            *kept = Some(self.start().map_err(TtsError::Failed)?);
-        }
-        let answer = kept.as_mut().expect("started above").ask(&text);
-        if answer.is_err() {
-            *kept = None;
-        }
-        match answer.map_err(TtsError::Failed)? {
-            (b'o', phonemes) => Ok(phonemes),
-            _ => Err(TtsError::Failed(format!(
-                "the {} phonemizer could not read the sentence",
-                self.language.code()
-            ))),
-        }
-    }
-
     fn start(&self) -> Result<Process, String> {
         let mut c = Command::new(&self.python);
         c.arg("-I").arg("-c").arg(self.language.script());
@@ -147,6 +128,57 @@ impl Phonemizer {
             stdin,
             answers,
         })
+    }
+}
+
+impl G2p for Phonemizer {
+    fn phonemes(&self, text: &str) -> Result<String, TtsError> {
+        let text: String = text
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        if text.len() > MAX_REQUEST {
+            return Err(TtsError::Failed("the sentence is too long".into()));
+        }
+        let mut kept = self.process.lock().unwrap_or_else(|e| e.into_inner());
+        if kept.is_none() {
+            *kept = Some(self.start().map_err(TtsError::Failed)?);
+        }
+        let answer = kept.as_mut().expect("started above").ask(&text);
+        if answer.is_err() {
+            *kept = None;
+        }
+        match answer.map_err(TtsError::Failed)? {
+            (b'o', phonemes) => Ok(phonemes),
+            _ => Err(TtsError::Failed(format!(
+                "the {} phonemizer could not read the sentence",
+                self.language.code()
+            ))),
+        }
+    }
+}
+
+/// Text with Latin-script words in it (names, brands in Chinese text):
+/// the words read by `latin` (English), the rest by `rest`, as misaki's
+/// later Chinese reader does.
+pub struct WithLatin {
+    pub latin: Arc<dyn G2p>,
+    pub rest: Arc<dyn G2p>,
+}
+
+impl G2p for WithLatin {
+    fn phonemes(&self, sentence: &str) -> Result<String, TtsError> {
+        let parts = latin_runs(sentence)
+            .into_iter()
+            .map(|(latin, run)| {
+                if latin {
+                    self.latin.phonemes(run)
+                } else {
+                    self.rest.phonemes(run)
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(parts.join(" "))
     }
 }
 
@@ -272,6 +304,26 @@ mod tests {
             [(false, "你好 "), (true, "A"), (false, ", "), (true, "B")]
         );
         assert!(latin_runs("").is_empty());
+    }
+
+    /// Stands for English: says which run it was given.
+    struct Marked;
+    impl G2p for Marked {
+        fn phonemes(&self, run: &str) -> Result<String, TtsError> {
+            Ok(format!("<{run}>"))
+        }
+    }
+
+    #[test]
+    fn latin_words_in_chinese_go_to_the_english_reader() {
+        let g2p = WithLatin {
+            latin: Arc::new(Marked),
+            rest: Arc::new(phonemizer(G2pLanguage::Mandarin)),
+        };
+        assert_eq!(
+            g2p.phonemes("我用Python写程序。").unwrap(),
+            "wo↓jʊ↘ŋ <Python> ɕje↓ ꭧʰə↗ŋɕy↘."
+        );
     }
 
     #[test]

@@ -1,7 +1,9 @@
-//! Kokoro-82M (int8 ONNX): the highest-quality voices. Phonemes come from
-//! espeak-ng; for English they are mapped onto Kokoro's own phoneme set
-//! (diphthongs and affricates as single symbols, American flaps and
-//! r-colouring), for the other languages espeak-ng's IPA is used as is.
+//! Kokoro-82M (int8 ONNX): the highest-quality voices. Each voice's
+//! language is read by a [`G2p`]: espeak-ng, whose English phonemes are
+//! mapped onto Kokoro's own set (diphthongs and affricates as single
+//! symbols, American flaps and r-colouring) and whose IPA is used as is for
+//! the other languages; Japanese and Mandarin by the phonemizers their
+//! voices were trained with ([`crate::tts::g2p`]).
 //! Each voice is a table of style vectors, one per input length.
 //!
 //! The model runs in two halves (cut as it loads, [`mediagen_onnx::split`]):
@@ -17,6 +19,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ops::Range;
 use std::path::Path;
+use std::sync::Arc;
 
 use ort::session::SessionInputValue;
 
@@ -25,7 +28,7 @@ use mediagen_onnx::LazySession;
 use ort::value::Tensor;
 
 use crate::tts::espeak::sentence_phonemes;
-use crate::tts::g2p::{latin_runs, G2pLanguage, Phonemizer};
+use crate::tts::g2p::{G2p, G2pLanguage, Phonemizer, WithLatin};
 use crate::tts::{voice_id, TextToSpeech, TtsError, VoiceInfo};
 use mediagen_media::audio::Audio;
 
@@ -85,8 +88,8 @@ fn g2p_language(prefix: char) -> Option<G2pLanguage> {
 
 struct KokoroVoice {
     info: VoiceInfo,
-    /// Read by this phonemizer (else by espeak-ng).
-    g2p: Option<G2pLanguage>,
+    /// How its language is read.
+    g2p: Arc<dyn G2p>,
     /// `STYLE_ROWS` rows of `STYLE_DIM` floats.
     styles: Vec<f32>,
 }
@@ -98,9 +101,6 @@ pub struct KokoroEngine {
     back: LazySession,
     vocab: HashMap<char, i64>,
     voices: Vec<KokoroVoice>,
-    /// The phonemizers installed (`scripts/g2p.sh`), one per language
-    /// whose voices need one.
-    phonemizers: Vec<Phonemizer>,
 }
 
 impl KokoroEngine {
@@ -126,7 +126,8 @@ impl KokoroEngine {
             .iter()
             .filter_map(|(k, v)| Some((k.chars().next()?, v.as_i64()?)))
             .collect();
-        let mut phonemizers: Vec<Phonemizer> = Vec::new();
+        // One process per language, shared by its voices.
+        let mut phonemizers: Vec<Arc<Phonemizer>> = Vec::new();
         let mut voices = Vec::new();
         let mut files: Vec<_> = std::fs::read_dir(dir.join("voices"))
             .map_err(|e| format!("voices: {e}"))?
@@ -147,16 +148,28 @@ impl KokoroEngine {
             let Some((language, espeak_voice, language_name)) = language_of(lang) else {
                 continue;
             };
-            let g2p = g2p_language(lang);
-            if let Some(g2p) = g2p {
-                if !phonemizers.iter().any(|p| p.language() == g2p) {
-                    let Some(found) = Phonemizer::find(models_dir, g2p) else {
+            let g2p: Arc<dyn G2p> = match g2p_language(lang) {
+                None => Arc::new(Espeak::of(language, espeak_voice)),
+                Some(g2p) => {
+                    let found = phonemizers.iter().find(|p| p.language() == g2p).cloned();
+                    let Some(phonemizer) =
+                        found.or_else(|| Phonemizer::find(models_dir, g2p).map(Arc::new))
+                    else {
                         tracing::warn!(voice = %key, "no {language_name} phonemizer (scripts/g2p.sh {}): the voice is left out", g2p.code());
                         continue;
                     };
-                    phonemizers.push(found);
+                    if !phonemizers.iter().any(|p| p.language() == g2p) {
+                        phonemizers.push(phonemizer.clone());
+                    }
+                    match g2p {
+                        G2pLanguage::Mandarin => Arc::new(WithLatin {
+                            latin: Arc::new(Espeak::of("en-US", "en-us")),
+                            rest: phonemizer,
+                        }),
+                        G2pLanguage::Japanese => phonemizer,
+                    }
                 }
-            }
+            };
             let bytes = std::fs::read(&file).map_err(|e| e.to_string())?;
             if bytes.len() != STYLE_ROWS * STYLE_DIM * 4 {
                 tracing::warn!(file = %file.display(), "kokoro voice has an unexpected size; skipped");
@@ -221,7 +234,6 @@ impl KokoroEngine {
             back: LazySession::derived(models_dir, &model, threads, half(false))?,
             vocab,
             voices,
-            phonemizers,
         })
     }
 }
@@ -293,49 +305,30 @@ pub fn english_phonemes(ipa: &str, british: bool) -> String {
     out.replace('^', "")
 }
 
-impl KokoroEngine {
-    fn tokens(&self, voice: &KokoroVoice, sentence: &str) -> Result<Vec<i64>, TtsError> {
-        let info = &voice.info;
-        let english = |text: &str| -> Result<String, TtsError> {
-            let british = info.language == "en-GB";
-            let espeak = if british { "en-gb" } else { "en-us" };
-            Ok(english_phonemes(
-                &sentence_phonemes(espeak, text, true)?,
-                british,
-            ))
-        };
-        let phonemes = match voice.g2p {
-            Some(g2p) => {
-                let phonemizer = self
-                    .phonemizers
-                    .iter()
-                    .find(|p| p.language() == g2p)
-                    .ok_or_else(|| TtsError::EngineUnavailable {
-                        engine: "kokoro",
-                        reason: format!("no phonemizer (scripts/g2p.sh {})", g2p.code()),
-                    })?;
-                if g2p == G2pLanguage::Mandarin {
-                    // Latin-script words in Chinese text (names, brands)
-                    // are read as English, as misaki's later reader does.
-                    let parts = latin_runs(sentence)
-                        .into_iter()
-                        .map(|(latin, run)| {
-                            if latin {
-                                english(run)
-                            } else {
-                                phonemizer.phonemes(run)
-                            }
-                        })
-                        .collect::<Result<Vec<_>, _>>()?;
-                    parts.join(" ")
-                } else {
-                    phonemizer.phonemes(sentence)?
-                }
-            }
-            None if info.language.starts_with("en") => english(sentence)?,
-            None => sentence_phonemes(&info.espeak_voice, sentence, false)?,
-        };
-        Ok(self.ids(&phonemes))
+/// espeak-ng's phonemes of a language, mapped onto Kokoro's own set for
+/// English ([`english_phonemes`]) and used as they are for the others.
+struct Espeak {
+    voice: &'static str,
+    /// `Some(british)` for English.
+    english: Option<bool>,
+}
+
+impl Espeak {
+    fn of(language: &str, voice: &'static str) -> Self {
+        Self {
+            voice,
+            english: language.starts_with("en").then_some(language == "en-GB"),
+        }
+    }
+}
+
+impl G2p for Espeak {
+    fn phonemes(&self, sentence: &str) -> Result<String, TtsError> {
+        let ipa = sentence_phonemes(self.voice, sentence, self.english.is_some())?;
+        Ok(match self.english {
+            Some(british) => english_phonemes(&ipa, british),
+            None => ipa,
+        })
     }
 }
 
@@ -357,7 +350,7 @@ impl TextToSpeech for KokoroEngine {
 
     fn synthesize(&self, key: &str, sentence: &str, speed: f32) -> Result<Audio, TtsError> {
         let voice = self.voice(key)?;
-        let ids = self.tokens(voice, sentence)?;
+        let ids = self.ids(&voice.g2p.phonemes(sentence)?);
         self.speak_ids(&voice.styles, ids, speed)
     }
 
@@ -386,7 +379,7 @@ impl TextToSpeech for KokoroEngine {
         if styles.len() != STYLE_ROWS * STYLE_DIM {
             return Err(TtsError::Failed("a style table of the wrong size".into()));
         }
-        let ids = self.tokens(self.voice(key)?, sentence)?;
+        let ids = self.ids(&self.voice(key)?.g2p.phonemes(sentence)?);
         self.speak_ids(styles, ids, speed)
     }
 }
