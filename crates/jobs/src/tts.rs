@@ -115,7 +115,7 @@ pub struct TtsBody {
     pub timestamps: bool,
     /// ISO 639-1: the language the text is read in. A neural clone
     /// (`engine: kokoro` in its voice) speaks every language Kokoro has
-    /// (en, es, fr, hi, it, pt): its own style table with the phonemes of a
+    /// (en, es, fr, hi, it, ja, pt, zh): its own style table with the phonemes of a
     /// Kokoro voice of that language. Any other voice must speak it already
     /// (422 otherwise). Default: the voice's language.
     #[serde(default)]
