@@ -26,6 +26,10 @@ use mediagen_media::process::Piped;
 
 use super::TtsError;
 
+/// Latin-script runs a sentence is cut into at most: each is a call of its
+/// own, so text alternating scripts cannot multiply the calls a sentence
+/// costs; what follows the last is read with the rest.
+const MAX_LATIN_RUNS: usize = 8;
 /// Longest text sent at once, in bytes (the script refuses more).
 const MAX_REQUEST: usize = 1 << 16;
 /// How long an answer may take: the first includes loading the dictionary
@@ -40,7 +44,7 @@ pub trait G2p: Send + Sync {
 }
 
 /// A language with a phonemizer of its own.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum G2pLanguage {
     Japanese,
     Mandarin,
@@ -93,11 +97,6 @@ impl Phonemizer {
             python,
             process: Mutex::new(None),
         })
-    }
-
-    /// The language it reads.
-    pub fn language(&self) -> G2pLanguage {
-        self.language
     }
 
     fn start(&self) -> Result<Process, String> {
@@ -168,7 +167,7 @@ pub struct WithLatin {
 
 impl G2p for WithLatin {
     fn phonemes(&self, sentence: &str) -> Result<String, TtsError> {
-        let parts = latin_runs(sentence)
+        let parts = latin_runs(sentence, MAX_LATIN_RUNS)
             .into_iter()
             .map(|(latin, run)| {
                 if latin {
@@ -184,14 +183,19 @@ impl G2p for WithLatin {
 
 /// `text` cut into runs of Latin-script words (`true`: ASCII letters, with
 /// the spaces, apostrophes and hyphens between them) and the rest, in
-/// order; together they are the whole text.
-pub fn latin_runs(text: &str) -> Vec<(bool, &str)> {
+/// order; together they are the whole text. After `max_latin` Latin runs,
+/// everything left is one run of the rest.
+pub fn latin_runs(text: &str, max_latin: usize) -> Vec<(bool, &str)> {
     let mut runs = Vec::new();
     let (mut start, mut latin_end) = (0, None::<usize>);
     let mut in_latin = false;
     for (i, c) in text.char_indices() {
         if c.is_ascii_alphabetic() {
             if !in_latin {
+                if runs.iter().filter(|(latin, _)| *latin).count() == max_latin {
+                    runs.push((false, &text[start..]));
+                    return runs;
+                }
                 if i > start {
                     runs.push((false, &text[start..i]));
                 }
@@ -287,23 +291,29 @@ mod tests {
     #[test]
     fn latin_words_are_cut_out_whole() {
         assert_eq!(
-            latin_runs("我喜欢用Python写程序。"),
+            latin_runs("我喜欢用Python写程序。", 8),
             [(false, "我喜欢用"), (true, "Python"), (false, "写程序。")]
         );
         assert_eq!(
-            latin_runs("他说 don't stop-it 然后走了"),
+            latin_runs("他说 don't stop-it 然后走了", 8),
             [
                 (false, "他说 "),
                 (true, "don't stop-it"),
                 (false, " 然后走了")
             ]
         );
-        assert_eq!(latin_runs("Hi"), [(true, "Hi")]);
+        assert_eq!(latin_runs("Hi", 8), [(true, "Hi")]);
         assert_eq!(
-            latin_runs("你好 A, B"),
+            latin_runs("你好 A, B", 8),
             [(false, "你好 "), (true, "A"), (false, ", "), (true, "B")]
         );
-        assert!(latin_runs("").is_empty());
+        assert!(latin_runs("", 8).is_empty());
+        // Text alternating scripts: at most so many Latin runs, the rest
+        // in one piece.
+        assert_eq!(
+            latin_runs("a中b中c中d", 2),
+            [(true, "a"), (false, "中"), (true, "b"), (false, "中c中d")]
+        );
     }
 
     /// Stands for English: says which run it was given.

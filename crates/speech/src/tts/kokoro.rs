@@ -126,8 +126,8 @@ impl KokoroEngine {
             .iter()
             .filter_map(|(k, v)| Some((k.chars().next()?, v.as_i64()?)))
             .collect();
-        // One process per language, shared by its voices.
-        let mut phonemizers: Vec<Arc<Phonemizer>> = Vec::new();
+        // One phonemizer (one process) per language, shared by its voices.
+        let mut readers: HashMap<G2pLanguage, Option<Arc<dyn G2p>>> = HashMap::new();
         let mut voices = Vec::new();
         let mut files: Vec<_> = std::fs::read_dir(dir.join("voices"))
             .map_err(|e| format!("voices: {e}"))?
@@ -148,26 +148,17 @@ impl KokoroEngine {
             let Some((language, espeak_voice, language_name)) = language_of(lang) else {
                 continue;
             };
-            let g2p: Arc<dyn G2p> = match g2p_language(lang) {
+            let g2p = match g2p_language(lang) {
                 None => Arc::new(Espeak::of(language, espeak_voice)),
                 Some(g2p) => {
-                    let found = phonemizers.iter().find(|p| p.language() == g2p).cloned();
-                    let Some(phonemizer) =
-                        found.or_else(|| Phonemizer::find(models_dir, g2p).map(Arc::new))
-                    else {
+                    let reader = readers
+                        .entry(g2p)
+                        .or_insert_with(|| phonemizer_reader(models_dir, g2p));
+                    let Some(reader) = reader.clone() else {
                         tracing::warn!(voice = %key, "no {language_name} phonemizer (scripts/g2p.sh {}): the voice is left out", g2p.code());
                         continue;
                     };
-                    if !phonemizers.iter().any(|p| p.language() == g2p) {
-                        phonemizers.push(phonemizer.clone());
-                    }
-                    match g2p {
-                        G2pLanguage::Mandarin => Arc::new(WithLatin {
-                            latin: Arc::new(Espeak::of("en-US", "en-us")),
-                            rest: phonemizer,
-                        }),
-                        G2pLanguage::Japanese => phonemizer,
-                    }
+                    reader
                 }
             };
             let bytes = std::fs::read(&file).map_err(|e| e.to_string())?;
@@ -303,6 +294,19 @@ pub fn english_phonemes(ipa: &str, british: bool) -> String {
         out.push(*c);
     }
     out.replace('^', "")
+}
+
+/// How a language with a phonemizer of its own is read, if `scripts/g2p.sh`
+/// installed it: Latin-script words inside Chinese by the English reader.
+fn phonemizer_reader(models_dir: &Path, language: G2pLanguage) -> Option<Arc<dyn G2p>> {
+    let phonemizer = Arc::new(Phonemizer::find(models_dir, language)?);
+    Some(match language {
+        G2pLanguage::Japanese => phonemizer,
+        G2pLanguage::Mandarin => Arc::new(WithLatin {
+            latin: Arc::new(Espeak::of("en-US", "en-us")),
+            rest: phonemizer,
+        }),
+    })
 }
 
 /// espeak-ng's phonemes of a language, mapped onto Kokoro's own set for
