@@ -45,10 +45,22 @@ pub struct StoredVoice {
 pub struct NeuralStyle {
     /// The blob key of the table ([`cloned_styles_key`]).
     pub styles_key: String,
+    /// The factor the pitch its table predicts is spoken at (1: as
+    /// predicted; voices made before have none).
+    #[serde(default = "unit", skip_serializing_if = "is_unit")]
+    pub pitch: f32,
     /// The samples' recording colour the clone is spoken through: an
     /// equaliser curve of (Hz, dB) points (empty: none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub colour: Colour,
+}
+
+fn unit() -> f32 {
+    1.0
+}
+
+fn is_unit(x: &f32) -> bool {
+    *x == 1.0
 }
 
 /// An equaliser curve: (Hz, dB) points in rising frequency.
@@ -138,6 +150,10 @@ pub struct HeldOut {
     /// (kept only where it made the clone more alike here).
     #[serde(default)]
     pub coloured: bool,
+    /// The factor the clone's pitch is spoken at (chosen by likeness to
+    /// the samples the search heard; 1: as its table predicts).
+    #[serde(default = "unit")]
+    pub pitch: f32,
     /// Seconds of samples searched with, and held out.
     pub search_seconds: f64,
     pub held_out_seconds: f64,
@@ -242,5 +258,22 @@ impl mediagen_core::JobRequest for CloneRequest {
 
     fn media_seconds(&self) -> f64 {
         self.sample_seconds
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::NeuralStyle;
+
+    #[test]
+    fn a_clone_made_before_pitch_speaks_at_its_own() {
+        let old: NeuralStyle =
+            serde_json::from_str(r#"{"stylesKey": "voices/a/v.styles"}"#).unwrap();
+        assert_eq!(old.pitch, 1.0);
+        assert!(!serde_json::to_string(&old).unwrap().contains("pitch"));
+        let new = NeuralStyle { pitch: 1.2, ..old };
+        let back: NeuralStyle =
+            serde_json::from_str(&serde_json::to_string(&new).unwrap()).unwrap();
+        assert_eq!(back, new);
     }
 }

@@ -10,7 +10,7 @@ use mediagen_media::stretch::stretch;
 use mediagen_speech::tts::{TtsCatalog, TtsError};
 use mediagen_speech::voice::{Transform, VoiceConverter, VoiceProfile, WorldConverter, RATE};
 
-use crate::tts::speak_neural;
+use crate::tts::{speak_neural, Styled};
 use serde::Serialize;
 
 /// A line to speak and the time it had in the original, seconds.
@@ -97,15 +97,7 @@ pub struct Spoken {
 /// A line as the voice says it naturally: silence trimmed, at [`RATE`].
 fn natural_speech(catalog: &TtsCatalog, voice: &Voicing, text: &str) -> Result<Vec<f32>, TtsError> {
     let mut audio = match &voice.styled {
-        Some(s) => speak_neural(
-            catalog,
-            voice.speaker,
-            s.styles,
-            s.colour,
-            text,
-            1.0,
-            |_, _, _| true,
-        )?,
+        Some(s) => speak_neural(catalog, voice.speaker, *s, text, 1.0, |_, _, _| true)?,
         None => catalog.speak(voice.speaker, text, 1.0, |_, _, _| true)?,
     };
     audio.trim_silence(-45.0, 0.02);
@@ -168,14 +160,6 @@ pub fn speak_line(
 ) -> Result<Spoken, TtsError> {
     let natural = natural_speech(catalog, voice, &line.text)?;
     Ok(fit_line(natural, voice.toward, line, cursor, next, fit))
-}
-
-/// A neural clone's style table and the recording colour it is spoken
-/// through (see [`speak_neural`]).
-#[derive(Debug, Clone, Copy)]
-pub struct Styled<'a> {
-    pub styles: &'a [f32],
-    pub colour: &'a [(f32, f32)],
 }
 
 /// A voice lines are spoken in: a catalog voice (its language and

@@ -9,7 +9,7 @@ use mediagen_media::audio::{resample, Audio};
 use mediagen_media::media::encode;
 use mediagen_media::spectrum::equalize;
 use mediagen_speech::stt::{languages as stt_languages, transcribe, SttCatalog, SttOptions};
-use mediagen_speech::tts::{ssml, TtsCatalog, TtsError};
+use mediagen_speech::tts::{ssml, Style, TtsCatalog, TtsError};
 use mediagen_speech::voice::{Transform, VoiceConverter, WorldConverter, RATE};
 use mediagen_worker::{JobContext, JobFailure, RequestPipeline};
 use serde::Serialize;
@@ -98,8 +98,7 @@ impl Speak for TtsRequest {
             return speak_neural(
                 catalog,
                 self.speaker(),
-                styles,
-                &neural.colour,
+                Styled::of(styles, neural),
                 &self.text,
                 self.speed,
                 each,
@@ -116,22 +115,47 @@ impl Speak for TtsRequest {
     }
 }
 
+/// A neural clone as it is spoken: its style table, the pitch it is
+/// spoken at and the recording colour it is spoken through (see
+/// [`speak_neural`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Styled<'a> {
+    pub styles: &'a [f32],
+    pub pitch: f32,
+    pub colour: &'a [(f32, f32)],
+}
+
+impl<'a> Styled<'a> {
+    /// The clone `neural` with its table `styles` (read from the blob
+    /// store).
+    pub fn of(styles: &'a [f32], neural: &'a NeuralStyle) -> Self {
+        Self {
+            styles,
+            pitch: neural.pitch,
+            colour: &neural.colour,
+        }
+    }
+}
+
 /// `text` spoken with a neural clone's style table `styles` in catalog
 /// voice `base`'s language, each piece through the clone's recording
 /// colour (an equaliser curve; empty: none).
 pub fn speak_neural(
     catalog: &TtsCatalog,
     base: &str,
-    styles: &[f32],
-    colour: &[(f32, f32)],
+    styled: Styled,
     text: &str,
     speed: f32,
     mut each: impl FnMut(usize, usize, &Audio) -> bool,
 ) -> Result<Audio, TtsError> {
     let mut samples = Vec::new();
-    let spoken = catalog.speak_styled(base, Some(styles), text, speed, |i, n, piece| {
+    let style = Style {
+        table: styled.styles,
+        pitch: styled.pitch,
+    };
+    let spoken = catalog.speak_styled(base, Some(style), text, speed, |i, n, piece| {
         let audio = Audio::new(
-            equalize(&piece.samples, piece.sample_rate, colour),
+            equalize(&piece.samples, piece.sample_rate, styled.colour),
             piece.sample_rate,
         );
         samples.extend_from_slice(&audio.samples);
@@ -178,8 +202,9 @@ pub enum Sound<'a> {
     Own,
     /// Converted toward a WORLD clone's profile.
     Converted(&'a VoiceProfile),
-    /// A neural clone's style table in its place, through its colour.
-    Styled(&'a [f32], &'a [(f32, f32)]),
+    /// A neural clone's style table in its place, at its pitch, through
+    /// its colour.
+    Styled(Styled<'a>),
 }
 
 /// How a voice sounds to the speaker encoder: the embedding of its preview
@@ -197,9 +222,7 @@ pub fn voiceprint(
         Sound::Converted(profile) => {
             speak_converted(tts, voice, profile, text, 1.0, |_, _, _| true)
         }
-        Sound::Styled(styles, colour) => {
-            speak_neural(tts, voice, styles, colour, text, 1.0, |_, _, _| true)
-        }
+        Sound::Styled(styled) => speak_neural(tts, voice, styled, text, 1.0, |_, _, _| true),
     }
     .map_err(|e| e.to_string())?;
     encoder

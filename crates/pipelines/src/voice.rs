@@ -19,9 +19,9 @@ use mediagen_worker::{JobContext, JobFailure, RequestPipeline};
 use serde_json::{json, Value};
 
 use crate::output::deliver;
-use crate::respeak::{clear_lines, mix_lines, speak_lines, Fit, Line, Styled, Toward, Voicing};
+use crate::respeak::{clear_lines, mix_lines, speak_lines, Fit, Line, Toward, Voicing};
 use crate::stt::stt_failure;
-use crate::tts::{load_styles, tts_failure, voiceprint, Sound};
+use crate::tts::{load_styles, tts_failure, voiceprint, Sound, Styled};
 use mediagen_core::voice::styled_speaker;
 
 pub use mediagen_jobs::voice::*;
@@ -74,7 +74,7 @@ impl VoiceChangePipeline {
             Some(c) => {
                 let base = c.base().map_err(|e| e.message)?;
                 let sound = match (&c.neural, styles) {
-                    (Some(n), Some(styles)) => Sound::Styled(styles, &n.colour),
+                    (Some(n), Some(styles)) => Sound::Styled(Styled::of(styles, n)),
                     _ => Sound::Converted(&c.profile),
                 };
                 voiceprint(&self.tts, encoder, base, sound, &c.language)?
@@ -202,11 +202,7 @@ impl VoiceChangePipeline {
             (Some(c), Some((styles, n))) => {
                 let speaker = styled_speaker(self.tts.voices(), &c.profile.gender, &heard.language)
                     .map_or(base, |v| v.id.as_str());
-                let styled = Styled {
-                    styles,
-                    colour: &n.colour,
-                };
-                (speaker, None, Some(styled))
+                (speaker, None, Some(Styled::of(styles, n)))
             }
             (Some(c), None) => {
                 source = self.tts.profile(base).map_err(tts_failure)?;

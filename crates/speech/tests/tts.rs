@@ -145,6 +145,13 @@ fn spectrogram(x: &[f32]) -> Vec<f64> {
     out
 }
 
+/// How far `b`'s spectrogram is from `a`'s, relative to `a`'s (0: the same).
+fn spectral_convergence(a: &[f32], b: &[f32]) -> f64 {
+    let (a, b) = (spectrogram(a), spectrogram(b));
+    let norm = |v: &mut dyn Iterator<Item = f64>| v.map(|x| x * x).sum::<f64>().sqrt();
+    norm(&mut a.iter().zip(&b).map(|(x, y)| x - y)) / norm(&mut a.iter().copied())
+}
+
 /// Kokoro's graph as we run it (Snake activations and sines by our
 /// operators) gives the audio the file as shipped gives. Not sample for
 /// sample: the model quantizes its activations as it runs (the scale from
@@ -185,15 +192,50 @@ fn kokoro_rewritten_graph_matches_the_original() {
     let original = run(&mut mediagen_onnx::session(env, &model, 2).unwrap());
     let ours = run(&mut mediagen_onnx::session_rewritten(env, &model, 2).unwrap());
     assert_eq!(original.len(), ours.len());
-    let (a, b) = (spectrogram(&original), spectrogram(&ours));
-    let norm = |v: &mut dyn Iterator<Item = f64>| v.map(|x| x * x).sum::<f64>().sqrt();
-    let convergence =
-        norm(&mut a.iter().zip(&b).map(|(x, y)| x - y)) / norm(&mut a.iter().copied());
+    let convergence = spectral_convergence(&original, &ours);
     eprintln!(
         "{} samples, spectral convergence {convergence:.3}",
         ours.len()
     );
     assert!(convergence < 0.15, "spectral convergence {convergence:.3}");
+}
+
+/// A clone's pitch factor: the harmonic source's phase, made again from
+/// the scaled pitch curve, is the model's own (a factor of 1.001 sounds as
+/// the model's phase does: a wrong step per point or per harmonic would put
+/// every harmonic elsewhere), and a factor of 1.25 raises the measured
+/// median pitch by that.
+#[test]
+fn kokoro_speaks_a_table_at_another_pitch() {
+    use mediagen_speech::tts::Style;
+    use mediagen_speech::voice::{analyse, RATE};
+    let catalog = TtsCatalog::discover(&models_dir(), 2);
+    let heart = catalog
+        .voices()
+        .iter()
+        .find(|v| v.key == "af_heart")
+        .unwrap();
+    let table = catalog.style_table(&heart.id).expect("a style table");
+    let text = "The birch canoe slid on the smooth planks, and the boat moved on.";
+    let speak = |pitch: f32| {
+        let style = Style {
+            table: &table,
+            pitch,
+        };
+        catalog
+            .speak_styled(&heart.id, Some(style), text, 1.0, |_, _, _| true)
+            .unwrap()
+    };
+    let (own, near, high) = (speak(1.0), speak(1.001), speak(1.25));
+    assert_eq!(own.samples.len(), near.samples.len());
+    let convergence = spectral_convergence(&own.samples, &near.samples);
+    assert!(convergence < 0.15, "spectral convergence {convergence:.3}");
+    let median = |audio: &mediagen_media::audio::Audio| {
+        let pcm = mediagen_media::audio::resample(&audio.samples, audio.sample_rate, RATE);
+        analyse(&[pcm]).expect("a profile").pitch_median
+    };
+    let ratio = median(&high) / median(&own);
+    assert!((1.19..1.31).contains(&ratio), "pitch ratio {ratio:.3}");
 }
 
 /// Piper's graph as we run it (residual convolutions with their leaky

@@ -19,8 +19,8 @@ use mediagen_worker::{JobContext, JobFailure};
 use serde::{Deserialize, Serialize};
 
 use super::run::tts_failure;
-use crate::respeak::{Line, Styled, Toward, Voicing};
-use crate::tts::read_styles;
+use crate::respeak::{Line, Toward, Voicing};
+use crate::tts::{read_styles, Styled};
 
 /// One speaker's part in a dub.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -119,10 +119,7 @@ impl Cast {
                     _ => None,
                 },
                 styled: match (&p.neural, table) {
-                    (Some(n), Some(styles)) => Some(Styled {
-                        styles,
-                        colour: &n.colour,
-                    }),
+                    (Some(n), Some(styles)) => Some(Styled::of(styles, n)),
                     _ => None,
                 },
             })

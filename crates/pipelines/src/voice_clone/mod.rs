@@ -61,8 +61,8 @@ struct Made {
     language: String,
     base_voice_id: Option<String>,
     similarity: Option<VoiceSimilarity>,
-    /// A neural clone's style table and recording colour.
-    styles: Option<(Vec<f32>, Colour)>,
+    /// A neural clone's style table, pitch and recording colour.
+    styles: Option<(Vec<f32>, f32, Colour)>,
 }
 
 impl VoiceClonePipeline {
@@ -157,8 +157,7 @@ impl VoiceClonePipeline {
             let spoken = speak_neural(
                 &self.tts,
                 &voice.base_voice_id,
-                &voice.styles,
-                &voice.colour,
+                voice.styled(),
                 preview_text(&language),
                 1.0,
                 |_, _, _| !ctx.is_cancelled(),
@@ -176,7 +175,7 @@ impl VoiceClonePipeline {
                     base: voice.base,
                     held_out: Some(voice.held_out),
                 }),
-                styles: Some((voice.styles, voice.colour)),
+                styles: Some((voice.styles, voice.pitch, voice.colour)),
             });
         }
         // A WORLD clone's preview is the first 10 s of the first sample.
@@ -275,7 +274,7 @@ impl RequestPipeline for VoiceClonePipeline {
             .await
             .map_err(JobFailure::storage)?;
         let neural = match made.styles {
-            Some((styles, colour)) => {
+            Some((styles, pitch, colour)) => {
                 let key = cloned_styles_key(&account, &req.voice_id);
                 let bytes: Vec<u8> = styles.iter().flat_map(|x| x.to_le_bytes()).collect();
                 ctx.blobs
@@ -284,6 +283,7 @@ impl RequestPipeline for VoiceClonePipeline {
                     .map_err(JobFailure::storage)?;
                 Some(NeuralStyle {
                     styles_key: key,
+                    pitch,
                     colour,
                 })
             }

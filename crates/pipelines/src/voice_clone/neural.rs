@@ -28,11 +28,11 @@ use mediagen_speech::clone::{
 };
 use mediagen_speech::stt::wer::word_error_rate;
 use mediagen_speech::stt::{transcribe, SttCatalog, SttOptions};
-use mediagen_speech::tts::{TtsCatalog, TtsError};
+use mediagen_speech::tts::{Style, TtsCatalog, TtsError};
 use mediagen_speech::voice::RATE;
 use mediagen_worker::JobFailure;
 
-use crate::tts::{speak_converted, tts_failure};
+use crate::tts::{speak_converted, tts_failure, Styled};
 
 /// Share of the samples held out for judging.
 const HELD_OUT: f64 = 0.3;
@@ -58,6 +58,8 @@ pub struct StockCache(Mutex<HashMap<String, StockVoice>>);
 /// A neural clone, made.
 pub struct NeuralVoice {
     pub styles: Vec<f32>,
+    /// The factor its table's pitch is spoken at.
+    pub pitch: f32,
     /// The recording colour it is spoken through (empty: none).
     pub colour: Vec<(f32, f32)>,
     /// The catalog voice whose language and phonemes it speaks.
@@ -66,6 +68,25 @@ pub struct NeuralVoice {
     /// Its likeness to all the samples, and the best stock voice's.
     pub samples: f32,
     pub base: f32,
+}
+
+impl NeuralVoice {
+    /// Its table at its pitch.
+    pub fn style(&self) -> Style<'_> {
+        Style {
+            table: &self.styles,
+            pitch: self.pitch,
+        }
+    }
+
+    /// The clone as it is spoken.
+    pub fn styled(&self) -> Styled<'_> {
+        Styled {
+            styles: &self.styles,
+            pitch: self.pitch,
+            colour: &self.colour,
+        }
+    }
 }
 
 /// The engines a clone is made with, and how the job follows it.
@@ -88,10 +109,10 @@ struct Heard<'a> {
 }
 
 impl Studio for Heard<'_> {
-    fn speak(&self, styles: &[f32], sentence: &str) -> Result<Vec<f32>, String> {
+    fn speak(&self, style: Style, sentence: &str) -> Result<Vec<f32>, String> {
         let audio = self
             .tts
-            .speak_styled(&self.like, Some(styles), sentence, 1.0, |_, _, _| {
+            .speak_styled(&self.like, Some(style), sentence, 1.0, |_, _, _| {
                 !(self.cancelled)()
             })
             .map_err(|e| e.to_string())?;
@@ -262,10 +283,14 @@ impl Maker<'_> {
 
         // The samples' recording colour, measured against the clone's
         // speech of the search sentences.
+        let clone_style = Style {
+            table: &found.styles,
+            pitch: found.pitch,
+        };
         let spoken: Vec<f32> = options
             .sentences
             .iter()
-            .map(|s| studio.speak(&found.styles, s))
+            .map(|s| studio.speak(clone_style, s))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| failed(CloneError::Engine(e)))?
             .concat();
@@ -276,12 +301,14 @@ impl Maker<'_> {
         let curve = colour(encoder, &searched_16k, &spoken).unwrap_or_default();
 
         // Judged on the held-out samples, on sentences the search never
-        // heard: plain, and through the colour.
-        let judge = |styles: &[f32], curve: &[(f32, f32)]| -> Result<(f32, f32), JobFailure> {
+        // heard: at the pitch found and at its own (the pitch is chosen on
+        // three sentences, which can mislead), each plain and through the
+        // colour.
+        let judge = |style: Style, curve: &[(f32, f32)]| -> Result<(f32, f32), JobFailure> {
             let heard = judge_sentences
                 .iter()
                 .map(|s| {
-                    let audio = studio.speak(styles, s)?;
+                    let audio = studio.speak(style, s)?;
                     studio.embed(&equalize(&audio, 16_000, curve))
                 })
                 .collect::<Result<Vec<_>, _>>()
@@ -296,13 +323,23 @@ impl Maker<'_> {
             .find(|v| v.key == found.best_stock.0)
             .map(|v| v.styles.clone())
             .unwrap_or_default();
-        let plain = judge(&found.styles, &[])?;
-        let coloured = if curve.is_empty() {
-            (f32::MIN, f32::MIN)
+        let pitches = if found.pitch == 1.0 {
+            vec![found.pitch]
         } else {
-            judge(&found.styles, &curve)?
+            vec![found.pitch, 1.0]
         };
-        let (stock_held, stock_all) = judge(&stock_table, &[])?;
+        let mut ways = Vec::new();
+        for pitch in pitches {
+            let style = Style {
+                table: &found.styles,
+                pitch,
+            };
+            ways.push((pitch, Vec::new(), judge(style, &[])?));
+            if !curve.is_empty() {
+                ways.push((pitch, curve.clone(), judge(style, &curve)?));
+            }
+        }
+        let (stock_held, stock_all) = judge(Style::plain(&stock_table), &[])?;
         let world = match world_base {
             Some(base) => {
                 let heard = judge_sentences
@@ -320,18 +357,26 @@ impl Maker<'_> {
             None => 0.0,
         };
         report(0.95);
-        // The colour is kept where it makes the clone more alike; the clone
-        // where it is more alike than the stock voice on the held-out
-        // samples and the recogniser hears its words.
-        let (curve, (clone_held, clone_all)) = if coloured.0 > plain.0 {
-            (curve, coloured)
-        } else {
-            (Vec::new(), plain)
+        // The pitch and the colour are kept where they make the clone more
+        // alike; the clone where it is more alike than the stock voice on
+        // the held-out samples and the recogniser hears its words.
+        let (pitch, curve, (clone_held, clone_all)) = ways
+            .into_iter()
+            .max_by(|a, b| a.2 .0.total_cmp(&b.2 .0))
+            .expect("the clone was judged");
+        tracing::info!(
+            found = found.pitch,
+            kept = pitch,
+            "the clone's pitch factor"
+        );
+        let clone_style = Style {
+            table: &found.styles,
+            pitch,
         };
-        let understood = self.understood(&studio, &found.styles, judge_sentences[0], said_in)?;
-        let (styles, curve, held_likeness, samples_likeness) =
+        let understood = self.understood(&studio, clone_style, judge_sentences[0], said_in)?;
+        let (styles, pitch, curve, held_likeness, samples_likeness) =
             if clone_held > stock_held && understood {
-                (found.styles, curve, clone_held, clone_all)
+                (found.styles, pitch, curve, clone_held, clone_all)
             } else {
                 tracing::info!(
                     clone_held,
@@ -339,16 +384,18 @@ impl Maker<'_> {
                     understood,
                     "the stock voice is kept for a clone"
                 );
-                (stock_table, Vec::new(), stock_held, stock_all)
+                (stock_table, 1.0, Vec::new(), stock_held, stock_all)
             };
         Ok(Some(NeuralVoice {
             styles,
+            pitch,
             held_out: HeldOut {
                 clone: round(held_likeness),
                 best_stock_voice_id: found.best_stock.0.clone(),
                 best_stock: round(stock_held),
                 world: round(world),
                 coloured: !curve.is_empty(),
+                pitch: round(pitch),
                 search_seconds: (seconds(&searched) * 10.0).round() / 10.0,
                 held_out_seconds: (seconds(&held) * 10.0).round() / 10.0,
             },
@@ -380,7 +427,7 @@ impl Maker<'_> {
     /// for a language without sentences here, or without a recogniser).
     pub fn speaks_clearly(
         &self,
-        styles: &[f32],
+        style: Style,
         speaker: &str,
         language: &str,
     ) -> Result<bool, JobFailure> {
@@ -389,7 +436,7 @@ impl Maker<'_> {
             return Ok(true);
         }
         let studio = self.studio(speaker)?;
-        self.understood(&studio, styles, judge[0], said_in)
+        self.understood(&studio, style, judge[0], said_in)
     }
 
     /// Whether the recogniser hears `sentence` in the table's speech
@@ -397,7 +444,7 @@ impl Maker<'_> {
     fn understood(
         &self,
         studio: &Heard,
-        styles: &[f32],
+        style: Style,
         sentence: &str,
         language: &str,
     ) -> Result<bool, JobFailure> {
@@ -405,7 +452,7 @@ impl Maker<'_> {
             return Ok(true);
         };
         let audio = studio
-            .speak(styles, sentence)
+            .speak(style, sentence)
             .map_err(|e| JobFailure::retry(ErrorCode::SynthesisFailed, e))?;
         let options = SttOptions {
             language: model.multilingual().then(|| language.to_owned()),

@@ -7,9 +7,10 @@
 //! embeddings). The search ([`search`]) starts from the stock voices of the
 //! language, then steps through blends of everything it has heard, guided
 //! by a local linear model of how a blend's embedding follows its weights
-//! ([`blend`]), then walks at random around the best. Every candidate is
-//! heard on the same few sentences of different lengths; the result is
-//! judged afterwards on sample audio the search never used.
+//! ([`blend`]), then walks at random around the best, and last finds the
+//! pitch the best is spoken at. Every candidate is heard on the same few
+//! sentences of different lengths; the result is judged afterwards on
+//! sample audio the search never used.
 
 pub mod blend;
 pub mod colour;
@@ -18,13 +19,15 @@ pub mod sentences;
 
 use mediagen_speakers::encoder::Embedding;
 
+use crate::tts::Style;
+
 pub use search::{hear_stock, search, Found, Options, Progress};
 
 /// What the search needs of the engines: speech in a style table, and a
 /// speaker embedding of speech.
 pub trait Studio: Sync {
-    /// 16-kHz mono speech of `sentence` spoken with style table `styles`.
-    fn speak(&self, styles: &[f32], sentence: &str) -> Result<Vec<f32>, String>;
+    /// 16-kHz mono speech of `sentence` spoken with `style`.
+    fn speak(&self, style: Style, sentence: &str) -> Result<Vec<f32>, String>;
     /// The speaker embedding of 16-kHz mono speech.
     fn embed(&self, audio: &[f32]) -> Result<Embedding, String>;
 }

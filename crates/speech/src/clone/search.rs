@@ -14,6 +14,13 @@
 //!    its spread over the stock voices; kept when it sounds more alike, its
 //!    size adapted to how often that happens. Every table heard joins the
 //!    blends' basis, so the two alternate.
+//! 4. **The pitch** the best table is spoken at, last: a table sets the
+//!    pitch only together with everything else it moves, while the encoder
+//!    hears pitch strongly (a reader at 193 Hz cloned by a table speaking
+//!    at 133 Hz: likeness 0.65 as it is, 0.73 spoken 1.25 times higher;
+//!    docs/voice.md). Heard at four factors around its own, the likeness
+//!    over the factor's logarithm fitted by a parabola, whose top is heard
+//!    too; the best heard is kept.
 //!
 //! Every table stays inside the numbers' range over the stock voices (a
 //! little widened): outside it the model was never trained and speaks
@@ -28,12 +35,20 @@ use rand::{Rng, SeedableRng};
 use super::blend::{mix, toward, Bounds};
 use super::{CloneError, StockVoice, Studio};
 use crate::tts::kokoro::STYLE_DIM;
+use crate::tts::Style;
 
 /// A random step's size, in spreads of each number over the stock voices.
 const MIN_STEP: f32 = 0.03;
 const MAX_STEP: f32 = 0.6;
 /// Random steps taken before the blends are tried again.
 const WALK_BEFORE_BLEND: usize = 4;
+/// The pitch factors the best table is heard at, as natural logarithms
+/// (×0.79, ×0.89, ×1.13, ×1.27), then the fitted top: the budget keeps time
+/// for them.
+const PITCH_GRID: [f32; 4] = [-0.24, -0.12, 0.12, 0.24];
+const PITCH_TRIES: usize = PITCH_GRID.len() + 1;
+/// Where the fitted top may lie (×0.70 to ×1.50), as logarithms.
+const PITCH_FIT: (f32, f32) = (-0.357, 0.405);
 
 /// How the search runs.
 #[derive(Debug, Clone)]
@@ -60,9 +75,11 @@ pub struct Progress<'a> {
 #[derive(Debug, Clone)]
 pub struct Found {
     pub styles: Vec<f32>,
+    /// The factor its pitch is spoken at.
+    pub pitch: f32,
     /// Its likeness to the search's target (mean over the sentences).
     pub likeness: f32,
-    /// The best stock voice and its likeness, on the same sentences.
+    /// The best stock voice and its likeness, on the search's sentences.
     pub best_stock: (String, f32),
     /// Candidates heard: blends, random steps.
     pub heard: [usize; 2],
@@ -100,7 +117,7 @@ pub fn search(
     }
     let hear = |styles: Vec<f32>| -> Result<Heard, CloneError> {
         check()?;
-        let each = speak_all(studio, &styles, &options.sentences)?;
+        let each = speak_all(studio, Style::plain(&styles), &options.sentences)?;
         (progress.report)(spent().min(1.0));
         Ok(Heard::new(styles, &each, target))
     };
@@ -129,7 +146,13 @@ pub fn search(
     let mut failed_blends = 0;
     let mut step = 0.15f32;
     let mut walked = 0;
-    while spent() < 1.0 {
+    // Time for the pitch at the end: as long as the candidates so far took.
+    let pitch_share = |candidates: usize| {
+        let each = started.elapsed().as_secs_f32() / candidates.max(1) as f32;
+        let each = if candidates == 0 { 3.0 } else { each };
+        PITCH_TRIES as f32 * each / options.budget.as_secs_f32().max(1e-3)
+    };
+    while spent() + pitch_share(heard[0] + heard[1]) < 1.0 {
         let candidate = if blending {
             let embeddings: Vec<&[f32]> = basis.iter().map(|h| h.embedding.0.as_slice()).collect();
             let mut anchor = vec![0.0; basis.len()];
@@ -187,13 +210,88 @@ pub fn search(
         trace.push(basis[best].likeness);
     }
     let winner = basis.swap_remove(best);
+
+    // 4. The pitch: the best heard at a few factors around its own, a
+    // parabola fitted to the likeness over the factor's logarithm (one
+    // sentence's whim moves one point, less the curve), its top heard too.
+    let mut hear_at = |x: f32| -> Result<f32, CloneError> {
+        check()?;
+        let style = Style {
+            table: &winner.styles,
+            pitch: x.exp(),
+        };
+        let each = speak_all(studio, style, &options.sentences)?;
+        (progress.report)(spent().min(1.0));
+        let likeness = Heard::likeness(&each, target);
+        trace.push(likeness.max(*trace.last().unwrap_or(&likeness)));
+        Ok(likeness)
+    };
+    let mut points = vec![(0.0f32, winner.likeness)];
+    // The budget's end stops it too (a search that had almost no time).
+    for x in PITCH_GRID {
+        if spent() >= 1.0 {
+            break;
+        }
+        points.push((x, hear_at(x)?));
+    }
+    let mut best = points[0];
+    for &p in &points {
+        if p.1 > best.1 {
+            best = p;
+        }
+    }
+    if let Some(top) = parabola_top(&points, PITCH_FIT) {
+        if spent() < 1.0 && points.iter().all(|p| (p.0 - top).abs() > 0.02) {
+            let likeness = hear_at(top)?;
+            if likeness > best.1 {
+                best = (top, likeness);
+            }
+        }
+    }
     Ok(Found {
         styles: winner.styles,
-        likeness: winner.likeness,
+        pitch: best.0.exp(),
+        likeness: best.1,
         best_stock,
         heard,
         trace,
     })
+}
+
+/// The top of the least-squares parabola through `points` (x, y), within
+/// `bounds`; `None` when the parabola opens upward or is flat (no top).
+fn parabola_top(points: &[(f32, f32)], bounds: (f32, f32)) -> Option<f32> {
+    // Normal equations of y = a + b·x + c·x².
+    let mut m = [[0.0f64; 4]; 3];
+    for &(x, y) in points {
+        let (x, y) = (f64::from(x), f64::from(y));
+        let row = [1.0, x, x * x];
+        for (mi, ri) in m.iter_mut().zip(row) {
+            for (mij, rj) in mi.iter_mut().zip(row) {
+                *mij += ri * rj;
+            }
+            mi[3] += ri * y;
+        }
+    }
+    // Gauss–Jordan elimination with partial pivoting.
+    for col in 0..3 {
+        let pivot = (col..3).max_by(|&a, &b| m[a][col].abs().total_cmp(&m[b][col].abs()))?;
+        m.swap(col, pivot);
+        if m[col][col].abs() < 1e-12 {
+            return None;
+        }
+        let pivot_row = m[col];
+        for (r, mr) in m.iter_mut().enumerate() {
+            if r != col {
+                let f = mr[col] / pivot_row[col];
+                for (x, p) in mr.iter_mut().zip(pivot_row).skip(col) {
+                    *x -= f * p;
+                }
+            }
+        }
+    }
+    let (b, c) = (m[1][3] / m[1][1], m[2][3] / m[2][2]);
+    (c < -1e-9).then(|| ((-b / (2.0 * c)) as f32).clamp(bounds.0, bounds.1))
 }
 
 /// What a stock voice sounds like on the search's sentences.
@@ -204,7 +302,7 @@ pub fn hear_stock(
     sentences: &[String],
 ) -> Result<StockVoice, CloneError> {
     Ok(StockVoice {
-        heard: speak_all(studio, &styles, sentences)?,
+        heard: speak_all(studio, Style::plain(&styles), sentences)?,
         key: key.to_owned(),
         styles,
     })
@@ -213,13 +311,13 @@ pub fn hear_stock(
 /// The speaker embedding of `styles` speaking each sentence.
 fn speak_all(
     studio: &dyn Studio,
-    styles: &[f32],
+    style: Style,
     sentences: &[String],
 ) -> Result<Vec<Embedding>, CloneError> {
     sentences
         .iter()
         .map(|sentence| {
-            let audio = studio.speak(styles, sentence).map_err(CloneError::Engine)?;
+            let audio = studio.speak(style, sentence).map_err(CloneError::Engine)?;
             studio.embed(&audio).map_err(CloneError::Engine)
         })
         .collect()
@@ -227,14 +325,18 @@ fn speak_all(
 
 impl Heard {
     fn new(styles: Vec<f32>, each: &[Embedding], target: &Embedding) -> Self {
-        let likeness =
-            each.iter().map(|e| e.similarity(target)).sum::<f32>() / each.len().max(1) as f32;
+        let likeness = Self::likeness(each, target);
         Self {
             styles,
             embedding: Embedding::mean(each)
                 .unwrap_or_else(|| Embedding(vec![0.0; target.0.len()])),
             likeness,
         }
+    }
+
+    /// The mean likeness of a table's speech of each sentence to `target`.
+    fn likeness(each: &[Embedding], target: &Embedding) -> f32 {
+        each.iter().map(|e| e.similarity(target)).sum::<f32>() / each.len().max(1) as f32
     }
 }
 
@@ -243,4 +345,28 @@ fn gaussian(rng: &mut StdRng) -> f32 {
     let u: f32 = rng.gen_range(f32::EPSILON..1.0);
     let v: f32 = rng.gen();
     (-2.0 * u.ln()).sqrt() * (std::f32::consts::TAU * v).cos()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parabola_top;
+
+    #[test]
+    fn the_pitch_is_the_top_of_the_fitted_parabola() {
+        let at =
+            |top: f32| [0.0f32, -0.24, -0.12, 0.12, 0.24].map(|x| (x, 0.7 - (x - top) * (x - top)));
+        let bounds = (-0.357, 0.405);
+        let found = parabola_top(&at(0.1), bounds).unwrap();
+        assert!((found - 0.1).abs() < 1e-4, "{found}");
+        // Rising all the way: the top is past the points, kept in bounds.
+        assert_eq!(parabola_top(&at(2.0), bounds), Some(0.405));
+        // A likeness that only falls away from the middle of nowhere: no top.
+        let valley = [0.0f32, -0.24, 0.24].map(|x| (x, x * x));
+        assert_eq!(parabola_top(&valley, bounds), None);
+        // Noise on one point moves the top a little, not to that point.
+        let mut noisy = at(0.1);
+        noisy[3].1 += 0.01;
+        let found = parabola_top(&noisy, bounds).unwrap();
+        assert!((found - 0.1).abs() < 0.05, "{found}");
+    }
 }

@@ -7,7 +7,7 @@ use crate::tts::kokoro::KokoroEngine;
 use crate::tts::normalize::normalize;
 use crate::tts::piper::PiperEngine;
 use crate::tts::ssml::{self, Segment};
-use crate::tts::{text, TextToSpeech, TtsError, VoiceInfo};
+use crate::tts::{text, Style, TextToSpeech, TtsError, VoiceInfo};
 use crate::voice::{analyse, VoiceProfile, RATE as VOICE_RATE};
 use mediagen_media::audio::{resample, Audio};
 use mediagen_speakers::encoder::{Embedding, SpeakerEncoder};
@@ -402,13 +402,13 @@ impl TtsCatalog {
         self.speak_styled(voice_id, None, text, speed, each)
     }
 
-    /// [`Self::speak`], with style table `styles` (a neural clone) in place
-    /// of the voice's own when given: the voice then gives the language,
+    /// [`Self::speak`], with `style` (a neural clone's table and pitch) in
+    /// place of the voice's own when given: the voice then gives the language,
     /// the phonemes and the engine (one with style tables).
     pub fn speak_styled(
         &self,
         voice_id: &str,
-        styles: Option<&[f32]>,
+        style: Option<Style>,
         text: &str,
         speed: f32,
         mut each: impl FnMut(usize, usize, &Audio) -> bool,
@@ -447,9 +447,9 @@ impl TtsCatalog {
                 Unit::Silence(secs) => Audio::silence(*secs, voice.sample_rate),
                 Unit::Sentence(sentence, rate) => {
                     let rate = ssml::effective_rate(speed, *rate);
-                    let audio = match styles {
-                        Some(styles) => {
-                            engine.synthesize_styles(styles, &voice.key, sentence, rate)?
+                    let audio = match style {
+                        Some(style) => {
+                            engine.synthesize_styles(style, &voice.key, sentence, rate)?
                         }
                         None => engine.synthesize(&voice.key, sentence, rate)?,
                     };
@@ -457,9 +457,9 @@ impl TtsCatalog {
                 }
                 Unit::Ipa(ipa, text, rate) => {
                     let rate = ssml::effective_rate(speed, *rate);
-                    let audio = match styles {
+                    let audio = match style {
                         // A clone speaks the text of a `<phoneme>`.
-                        Some(styles) => engine.synthesize_styles(styles, &voice.key, text, rate)?,
+                        Some(style) => engine.synthesize_styles(style, &voice.key, text, rate)?,
                         None => match engine.synthesize_ipa(&voice.key, ipa, rate) {
                             Err(TtsError::PhonemesUnsupported) => {
                                 engine.synthesize(&voice.key, text, rate)?

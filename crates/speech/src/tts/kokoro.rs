@@ -29,7 +29,7 @@ use ort::value::Tensor;
 
 use crate::tts::espeak::sentence_phonemes;
 use crate::tts::g2p::{G2p, G2pLanguage, Phonemizer, WithLatin};
-use crate::tts::{voice_id, TextToSpeech, TtsError, VoiceInfo};
+use crate::tts::{voice_id, Style, TextToSpeech, TtsError, VoiceInfo};
 use mediagen_media::audio::Audio;
 
 /// Kokoro's output rate.
@@ -51,6 +51,10 @@ const ENERGY: &str = "/encoder/Reshape_1_output_0";
 const PHASE: &str = "/decoder/decoder/generator/m_source/l_sin_gen/Mul_4_output_0";
 /// The predicted duration of each token, in frames (`[1, tokens]`).
 const DURATIONS: &str = "/encoder/Cast_output_0";
+/// Samples of speech per point of the pitch curve (two a frame).
+const PITCH_HOP: f64 = 300.0;
+/// The range a clone's pitch factor is kept in.
+pub const PITCH_RANGE: (f32, f32) = (0.5, 2.0);
 /// Frames of the predicted leading pause (the first pad's duration,
 /// 14–18 frames) vocoded before the speech. The vocoder normalises over
 /// the frames it is given, so fewer make the sentence a little quieter:
@@ -355,7 +359,7 @@ impl TextToSpeech for KokoroEngine {
     fn synthesize(&self, key: &str, sentence: &str, speed: f32) -> Result<Audio, TtsError> {
         let voice = self.voice(key)?;
         let ids = self.ids(&voice.g2p.phonemes(sentence)?);
-        self.speak_ids(&voice.styles, ids, speed)
+        self.speak_ids(Style::plain(&voice.styles), ids, speed)
     }
 
     fn synthesize_ipa(&self, key: &str, ipa: &str, speed: f32) -> Result<Audio, TtsError> {
@@ -366,7 +370,7 @@ impl TextToSpeech for KokoroEngine {
             ipa.to_owned()
         };
         let ids = self.ids(&format!("{phonemes}."));
-        self.speak_ids(&voice.styles, ids, speed)
+        self.speak_ids(Style::plain(&voice.styles), ids, speed)
     }
 
     fn style_table(&self, key: &str) -> Option<Vec<f32>> {
@@ -375,16 +379,16 @@ impl TextToSpeech for KokoroEngine {
 
     fn synthesize_styles(
         &self,
-        styles: &[f32],
+        style: Style,
         key: &str,
         sentence: &str,
         speed: f32,
     ) -> Result<Audio, TtsError> {
-        if styles.len() != STYLE_ROWS * STYLE_DIM {
+        if style.table.len() != STYLE_ROWS * STYLE_DIM {
             return Err(TtsError::Failed("a style table of the wrong size".into()));
         }
         let ids = self.ids(&self.voice(key)?.g2p.phonemes(sentence)?);
-        self.speak_ids(styles, ids, speed)
+        self.speak_ids(style, ids, speed)
     }
 }
 
@@ -428,8 +432,9 @@ impl KokoroEngine {
 
     /// One sentence's tokens spoken: the front half on all of them, the
     /// vocoder from just before the speech.
-    fn speak_ids(&self, styles: &[f32], ids: Vec<i64>, speed: f32) -> Result<Audio, TtsError> {
-        let frames = self.predict(styles, ids, speed)?;
+    fn speak_ids(&self, style: Style, ids: Vec<i64>, speed: f32) -> Result<Audio, TtsError> {
+        let mut frames = self.predict(style.table, ids, speed)?;
+        frames.repitch(style.pitch);
         let samples = self.vocode(&frames, frames.speech())?;
         Ok(Audio::new(samples, SAMPLE_RATE))
     }
@@ -547,6 +552,27 @@ struct Frames {
 }
 
 impl Frames {
+    /// The pitch curve times `factor` (bounded by [`PITCH_RANGE`]), and the
+    /// harmonic source's phase made again from it: harmonic `h` (from 1)
+    /// advances `2π·h·f0/rate` a sample, summed over the curve's points
+    /// ([`PITCH_HOP`] samples each), as the model makes it.
+    fn repitch(&mut self, factor: f32) {
+        let factor = factor.clamp(PITCH_RANGE.0, PITCH_RANGE.1);
+        if factor == 1.0 {
+            return;
+        }
+        self.pitch.iter_mut().for_each(|f0| *f0 *= factor);
+        let n = self.pitch.len();
+        let per_hz = std::f64::consts::TAU * PITCH_HOP / f64::from(SAMPLE_RATE);
+        for (h, phase) in self.phase.chunks_exact_mut(n.max(1)).enumerate() {
+            let mut sum = 0.0f64;
+            for (p, f0) in phase.iter_mut().zip(&self.pitch) {
+                sum += per_hz * (h + 1) as f64 * f64::from(*f0);
+                *p = sum as f32;
+            }
+        }
+    }
+
     /// The frames from just before the speech to the end.
     fn speech(&self) -> Range<usize> {
         self.lead
@@ -590,6 +616,29 @@ mod tests {
         assert_eq!(frames(4, 60).speech(), 0..60);
         // A pause predicted longer than the sentence leaves a frame.
         assert_eq!(frames(90, 60).speech(), 59..60);
+    }
+
+    #[test]
+    fn a_pitch_factor_scales_the_curve_and_the_harmonics_phase() {
+        let mut f = frames(0, 2);
+        (f.harmonics, f.pitch) = (2, vec![100.0, 100.0, 5.0, 200.0]);
+        f.phase = vec![9.0; 8];
+        f.repitch(1.0);
+        assert_eq!(f.phase, vec![9.0; 8], "as predicted");
+        f.repitch(2.0);
+        assert_eq!(f.pitch, vec![200.0, 200.0, 10.0, 400.0]);
+        // 2π·300·f0/24000 a point for the first harmonic, twice that for
+        // the second.
+        let step = std::f32::consts::TAU * 300.0 / 24_000.0;
+        let want = [200.0, 400.0, 410.0, 810.0].map(|cycles| step * cycles);
+        for (h, phase) in f.phase.chunks(4).enumerate() {
+            for (got, want) in phase.iter().zip(want) {
+                assert!((got - want * (h + 1) as f32).abs() < 1e-3, "{phase:?}");
+            }
+        }
+        // Bounded: a factor of 5 is taken as 2.
+        f.repitch(5.0);
+        assert_eq!(f.pitch, vec![400.0, 400.0, 20.0, 800.0]);
     }
 
     #[test]

@@ -37,6 +37,23 @@ pub enum TtsError {
     OverLimit { seconds: f64, limit: f64 },
 }
 
+/// A style table spoken in place of a voice's own (a neural clone's), and
+/// the pitch it is spoken at.
+#[derive(Debug, Clone, Copy)]
+pub struct Style<'a> {
+    pub table: &'a [f32],
+    /// The pitch the table predicts is multiplied by this (1: as
+    /// predicted; bounded by the engine).
+    pub pitch: f32,
+}
+
+impl<'a> Style<'a> {
+    /// `table` at the pitch it predicts.
+    pub fn plain(table: &'a [f32]) -> Self {
+        Self { table, pitch: 1.0 }
+    }
+}
+
 /// One speech engine. Synthesis is synchronous and CPU-bound: call it from
 /// a blocking thread. The text is one normalised sentence.
 pub trait TextToSpeech: Send + Sync {
@@ -61,7 +78,7 @@ pub trait TextToSpeech: Send + Sync {
     /// voices are style tables (Kokoro) can.
     fn synthesize_styles(
         &self,
-        _styles: &[f32],
+        _style: Style,
         _key: &str,
         _sentence: &str,
         _speed: f32,
