@@ -115,13 +115,11 @@ impl Speak for TtsRequest {
     }
 }
 
-/// A neural clone as it is spoken: its style table, the pitch it is
-/// spoken at and the recording colour it is spoken through (see
-/// [`speak_neural`]).
+/// A neural clone as it is spoken: its style table at its pitch, and the
+/// recording colour it is spoken through (see [`speak_neural`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Styled<'a> {
-    pub styles: &'a [f32],
-    pub pitch: f32,
+    pub style: Style<'a>,
     pub colour: &'a [(f32, f32)],
 }
 
@@ -130,8 +128,10 @@ impl<'a> Styled<'a> {
     /// store).
     pub fn of(styles: &'a [f32], neural: &'a NeuralStyle) -> Self {
         Self {
-            styles,
-            pitch: neural.pitch,
+            style: Style {
+                table: styles,
+                pitch: neural.pitch,
+            },
             colour: &neural.colour,
         }
     }
@@ -149,11 +149,7 @@ pub fn speak_neural(
     mut each: impl FnMut(usize, usize, &Audio) -> bool,
 ) -> Result<Audio, TtsError> {
     let mut samples = Vec::new();
-    let style = Style {
-        table: styled.styles,
-        pitch: styled.pitch,
-    };
-    let spoken = catalog.speak_styled(base, Some(style), text, speed, |i, n, piece| {
+    let spoken = catalog.speak_styled(base, Some(styled.style), text, speed, |i, n, piece| {
         let audio = Audio::new(
             equalize(&piece.samples, piece.sample_rate, styled.colour),
             piece.sample_rate,

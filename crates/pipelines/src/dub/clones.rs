@@ -84,7 +84,7 @@ pub fn clone_speakers(
         let Some(voice) = made else { continue };
         // Heard in the target language too: a table found on the source
         // language's phonemes may not carry another's.
-        if !maker.speaks_clearly(voice.style(), &speaker.id, target)? {
+        if !maker.speaks_clearly(voice.styled().style, &speaker.id, target)? {
             tracing::info!(
                 part = k,
                 "a speaker's clone is not understood in the target language"

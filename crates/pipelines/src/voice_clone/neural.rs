@@ -71,19 +71,13 @@ pub struct NeuralVoice {
 }
 
 impl NeuralVoice {
-    /// Its table at its pitch.
-    pub fn style(&self) -> Style<'_> {
-        Style {
-            table: &self.styles,
-            pitch: self.pitch,
-        }
-    }
-
     /// The clone as it is spoken.
     pub fn styled(&self) -> Styled<'_> {
         Styled {
-            styles: &self.styles,
-            pitch: self.pitch,
+            style: Style {
+                table: &self.styles,
+                pitch: self.pitch,
+            },
             colour: &self.colour,
         }
     }
@@ -283,10 +277,11 @@ impl Maker<'_> {
 
         // The samples' recording colour, measured against the clone's
         // speech of the search sentences.
-        let clone_style = Style {
+        let at = |pitch| Style {
             table: &found.styles,
-            pitch: found.pitch,
+            pitch,
         };
+        let clone_style = at(found.pitch);
         let spoken: Vec<f32> = options
             .sentences
             .iter()
@@ -330,10 +325,7 @@ impl Maker<'_> {
         };
         let mut ways = Vec::new();
         for pitch in pitches {
-            let style = Style {
-                table: &found.styles,
-                pitch,
-            };
+            let style = at(pitch);
             ways.push((pitch, Vec::new(), judge(style, &[])?));
             if !curve.is_empty() {
                 ways.push((pitch, curve.clone(), judge(style, &curve)?));
@@ -369,11 +361,7 @@ impl Maker<'_> {
             kept = pitch,
             "the clone's pitch factor"
         );
-        let clone_style = Style {
-            table: &found.styles,
-            pitch,
-        };
-        let understood = self.understood(&studio, clone_style, judge_sentences[0], said_in)?;
+        let understood = self.understood(&studio, at(pitch), judge_sentences[0], said_in)?;
         let (styles, pitch, curve, held_likeness, samples_likeness) =
             if clone_held > stock_held && understood {
                 (found.styles, pitch, curve, clone_held, clone_all)
