@@ -49,6 +49,10 @@ pub struct NeuralStyle {
     /// predicted; voices made before have none).
     #[serde(default = "unit", skip_serializing_if = "is_unit")]
     pub pitch: f32,
+    /// The factor its formants are spoken at (1: as its table speaks;
+    /// voices made before have none).
+    #[serde(default = "unit", skip_serializing_if = "is_unit")]
+    pub formant: f32,
     /// The samples' recording colour the clone is spoken through: an
     /// equaliser curve of (Hz, dB) points (empty: none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -154,6 +158,10 @@ pub struct HeldOut {
     /// the samples the search heard; 1: as its table predicts).
     #[serde(default = "unit")]
     pub pitch: f32,
+    /// The factor the clone's formants are spoken at (found the same way;
+    /// 1: as its table speaks).
+    #[serde(default = "unit")]
+    pub formant: f32,
     /// Seconds of samples searched with, and held out.
     pub search_seconds: f64,
     pub held_out_seconds: f64,
@@ -269,9 +277,17 @@ mod tests {
     fn a_clone_made_before_pitch_speaks_at_its_own() {
         let old: NeuralStyle =
             serde_json::from_str(r#"{"stylesKey": "voices/a/v.styles"}"#).unwrap();
-        assert_eq!(old.pitch, 1.0);
-        assert!(!serde_json::to_string(&old).unwrap().contains("pitch"));
-        let new = NeuralStyle { pitch: 1.2, ..old };
+        assert_eq!((old.pitch, old.formant), (1.0, 1.0));
+        let json = serde_json::to_string(&old).unwrap();
+        assert!(
+            !json.contains("pitch") && !json.contains("formant"),
+            "{json}"
+        );
+        let new = NeuralStyle {
+            pitch: 1.2,
+            formant: 0.9,
+            ..old
+        };
         let back: NeuralStyle =
             serde_json::from_str(&serde_json::to_string(&new).unwrap()).unwrap();
         assert_eq!(back, new);

@@ -73,7 +73,7 @@ fn main() {
         heard.iter().map(|e| e.similarity(target)).sum::<f32>() / heard.len() as f32
     };
     println!(
-        "speaker\tsamples_s\tbench_s\tgender\tjob_s\tjob_held_out\tclone\tbest_stock\tstock_voice\tworld\tcoloured\tpitch\tclone_wer\tstock_wer\tclone_es_wer\tstock_es_wer"
+        "speaker\tsamples_s\tbench_s\tgender\tjob_s\tjob_held_out\tclone\tbest_stock\tstock_voice\tworld\tcoloured\tpitch\tformant\tclone_wer\tstock_wer\tclone_es_wer\tstock_es_wer"
     );
     for dir in dirs {
         let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -195,13 +195,14 @@ fn main() {
             None => f32::NAN,
         };
         println!(
-            "{}\t{total:.0}\t{held_s:.0}\t{}\t{took:.0}\t{:.3}\t{clone:.3}\t{best_stock:.3}\t{}\t{world:.3}\t{}\t{:.2}\t{:.1}\t{:.1}\t{:.1}\t{:.1}",
+            "{}\t{total:.0}\t{held_s:.0}\t{}\t{took:.0}\t{:.3}\t{clone:.3}\t{best_stock:.3}\t{}\t{world:.3}\t{}\t{:.2}\t{:.2}\t{:.1}\t{:.1}\t{:.1}\t{:.1}",
             Path::new(dir).file_name().and_then(|n| n.to_str()).unwrap_or("?"),
             profile.gender,
             voice.held_out.clone,
             tts.voice(&stock_id).map_or(stock_id.as_str(), |v| v.key.as_str()),
             voice.held_out.coloured,
             voice.pitch,
+            voice.formant,
             clone_wer * 100.0,
             stock_wer * 100.0,
             clone_es_wer * 100.0,

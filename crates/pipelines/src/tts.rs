@@ -131,6 +131,7 @@ impl<'a> Styled<'a> {
             style: Style {
                 table: styles,
                 pitch: neural.pitch,
+                formant: neural.formant,
             },
             colour: &neural.colour,
         }

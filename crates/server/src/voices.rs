@@ -108,12 +108,12 @@ pub struct VoiceView {
     /// `{samples, base}`, cosine similarities of speaker embeddings (1 is
     /// the same direction) of its speech and of its base voice against the
     /// samples; for a neural clone also `heldOut`: `{clone, bestStock,
-    /// bestStockVoiceId, world, coloured, pitch, searchSeconds,
+    /// bestStockVoiceId, world, coloured, pitch, formant, searchSeconds,
     /// heldOutSeconds}`, the likeness to samples the search did not use of
     /// the clone, the most alike stock voice and the WORLD clone, on
     /// sentences the search did not hear; whether the clone is spoken
-    /// through the samples' recording colour, and the factor its pitch is
-    /// spoken at. `null` for the catalog. Cosines of speaker embeddings: 0.9
+    /// through the samples' recording colour, and the factors its pitch
+    /// and its formants are spoken at. `null` for the catalog. Cosines of speaker embeddings: 0.9
     /// and more is the same voice, 0.5–0.65 different people.
     #[schema(value_type = Option<Object>)]
     pub similarity: Option<VoiceSimilarity>,

@@ -200,15 +200,16 @@ fn kokoro_rewritten_graph_matches_the_original() {
     assert!(convergence < 0.15, "spectral convergence {convergence:.3}");
 }
 
-/// A clone's pitch factor: the harmonic source's phase, made again from
-/// the scaled pitch curve, is the model's own (a factor of 1.001 sounds as
-/// the model's phase does: a wrong step per point or per harmonic would put
-/// every harmonic elsewhere), and a factor of 1.25 raises the measured
-/// median pitch by that.
+/// A clone's pitch and formant factors. The harmonic source's phase, made
+/// again from the scaled pitch curve, is the model's own (a factor of 1.001
+/// sounds as the model's phase does: a wrong step per point or per harmonic
+/// would put every harmonic elsewhere), and a factor of 1.25 raises the
+/// measured median pitch by that. A formant factor of 0.85 lowers the
+/// spectrum's centroid and leaves the pitch, and the length nearly.
 #[test]
-fn kokoro_speaks_a_table_at_another_pitch() {
+fn kokoro_speaks_a_table_at_another_pitch_and_formants() {
     use mediagen_speech::tts::Style;
-    use mediagen_speech::voice::{analyse, RATE};
+    use mediagen_speech::voice::{analyse, VoiceProfile, RATE};
     let catalog = TtsCatalog::discover(&models_dir(), 2);
     let heart = catalog
         .voices()
@@ -217,25 +218,43 @@ fn kokoro_speaks_a_table_at_another_pitch() {
         .unwrap();
     let table = catalog.style_table(&heart.id).expect("a style table");
     let text = "The birch canoe slid on the smooth planks, and the boat moved on.";
-    let speak = |pitch: f32| {
+    let speak = |pitch: f32, formant: f32| {
         let style = Style {
             table: &table,
             pitch,
+            formant,
         };
         catalog
             .speak_styled(&heart.id, Some(style), text, 1.0, |_, _, _| true)
             .unwrap()
     };
-    let (own, near, high) = (speak(1.0), speak(1.001), speak(1.25));
+    let (own, near, high) = (speak(1.0, 1.0), speak(1.001, 1.0), speak(1.25, 1.0));
     assert_eq!(own.samples.len(), near.samples.len());
     let convergence = spectral_convergence(&own.samples, &near.samples);
     assert!(convergence < 0.15, "spectral convergence {convergence:.3}");
-    let median = |audio: &mediagen_media::audio::Audio| {
+    let profile = |audio: &mediagen_media::audio::Audio| -> VoiceProfile {
         let pcm = mediagen_media::audio::resample(&audio.samples, audio.sample_rate, RATE);
-        analyse(&[pcm]).expect("a profile").pitch_median
+        analyse(&[pcm]).expect("a profile")
     };
-    let ratio = median(&high) / median(&own);
+    let (own_p, high_p) = (profile(&own), profile(&high));
+    let ratio = high_p.pitch_median / own_p.pitch_median;
     assert!((1.19..1.31).contains(&ratio), "pitch ratio {ratio:.3}");
+
+    let lower = speak(1.0, 0.85);
+    let lower_p = profile(&lower);
+    let length = lower.samples.len() as f64 / own.samples.len() as f64;
+    let pitch = lower_p.pitch_median / own_p.pitch_median;
+    let centroid = lower_p.centroid / own_p.centroid;
+    eprintln!("formants ×0.85: length {length:.3}, pitch {pitch:.3}, centroid {centroid:.3}");
+    // Durations are whole frames: the shortest phonemes cannot shorten, so
+    // a lower factor speaks a little slower (measured 1.048).
+    assert!((0.97..1.07).contains(&length), "length ratio {length:.3}");
+    assert!((0.95..1.05).contains(&pitch), "pitch ratio {pitch:.3}");
+    // The analyser's centroid (measured 0.960).
+    assert!(
+        (0.8..0.98).contains(&centroid),
+        "centroid ratio {centroid:.3}"
+    );
 }
 
 /// Piper's graph as we run it (residual convolutions with their leaky

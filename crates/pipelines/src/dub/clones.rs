@@ -12,7 +12,6 @@ use std::time::{Duration, Instant};
 use mediagen_core::voice::styled_speaker;
 use mediagen_core::ErrorCode;
 use mediagen_jobs::dub::{CLONE_SEARCH, CLONE_SEARCH_PER_SPEAKER};
-use mediagen_jobs::voice_clone::NeuralStyle;
 use mediagen_media::pcm::PcmFile;
 use mediagen_worker::JobFailure;
 
@@ -94,11 +93,7 @@ pub fn clone_speakers(
         let part = &mut cast.parts[k];
         part.voice_id = speaker.id.clone();
         part.toward = None;
-        part.neural = Some(NeuralStyle {
-            styles_key: key(k),
-            pitch: voice.pitch,
-            colour: voice.colour,
-        });
+        part.neural = Some(voice.stored(key(k)));
         *table = Some(voice.styles);
     }
     report(1.0);

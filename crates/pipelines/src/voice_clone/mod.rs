@@ -61,8 +61,8 @@ struct Made {
     language: String,
     base_voice_id: Option<String>,
     similarity: Option<VoiceSimilarity>,
-    /// A neural clone's style table, pitch and recording colour.
-    styles: Option<(Vec<f32>, f32, Colour)>,
+    /// A neural clone.
+    neural: Option<neural::NeuralVoice>,
 }
 
 impl VoiceClonePipeline {
@@ -169,13 +169,13 @@ impl VoiceClonePipeline {
                 profile,
                 preview,
                 language,
-                base_voice_id: Some(voice.base_voice_id),
+                base_voice_id: Some(voice.base_voice_id.clone()),
                 similarity: Some(VoiceSimilarity {
                     samples: voice.samples,
                     base: voice.base,
-                    held_out: Some(voice.held_out),
+                    held_out: Some(voice.held_out.clone()),
                 }),
-                styles: Some((voice.styles, voice.pitch, voice.colour)),
+                neural: Some(voice),
             });
         }
         // A WORLD clone's preview is the first 10 s of the first sample.
@@ -196,7 +196,7 @@ impl VoiceClonePipeline {
             language,
             base_voice_id: world_base,
             similarity,
-            styles: None,
+            neural: None,
         })
     }
 
@@ -273,19 +273,15 @@ impl RequestPipeline for VoiceClonePipeline {
             .put(&preview_key, made.preview.into())
             .await
             .map_err(JobFailure::storage)?;
-        let neural = match made.styles {
-            Some((styles, pitch, colour)) => {
+        let neural = match made.neural {
+            Some(voice) => {
                 let key = cloned_styles_key(&account, &req.voice_id);
-                let bytes: Vec<u8> = styles.iter().flat_map(|x| x.to_le_bytes()).collect();
+                let bytes: Vec<u8> = voice.styles.iter().flat_map(|x| x.to_le_bytes()).collect();
                 ctx.blobs
                     .put(&key, bytes.into())
                     .await
                     .map_err(JobFailure::storage)?;
-                Some(NeuralStyle {
-                    styles_key: key,
-                    pitch,
-                    colour,
-                })
+                Some(voice.stored(key))
             }
             None => None,
         };

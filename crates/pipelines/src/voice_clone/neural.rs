@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use mediagen_core::voice::{styled_speaker, VoiceProfile, STYLED_ENGINE};
 use mediagen_core::ErrorCode;
-use mediagen_jobs::voice_clone::HeldOut;
+use mediagen_jobs::voice_clone::{HeldOut, NeuralStyle};
 use mediagen_media::audio::resample;
 use mediagen_media::spectrum::equalize;
 use mediagen_speakers::encoder::{Embedding, SpeakerEncoder};
@@ -58,8 +58,9 @@ pub struct StockCache(Mutex<HashMap<String, StockVoice>>);
 /// A neural clone, made.
 pub struct NeuralVoice {
     pub styles: Vec<f32>,
-    /// The factor its table's pitch is spoken at.
+    /// The factors its table's pitch and formants are spoken at.
     pub pitch: f32,
+    pub formant: f32,
     /// The recording colour it is spoken through (empty: none).
     pub colour: Vec<(f32, f32)>,
     /// The catalog voice whose language and phonemes it speaks.
@@ -77,8 +78,20 @@ impl NeuralVoice {
             style: Style {
                 table: &self.styles,
                 pitch: self.pitch,
+                formant: self.formant,
             },
             colour: &self.colour,
+        }
+    }
+
+    /// The clone as a voice record keeps it, its table stored at
+    /// `styles_key`.
+    pub fn stored(&self, styles_key: String) -> NeuralStyle {
+        NeuralStyle {
+            styles_key,
+            pitch: self.pitch,
+            formant: self.formant,
+            colour: self.colour.clone(),
         }
     }
 }
@@ -277,11 +290,13 @@ impl Maker<'_> {
 
         // The samples' recording colour, measured against the clone's
         // speech of the search sentences.
-        let at = |pitch| Style {
+        let at = |(pitch, formant)| Style {
             table: &found.styles,
             pitch,
+            formant,
         };
-        let clone_style = at(found.pitch);
+        let tuned = (found.pitch, found.formant);
+        let clone_style = at(tuned);
         let spoken: Vec<f32> = options
             .sentences
             .iter()
@@ -296,9 +311,10 @@ impl Maker<'_> {
         let curve = colour(encoder, &searched_16k, &spoken).unwrap_or_default();
 
         // Judged on the held-out samples, on sentences the search never
-        // heard: at the pitch found and at its own (the pitch is chosen on
-        // three sentences, which can mislead), each plain and through the
-        // colour.
+        // heard: at the pitch and formants found, at the pitch found with
+        // its own formants, and at its own of both (the factors are chosen
+        // on three sentences, which can mislead), each plain and through
+        // the colour.
         let judge = |style: Style, curve: &[(f32, f32)]| -> Result<(f32, f32), JobFailure> {
             let heard = judge_sentences
                 .iter()
@@ -318,17 +334,14 @@ impl Maker<'_> {
             .find(|v| v.key == found.best_stock.0)
             .map(|v| v.styles.clone())
             .unwrap_or_default();
-        let pitches = if found.pitch == 1.0 {
-            vec![found.pitch]
-        } else {
-            vec![found.pitch, 1.0]
-        };
+        let mut factors = vec![tuned, (found.pitch, 1.0), (1.0, 1.0)];
+        factors.dedup();
         let mut ways = Vec::new();
-        for pitch in pitches {
-            let style = at(pitch);
-            ways.push((pitch, Vec::new(), judge(style, &[])?));
+        for factor in factors {
+            let style = at(factor);
+            ways.push((factor, Vec::new(), judge(style, &[])?));
             if !curve.is_empty() {
-                ways.push((pitch, curve.clone(), judge(style, &curve)?));
+                ways.push((factor, curve.clone(), judge(style, &curve)?));
             }
         }
         let (stock_held, stock_all) = judge(Style::plain(&stock_table), &[])?;
@@ -349,22 +362,23 @@ impl Maker<'_> {
             None => 0.0,
         };
         report(0.95);
-        // The pitch and the colour are kept where they make the clone more
-        // alike; the clone where it is more alike than the stock voice on
-        // the held-out samples and the recogniser hears its words.
-        let (pitch, curve, (clone_held, clone_all)) = ways
+        // The pitch, the formants and the colour are kept where they make
+        // the clone more alike; the clone where it is more alike than the
+        // stock voice on the held-out samples and the recogniser hears its
+        // words.
+        let (factor, curve, (clone_held, clone_all)) = ways
             .into_iter()
             .max_by(|a, b| a.2 .0.total_cmp(&b.2 .0))
             .expect("the clone was judged");
         tracing::info!(
-            found = found.pitch,
-            kept = pitch,
-            "the clone's pitch factor"
+            found = ?tuned,
+            kept = ?factor,
+            "the clone's pitch and formant factors"
         );
-        let understood = self.understood(&studio, at(pitch), judge_sentences[0], said_in)?;
-        let (styles, pitch, curve, held_likeness, samples_likeness) =
+        let understood = self.understood(&studio, at(factor), judge_sentences[0], said_in)?;
+        let (styles, (pitch, formant), curve, held_likeness, samples_likeness) =
             if clone_held > stock_held && understood {
-                (found.styles, pitch, curve, clone_held, clone_all)
+                (found.styles, factor, curve, clone_held, clone_all)
             } else {
                 tracing::info!(
                     clone_held,
@@ -372,11 +386,12 @@ impl Maker<'_> {
                     understood,
                     "the stock voice is kept for a clone"
                 );
-                (stock_table, 1.0, Vec::new(), stock_held, stock_all)
+                (stock_table, (1.0, 1.0), Vec::new(), stock_held, stock_all)
             };
         Ok(Some(NeuralVoice {
             styles,
             pitch,
+            formant,
             held_out: HeldOut {
                 clone: round(held_likeness),
                 best_stock_voice_id: found.best_stock.0.clone(),
@@ -384,6 +399,7 @@ impl Maker<'_> {
                 world: round(world),
                 coloured: !curve.is_empty(),
                 pitch: round(pitch),
+                formant: round(formant),
                 search_seconds: (seconds(&searched) * 10.0).round() / 10.0,
                 held_out_seconds: (seconds(&held) * 10.0).round() / 10.0,
             },

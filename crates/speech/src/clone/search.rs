@@ -21,6 +21,11 @@
 //!    docs/voice.md). Heard at four factors around its own, the likeness
 //!    over the factor's logarithm fitted by a parabola, whose top is heard
 //!    too; the best heard is kept.
+//! 5. **The formants** at that pitch, found the same way: every frequency
+//!    of the voice but its pitch scaled (the length of the vocal tract,
+//!    which a table sets only together with everything else too, and the
+//!    encoder hears strongly: a reader whose clone was 0.72 alike was 0.79
+//!    with its formants ×0.90; docs/voice.md).
 //!
 //! Every table stays inside the numbers' range over the stock voices (a
 //! little widened): outside it the model was never trained and speaks
@@ -46,9 +51,14 @@ const WALK_BEFORE_BLEND: usize = 4;
 /// (×0.79, ×0.89, ×1.13, ×1.27), then the fitted top: the budget keeps time
 /// for them.
 const PITCH_GRID: [f32; 4] = [-0.24, -0.12, 0.12, 0.24];
-const PITCH_TRIES: usize = PITCH_GRID.len() + 1;
 /// Where the fitted top may lie (×0.70 to ×1.50), as logarithms.
 const PITCH_FIT: (f32, f32) = (-0.357, 0.405);
+/// The same for the formants (×0.85, ×0.92, ×1.08, ×1.17; the top within
+/// ×0.80 to ×1.25, the engine's range).
+const FORMANT_GRID: [f32; 4] = [-0.16, -0.08, 0.08, 0.16];
+const FORMANT_FIT: (f32, f32) = (-0.223, 0.223);
+/// Hearings the pitch and the formants take: the budget keeps time for them.
+const TUNING_TRIES: usize = 2 * (PITCH_GRID.len() + 1);
 
 /// How the search runs.
 #[derive(Debug, Clone)]
@@ -75,8 +85,9 @@ pub struct Progress<'a> {
 #[derive(Debug, Clone)]
 pub struct Found {
     pub styles: Vec<f32>,
-    /// The factor its pitch is spoken at.
+    /// The factors its pitch and its formants are spoken at.
     pub pitch: f32,
+    pub formant: f32,
     /// Its likeness to the search's target (mean over the sentences).
     pub likeness: f32,
     /// The best stock voice and its likeness, on the search's sentences.
@@ -146,13 +157,14 @@ pub fn search(
     let mut failed_blends = 0;
     let mut step = 0.15f32;
     let mut walked = 0;
-    // Time for the pitch at the end: as long as the candidates so far took.
-    let pitch_share = |candidates: usize| {
+    // Time for the pitch and the formants at the end: as long as the
+    // candidates so far took.
+    let tuning_share = |candidates: usize| {
         let each = started.elapsed().as_secs_f32() / candidates.max(1) as f32;
         let each = if candidates == 0 { 3.0 } else { each };
-        PITCH_TRIES as f32 * each / options.budget.as_secs_f32().max(1e-3)
+        TUNING_TRIES as f32 * each / options.budget.as_secs_f32().max(1e-3)
     };
-    while spent() + pitch_share(heard[0] + heard[1]) < 1.0 {
+    while spent() + tuning_share(heard[0] + heard[1]) < 1.0 {
         let candidate = if blending {
             let embeddings: Vec<&[f32]> = basis.iter().map(|h| h.embedding.0.as_slice()).collect();
             let mut anchor = vec![0.0; basis.len()];
@@ -211,14 +223,16 @@ pub fn search(
     }
     let winner = basis.swap_remove(best);
 
-    // 4. The pitch: the best heard at a few factors around its own, a
-    // parabola fitted to the likeness over the factor's logarithm (one
-    // sentence's whim moves one point, less the curve), its top heard too.
-    let mut hear_at = |x: f32| -> Result<f32, CloneError> {
+    // 4 and 5. The pitch, then the formants at that pitch: the best heard
+    // at a few factors around its own, a parabola fitted to the likeness
+    // over the factor's logarithm (one sentence's whim moves one point,
+    // less the curve), its top heard too.
+    let mut hear_at = |pitch: f32, formant: f32| -> Result<f32, CloneError> {
         check()?;
         let style = Style {
             table: &winner.styles,
-            pitch: x.exp(),
+            pitch,
+            formant,
         };
         let each = speak_all(studio, style, &options.sentences)?;
         (progress.report)(spent().min(1.0));
@@ -226,13 +240,48 @@ pub fn search(
         trace.push(likeness.max(*trace.last().unwrap_or(&likeness)));
         Ok(likeness)
     };
-    let mut points = vec![(0.0f32, winner.likeness)];
+    let in_time = || spent() < 1.0;
+    let (pitch, likeness) = tune(
+        &mut |x| hear_at(x.exp(), 1.0),
+        &in_time,
+        winner.likeness,
+        PITCH_GRID,
+        PITCH_FIT,
+    )?;
+    let (formant, likeness) = tune(
+        &mut |x| hear_at(pitch.exp(), x.exp()),
+        &in_time,
+        likeness,
+        FORMANT_GRID,
+        FORMANT_FIT,
+    )?;
+    Ok(Found {
+        styles: winner.styles,
+        pitch: pitch.exp(),
+        formant: formant.exp(),
+        likeness,
+        best_stock,
+        heard,
+        trace,
+    })
+}
+
+/// The factor (a logarithm) most alike: 0 (heard, `own`), each of `grid`,
+/// and the top of the parabola fitted through them, heard while `in_time`.
+fn tune(
+    hear: &mut dyn FnMut(f32) -> Result<f32, CloneError>,
+    in_time: &dyn Fn() -> bool,
+    own: f32,
+    grid: [f32; 4],
+    fit: (f32, f32),
+) -> Result<(f32, f32), CloneError> {
+    let mut points = vec![(0.0f32, own)];
     // The budget's end stops it too (a search that had almost no time).
-    for x in PITCH_GRID {
-        if spent() >= 1.0 {
+    for x in grid {
+        if !in_time() {
             break;
         }
-        points.push((x, hear_at(x)?));
+        points.push((x, hear(x)?));
     }
     let mut best = points[0];
     for &p in &points {
@@ -240,22 +289,15 @@ pub fn search(
             best = p;
         }
     }
-    if let Some(top) = parabola_top(&points, PITCH_FIT) {
-        if spent() < 1.0 && points.iter().all(|p| (p.0 - top).abs() > 0.02) {
-            let likeness = hear_at(top)?;
+    if let Some(top) = parabola_top(&points, fit) {
+        if in_time() && points.iter().all(|p| (p.0 - top).abs() > 0.02) {
+            let likeness = hear(top)?;
             if likeness > best.1 {
                 best = (top, likeness);
             }
         }
     }
-    Ok(Found {
-        styles: winner.styles,
-        pitch: best.0.exp(),
-        likeness: best.1,
-        best_stock,
-        heard,
-        trace,
-    })
+    Ok(best)
 }
 
 /// The top of the least-squares parabola through `points` (x, y), within

@@ -30,7 +30,7 @@ use ort::value::Tensor;
 use crate::tts::espeak::sentence_phonemes;
 use crate::tts::g2p::{G2p, G2pLanguage, Phonemizer, WithLatin};
 use crate::tts::{voice_id, Style, TextToSpeech, TtsError, VoiceInfo};
-use mediagen_media::audio::Audio;
+use mediagen_media::audio::{resample, Audio};
 
 /// Kokoro's output rate.
 pub const SAMPLE_RATE: u32 = 24_000;
@@ -55,6 +55,19 @@ const DURATIONS: &str = "/encoder/Cast_output_0";
 const PITCH_HOP: f64 = 300.0;
 /// The range a clone's pitch factor is kept in.
 pub const PITCH_RANGE: (f32, f32) = (0.5, 2.0);
+/// The range a clone's formant factor is kept in.
+pub const FORMANT_RANGE: (f32, f32) = (0.8, 1.25);
+/// Formant factors are rounded to steps of this many hertz of the rate the
+/// speech is played at (the resampler's ratios stay small).
+const FORMANT_STEP: f32 = 200.0;
+
+/// The rate speech made for formant factor `factor` is played at: `factor`
+/// times the engine's, bounded by [`FORMANT_RANGE`], rounded to
+/// [`FORMANT_STEP`].
+fn formant_rate(factor: f32) -> u32 {
+    let factor = factor.clamp(FORMANT_RANGE.0, FORMANT_RANGE.1);
+    ((SAMPLE_RATE as f32 * factor / FORMANT_STEP).round() * FORMANT_STEP) as u32
+}
 /// Frames of the predicted leading pause (the first pad's duration,
 /// 14–18 frames) vocoded before the speech. The vocoder normalises over
 /// the frames it is given, so fewer make the sentence a little quieter:
@@ -432,11 +445,21 @@ impl KokoroEngine {
 
     /// One sentence's tokens spoken: the front half on all of them, the
     /// vocoder from just before the speech.
+    ///
+    /// A formant factor `k` other than 1 is the speech made `k` times
+    /// longer at `1/k` the pitch and played `k` times faster (resampled
+    /// from `k` times the rate): its timing and pitch come back, every
+    /// other frequency (the formants) is `k` times what it was.
     fn speak_ids(&self, style: Style, ids: Vec<i64>, speed: f32) -> Result<Audio, TtsError> {
-        let mut frames = self.predict(style.table, ids, speed)?;
-        frames.repitch(style.pitch);
+        let warp = formant_rate(style.formant);
+        let k = warp as f32 / SAMPLE_RATE as f32;
+        let mut frames = self.predict(style.table, ids, speed / k)?;
+        frames.repitch(style.pitch / k);
         let samples = self.vocode(&frames, frames.speech())?;
-        Ok(Audio::new(samples, SAMPLE_RATE))
+        Ok(Audio::new(
+            resample(&samples, warp, SAMPLE_RATE),
+            SAMPLE_RATE,
+        ))
     }
 
     /// The front half on one sentence's tokens: its frames.
@@ -616,6 +639,17 @@ mod tests {
         assert_eq!(frames(4, 60).speech(), 0..60);
         // A pause predicted longer than the sentence leaves a frame.
         assert_eq!(frames(90, 60).speech(), 59..60);
+    }
+
+    #[test]
+    fn a_formant_factor_is_a_rate_the_resampler_pairs() {
+        // ×1 is the engine's own rate: nothing is resampled.
+        assert_eq!(formant_rate(1.0), SAMPLE_RATE);
+        assert_eq!(formant_rate(1.0004), SAMPLE_RATE);
+        assert_eq!(formant_rate(0.85), 20_400);
+        // Bounded.
+        assert_eq!(formant_rate(0.5), 19_200);
+        assert_eq!(formant_rate(3.0), 30_000);
     }
 
     #[test]

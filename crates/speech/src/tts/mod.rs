@@ -45,12 +45,20 @@ pub struct Style<'a> {
     /// The pitch the table predicts is multiplied by this (1: as
     /// predicted; bounded by the engine).
     pub pitch: f32,
+    /// Every frequency of the voice but its pitch (its formants: the
+    /// length of the vocal tract) is multiplied by this (1: as the table
+    /// speaks; bounded by the engine).
+    pub formant: f32,
 }
 
 impl<'a> Style<'a> {
     /// `table` at the pitch it predicts.
     pub fn plain(table: &'a [f32]) -> Self {
-        Self { table, pitch: 1.0 }
+        Self {
+            table,
+            pitch: 1.0,
+            formant: 1.0,
+        }
     }
 }
 
