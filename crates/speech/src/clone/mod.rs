@@ -8,9 +8,9 @@
 //! language, then steps through blends of everything it has heard, guided
 //! by a local linear model of how a blend's embedding follows its weights
 //! ([`blend`]), then walks at random around the best, and last finds the
-//! pitch and the formants the best is spoken at. Every candidate is heard on the same few
-//! sentences of different lengths; the result is judged afterwards on
-//! sample audio the search never used.
+//! pitch and the formants the best is spoken at. Every candidate is heard
+//! on the same few sentences of different lengths; the result is judged
+//! afterwards on sample audio the search never used.
 
 pub mod blend;
 pub mod colour;

@@ -455,11 +455,12 @@ impl KokoroEngine {
         let k = warp as f32 / SAMPLE_RATE as f32;
         let mut frames = self.predict(style.table, ids, speed / k)?;
         frames.repitch(style.pitch / k);
-        let samples = self.vocode(&frames, frames.speech())?;
-        Ok(Audio::new(
-            resample(&samples, warp, SAMPLE_RATE),
-            SAMPLE_RATE,
-        ))
+        let mut samples = self.vocode(&frames, frames.speech())?;
+        // Every voice speaks here: ×1 (every stock voice) is not copied.
+        if warp != SAMPLE_RATE {
+            samples = resample(&samples, warp, SAMPLE_RATE);
+        }
+        Ok(Audio::new(samples, SAMPLE_RATE))
     }
 
     /// The front half on one sentence's tokens: its frames.
