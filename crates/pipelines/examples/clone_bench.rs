@@ -61,6 +61,14 @@ fn main() {
         eprintln!("usage: clone_bench MODELS QUALITY_SECONDS SPEAKER_DIR...");
         std::process::exit(2);
     };
+    // The job's own log (the search's course) on stderr.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .init();
     let models = PathBuf::from(models);
     let seconds: f64 = seconds.parse().expect("seconds");
     let tts = TtsCatalog::discover(&models, 2);
@@ -137,7 +145,16 @@ fn main() {
                 let text = transcribe(model.as_ref(), stt.gate(), stt.vad(), &pcm, &options)
                     .expect("transcript")
                     .text;
-                errors += word_error_rate(s, &text);
+                let wer = word_error_rate(s, &text);
+                if wer > 0.0 {
+                    // What was misheard, to tell a voice's slips from the
+                    // recogniser's.
+                    eprintln!(
+                        "misheard ({language}, {:.0} %): {s:?} as {text:?}",
+                        wer * 100.0
+                    );
+                }
+                errors += wer;
             }
             (
                 likeness(&[embed(&joined, rate)], &target),

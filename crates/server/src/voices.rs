@@ -110,8 +110,9 @@ pub struct VoiceView {
     /// samples; for a neural clone also `heldOut`: `{clone, bestStock,
     /// bestStockVoiceId, world, coloured, pitch, formant, searchSeconds,
     /// heldOutSeconds}`, the likeness to samples the search did not use of
-    /// the clone, the most alike stock voice and the WORLD clone, on
-    /// sentences the search did not hear; whether the clone is spoken
+    /// the clone (at the pitch, formants and colour most alike there), the
+    /// most alike stock voice and the WORLD clone, on sentences the search
+    /// did not hear; whether the clone is spoken
     /// through the samples' recording colour, and the factors its pitch
     /// and its formants are spoken at. `null` for the catalog. Cosines of speaker embeddings: 0.9
     /// and more is the same voice, 0.5–0.65 different people.

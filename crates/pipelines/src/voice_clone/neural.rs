@@ -28,6 +28,7 @@ use mediagen_speech::clone::{
 };
 use mediagen_speech::stt::wer::word_error_rate;
 use mediagen_speech::stt::{transcribe, SttCatalog, SttOptions};
+use mediagen_speech::tts::kokoro::{FORMANT_RANGE, PITCH_RANGE};
 use mediagen_speech::tts::{Style, TtsCatalog, TtsError};
 use mediagen_speech::voice::RATE;
 use mediagen_worker::JobFailure;
@@ -36,13 +37,25 @@ use crate::tts::{speak_converted, tts_failure, Styled};
 
 /// Share of the samples held out for judging.
 const HELD_OUT: f64 = 0.3;
-/// Time kept back from the search for judging and the checks after it.
-const RESERVE: Duration = Duration::from_secs(30);
+/// Time kept back from the search for judging and the checks after it: a
+/// quarter of the job's, within these bounds (a shorter judging hears
+/// fewer settings).
+const RESERVE: (Duration, Duration) = (Duration::from_secs(30), Duration::from_secs(40));
+/// Time the judging keeps, after its settings, for the stock voice, the
+/// WORLD clone and the recogniser's check.
+const JUDGING_TAIL: Duration = Duration::from_secs(10);
 /// How far a table may leave the stock voices' range (a share of it).
 const MARGIN: f32 = 0.1;
 /// The recogniser must hear the clone's judging sentence with at most this
 /// word error rate (stock Kokoro voices: 0–10 % on one sentence).
 const MAX_WER: f64 = 0.25;
+
+/// The step either side of the formants found that the judging hears too:
+/// the search's short sentences missed a gain of 0.05 at ×0.90 for one
+/// reader (docs/voice.md).
+const FORMANT_STEP: f32 = 0.9;
+/// The same for the pitch, about the search's own step (docs/voice.md).
+const PITCH_STEP: f32 = 1.12;
 
 /// Stock voices of the speaker's language enough to search among; with
 /// fewer, every language's are heard.
@@ -147,6 +160,8 @@ impl Maker<'_> {
         deadline: Instant,
     ) -> Result<Option<NeuralVoice>, JobFailure> {
         let (report, cancelled) = (self.report, self.cancelled);
+        let reserve =
+            (deadline.saturating_duration_since(Instant::now()) / 4).clamp(RESERVE.0, RESERVE.1);
         let (said_in, search_sentences, judge_sentences) = sentences(language);
         let kokoro: Vec<_> = self
             .tts
@@ -222,7 +237,7 @@ impl Maker<'_> {
             // Bounded by the job's time too: a first clone of an
             // installation (nothing heard yet) searches among the voices it
             // had time to hear; the rest are heard by later clones.
-            if stock.len() >= MIN_STOCK && Instant::now() + RESERVE >= deadline {
+            if stock.len() >= MIN_STOCK && Instant::now() + reserve >= deadline {
                 tracing::info!(heard = stock.len(), "the stock voices are heard in part");
                 break;
             }
@@ -275,7 +290,7 @@ impl Maker<'_> {
         let started = Instant::now();
         let budget = deadline
             .saturating_duration_since(started)
-            .saturating_sub(RESERVE);
+            .saturating_sub(reserve);
         let options = Options {
             sentences: search_sentences,
             budget,
@@ -287,6 +302,15 @@ impl Maker<'_> {
             cancelled,
         };
         let found = search(&studio, &stock, &target, &options, &progress).map_err(failed)?;
+        tracing::info!(
+            blends = found.heard[0],
+            steps = found.heard[1],
+            likeness = found.likeness,
+            best_stock = found.best_stock.1,
+            pitch = found.pitch,
+            formant = found.formant,
+            "the search's table"
+        );
 
         // The samples' recording colour, measured against the clone's
         // speech of the search sentences.
@@ -311,17 +335,23 @@ impl Maker<'_> {
         let curve = colour(encoder, &searched_16k, &spoken).unwrap_or_default();
 
         // Judged on the held-out samples, on sentences the search never
-        // heard: at the pitch and formants found, at the pitch found with
-        // its own formants, and at its own of both (the factors are chosen
-        // on three sentences, which can mislead), each plain and through
-        // the colour.
-        let judge = |style: Style, curve: &[(f32, f32)]| -> Result<(f32, f32), JobFailure> {
-            let heard = judge_sentences
+        // heard, at several pitch and formant factors around those found
+        // (`settings`: they are chosen on three short sentences, which can
+        // mislead), each heard plain and through the colour.
+        let speak = |style: Style| -> Result<Vec<Vec<f32>>, JobFailure> {
+            if cancelled() {
+                return Err(failed(CloneError::Cancelled));
+            }
+            judge_sentences
                 .iter()
-                .map(|s| {
-                    let audio = studio.speak(style, s)?;
-                    studio.embed(&equalize(&audio, 16_000, curve))
-                })
+                .map(|s| studio.speak(style, s))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| failed(CloneError::Engine(e)))
+        };
+        let judge = |spoken: &[Vec<f32>], curve: &[(f32, f32)]| -> Result<(f32, f32), JobFailure> {
+            let heard = spoken
+                .iter()
+                .map(|audio| studio.embed(&equalize(audio, 16_000, curve)))
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|e| failed(CloneError::Engine(e)))?;
             Ok((
@@ -334,17 +364,22 @@ impl Maker<'_> {
             .find(|v| v.key == found.best_stock.0)
             .map(|v| v.styles.clone())
             .unwrap_or_default();
-        let mut factors = vec![tuned, (found.pitch, 1.0), (1.0, 1.0)];
-        factors.dedup();
-        let mut ways = Vec::new();
-        for factor in factors {
-            let style = at(factor);
-            ways.push((factor, Vec::new(), judge(style, &[])?));
+        // The longest a setting took: another is heard only while there is
+        // time for it and the judging's tail before the deadline.
+        let longest = std::cell::Cell::new(Duration::ZERO);
+        let judge_at = |factor: (f32, f32)| -> Result<Vec<Way>, JobFailure> {
+            let began = Instant::now();
+            let spoken = speak(at(factor))?;
+            let mut heard = vec![(factor, Vec::new(), judge(&spoken, &[])?)];
             if !curve.is_empty() {
-                ways.push((factor, curve.clone(), judge(style, &curve)?));
+                heard.push((factor, curve.clone(), judge(&spoken, &curve)?));
             }
-        }
-        let (stock_held, stock_all) = judge(Style::plain(&stock_table), &[])?;
+            longest.set(longest.get().max(began.elapsed()));
+            Ok(heard)
+        };
+        let in_time = || Instant::now() + longest.get() + JUDGING_TAIL < deadline;
+        let ways = settings(tuned, &judge_at, &in_time)?;
+        let (stock_held, stock_all) = judge(&speak(Style::plain(&stock_table))?, &[])?;
         let world = match world_base {
             Some(base) => {
                 let heard = judge_sentences
@@ -366,6 +401,10 @@ impl Maker<'_> {
         // the clone more alike; the clone where it is more alike than the
         // stock voice on the held-out samples and the recogniser hears its
         // words.
+        let judged: Vec<_> = ways
+            .iter()
+            .map(|(f, c, l)| (f.0, f.1, !c.is_empty(), round(l.0)))
+            .collect();
         let (factor, curve, (clone_held, clone_all)) = ways
             .into_iter()
             .max_by(|a, b| a.2 .0.total_cmp(&b.2 .0))
@@ -373,6 +412,8 @@ impl Maker<'_> {
         tracing::info!(
             found = ?tuned,
             kept = ?factor,
+            ?judged,
+            stock_held,
             "the clone's pitch and formant factors"
         );
         let understood = self.understood(&studio, at(factor), judge_sentences[0], said_in)?;
@@ -496,6 +537,68 @@ fn split(samples: &[Vec<f32>]) -> (Vec<Vec<f32>>, Vec<Vec<f32>>) {
     (samples[..cut].to_vec(), samples[cut..].to_vec())
 }
 
+/// A way a clone may be spoken, judged: its pitch and formant factors, its
+/// colour, its likeness to the held-out and to all the samples.
+type Way = ((f32, f32), Vec<(f32, f32)>, (f32, f32));
+
+/// The pitch and formant factors a clone is judged at first: those found,
+/// the table's own, and the found formants a step either side
+/// ([`FORMANT_STEP`], within the engine's range).
+fn formant_steps((pitch, formant): (f32, f32)) -> [(f32, f32); 4] {
+    let (low, high) = FORMANT_RANGE;
+    [
+        (pitch, formant),
+        (1.0, 1.0),
+        (pitch, (formant * FORMANT_STEP).clamp(low, high)),
+        (pitch, (formant / FORMANT_STEP).clamp(low, high)),
+    ]
+}
+
+/// Then: the pitch a step either side ([`PITCH_STEP`], within the engine's
+/// range) at the same formants.
+fn pitch_steps((pitch, formant): (f32, f32)) -> [(f32, f32); 2] {
+    let (low, high) = PITCH_RANGE;
+    [
+        ((pitch * PITCH_STEP).clamp(low, high), formant),
+        ((pitch / PITCH_STEP).clamp(low, high), formant),
+    ]
+}
+
+/// Every setting judged from `tuned` (the factors the search found), each
+/// once, as `judge_at` hears it: [`formant_steps`], then [`pitch_steps`]
+/// of the most alike of those; the first always, the others while
+/// `in_time`.
+fn settings(
+    tuned: (f32, f32),
+    judge_at: &dyn Fn((f32, f32)) -> Result<Vec<Way>, JobFailure>,
+    in_time: &dyn Fn() -> bool,
+) -> Result<Vec<Way>, JobFailure> {
+    let mut ways: Vec<Way> = Vec::new();
+    let hear = |factor, ways: &mut Vec<Way>| -> Result<(), JobFailure> {
+        let first = ways.is_empty();
+        if first || (!ways.iter().any(|w| same(w.0, factor)) && in_time()) {
+            ways.extend(judge_at(factor)?);
+        }
+        Ok(())
+    };
+    for factor in formant_steps(tuned) {
+        hear(factor, &mut ways)?;
+    }
+    let most_alike = ways
+        .iter()
+        .max_by(|a, b| a.2 .0.total_cmp(&b.2 .0))
+        .map_or(tuned, |w| w.0);
+    for factor in pitch_steps(most_alike) {
+        hear(factor, &mut ways)?;
+    }
+    Ok(ways)
+}
+
+/// Whether two settings are the same (to a hundredth).
+fn same(a: (f32, f32), b: (f32, f32)) -> bool {
+    (a.0 - b.0).abs() < 0.01 && (a.1 - b.1).abs() < 0.01
+}
+
 /// Mean likeness of embeddings to `target`.
 fn likeness(heard: &[Embedding], target: &Embedding) -> f32 {
     heard.iter().map(|e| e.similarity(target)).sum::<f32>() / heard.len().max(1) as f32
@@ -507,7 +610,49 @@ fn round(x: f32) -> f32 {
 
 #[cfg(test)]
 mod tests {
-    use super::split;
+    use super::{formant_steps, pitch_steps, same, settings, split};
+
+    #[test]
+    fn the_judging_steps_either_side_within_the_engines_range() {
+        let [found, own, lower, higher] = formant_steps((1.27, 0.85));
+        assert_eq!((found, own), ((1.27, 0.85), (1.0, 1.0)));
+        // The step down is bounded by the engine's lowest formants.
+        assert_eq!(lower, (1.27, 0.8));
+        assert!((higher.1 - 0.85 / 0.9).abs() < 1e-6 && higher.0 == 1.27);
+        // Found at its own: the first two are one setting, heard once.
+        let [a, b, ..] = formant_steps((1.0, 1.0));
+        assert!(same(a, b));
+        let [up, down] = pitch_steps((1.9, 0.9));
+        assert_eq!(up, (2.0, 0.9));
+        assert!((down.0 - 1.9 / 1.12).abs() < 1e-6 && down.1 == 0.9);
+        assert!(!same((1.0, 1.0), (1.0, 1.02)));
+    }
+
+    #[test]
+    fn the_pitch_is_stepped_at_the_most_alike_formants() {
+        // Likeness peaks at pitch ×1.12, formants ×0.9; the search found
+        // ×1 of both. Each setting is heard once, plain only.
+        let heard = std::cell::RefCell::new(Vec::new());
+        let judge_at = |(p, f): (f32, f32)| {
+            heard.borrow_mut().push((p, f));
+            let likeness = 0.8 - (p - 1.12).abs() - (f - 0.9).abs();
+            Ok(vec![((p, f), Vec::new(), (likeness, likeness))])
+        };
+        let ways = settings((1.0, 1.0), &judge_at, &|| true).unwrap();
+        let all = heard.take();
+        assert_eq!(all.len(), 5, "{all:?}");
+        assert_eq!(ways.len(), 5);
+        // The pitch steps are at ×0.9, the best formants.
+        assert!(same(all[3], (1.12, 0.9)) && same(all[4], (1.0 / 1.12, 0.9)));
+        let best = ways
+            .iter()
+            .max_by(|a, b| a.2 .0.total_cmp(&b.2 .0))
+            .unwrap();
+        assert!(same(best.0, (1.12, 0.9)));
+        // Out of time: the found setting only.
+        let ways = settings((1.0, 1.0), &judge_at, &|| false).unwrap();
+        assert_eq!((ways.len(), heard.take().len()), (1, 1));
+    }
 
     #[test]
     fn the_last_samples_are_held_out() {
