@@ -14,7 +14,11 @@
 # the repository Apache-2.0), read with git from a checkout or mirror
 # (RESEMBLYZER_REPO; the workplace's `fetch` puts one at the default path).
 #
-# Usage: bench/clone.sh [SECONDS (default 170: `standard`)] [SPEAKER...]
+# Every English stock voice is also heard on the bench itself and the most
+# alike named (`top_stock`, the stricter baseline); `stock` in place of
+# SECONDS prints that alone, without cloning.
+#
+# Usage: bench/clone.sh [SECONDS (default 170: `standard`) | stock] [SPEAKER...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 models=${MEDIAGEN_MODELS_DIR:-$PWD/models}

@@ -7,16 +7,20 @@
 //!
 //! ```text
 //! clone_bench MODELS QUALITY_SECONDS SPEAKER_DIR...
+//! clone_bench MODELS stock SPEAKER_DIR...
 //! ```
 //! Each `SPEAKER_DIR` holds one speaker's utterances as audio files, in
 //! order: the first ones up to 45 s are the samples the clone is made
-//! from, the rest are held out for the bench.
+//! from, the rest are held out for the bench. Beside the stock voice the
+//! job found most alike, every English stock voice is heard on the bench
+//! itself and the most alike named (`top_stock`: the stricter baseline);
+//! `stock` in place of the seconds prints that alone, without cloning.
 mod common;
 use common::decode;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use mediagen_core::voice::styled_speaker;
+use mediagen_core::voice::{styled_speaker, STYLED_ENGINE};
 use mediagen_media::audio::resample;
 use mediagen_pipelines::tts::{speak_converted, speak_neural};
 use mediagen_pipelines::voice_clone::neural::{Maker, StockCache};
@@ -58,7 +62,7 @@ const SPANISH: [&str; 10] = [
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [models, seconds, dirs @ ..] = args.as_slice() else {
-        eprintln!("usage: clone_bench MODELS QUALITY_SECONDS SPEAKER_DIR...");
+        eprintln!("usage: clone_bench MODELS (QUALITY_SECONDS | stock) SPEAKER_DIR...");
         std::process::exit(2);
     };
     // The job's own log (the search's course) on stderr.
@@ -70,7 +74,12 @@ fn main() {
         )
         .init();
     let models = PathBuf::from(models);
-    let seconds: f64 = seconds.parse().expect("seconds");
+    let stock_only = seconds == "stock";
+    let seconds: f64 = if stock_only {
+        0.0
+    } else {
+        seconds.parse().expect("seconds")
+    };
     let tts = TtsCatalog::discover(&models, 2);
     let stt = SttCatalog::discover(&models, 2, 1);
     let encoder = stt.encoder().expect("speaker encoder");
@@ -80,9 +89,42 @@ fn main() {
     let likeness = |heard: &[Embedding], target: &Embedding| {
         heard.iter().map(|e| e.similarity(target)).sum::<f32>() / heard.len() as f32
     };
-    println!(
-        "speaker\tsamples_s\tbench_s\tgender\tjob_s\tjob_held_out\tclone\tbest_stock\tstock_voice\tworld\tcoloured\tpitch\tformant\tclone_wer\tstock_wer\tclone_es_wer\tstock_es_wer"
+    // The bench's sentences joined (a quarter second between), as one
+    // utterance is embedded.
+    let joined = |spoken: &[Vec<f32>], rate: u32| {
+        let mut joined = Vec::new();
+        for audio in spoken {
+            joined.extend_from_slice(audio);
+            joined.extend(std::iter::repeat_n(0.0, rate as usize / 4));
+        }
+        joined
+    };
+    // Every English Kokoro voice (the job's stock voices) on the bench's
+    // sentences: the same for every speaker.
+    let every_stock: Vec<(String, Embedding)> = tts
+        .voices()
+        .iter()
+        .filter(|v| v.engine == STYLED_ENGINE && v.language.starts_with("en"))
+        .map(|v| {
+            let spoken: Vec<Vec<f32>> = SENTENCES
+                .iter()
+                .map(|s| {
+                    tts.speak(&v.id, s, 1.0, |_, _, _| true)
+                        .expect("stock speech")
+                        .samples
+                })
+                .collect();
+            let rate = v.sample_rate;
+            (v.key.clone(), embed(&joined(&spoken, rate), rate))
+        })
+        .collect();
+    if stock_only {
+        println!("speaker\ttop_stock\ttop_voice");
+    } else {
+        println!(
+        "speaker\tsamples_s\tbench_s\tgender\tjob_s\tjob_held_out\tclone\tbest_stock\tstock_voice\ttop_stock\ttop_voice\tworld\tcoloured\tpitch\tformant\tclone_wer\tstock_wer\tclone_es_wer\tstock_es_wer"
     );
+    }
     for dir in dirs {
         let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
             .expect("speaker dir")
@@ -102,6 +144,22 @@ fn main() {
             }
         }
         let held_s: f64 = held.iter().map(|p| p.len() as f64 / f64::from(RATE)).sum();
+        let name = Path::new(dir)
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("?");
+        // Judged on the held-out utterances, on ten sentences none heard.
+        let each: Vec<Embedding> = held.iter().map(|h| embed(h, RATE)).collect();
+        let target = Embedding::mean(&each).expect("held-out audio");
+        let (top_voice, top_stock) = every_stock
+            .iter()
+            .map(|(key, e)| (key.as_str(), e.similarity(&target)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .expect("stock voices");
+        if stock_only {
+            println!("{name}\t{top_stock:.3}\t{top_voice}");
+            continue;
+        }
         let profile = analyse(&samples).expect("a profile");
         let world_base = tts.closest(&profile, "en").map(|v| v.id.clone());
         let started = Instant::now();
@@ -119,9 +177,6 @@ fn main() {
             .expect("a neural clone");
         let took = started.elapsed().as_secs_f64();
 
-        // Judged on the held-out utterances, on ten sentences none heard.
-        let each: Vec<Embedding> = held.iter().map(|h| embed(h, RATE)).collect();
-        let target = Embedding::mean(&each).expect("held-out audio");
         // Likeness: the ten sentences' speech joined, embedded as one
         // utterance (as each held-out utterance is), against the held-out
         // utterances' mean; WER: each sentence as recognised.
@@ -130,11 +185,9 @@ fn main() {
                        sentences: &[&str],
                        language: &str|
          -> (f32, f64) {
-            let (mut joined, mut errors) = (Vec::new(), 0.0);
+            let (mut spoken, mut errors) = (Vec::new(), 0.0);
             for s in sentences {
                 let audio = speak(s);
-                joined.extend_from_slice(&audio);
-                joined.extend(std::iter::repeat_n(0.0, rate as usize / 4));
                 let options = SttOptions {
                     language: Some(language.into()),
                     translate: false,
@@ -155,9 +208,10 @@ fn main() {
                     );
                 }
                 errors += wer;
+                spoken.push(audio);
             }
             (
-                likeness(&[embed(&joined, rate)], &target),
+                likeness(&[embed(&joined(&spoken, rate), rate)], &target),
                 errors / sentences.len() as f64,
             )
         };
@@ -212,8 +266,7 @@ fn main() {
             None => f32::NAN,
         };
         println!(
-            "{}\t{total:.0}\t{held_s:.0}\t{}\t{took:.0}\t{:.3}\t{clone:.3}\t{best_stock:.3}\t{}\t{world:.3}\t{}\t{:.2}\t{:.2}\t{:.1}\t{:.1}\t{:.1}\t{:.1}",
-            Path::new(dir).file_name().and_then(|n| n.to_str()).unwrap_or("?"),
+            "{name}\t{total:.0}\t{held_s:.0}\t{}\t{took:.0}\t{:.3}\t{clone:.3}\t{best_stock:.3}\t{}\t{top_stock:.3}\t{top_voice}\t{world:.3}\t{}\t{:.2}\t{:.2}\t{:.1}\t{:.1}\t{:.1}\t{:.1}",
             profile.gender,
             voice.held_out.clone,
             tts.voice(&stock_id).map_or(stock_id.as_str(), |v| v.key.as_str()),
