@@ -370,9 +370,18 @@ impl Maker<'_> {
         let judge_at = |factor: (f32, f32)| -> Result<Vec<Way>, JobFailure> {
             let began = Instant::now();
             let spoken = speak(at(factor))?;
-            let mut heard = vec![(factor, Vec::new(), judge(&spoken, &[])?)];
+            let way = |colour: &[(f32, f32)]| -> Result<Way, JobFailure> {
+                let (held, all) = judge(&spoken, colour)?;
+                Ok(Way {
+                    factor,
+                    colour: colour.to_vec(),
+                    held,
+                    all,
+                })
+            };
+            let mut heard = vec![way(&[])?];
             if !curve.is_empty() {
-                heard.push((factor, curve.clone(), judge(&spoken, &curve)?));
+                heard.push(way(&curve)?);
             }
             longest.set(longest.get().max(began.elapsed()));
             Ok(heard)
@@ -403,12 +412,14 @@ impl Maker<'_> {
         // words.
         let judged: Vec<_> = ways
             .iter()
-            .map(|(f, c, l)| (f.0, f.1, !c.is_empty(), round(l.0)))
+            .map(|w| (w.factor, !w.colour.is_empty(), round(w.held)))
             .collect();
-        let (factor, curve, (clone_held, clone_all)) = ways
-            .into_iter()
-            .max_by(|a, b| a.2 .0.total_cmp(&b.2 .0))
-            .expect("the clone was judged");
+        let Way {
+            factor,
+            colour: curve,
+            held: clone_held,
+            all: clone_all,
+        } = most_alike(&ways).cloned().expect("the clone was judged");
         tracing::info!(
             found = ?tuned,
             kept = ?factor,
@@ -537,9 +548,22 @@ fn split(samples: &[Vec<f32>]) -> (Vec<Vec<f32>>, Vec<Vec<f32>>) {
     (samples[..cut].to_vec(), samples[cut..].to_vec())
 }
 
-/// A way a clone may be spoken, judged: its pitch and formant factors, its
-/// colour, its likeness to the held-out and to all the samples.
-type Way = ((f32, f32), Vec<(f32, f32)>, (f32, f32));
+/// A way a clone may be spoken, judged.
+#[derive(Clone)]
+struct Way {
+    /// Its pitch and formant factors.
+    factor: (f32, f32),
+    /// The recording colour it is spoken through (empty: none).
+    colour: Vec<(f32, f32)>,
+    /// Its likeness to the held-out samples, and to all of them.
+    held: f32,
+    all: f32,
+}
+
+/// The way most alike to the held-out samples.
+fn most_alike(ways: &[Way]) -> Option<&Way> {
+    ways.iter().max_by(|a, b| a.held.total_cmp(&b.held))
+}
 
 /// The pitch and formant factors a clone is judged at first: those found,
 /// the table's own, and the found formants a step either side
@@ -576,7 +600,7 @@ fn settings(
     let mut ways: Vec<Way> = Vec::new();
     let hear = |factor, ways: &mut Vec<Way>| -> Result<(), JobFailure> {
         let first = ways.is_empty();
-        if first || (!ways.iter().any(|w| same(w.0, factor)) && in_time()) {
+        if first || (!ways.iter().any(|w| same(w.factor, factor)) && in_time()) {
             ways.extend(judge_at(factor)?);
         }
         Ok(())
@@ -584,11 +608,8 @@ fn settings(
     for factor in formant_steps(tuned) {
         hear(factor, &mut ways)?;
     }
-    let most_alike = ways
-        .iter()
-        .max_by(|a, b| a.2 .0.total_cmp(&b.2 .0))
-        .map_or(tuned, |w| w.0);
-    for factor in pitch_steps(most_alike) {
+    let best = most_alike(&ways).map_or(tuned, |w| w.factor);
+    for factor in pitch_steps(best) {
         hear(factor, &mut ways)?;
     }
     Ok(ways)
@@ -610,7 +631,7 @@ fn round(x: f32) -> f32 {
 
 #[cfg(test)]
 mod tests {
-    use super::{formant_steps, pitch_steps, same, settings, split};
+    use super::{formant_steps, most_alike, pitch_steps, same, settings, split, Way};
 
     #[test]
     fn the_judging_steps_either_side_within_the_engines_range() {
@@ -636,7 +657,12 @@ mod tests {
         let judge_at = |(p, f): (f32, f32)| {
             heard.borrow_mut().push((p, f));
             let likeness = 0.8 - (p - 1.12).abs() - (f - 0.9).abs();
-            Ok(vec![((p, f), Vec::new(), (likeness, likeness))])
+            Ok(vec![Way {
+                factor: (p, f),
+                colour: Vec::new(),
+                held: likeness,
+                all: likeness,
+            }])
         };
         let ways = settings((1.0, 1.0), &judge_at, &|| true).unwrap();
         let all = heard.take();
@@ -644,11 +670,8 @@ mod tests {
         assert_eq!(ways.len(), 5);
         // The pitch steps are at ×0.9, the best formants.
         assert!(same(all[3], (1.12, 0.9)) && same(all[4], (1.0 / 1.12, 0.9)));
-        let best = ways
-            .iter()
-            .max_by(|a, b| a.2 .0.total_cmp(&b.2 .0))
-            .unwrap();
-        assert!(same(best.0, (1.12, 0.9)));
+        let best = most_alike(&ways).unwrap();
+        assert!(same(best.factor, (1.12, 0.9)));
         // Out of time: the found setting only.
         let ways = settings((1.0, 1.0), &judge_at, &|| false).unwrap();
         assert_eq!((ways.len(), heard.take().len()), (1, 1));
