@@ -18,7 +18,12 @@
 # alike named (`top_stock`, the stricter baseline); `stock` in place of
 # SECONDS prints that alone, without cloning.
 #
-# Usage: bench/clone.sh [SECONDS (default 170: `standard`) | stock] [SPEAKER...]
+# `rank` in place of SECONDS measures the search's objective instead
+# (crates/pipelines/examples/clone_rank.rs): how well it ranks the English
+# stock voices and 24 seeded blends of two of them the way this bench does
+# (Spearman), heard per sentence or with the sentences joined.
+#
+# Usage: bench/clone.sh [SECONDS (default 170: `standard`) | stock | rank] [SPEAKER...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 models=${MEDIAGEN_MODELS_DIR:-$PWD/models}
@@ -36,7 +41,11 @@ for s in "${speakers[@]}"; do
     [ -f "$work/$s/$(basename "$f")" ] || git --git-dir="$git_dir" show "HEAD:$f" > "$work/$s/$(basename "$f")"
   done
 done
-cargo build --release --locked -p mediagen-pipelines --example clone_bench
 dirs=()
 for s in "${speakers[@]}"; do dirs+=("$work/$s"); done
+if [ "$seconds" = rank ]; then
+  cargo build --release --locked -p mediagen-pipelines --example clone_rank
+  exec target/release/examples/clone_rank "$models" 24 "${dirs[@]}"
+fi
+cargo build --release --locked -p mediagen-pipelines --example clone_bench
 target/release/examples/clone_bench "$models" "$seconds" "${dirs[@]}"

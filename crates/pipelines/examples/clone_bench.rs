@@ -16,7 +16,7 @@
 //! itself and the most alike named (`top_stock`: the stricter baseline);
 //! `stock` in place of the seconds prints that alone, without cloning.
 mod common;
-use common::decode;
+use common::reader;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -126,23 +126,7 @@ fn main() {
     );
     }
     for dir in dirs {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-            .expect("speaker dir")
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .collect();
-        files.sort();
-        let (mut samples, mut held) = (Vec::new(), Vec::new());
-        let mut total = 0.0;
-        for f in files {
-            let pcm = decode(&f, RATE);
-            let len = pcm.len() as f64 / f64::from(RATE);
-            if total + len <= 45.0 && held.is_empty() {
-                total += len;
-                samples.push(pcm);
-            } else {
-                held.push(pcm);
-            }
-        }
+        let (samples, held, total) = reader(Path::new(dir), RATE);
         let held_s: f64 = held.iter().map(|p| p.len() as f64 / f64::from(RATE)).sum();
         let name = Path::new(dir)
             .file_name()

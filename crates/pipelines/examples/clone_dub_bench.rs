@@ -13,8 +13,8 @@
 //! dub never heard), and the dub's Spanish heard by the recogniser against
 //! the translated text it was given.
 mod common;
-use common::decode;
-use std::path::{Path, PathBuf};
+use common::{decode, utterances};
+use std::path::Path;
 use std::process::Command;
 
 use mediagen_media::audio::resample;
@@ -30,19 +30,11 @@ const TURNS: usize = 5;
 /// Silence between turns, seconds.
 const GAP: f64 = 0.7;
 
-/// A speaker's utterances, in order.
-fn utterances(dir: &str) -> Vec<Vec<f32>> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .expect("speaker dir")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "flac" || e == "wav"))
-        .collect();
-    files.sort();
-    files.iter().map(|f| decode(f, RATE)).collect()
-}
-
 fn compose(out: &str, turns: &str, a: &str, b: &str) {
-    let (a, b) = (utterances(a), utterances(b));
+    let (a, b) = (
+        utterances(Path::new(a), RATE),
+        utterances(Path::new(b), RATE),
+    );
     let mut audio: Vec<f32> = Vec::new();
     let mut who = Vec::new();
     for i in 0..TURNS {
@@ -119,7 +111,7 @@ fn judge(models: &str, job: &str, dub: &str, turns: &str, dirs: [&str; 2]) {
     let held: Vec<Embedding> = dirs
         .iter()
         .map(|d| {
-            let each: Vec<Embedding> = utterances(d)[TURNS..]
+            let each: Vec<Embedding> = utterances(Path::new(d), RATE)[TURNS..]
                 .iter()
                 .map(|u| encoder.embed_at(u, RATE).expect("embedding"))
                 .collect();

@@ -18,3 +18,34 @@ pub fn decode(path: &Path, rate: u32) -> Vec<f32> {
         .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
         .collect()
 }
+
+/// A speaker's utterances in `dir` (flac or wav files, in name order), at
+/// `rate`.
+pub fn utterances(dir: &Path, rate: u32) -> Vec<Vec<f32>> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .expect("speaker dir")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "flac" || e == "wav"))
+        .collect();
+    files.sort();
+    files.iter().map(|f| decode(f, rate)).collect()
+}
+
+/// A reader's utterances split as the clone benches use them: the first
+/// up to 45 s, the samples a clone is made from, and the rest, held out;
+/// and the samples' seconds.
+#[allow(dead_code)] // not every example splits
+pub fn reader(dir: &Path, rate: u32) -> (Vec<Vec<f32>>, Vec<Vec<f32>>, f64) {
+    let (mut samples, mut held) = (Vec::new(), Vec::new());
+    let mut total = 0.0;
+    for pcm in utterances(dir, rate) {
+        let len = pcm.len() as f64 / f64::from(rate);
+        if total + len <= 45.0 && held.is_empty() {
+            total += len;
+            samples.push(pcm);
+        } else {
+            held.push(pcm);
+        }
+    }
+    (samples, held, total)
+}

@@ -24,7 +24,7 @@ use mediagen_speakers::encoder::{Embedding, SpeakerEncoder};
 use mediagen_speech::clone::colour::colour;
 use mediagen_speech::clone::sentences::sentences;
 use mediagen_speech::clone::{
-    hear_stock, search, CloneError, Options, Progress, StockVoice, Studio,
+    hear_stock, join, search, CloneError, Options, Progress, StockVoice, Studio,
 };
 use mediagen_speech::stt::wer::word_error_rate;
 use mediagen_speech::stt::{transcribe, SttCatalog, SttOptions};
@@ -39,8 +39,9 @@ use crate::tts::{speak_converted, tts_failure, Styled};
 const HELD_OUT: f64 = 0.3;
 /// Time kept back from the search for judging and the checks after it: a
 /// quarter of the job's, within these bounds (a shorter judging hears
-/// fewer settings).
-const RESERVE: (Duration, Duration) = (Duration::from_secs(30), Duration::from_secs(40));
+/// fewer settings; all six took 19–21 s and the checks after them about
+/// 3 s on the bench's readers, docs/voice.md).
+const RESERVE: (Duration, Duration) = (Duration::from_secs(25), Duration::from_secs(30));
 /// Time the judging keeps, after its settings, for the stock voice, the
 /// WORLD clone and the recogniser's check.
 const JUDGING_TAIL: Duration = Duration::from_secs(10);
@@ -60,8 +61,9 @@ const PITCH_STEP: f32 = 1.12;
 /// Stock voices of the speaker's language enough to search among; with
 /// fewer, every language's are heard.
 const MIN_STOCK: usize = 4;
-/// Bumped when the search's sentences change, so kept hearings are redone.
-const STOCK_VERSION: u32 = 1;
+/// Bumped when the search's sentences or how they are heard change, so
+/// kept hearings are redone (2: the sentences joined).
+const STOCK_VERSION: u32 = 2;
 
 /// What the stock voices sound like on each language's search sentences:
 /// the same for every clone, so heard once per worker process.
@@ -261,19 +263,19 @@ impl Maker<'_> {
                     // Kept beside the voices' profiles: heard once per
                     // installation, not once per clone.
                     let file = format!("{}.clone-{said_in}.v{STOCK_VERSION}.json", v.id);
-                    let heard: Vec<Vec<f32>> = self
+                    let heard: Vec<f32> = self
                         .tts
                         .kept(&v.id, &file, || {
                             let voice =
                                 hear_stock(&studio, &v.id, table.clone(), &search_sentences)
                                     .map_err(|e| TtsError::Failed(e.to_string()))?;
-                            Ok(voice.heard.into_iter().map(|e| e.0).collect())
+                            Ok(voice.heard.0)
                         })
                         .map_err(|e| failed(CloneError::Engine(e.to_string())))?;
                     let voice = StockVoice {
                         key: v.id.clone(),
                         styles: table,
-                        heard: heard.into_iter().map(Embedding).collect(),
+                        heard: Embedding(heard),
                     };
                     self.stock
                         .0
@@ -337,26 +339,29 @@ impl Maker<'_> {
         // Judged on the held-out samples, on sentences the search never
         // heard, at several pitch and formant factors around those found
         // (`settings`: they are chosen on three short sentences, which can
-        // mislead), each heard plain and through the colour.
-        let speak = |style: Style| -> Result<Vec<Vec<f32>>, JobFailure> {
+        // mislead), each heard plain and through the colour, its sentences
+        // joined into one utterance (as the search hears its own).
+        let speak = |style: Style| -> Result<Vec<f32>, JobFailure> {
             if cancelled() {
                 return Err(failed(CloneError::Cancelled));
             }
-            judge_sentences
+            let spoken = judge_sentences
                 .iter()
                 .map(|s| studio.speak(style, s))
                 .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| failed(CloneError::Engine(e)))?;
+            Ok(join(&spoken))
+        };
+        let hear = |audio: &[f32]| -> Result<Embedding, JobFailure> {
+            studio
+                .embed(audio)
                 .map_err(|e| failed(CloneError::Engine(e)))
         };
-        let judge = |spoken: &[Vec<f32>], curve: &[(f32, f32)]| -> Result<(f32, f32), JobFailure> {
-            let heard = spoken
-                .iter()
-                .map(|audio| studio.embed(&equalize(audio, 16_000, curve)))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| failed(CloneError::Engine(e)))?;
+        let judge = |spoken: &[f32], curve: &[(f32, f32)]| -> Result<(f32, f32), JobFailure> {
+            let heard = hear(&equalize(spoken, 16_000, curve))?;
             Ok((
-                likeness(&heard, &held_target),
-                likeness(&heard, &all_target),
+                heard.similarity(&held_target),
+                heard.similarity(&all_target),
             ))
         };
         let stock_table = stock
@@ -391,17 +396,17 @@ impl Maker<'_> {
         let (stock_held, stock_all) = judge(&speak(Style::plain(&stock_table))?, &[])?;
         let world = match world_base {
             Some(base) => {
-                let heard = judge_sentences
+                let spoken = judge_sentences
                     .iter()
                     .map(|s| {
                         let audio = speak_converted(self.tts, base, profile, s, 1.0, |_, _, _| {
                             !cancelled()
                         })
                         .map_err(tts_failure)?;
-                        embed(&audio.samples)
+                        Ok(resample(&audio.samples, audio.sample_rate, 16_000))
                     })
-                    .collect::<Result<Vec<_>, _>>()?;
-                likeness(&heard, &held_target)
+                    .collect::<Result<Vec<_>, JobFailure>>()?;
+                hear(&join(&spoken))?.similarity(&held_target)
             }
             None => 0.0,
         };
@@ -530,7 +535,7 @@ impl Maker<'_> {
 
 /// The samples searched with and those held out: the last whole samples
 /// making up about [`HELD_OUT`] of the time, or the end of a single one.
-fn split(samples: &[Vec<f32>]) -> (Vec<Vec<f32>>, Vec<Vec<f32>>) {
+pub fn split(samples: &[Vec<f32>]) -> (Vec<Vec<f32>>, Vec<Vec<f32>>) {
     let total: usize = samples.iter().map(Vec::len).sum();
     let want = (total as f64 * HELD_OUT) as usize;
     let mut held = 0;
@@ -618,11 +623,6 @@ fn settings(
 /// Whether two settings are the same (to a hundredth).
 fn same(a: (f32, f32), b: (f32, f32)) -> bool {
     (a.0 - b.0).abs() < 0.01 && (a.1 - b.1).abs() < 0.01
-}
-
-/// Mean likeness of embeddings to `target`.
-fn likeness(heard: &[Embedding], target: &Embedding) -> f32 {
-    heard.iter().map(|e| e.similarity(target)).sum::<f32>() / heard.len().max(1) as f32
 }
 
 fn round(x: f32) -> f32 {

@@ -9,8 +9,9 @@
 //! by a local linear model of how a blend's embedding follows its weights
 //! ([`blend`]), then walks at random around the best, and last finds the
 //! pitch and the formants the best is spoken at. Every candidate is heard
-//! on the same few sentences of different lengths; the result is judged
-//! afterwards on sample audio the search never used.
+//! on the same few sentences of different lengths, joined into one
+//! utterance for the encoder; the result is judged afterwards on sample
+//! audio the search never used.
 
 pub mod blend;
 pub mod colour;
@@ -21,7 +22,7 @@ use mediagen_speakers::encoder::Embedding;
 
 use crate::tts::Style;
 
-pub use search::{hear_stock, search, Found, Options, Progress};
+pub use search::{hear_stock, join, search, Found, Options, Progress};
 
 /// What the search needs of the engines: speech in a style table, and a
 /// speaker embedding of speech.
@@ -39,8 +40,8 @@ pub trait Studio: Sync {
 pub struct StockVoice {
     pub key: String,
     pub styles: Vec<f32>,
-    /// Its speaker embedding on each of the search's sentences.
-    pub heard: Vec<Embedding>,
+    /// Its speaker embedding on the search's sentences, joined.
+    pub heard: Embedding,
 }
 
 /// Why a search stopped without a voice.
