@@ -16,7 +16,7 @@
 //! itself and the most alike named (`top_stock`: the stricter baseline);
 //! `stock` in place of the seconds prints that alone, without cloning.
 mod common;
-use common::reader;
+use common::{reader, BENCH_SENTENCES};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -30,22 +30,7 @@ use mediagen_speech::stt::{transcribe, SttCatalog, SttOptions};
 use mediagen_speech::tts::TtsCatalog;
 use mediagen_speech::voice::{analyse, RATE};
 
-/// Said by every voice when the bench judges it: none of these is a
-/// sentence the job hears or judges with.
-const SENTENCES: [&str; 10] = [
-    "The birch canoe slid on the smooth planks.",
-    "Glue the sheet to the dark blue background.",
-    "It is easy to tell the depth of a well.",
-    "These days a chicken leg is a rare dish.",
-    "Rice is often served in round bowls.",
-    "The juice of lemons makes fine punch.",
-    "The box was thrown beside the parked truck.",
-    "The hogs were fed chopped corn and garbage.",
-    "Four hours of steady work faced us.",
-    "A large size in stockings is hard to sell.",
-];
-
-/// The same for the clone speaking Spanish (`languageCode: es`): WER only.
+/// Said by the clone speaking Spanish (`languageCode: es`): WER only.
 const SPANISH: [&str; 10] = [
     "La canoa de abedul se deslizó sobre las tablas lisas.",
     "Pega la hoja sobre el fondo azul oscuro.",
@@ -106,7 +91,7 @@ fn main() {
         .iter()
         .filter(|v| v.engine == STYLED_ENGINE && v.language.starts_with("en"))
         .map(|v| {
-            let spoken: Vec<Vec<f32>> = SENTENCES
+            let spoken: Vec<Vec<f32>> = BENCH_SENTENCES
                 .iter()
                 .map(|s| {
                     tts.speak(&v.id, s, 1.0, |_, _, _| true)
@@ -199,8 +184,9 @@ fn main() {
                 errors / sentences.len() as f64,
             )
         };
-        let hear =
-            |speak: &dyn Fn(&str) -> Vec<f32>, rate: u32| hear_in(speak, rate, &SENTENCES, "en");
+        let hear = |speak: &dyn Fn(&str) -> Vec<f32>, rate: u32| {
+            hear_in(speak, rate, &BENCH_SENTENCES, "en")
+        };
         let base = voice.base_voice_id.clone();
         let kokoro_rate = tts.voice(&base).map_or(24_000, |v| v.sample_rate);
         // The clone saying `s` with catalog voice `speaker`'s phonemes.

@@ -15,7 +15,7 @@
 //! as the mean likeness of every sentence's own embedding (`each`) and as
 //! the likeness of the sentences joined into one utterance (`joined`).
 mod common;
-use common::reader;
+use common::{reader, BENCH_SENTENCES};
 use std::path::{Path, PathBuf};
 
 use mediagen_core::voice::STYLED_ENGINE;
@@ -28,20 +28,6 @@ use mediagen_speech::stt::SttCatalog;
 use mediagen_speech::tts::{Style, TtsCatalog};
 use mediagen_speech::voice::RATE;
 use rand::{Rng, SeedableRng};
-
-/// The bench's sentences (as `clone_bench` says them).
-const BENCH: [&str; 10] = [
-    "The birch canoe slid on the smooth planks.",
-    "Glue the sheet to the dark blue background.",
-    "It is easy to tell the depth of a well.",
-    "These days a chicken leg is a rare dish.",
-    "Rice is often served in round bowls.",
-    "The juice of lemons makes fine punch.",
-    "The box was thrown beside the parked truck.",
-    "The hogs were fed chopped corn and garbage.",
-    "Four hours of steady work faced us.",
-    "A large size in stockings is hard to sell.",
-];
 
 /// A table's speech of one set of sentences: each sentence's embedding,
 /// and the sentences' joined.
@@ -91,7 +77,7 @@ fn main() {
             .collect();
         tables.push((format!("{}*{w:.2}+{}", tables[a].0, tables[b].0), mixed));
     }
-    let sets: [&[&str]; 3] = [&search, &judge, &BENCH];
+    let sets: [&[&str]; 3] = [&search, &judge, &BENCH_SENTENCES];
     // [table][set]
     let heard: Vec<Vec<Heard>> = tables
         .iter()

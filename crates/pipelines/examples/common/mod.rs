@@ -49,3 +49,19 @@ pub fn reader(dir: &Path, rate: u32) -> (Vec<Vec<f32>>, Vec<Vec<f32>>, f64) {
     }
     (samples, held, total)
 }
+
+/// Said by every voice a clone bench judges: none of these is a sentence
+/// the clone job hears or judges with.
+#[allow(dead_code)] // not every example judges clones
+pub const BENCH_SENTENCES: [&str; 10] = [
+    "The birch canoe slid on the smooth planks.",
+    "Glue the sheet to the dark blue background.",
+    "It is easy to tell the depth of a well.",
+    "These days a chicken leg is a rare dish.",
+    "Rice is often served in round bowls.",
+    "The juice of lemons makes fine punch.",
+    "The box was thrown beside the parked truck.",
+    "The hogs were fed chopped corn and garbage.",
+    "Four hours of steady work faced us.",
+    "A large size in stockings is hard to sell.",
+];
