@@ -25,6 +25,7 @@ use mediagen_media::audio::resample;
 use mediagen_pipelines::tts::{speak_converted, speak_neural};
 use mediagen_pipelines::voice_clone::neural::{Maker, StockCache};
 use mediagen_speakers::encoder::Embedding;
+use mediagen_speech::clone::join;
 use mediagen_speech::stt::wer::word_error_rate;
 use mediagen_speech::stt::{transcribe, SttCatalog, SttOptions};
 use mediagen_speech::tts::TtsCatalog;
@@ -71,18 +72,11 @@ fn main() {
     let model = stt.model(None).expect("a recogniser");
     let stock = StockCache::default();
     let embed = |audio: &[f32], rate: u32| encoder.embed_at(audio, rate).expect("embedding");
-    let likeness = |heard: &[Embedding], target: &Embedding| {
-        heard.iter().map(|e| e.similarity(target)).sum::<f32>() / heard.len() as f32
-    };
-    // The bench's sentences joined (a quarter second between), as one
-    // utterance is embedded.
+    // The sentences' speech at `rate` joined as the job joins its own
+    // (`mediagen_speech::clone::join`), embedded as one utterance.
     let joined = |spoken: &[Vec<f32>], rate: u32| {
-        let mut joined = Vec::new();
-        for audio in spoken {
-            joined.extend_from_slice(audio);
-            joined.extend(std::iter::repeat_n(0.0, rate as usize / 4));
-        }
-        joined
+        let at_16k: Vec<Vec<f32>> = spoken.iter().map(|a| resample(a, rate, 16_000)).collect();
+        embed(&join(&at_16k), 16_000)
     };
     // Every English Kokoro voice (the job's stock voices) on the bench's
     // sentences: the same for every speaker.
@@ -100,7 +94,7 @@ fn main() {
                 })
                 .collect();
             let rate = v.sample_rate;
-            (v.key.clone(), embed(&joined(&spoken, rate), rate))
+            (v.key.clone(), joined(&spoken, rate))
         })
         .collect();
     if stock_only {
@@ -180,7 +174,7 @@ fn main() {
                 spoken.push(audio);
             }
             (
-                likeness(&[embed(&joined(&spoken, rate), rate)], &target),
+                joined(&spoken, rate).similarity(&target),
                 errors / sentences.len() as f64,
             )
         };
