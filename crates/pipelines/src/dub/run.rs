@@ -23,6 +23,7 @@ use serde_json::{json, Value};
 
 use super::cast::{by_speaker, cast, Cast};
 use super::clones::clone_speakers;
+use super::sentences::sentences;
 use crate::output::{deliver, Delivered};
 use crate::respeak::{mix_lines, speak_lines, Ducker, Fit, Line, Spoken};
 use crate::stt::{srt, stt_failure, vtt};
@@ -260,7 +261,7 @@ impl DubPipeline {
                     .unsupported(Some(&source), &req.target_language);
                 JobFailure::abort(ErrorCode::UnsupportedLanguagePair, e.message)
             })?;
-        let spoken_segments = within(&heard, from, to);
+        let spoken_segments = sentences(within(&heard, from, to));
         if spoken_segments.is_empty() {
             return Err(JobFailure::abort(
                 ErrorCode::NoSpeech,

@@ -15,6 +15,42 @@ fn samples(seconds: f64) -> usize {
     (seconds.max(0.0) * RATE as f64) as usize
 }
 
+/// Each segment's words, as a range of `t.words`. The words are the
+/// segments' text in order, so they are dealt out by each segment's count
+/// of words; where the counts disagree (text the words do not cover),
+/// each segment takes the words whose middle lies before its end. Times
+/// alone are not enough: a segment's end and its words' times come from
+/// different steps of the recogniser, and a turn's first word often lies
+/// before the end of the segment before it.
+fn words_of_segments(t: &Transcript) -> Vec<std::ops::Range<usize>> {
+    let counts: Vec<usize> = t
+        .segments
+        .iter()
+        .map(|s| s.text.split_whitespace().count())
+        .collect();
+    let mut next = 0;
+    if counts.iter().sum::<usize>() == t.words.len() {
+        return counts
+            .iter()
+            .map(|n| {
+                next += n;
+                next - n..next
+            })
+            .collect();
+    }
+    t.segments
+        .iter()
+        .map(|seg| {
+            let first = next;
+            while next < t.words.len() && (t.words[next].start + t.words[next].end) / 2.0 <= seg.end
+            {
+                next += 1;
+            }
+            first..next
+        })
+        .collect()
+}
+
 /// Labels `t`'s words and segments with `d`'s speakers, cutting segments
 /// at speaker changes between their words, and lists the speakers with
 /// their speaking time. Needs word timestamps to cut segments (without
@@ -29,16 +65,9 @@ pub fn attribute(t: &mut Transcript, d: &Diarization) {
             .map(label);
     }
     let mut out: Vec<Segment> = Vec::with_capacity(t.segments.len());
-    let mut next_word = 0;
-    for seg in std::mem::take(&mut t.segments) {
-        // This segment's words: those whose middle lies in it.
-        let first = next_word;
-        while next_word < t.words.len()
-            && (t.words[next_word].start + t.words[next_word].end) / 2.0 <= seg.end
-        {
-            next_word += 1;
-        }
-        let words = &t.words[first..next_word];
+    let owned = words_of_segments(t);
+    for (seg, range) in std::mem::take(&mut t.segments).into_iter().zip(owned) {
+        let words = &t.words[range];
         let whole = d
             .speaker_of(samples(seg.start)..samples(seg.end).max(samples(seg.start) + 1))
             .map(label);
@@ -114,30 +143,23 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_segment_is_cut_where_its_words_change_speaker() {
-        let seg = Segment {
+    fn segment(text: &str, start: f64, end: f64) -> Segment {
+        Segment {
             id: 0,
-            start: 0.0,
-            end: 4.0,
-            text: "Are you there? Yes.".into(),
+            start,
+            end,
+            text: text.into(),
             avg_logprob: 0.0,
             no_speech_prob: 0.0,
             compression_ratio: 1.0,
             speaker: None,
-        };
-        let mut t = Transcript {
-            segments: vec![seg],
-            words: vec![
-                word("Are", 0.0, 0.4),
-                word("you", 0.4, 0.8),
-                word("there?", 0.8, 1.5),
-                word("Yes.", 2.5, 3.0),
-            ],
-            ..Transcript::default()
-        };
+        }
+    }
+
+    /// Speaker 0 until 1.6 s, speaker 1 from 2.4 s to 3.5 s.
+    fn two_turns() -> Diarization {
         let s = |x: f64| (x * RATE as f64) as usize;
-        let d = Diarization {
+        Diarization {
             turns: vec![
                 Turn {
                     speaker: 0,
@@ -145,19 +167,39 @@ mod tests {
                 },
                 Turn {
                     speaker: 1,
-                    range: s(2.4)..s(3.1),
+                    range: s(2.4)..s(3.5),
                 },
             ],
             voices: vec![Embedding(vec![1.0]), Embedding(vec![0.0])],
-        };
-        attribute(&mut t, &d);
-        let got: Vec<(String, Option<String>, f64, f64)> = t
-            .segments
+        }
+    }
+
+    /// "Are you there?", said from 0 to 1.5 s.
+    fn asked() -> Vec<Word> {
+        vec![
+            word("Are", 0.0, 0.4),
+            word("you", 0.4, 0.8),
+            word("there?", 0.8, 1.5),
+        ]
+    }
+
+    fn lines(t: &Transcript) -> Vec<(String, Option<String>, f64, f64)> {
+        t.segments
             .iter()
             .map(|s| (s.text.clone(), s.speaker.clone(), s.start, s.end))
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn a_segment_is_cut_where_its_words_change_speaker() {
+        let mut t = Transcript {
+            segments: vec![segment("Are you there? Yes.", 0.0, 4.0)],
+            words: [asked(), vec![word("Yes.", 2.5, 3.0)]].concat(),
+            ..Transcript::default()
+        };
+        attribute(&mut t, &two_turns());
         assert_eq!(
-            got,
+            lines(&t),
             vec![
                 ("Are you there?".into(), Some("speaker_0".into()), 0.0, 1.5),
                 ("Yes.".into(), Some("speaker_1".into()), 2.5, 3.0),
@@ -166,5 +208,31 @@ mod tests {
         assert_eq!(t.words[3].speaker.as_deref(), Some("speaker_1"));
         assert_eq!(t.speakers.len(), 2);
         assert!((t.speakers[0].seconds - 1.6).abs() < 1e-3);
+    }
+
+    /// A segment whose end takes in the next turn's first word keeps its
+    /// own words: that word is neither a line of its own nor said twice.
+    #[test]
+    fn words_stay_with_the_segment_that_says_them() {
+        let mut t = Transcript {
+            segments: vec![
+                segment("Are you there?", 0.0, 2.8),
+                segment("Yes indeed.", 2.6, 3.5),
+            ],
+            words: [
+                asked(),
+                vec![word("Yes", 2.5, 2.8), word("indeed.", 2.8, 3.3)],
+            ]
+            .concat(),
+            ..Transcript::default()
+        };
+        attribute(&mut t, &two_turns());
+        assert_eq!(
+            lines(&t),
+            vec![
+                ("Are you there?".into(), Some("speaker_0".into()), 0.0, 1.5),
+                ("Yes indeed.".into(), Some("speaker_1".into()), 2.5, 3.3),
+            ]
+        );
     }
 }
