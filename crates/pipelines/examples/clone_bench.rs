@@ -135,7 +135,14 @@ fn main() {
         };
         let deadline = started + Duration::from_secs_f64(seconds);
         let voice = maker
-            .make(&samples, &profile, "en", world_base.as_deref(), deadline)
+            .make(
+                &samples,
+                &profile,
+                "en",
+                world_base.as_deref(),
+                None,
+                deadline,
+            )
             .expect("the clone job")
             .expect("a neural clone");
         let took = started.elapsed().as_secs_f64();

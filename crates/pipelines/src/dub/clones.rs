@@ -13,6 +13,8 @@ use mediagen_core::voice::styled_speaker;
 use mediagen_core::ErrorCode;
 use mediagen_jobs::dub::{CLONE_SEARCH, CLONE_SEARCH_PER_SPEAKER};
 use mediagen_media::pcm::PcmFile;
+use mediagen_speakers::encoder::Embedding;
+use mediagen_speech::voice::RATE;
 use mediagen_worker::JobFailure;
 
 use super::cast::{lines_of, speech_of, Cast};
@@ -54,6 +56,23 @@ pub fn clone_speakers(
     let started = Instant::now();
     let parts = cast.parts.len();
     let mut tables = vec![None; parts];
+    // Each speaker's lines, and their voice as the encoder hears them: a
+    // clone is searched to be like its speaker and unlike the others (two
+    // speakers of like voices otherwise get clones as like each other).
+    let samples: Vec<Vec<Vec<f32>>> = (0..parts)
+        .map(|k| speech_of(original, lines_of(lines, &cast.who, k), MAX_SPEECH))
+        .collect();
+    let voices: Vec<Option<Embedding>> = samples
+        .iter()
+        .map(|s| {
+            let encoder = maker.stt.encoder().ok()?;
+            let each: Vec<Embedding> = s
+                .iter()
+                .filter_map(|piece| encoder.embed_at(piece, RATE).ok())
+                .collect();
+            Embedding::mean(&each)
+        })
+        .collect();
     for (k, table) in tables.iter_mut().enumerate() {
         report(k as f32 / parts as f32);
         let Some(profile) = cast.parts[k].toward.clone() else {
@@ -70,8 +89,21 @@ pub fn clone_speakers(
         if allowed < MIN_SEARCH || said < MIN_SPEECH {
             continue;
         }
-        let samples = speech_of(original, lines_of(lines, &cast.who, k), MAX_SPEECH);
-        let made = match maker.make(&samples, &profile, source, None, Instant::now() + allowed) {
+        let others = Embedding::mean(
+            voices
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != k)
+                .filter_map(|(_, v)| v.as_ref()),
+        );
+        let made = match maker.make(
+            &samples[k],
+            &profile,
+            source,
+            None,
+            others.as_ref(),
+            Instant::now() + allowed,
+        ) {
             Ok(made) => made,
             Err(e) if e.error().code == ErrorCode::Cancelled.as_str() => return Err(e),
             Err(e) => {

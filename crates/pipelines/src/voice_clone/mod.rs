@@ -142,6 +142,7 @@ impl VoiceClonePipeline {
                     &profile,
                     &language,
                     world_base.as_deref(),
+                    None,
                     deadline,
                 )?
             }

@@ -35,6 +35,10 @@ use mediagen_worker::JobFailure;
 
 use crate::tts::{speak_converted, tts_failure, Styled};
 
+/// How far a clone that must be told apart from another voice is turned
+/// away from it: the likeness it goes by is to its own samples less this
+/// times to the other voice (a dub's speakers; bench/clone_dub.sh).
+pub const APART: f32 = 0.5;
 /// Share of the samples held out for judging.
 const HELD_OUT: f64 = 0.3;
 /// Time kept back from the search for judging and the checks after it: a
@@ -153,12 +157,16 @@ impl Maker<'_> {
     /// A neural clone of the speaker of `samples` (at [`RATE`]) in
     /// `language`, done by `deadline`; `None` when no engine with style
     /// tables speaks the language (the caller makes a WORLD clone).
+    /// `unlike`: another voice the clone must be told apart from (a dub's
+    /// other speakers): every likeness the search and the judging go by is
+    /// then to the samples less [`APART`] times to it.
     pub fn make(
         &self,
         samples: &[Vec<f32>],
         profile: &VoiceProfile,
         language: &str,
         world_base: Option<&str>,
+        unlike: Option<&Embedding>,
         deadline: Instant,
     ) -> Result<Option<NeuralVoice>, JobFailure> {
         let (report, cancelled) = (self.report, self.cancelled);
@@ -210,7 +218,15 @@ impl Maker<'_> {
             Embedding::mean(&each)
                 .ok_or_else(|| JobFailure::abort(ErrorCode::InternalError, "no samples"))
         };
-        let (target, held_target, all_target) = (mean(&searched)?, mean(&held)?, mean(samples)?);
+        let aim = |e: Embedding| match unlike {
+            Some(other) => apart(&e, other),
+            None => e,
+        };
+        let (target, held_target, all_target) = (
+            aim(mean(&searched)?),
+            aim(mean(&held)?),
+            aim(mean(samples)?),
+        );
 
         // The stock voices of both genders (a voice between them, or
         // guessed as the other by its pitch, is often nearest to one of the
@@ -553,6 +569,21 @@ pub fn split(samples: &[Vec<f32>]) -> (Vec<Vec<f32>>, Vec<Vec<f32>>) {
     (samples[..cut].to_vec(), samples[cut..].to_vec())
 }
 
+/// `voice` turned away from `other`: the direction of `voice − APART·other`.
+/// A voice's likeness to it is its likeness to `voice` less [`APART`] times
+/// its likeness to `other`, over a constant (both are unit vectors), so the
+/// most alike to it is the most alike to `voice` that is also least like
+/// `other`.
+fn apart(voice: &Embedding, other: &Embedding) -> Embedding {
+    let away: Vec<f32> = voice
+        .0
+        .iter()
+        .zip(&other.0)
+        .map(|(a, b)| a - APART * b)
+        .collect();
+    Embedding::mean([&Embedding(away)]).unwrap_or_else(|| voice.clone())
+}
+
 /// A way a clone may be spoken, judged.
 #[derive(Clone)]
 struct Way {
@@ -631,7 +662,22 @@ fn round(x: f32) -> f32 {
 
 #[cfg(test)]
 mod tests {
-    use super::{formant_steps, most_alike, pitch_steps, same, settings, split, Way};
+    use super::{apart, formant_steps, most_alike, pitch_steps, same, settings, split, Way};
+    use mediagen_speakers::encoder::Embedding;
+
+    #[test]
+    fn a_voice_turned_away_ranks_by_likeness_less_the_others() {
+        let (me, other) = (
+            Embedding(vec![1.0, 0.0, 0.0]),
+            Embedding(vec![0.6, 0.8, 0.0]),
+        );
+        let aim = apart(&me, &other);
+        // Both as like `me` (0.6): the one unlike `other` ranks first.
+        let near_other = Embedding(vec![0.6, 0.8, 0.0]);
+        let away = Embedding(vec![0.6, -0.8, 0.0]);
+        assert!(aim.similarity(&away) > aim.similarity(&near_other));
+        assert!((aim.similarity(&aim) - 1.0).abs() < 1e-6);
+    }
 
     #[test]
     fn the_judging_steps_either_side_within_the_engines_range() {
