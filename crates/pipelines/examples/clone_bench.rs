@@ -26,7 +26,7 @@ use mediagen_pipelines::tts::{speak_converted, speak_neural};
 use mediagen_pipelines::voice_clone::neural::{Maker, StockCache};
 use mediagen_speakers::encoder::Embedding;
 use mediagen_speech::clone::join;
-use mediagen_speech::stt::wer::word_error_rate;
+use mediagen_speech::stt::wer::spoken_word_error_rate;
 use mediagen_speech::stt::{transcribe, SttCatalog, SttOptions};
 use mediagen_speech::tts::TtsCatalog;
 use mediagen_speech::voice::{analyse, RATE};
@@ -168,7 +168,7 @@ fn main() {
                 let text = transcribe(model.as_ref(), stt.gate(), stt.vad(), &pcm, &options)
                     .expect("transcript")
                     .text;
-                let wer = word_error_rate(s, &text);
+                let wer = spoken_word_error_rate(language, s, &text);
                 if wer > 0.0 {
                     // What was misheard, to tell a voice's slips from the
                     // recogniser's.
@@ -192,7 +192,7 @@ fn main() {
         let kokoro_rate = tts.voice(&base).map_or(24_000, |v| v.sample_rate);
         // The clone saying `s` with catalog voice `speaker`'s phonemes.
         let clone_says = |speaker: &str, s: &str| {
-            let spoken = speak_neural(&tts, speaker, voice.styled(), s, 1.0, |_, _, _| true);
+            let spoken = speak_neural(&tts, speaker, voice.styled(), s, None, 1.0, |_, _, _| true);
             spoken.expect("clone speech").samples
         };
         let (clone, clone_wer) = hear(&|s| clone_says(&base, s), kokoro_rate);

@@ -19,7 +19,7 @@ use std::process::Command;
 
 use mediagen_media::audio::resample;
 use mediagen_speakers::encoder::Embedding;
-use mediagen_speech::stt::wer::word_error_rate;
+use mediagen_speech::stt::wer::spoken_word_error_rate;
 use mediagen_speech::stt::{transcribe, SttCatalog, SttOptions};
 use serde_json::{json, Value};
 
@@ -136,6 +136,8 @@ fn judge(models: &str, job: &str, dub: &str, turns: &str, dirs: [&str; 2]) {
         )
         .expect("transcript")
         .text;
+        // What was said and what was heard, for reading the WER's errors.
+        eprintln!("said:  {}\nheard: {}", said[k].trim(), heard.trim());
         let mut names = labels[k].clone();
         names.dedup();
         let first = labels[k].first().cloned().unwrap_or_default();
@@ -154,7 +156,7 @@ fn judge(models: &str, job: &str, dub: &str, turns: &str, dirs: [&str; 2]) {
             part,
             e.similarity(&held[k]),
             e.similarity(&held[1 - k]),
-            word_error_rate(&said[k], &heard) * 100.0,
+            spoken_word_error_rate("es", &said[k], &heard) * 100.0,
         );
     }
 }

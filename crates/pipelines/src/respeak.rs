@@ -7,7 +7,7 @@
 use mediagen_core::time::round_ms;
 use mediagen_media::audio::{resample, Audio};
 use mediagen_media::stretch::stretch;
-use mediagen_speech::tts::{TtsCatalog, TtsError};
+use mediagen_speech::tts::{Foreign, TtsCatalog, TtsError};
 use mediagen_speech::voice::{Transform, VoiceConverter, VoiceProfile, WorldConverter, RATE};
 
 use crate::tts::{speak_neural, Styled};
@@ -19,6 +19,9 @@ pub struct Line {
     pub start: f64,
     pub end: f64,
     pub text: String,
+    /// Words of `text` read in another language than the voice's (the words
+    /// a dub's translator left as they were).
+    pub foreign: Option<Foreign>,
 }
 
 /// How lines are fitted into their slots.
@@ -95,10 +98,17 @@ pub struct Spoken {
 }
 
 /// A line as the voice says it naturally: silence trimmed, at [`RATE`].
-fn natural_speech(catalog: &TtsCatalog, voice: &Voicing, text: &str) -> Result<Vec<f32>, TtsError> {
+fn natural_speech(
+    catalog: &TtsCatalog,
+    voice: &Voicing,
+    line: &Line,
+) -> Result<Vec<f32>, TtsError> {
+    let (text, foreign) = (&line.text, line.foreign.as_ref());
     let mut audio = match &voice.styled {
-        Some(s) => speak_neural(catalog, voice.speaker, *s, text, 1.0, |_, _, _| true)?,
-        None => catalog.speak(voice.speaker, text, 1.0, |_, _, _| true)?,
+        Some(s) => speak_neural(catalog, voice.speaker, *s, text, foreign, 1.0, |_, _, _| {
+            true
+        })?,
+        None => catalog.speak_foreign(voice.speaker, None, text, foreign, 1.0, |_, _, _| true)?,
     };
     audio.trim_silence(-45.0, 0.02);
     Ok(resample(&audio.samples, audio.sample_rate, RATE))
@@ -158,7 +168,7 @@ pub fn speak_line(
     next: f64,
     fit: &Fit,
 ) -> Result<Spoken, TtsError> {
-    let natural = natural_speech(catalog, voice, &line.text)?;
+    let natural = natural_speech(catalog, voice, line)?;
     Ok(fit_line(natural, voice.toward, line, cursor, next, fit))
 }
 
@@ -193,10 +203,7 @@ pub fn speak_lines(
         scope.spawn(mediagen_media::process::in_this_scope(move || {
             for (i, line) in lines.iter().enumerate() {
                 // A closed channel: the fitting side stopped (cancelled).
-                if tx
-                    .send(natural_speech(catalog, &voice(i), &line.text))
-                    .is_err()
-                {
+                if tx.send(natural_speech(catalog, &voice(i), line)).is_err() {
                     break;
                 }
             }
@@ -380,6 +387,7 @@ mod tests {
             start: 1.0,
             end: 2.0,
             text: String::new(),
+            foreign: None,
         }];
         let r = RATE as usize;
         let mut voice = tone(1000.0);
@@ -407,6 +415,7 @@ mod tests {
             start: 1.0,
             end: 2.0,
             text: String::new(),
+            foreign: None,
         }];
         // Two windows, the second starting inside the line.
         let (first, second) = x.split_at_mut(RATE as usize * 5 / 4);

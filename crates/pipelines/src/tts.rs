@@ -9,7 +9,7 @@ use mediagen_media::audio::{resample, Audio};
 use mediagen_media::media::encode;
 use mediagen_media::spectrum::equalize;
 use mediagen_speech::stt::{languages as stt_languages, transcribe, SttCatalog, SttOptions};
-use mediagen_speech::tts::{ssml, Style, TtsCatalog, TtsError};
+use mediagen_speech::tts::{ssml, Foreign, Style, TtsCatalog, TtsError};
 use mediagen_speech::voice::{Transform, VoiceConverter, WorldConverter, RATE};
 use mediagen_worker::{JobContext, JobFailure, RequestPipeline};
 use serde::Serialize;
@@ -100,6 +100,7 @@ impl Speak for TtsRequest {
                 self.speaker(),
                 Styled::of(styles, neural),
                 &self.text,
+                None,
                 self.speed,
                 each,
             );
@@ -146,11 +147,13 @@ pub fn speak_neural(
     base: &str,
     styled: Styled,
     text: &str,
+    foreign: Option<&Foreign>,
     speed: f32,
     mut each: impl FnMut(usize, usize, &Audio) -> bool,
 ) -> Result<Audio, TtsError> {
     let mut samples = Vec::new();
-    let spoken = catalog.speak_styled(base, Some(styled.style), text, speed, |i, n, piece| {
+    let style = Some(styled.style);
+    let spoken = catalog.speak_foreign(base, style, text, foreign, speed, |i, n, piece| {
         let audio = Audio::new(
             equalize(&piece.samples, piece.sample_rate, styled.colour),
             piece.sample_rate,
@@ -219,7 +222,7 @@ pub fn voiceprint(
         Sound::Converted(profile) => {
             speak_converted(tts, voice, profile, text, 1.0, |_, _, _| true)
         }
-        Sound::Styled(styled) => speak_neural(tts, voice, styled, text, 1.0, |_, _, _| true),
+        Sound::Styled(styled) => speak_neural(tts, voice, styled, text, None, 1.0, |_, _, _| true),
     }
     .map_err(|e| e.to_string())?;
     encoder

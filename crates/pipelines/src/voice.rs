@@ -189,6 +189,7 @@ impl VoiceChangePipeline {
                 start: s.start,
                 end: s.end,
                 text: s.text.trim().to_owned(),
+                foreign: None,
             })
             .collect();
         if lines.is_empty() {

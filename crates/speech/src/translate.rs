@@ -16,6 +16,15 @@ pub enum TranslateError {
     Failed(String),
 }
 
+/// A line translated.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Translated {
+    pub text: String,
+    /// Words of `text` the translator did not know and left as they were
+    /// in the source language (once each, as first written).
+    pub kept: Vec<String>,
+}
+
 /// Translates lines of text between ISO 639-1 languages.
 pub trait Translator: Send + Sync {
     fn name(&self) -> &'static str;
@@ -27,7 +36,58 @@ pub trait Translator: Send + Sync {
         from: &str,
         to: &str,
         lines: &[String],
-    ) -> Result<Vec<String>, TranslateError>;
+    ) -> Result<Vec<Translated>, TranslateError>;
+}
+
+/// Apertium's marks before a word: `*` unknown, `@` not in the bilingual
+/// dictionary (both the source word left as it was), `#` not generated
+/// (a target word, uninflected).
+const MARKS: [char; 3] = ['*', '@', '#'];
+
+/// Apertium's output with its marks taken out, and the words marked as
+/// left in the source language. Only words also in `source` count when
+/// `direct` is false (a pivot's own unknown words are the pivot's). The
+/// marks are Apertium's alone: the input had these characters taken out.
+fn unmark(output: &str, source: &str, direct: bool) -> Translated {
+    let word_char = |c: char| c.is_alphanumeric() || c == '\'' || c == '-';
+    let in_source = |w: &str| {
+        let w = w.to_lowercase();
+        source
+            .split(|c: char| !word_char(c))
+            .any(|s| s.to_lowercase() == w)
+    };
+    let mut text = String::with_capacity(output.len());
+    let mut kept: Vec<String> = Vec::new();
+    let chars: Vec<(usize, char)> = output.char_indices().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i].1;
+        if !MARKS.contains(&c) {
+            text.push(c);
+            i += 1;
+            continue;
+        }
+        let mut source_word = false;
+        while i < chars.len() && MARKS.contains(&chars[i].1) {
+            source_word |= chars[i].1 != '#';
+            i += 1;
+        }
+        let start = chars.get(i).map_or(output.len(), |&(k, _)| k);
+        while i < chars.len() && word_char(chars[i].1) {
+            i += 1;
+        }
+        let end = chars.get(i).map_or(output.len(), |&(k, _)| k);
+        let word = &output[start..end];
+        text.push_str(word);
+        if source_word
+            && !word.is_empty()
+            && (direct || in_source(word))
+            && !kept.iter().any(|k| k.to_lowercase() == word.to_lowercase())
+        {
+            kept.push(word.to_owned());
+        }
+    }
+    Translated { text, kept }
 }
 
 /// Apertium's installed modes, by language pair.
@@ -128,8 +188,8 @@ impl Apertium {
 
     fn run_mode(mode: &str, text: &str) -> Result<String, TranslateError> {
         let mut cmd = Command::new("apertium");
-        // -u: unknown words as they are, without Apertium's `*` marks.
-        cmd.args(["-u", "-f", "txt", mode]);
+        // Unknown words keep Apertium's marks ([`MARKS`]), read by [`unmark`].
+        cmd.args(["-f", "txt", mode]);
         let limit = Duration::from_secs(30 + text.len() as u64 / 200);
         let out =
             run(cmd, text.as_bytes(), limit).map_err(|e| TranslateError::Failed(e.to_string()))?;
@@ -162,12 +222,15 @@ impl Translator for Apertium {
         from: &str,
         to: &str,
         lines: &[String],
-    ) -> Result<Vec<String>, TranslateError> {
+    ) -> Result<Vec<Translated>, TranslateError> {
         let route = self
             .route(from, to)
             .ok_or_else(|| TranslateError::Unsupported(from.into(), to.into()))?;
+        // Apertium's mark characters are taken out of the text (they are not
+        // spoken), so every mark in its output is its own.
         let clean: Vec<String> = lines
             .iter()
+            .map(|l| l.split(MARKS).collect::<Vec<_>>().join(" "))
             .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
             .collect();
         let through = |text: &str| -> Result<String, TranslateError> {
@@ -175,14 +238,23 @@ impl Translator for Apertium {
                 .iter()
                 .try_fold(text.to_owned(), |t, mode| Self::run_mode(mode, &t))
         };
+        let direct = route.len() == 1;
         let joined = through(&format!("{}\n", clean.join("\n")))?;
-        let out: Vec<String> = joined.lines().map(|l| l.trim().to_owned()).collect();
+        let out: Vec<&str> = joined.lines().map(str::trim).collect();
         if out.len() == clean.len() {
-            return Ok(out);
+            return Ok(out
+                .iter()
+                .zip(&clean)
+                .map(|(t, source)| unmark(t, source, direct))
+                .collect());
         }
         clean
             .iter()
-            .map(|l| through(l).map(|t| t.split_whitespace().collect::<Vec<_>>().join(" ")))
+            .map(|l| {
+                let t = through(l)?;
+                let t = t.split_whitespace().collect::<Vec<_>>().join(" ");
+                Ok(unmark(&t, l, direct))
+            })
             .collect()
     }
 }
@@ -221,6 +293,29 @@ mod tests {
             )
             .unwrap();
         assert_eq!(out.len(), 2);
-        assert!(out[1].to_lowercase().contains("casa"), "{out:?}");
+        assert!(out[1].text.to_lowercase().contains("casa"), "{out:?}");
+        assert!(out.iter().all(|t| t.kept.is_empty()), "{out:?}");
+        // A word Apertium does not know is kept, unmarked; a `*` of the
+        // caller's own is not a mark.
+        let out = a
+            .translate("en", "es", &["They swarmed up the *stairs.".into()])
+            .unwrap();
+        assert_eq!(out[0].kept, ["swarmed"], "{out:?}");
+        assert!(out[0].text.contains("swarmed") && !out[0].text.contains('*'));
+    }
+
+    #[test]
+    fn marks_are_taken_out_and_source_words_kept() {
+        let t = unmark(
+            "*Swarmed arriba, #ir y @sneak **creepy, *swarmed.",
+            "",
+            true,
+        );
+        assert_eq!(t.text, "Swarmed arriba, ir y sneak creepy, swarmed.");
+        assert_eq!(t.kept, ["Swarmed", "sneak", "creepy"]);
+        // Through a pivot, only words of the source line are its own.
+        let t = unmark("Ils *swarmed et *quizá", "They swarmed and", false);
+        assert_eq!(t.kept, ["swarmed"]);
+        assert_eq!(t.text, "Ils swarmed et quizá");
     }
 }

@@ -20,6 +20,10 @@ pub struct DubbedLine {
     pub end: f64,
     pub source_text: String,
     pub translated_text: String,
+    /// Words of `translated_text` the translator did not know and left in
+    /// the source language, which the voice says as that language does.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub untranslated: Vec<String>,
     #[serde(serialize_with = "mediagen_core::time::seconds")]
     pub spoken_start: f64,
     #[serde(serialize_with = "mediagen_core::time::seconds")]

@@ -14,7 +14,7 @@ use crate::voice_clone::{espeak, pcm, picture, transcribe_in};
 
 const ENGLISH: &str = "Good morning and welcome to the city library. \
     The reading room is open every day until eight in the evening. \
-    Please return your books to the front desk.";
+    Please return your books to the front desk. The cat looked sneaky.";
 const SPANISH: &str = "Buenos días y bienvenidos a la biblioteca de la ciudad. \
     La sala de lectura está abierta todos los días hasta las ocho de la tarde.";
 
@@ -102,6 +102,25 @@ async fn an_english_video_is_dubbed_into_spanish() {
         b.len(),
         a.len()
     );
+    // A word the translator does not know is kept, without its mark, and
+    // listed (it is said as English says it).
+    let segments = result["segments"].as_array().unwrap();
+    let kept: Vec<&str> = segments
+        .iter()
+        .flat_map(|s| s["untranslated"].as_array().into_iter().flatten())
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        kept.iter().any(|w| w.eq_ignore_ascii_case("sneaky")),
+        "{result}"
+    );
+    for s in segments {
+        let text = s["translatedText"].as_str().unwrap();
+        assert!(!text.contains(['*', '@', '#']), "{s}");
+        for w in s["untranslated"].as_array().into_iter().flatten() {
+            assert!(text.contains(w.as_str().unwrap()), "{s}");
+        }
+    }
     // The new track speaks the translation.
     let expected = translated(result);
     let heard = transcribe_in(&app, &key, output, "es").await;

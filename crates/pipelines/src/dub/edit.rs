@@ -8,7 +8,7 @@ use std::time::Instant;
 use mediagen_core::ErrorCode;
 use mediagen_media::pcm::PcmFile;
 use mediagen_media::video::inspect;
-use mediagen_speech::tts::TtsCatalog;
+use mediagen_speech::tts::{Foreign, TtsCatalog};
 use mediagen_speech::voice::RATE;
 use mediagen_worker::{JobContext, JobFailure, RequestPipeline};
 use serde_json::{json, Value};
@@ -71,6 +71,10 @@ impl DubEditPipeline {
                 start: s.start,
                 end: s.end,
                 text: s.translated_text.clone(),
+                foreign: (!s.untranslated.is_empty()).then(|| Foreign {
+                    language: e.source_language.clone(),
+                    words: s.untranslated.clone(),
+                }),
             })
             .collect();
         // Dubs made before casts were kept spoke in one voice.
@@ -110,7 +114,9 @@ impl DubEditPipeline {
         for (done, edit) in e.edits.iter().enumerate() {
             let i = edit.index;
             if let Some(text) = &edit.translated_text {
+                // The caller's own words: read as the target language's.
                 texts[i].text = text.clone();
+                texts[i].foreign = None;
             }
             let cursor = if i == 0 {
                 0.0

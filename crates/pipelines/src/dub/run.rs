@@ -15,7 +15,7 @@ use mediagen_speech::stt::{
     transcribe_stream, Segment, SttCatalog, SttError, SttOptions, Transcript,
 };
 use mediagen_speech::translate::{TranslateError, Translator};
-use mediagen_speech::tts::TtsCatalog;
+use mediagen_speech::tts::{Foreign, TtsCatalog};
 use mediagen_speech::voice::{VoiceProfile, RATE};
 use mediagen_worker::{JobContext, JobFailure, RequestPipeline};
 use serde::{Deserialize, Serialize};
@@ -293,12 +293,17 @@ impl DubPipeline {
                 spoken_segments
                     .iter()
                     .zip(translated)
-                    .map(|(s, text)| {
+                    .map(|(s, t)| {
+                        let foreign = (!t.kept.is_empty()).then(|| Foreign {
+                            language: source.clone(),
+                            words: t.kept,
+                        });
                         (
                             Line {
                                 start: s.start,
                                 end: s.end,
-                                text,
+                                text: t.text,
+                                foreign,
                             },
                             s.text.trim().to_owned(),
                         )
@@ -336,6 +341,7 @@ impl DubPipeline {
                                 start: e.start,
                                 end: e.end,
                                 text: e.text.trim().to_owned(),
+                                foreign: None,
                             },
                             said.join(" "),
                         )
@@ -517,6 +523,11 @@ pub(super) fn finish(
             end: round_ms(l.end),
             source_text: source_text.clone(),
             translated_text: l.text.clone(),
+            untranslated: l
+                .foreign
+                .as_ref()
+                .map(|f| f.words.clone())
+                .unwrap_or_default(),
             spoken_start: s.placed.start,
             spoken_end: s.placed.end,
             speedup: s.placed.speedup,

@@ -160,6 +160,7 @@ impl VoiceClonePipeline {
                 &voice.base_voice_id,
                 voice.styled(),
                 preview_text(&language),
+                None,
                 1.0,
                 |_, _, _| !ctx.is_cancelled(),
             )

@@ -26,7 +26,7 @@ use mediagen_speech::clone::sentences::sentences;
 use mediagen_speech::clone::{
     hear_stock, join, search, CloneError, Options, Progress, StockVoice, Studio,
 };
-use mediagen_speech::stt::wer::word_error_rate;
+use mediagen_speech::stt::wer::spoken_word_error_rate;
 use mediagen_speech::stt::{transcribe, SttCatalog, SttOptions};
 use mediagen_speech::tts::kokoro::{FORMANT_RANGE, PITCH_RANGE};
 use mediagen_speech::tts::{Style, TtsCatalog, TtsError};
@@ -545,7 +545,7 @@ impl Maker<'_> {
             &options,
         )
         .map_err(|e| JobFailure::retry(ErrorCode::RecognitionFailed, e.to_string()))?;
-        Ok(word_error_rate(sentence, &heard.text) <= MAX_WER)
+        Ok(spoken_word_error_rate(language, sentence, &heard.text) <= MAX_WER)
     }
 }
 

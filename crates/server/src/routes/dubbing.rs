@@ -56,7 +56,9 @@ use mediagen_jobs::MediaRequest;
 /// voiceId, seconds}] (when the original had several), transcriptUrl (srt
 /// of the original), translatedSubtitlesUrl (srt), translatedVttUrl
 /// (WebVTT), segments: [{speaker, start, end, sourceText, translatedText,
-/// spokenStart, spokenEnd, speedup, overrun}], timings (seconds per stage:
+/// untranslated (words the translator did not know, left in the source
+/// language and said as it says them; absent when none), spokenStart,
+/// spokenEnd, speedup, overrun}], timings (seconds per stage:
 /// transcribe, translate, voice (choosing and measuring it), synthesize,
 /// mix, mux)}`, and `clone` (`neural`, `world` or `null`: how the first
 /// speaker's voice, and each of `speakers`, was made like the original's).

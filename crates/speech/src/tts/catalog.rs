@@ -7,7 +7,7 @@ use crate::tts::kokoro::KokoroEngine;
 use crate::tts::normalize::normalize;
 use crate::tts::piper::PiperEngine;
 use crate::tts::ssml::{self, Segment};
-use crate::tts::{text, Style, TextToSpeech, TtsError, VoiceInfo};
+use crate::tts::{text, Foreign, Style, TextToSpeech, TtsError, VoiceInfo};
 use crate::voice::{analyse, VoiceProfile, RATE as VOICE_RATE};
 use mediagen_media::audio::{resample, Audio};
 use mediagen_speakers::encoder::{Embedding, SpeakerEncoder};
@@ -411,6 +411,21 @@ impl TtsCatalog {
         style: Option<Style>,
         text: &str,
         speed: f32,
+        each: impl FnMut(usize, usize, &Audio) -> bool,
+    ) -> Result<Audio, TtsError> {
+        self.speak_foreign(voice_id, style, text, None, speed, each)
+    }
+
+    /// [`Self::speak_styled`], reading `foreign`'s words (when given) in
+    /// their own language where the engine can
+    /// ([`TextToSpeech::synthesize_foreign`]).
+    pub fn speak_foreign(
+        &self,
+        voice_id: &str,
+        style: Option<Style>,
+        text: &str,
+        foreign: Option<&Foreign>,
+        speed: f32,
         mut each: impl FnMut(usize, usize, &Audio) -> bool,
     ) -> Result<Audio, TtsError> {
         let voice = self
@@ -447,11 +462,14 @@ impl TtsCatalog {
                 Unit::Silence(secs) => Audio::silence(*secs, voice.sample_rate),
                 Unit::Sentence(sentence, rate) => {
                     let rate = ssml::effective_rate(speed, *rate);
-                    let audio = match style {
-                        Some(style) => {
+                    let audio = match (style, foreign) {
+                        (style, Some(foreign)) => {
+                            engine.synthesize_foreign(style, &voice.key, sentence, foreign, rate)?
+                        }
+                        (Some(style), None) => {
                             engine.synthesize_styles(style, &voice.key, sentence, rate)?
                         }
-                        None => engine.synthesize(&voice.key, sentence, rate)?,
+                        (None, None) => engine.synthesize(&voice.key, sentence, rate)?,
                     };
                     within_ceiling(audio, ssml::spoken_characters(sentence), rate)?
                 }

@@ -167,18 +167,128 @@ pub struct WithLatin {
 
 impl G2p for WithLatin {
     fn phonemes(&self, sentence: &str) -> Result<String, TtsError> {
-        let parts = latin_runs(sentence, MAX_LATIN_RUNS)
-            .into_iter()
-            .map(|(latin, run)| {
-                if latin {
-                    self.latin.phonemes(run)
-                } else {
-                    self.rest.phonemes(run)
-                }
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(parts.join(" "))
+        read_runs(
+            &latin_runs(sentence, MAX_LATIN_RUNS),
+            self.latin.as_ref(),
+            self.rest.as_ref(),
+        )
     }
+}
+
+/// Runs of text read in turn: `true` runs by `other`, the rest by `own`,
+/// their phonemes joined by a space (none before closing punctuation). A
+/// run's leading ASCII punctuation (a comma after a foreign word) is kept as
+/// it is, as Kokoro's phonemes write it, rather than read: a reader given
+/// a run that starts or ends with nothing to say drops or invents it.
+fn read_runs(runs: &[(bool, &str)], other: &dyn G2p, own: &dyn G2p) -> Result<String, TtsError> {
+    let mut out = String::new();
+    let mut push = |part: &str| {
+        let closing = part.starts_with([',', '.', ';', ':', '!', '?', '…', ')']);
+        if !out.is_empty() && !closing && !part.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(part);
+    };
+    for &(theirs, run) in runs {
+        let said = run.trim_start_matches(|c: char| c.is_whitespace() || c.is_ascii_punctuation());
+        let lead: String = run[..run.len() - said.len()]
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        push(&lead);
+        if said.trim().is_empty() {
+            continue;
+        }
+        let phonemes = if theirs {
+            other.phonemes(said)?
+        } else {
+            own.phonemes(said)?
+        };
+        push(phonemes.trim());
+    }
+    Ok(out)
+}
+
+/// Most runs of foreign words in one sentence read apart (each is a call to
+/// the foreign language's phonemizer); after them, foreign words are read
+/// as the sentence's own.
+const MAX_FOREIGN_RUNS: usize = 8;
+
+/// `sentence` read by `own`, with the words in `words` (compared without
+/// case) read by `foreign`, so a voice says them as their language does.
+pub fn with_foreign(
+    own: &dyn G2p,
+    foreign: &dyn G2p,
+    sentence: &str,
+    words: &[String],
+) -> Result<String, TtsError> {
+    read_runs(
+        &foreign_runs(sentence, words, MAX_FOREIGN_RUNS),
+        foreign,
+        own,
+    )
+}
+
+/// `text` cut into runs of the words in `words` (`true`: the words and the
+/// spaces between them, compared without case; a word is letters, digits,
+/// apostrophes and hyphens) and the rest, in order; together they are the
+/// whole text. After `max_foreign` foreign runs, everything left is one run
+/// of the rest.
+pub fn foreign_runs<'t>(
+    text: &'t str,
+    words: &[String],
+    max_foreign: usize,
+) -> Vec<(bool, &'t str)> {
+    let foreign = |w: &str| words.iter().any(|f| f.to_lowercase() == w.to_lowercase());
+    // Every word's span, and whether it is foreign.
+    let mut spans: Vec<(usize, usize, bool)> = Vec::new();
+    let mut start = None;
+    let in_word = |c: char| c.is_alphanumeric() || c == '\'' || c == '-';
+    for (i, c) in text
+        .char_indices()
+        .chain(std::iter::once((text.len(), ' ')))
+    {
+        match (start, in_word(c)) {
+            (None, true) => start = Some(i),
+            (Some(s), false) => {
+                spans.push((s, i, foreign(&text[s..i])));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    let mut runs = Vec::new();
+    let (mut done, mut count) = (0, 0);
+    let mut k = 0;
+    while k < spans.len() {
+        if !spans[k].2 {
+            k += 1;
+            continue;
+        }
+        if count == max_foreign {
+            break;
+        }
+        // Foreign words with only spaces between them are one run.
+        let (from, mut to) = (spans[k].0, spans[k].1);
+        while k + 1 < spans.len()
+            && spans[k + 1].2
+            && text[to..spans[k + 1].0].chars().all(char::is_whitespace)
+        {
+            k += 1;
+            to = spans[k].1;
+        }
+        if from > done {
+            runs.push((false, &text[done..from]));
+        }
+        runs.push((true, &text[from..to]));
+        done = to;
+        count += 1;
+        k += 1;
+    }
+    if done < text.len() {
+        runs.push((false, &text[done..]));
+    }
+    runs
 }
 
 /// `text` cut into runs of Latin-script words (`true`: ASCII letters, with
@@ -247,6 +357,68 @@ impl Process {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn foreign_words_are_runs_of_their_own() {
+        let words = [
+            "swarmed".to_owned(),
+            "Sneaky".to_owned(),
+            "ligatures".to_owned(),
+        ];
+        assert_eq!(
+            foreign_runs("Ellos swarmed arriba, y mirados sneaky.", &words, 8),
+            [
+                (false, "Ellos "),
+                (true, "swarmed"),
+                (false, " arriba, y mirados "),
+                (true, "sneaky"),
+                (false, "."),
+            ]
+        );
+        // Neighbours are one run; a word inside another is not the word.
+        assert_eq!(
+            foreign_runs("swarmed sneaky ligaturesque", &words, 8),
+            [(true, "swarmed sneaky"), (false, " ligaturesque")]
+        );
+        // After the most runs, the rest is the sentence's own.
+        assert_eq!(
+            foreign_runs("sneaky a sneaky b sneaky", &words, 2),
+            [
+                (true, "sneaky"),
+                (false, " a "),
+                (true, "sneaky"),
+                (false, " b sneaky")
+            ]
+        );
+        assert_eq!(foreign_runs("nada", &words, 8), [(false, "nada")]);
+        assert!(foreign_runs("", &words, 8).is_empty());
+    }
+
+    /// Reads a run as its text in brackets, after who read it.
+    struct ReadBy(&'static str);
+    impl G2p for ReadBy {
+        fn phonemes(&self, run: &str) -> Result<String, TtsError> {
+            Ok(format!("{}[{}]", self.0, run.trim()))
+        }
+    }
+
+    #[test]
+    fn foreign_runs_are_read_by_their_own_reader() {
+        let words = ["creepy".to_owned()];
+        assert_eq!(
+            with_foreign(
+                &ReadBy("es"),
+                &ReadBy("en"),
+                "Era terrible, creepy.",
+                &words
+            )
+            .unwrap(),
+            "es[Era terrible,] en[creepy]."
+        );
+        // Punctuation after a foreign word is kept as written, not read.
+        let read = with_foreign(&ReadBy("es"), &ReadBy("en"), "Creepy, y nada", &words);
+        assert_eq!(read.unwrap(), "en[Creepy], es[y nada]");
+    }
 
     /// Needs `scripts/g2p.sh` to have run (`make test` runs setup).
     fn phonemizer(language: G2pLanguage) -> Phonemizer {

@@ -28,8 +28,8 @@ use mediagen_onnx::LazySession;
 use ort::value::Tensor;
 
 use crate::tts::espeak::sentence_phonemes;
-use crate::tts::g2p::{G2p, G2pLanguage, Phonemizer, WithLatin};
-use crate::tts::{voice_id, Style, TextToSpeech, TtsError, VoiceInfo};
+use crate::tts::g2p::{with_foreign, G2p, G2pLanguage, Phonemizer, WithLatin};
+use crate::tts::{voice_id, Foreign, Style, TextToSpeech, TtsError, VoiceInfo};
 use mediagen_media::audio::{resample, Audio};
 
 /// Kokoro's output rate.
@@ -397,12 +397,50 @@ impl TextToSpeech for KokoroEngine {
         sentence: &str,
         speed: f32,
     ) -> Result<Audio, TtsError> {
-        if style.table.len() != STYLE_ROWS * STYLE_DIM {
-            return Err(TtsError::Failed("a style table of the wrong size".into()));
-        }
+        full_table(&style)?;
         let ids = self.ids(&self.voice(key)?.g2p.phonemes(sentence)?);
         self.speak_ids(style, ids, speed)
     }
+
+    /// The foreign words read by espeak-ng in their language (Kokoro's
+    /// symbols are espeak-ng's IPA), inside the sentence's own phonemes: one
+    /// utterance, no pause around them. Words of a language no Kokoro voice
+    /// reads by espeak-ng, or of the voice's own, are read as its own.
+    fn synthesize_foreign(
+        &self,
+        style: Option<Style>,
+        key: &str,
+        sentence: &str,
+        foreign: &Foreign,
+        speed: f32,
+    ) -> Result<Audio, TtsError> {
+        let voice = self.voice(key)?;
+        let style = style.unwrap_or(Style::plain(&voice.styles));
+        let own = voice.info.language.split('-').next() == Some(foreign.language.as_str());
+        let Some(reader) = espeak_reader(&foreign.language).filter(|_| !own) else {
+            return self.synthesize_styles(style, key, sentence, speed);
+        };
+        full_table(&style)?;
+        let phonemes = with_foreign(voice.g2p.as_ref(), &reader, sentence, &foreign.words)?;
+        self.speak_ids(style, self.ids(&phonemes), speed)
+    }
+}
+
+/// A style table must be a whole one ([`STYLE_ROWS`] × [`STYLE_DIM`]).
+fn full_table(style: &Style) -> Result<(), TtsError> {
+    if style.table.len() != STYLE_ROWS * STYLE_DIM {
+        return Err(TtsError::Failed("a style table of the wrong size".into()));
+    }
+    Ok(())
+}
+
+/// The espeak-ng reader of ISO 639-1 `language` as Kokoro's voices of it
+/// are read (American for English), if one of them is read by espeak-ng.
+fn espeak_reader(language: &str) -> Option<Espeak> {
+    "abefhip".chars().find_map(|prefix| {
+        let (tag, voice, _) = language_of(prefix)?;
+        (tag.split('-').next() == Some(language)).then(|| Espeak::of(tag, voice))
+    })
 }
 
 /// Ties the two letters of English diphthongs and affricates in IPA written
@@ -674,6 +712,31 @@ mod tests {
         // Bounded: a factor of 5 is taken as 2.
         f.repitch(5.0);
         assert_eq!(f.pitch, vec![400.0, 400.0, 20.0, 800.0]);
+    }
+
+    /// Needs espeak-ng (`scripts/setup.sh` installs it).
+    #[test]
+    fn a_foreign_word_is_read_by_its_own_language() {
+        let spanish = espeak_reader("es").unwrap();
+        let english = espeak_reader("en").unwrap();
+        assert!(
+            espeak_reader("de").is_none(),
+            "no Kokoro voice reads German"
+        );
+        let words = ["creepy".to_owned()];
+        let plain = spanish.phonemes("Era terrible y creepy.").unwrap();
+        let read = with_foreign(&spanish, &english, "Era terrible y creepy.", &words).unwrap();
+        // The Spanish reading is kept around the word, which is English
+        // (its r the English approximant, not the Spanish tap; a long i).
+        let word = english.phonemes("creepy").unwrap();
+        assert!(read.ends_with(&format!(" {word}.")), "{read} / {word}");
+        assert!(word.contains('ɹ') && !word.contains('ɾ'), "{word}");
+        assert!(plain.contains('ɾ'), "{plain}");
+        assert_eq!(
+            read.split(' ').next(),
+            plain.split(' ').next(),
+            "{read} / {plain}"
+        );
     }
 
     #[test]

@@ -62,6 +62,17 @@ impl<'a> Style<'a> {
     }
 }
 
+/// Words of a text read in another language than the voice's: the words a
+/// translator left as they were (a dub's *swarmed* in Spanish), said as
+/// their own language says them rather than spelled out in the voice's.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Foreign {
+    /// ISO 639-1 code of the words' language.
+    pub language: String,
+    /// The words, as written in the text; each is read wherever it occurs.
+    pub words: Vec<String>,
+}
+
 /// One speech engine. Synthesis is synchronous and CPU-bound: call it from
 /// a blocking thread. The text is one normalised sentence.
 pub trait TextToSpeech: Send + Sync {
@@ -95,6 +106,24 @@ pub trait TextToSpeech: Send + Sync {
             "the {} engine has no style tables",
             self.engine()
         )))
+    }
+
+    /// Speaks one sentence as [`Self::synthesize`] (or, with `style`,
+    /// [`Self::synthesize_styles`]) does, reading `foreign`'s words in their
+    /// own language where the engine can (Kokoro: by that language's
+    /// phonemizer); other engines read them as the voice's own words.
+    fn synthesize_foreign(
+        &self,
+        style: Option<Style>,
+        key: &str,
+        sentence: &str,
+        _foreign: &Foreign,
+        speed: f32,
+    ) -> Result<Audio, TtsError> {
+        match style {
+            Some(style) => self.synthesize_styles(style, key, sentence, speed),
+            None => self.synthesize(key, sentence, speed),
+        }
     }
 
     /// Voice `key`'s style table, for engines whose voices are style tables.
