@@ -16,7 +16,7 @@
 //! itself and the most alike named (`top_stock`: the stricter baseline);
 //! `stock` in place of the seconds prints that alone, without cloning.
 mod common;
-use common::{reader, BENCH_SENTENCES};
+use common::{reader, BENCH_SENTENCES, SPANISH_SENTENCES as SPANISH};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -30,20 +30,6 @@ use mediagen_speech::stt::wer::spoken_word_error_rate;
 use mediagen_speech::stt::{transcribe, SttCatalog, SttOptions};
 use mediagen_speech::tts::TtsCatalog;
 use mediagen_speech::voice::{analyse, RATE};
-
-/// Said by the clone speaking Spanish (`languageCode: es`): WER only.
-const SPANISH: [&str; 10] = [
-    "La canoa de abedul se deslizó sobre las tablas lisas.",
-    "Pega la hoja sobre el fondo azul oscuro.",
-    "Es fácil saber la profundidad de un pozo.",
-    "Hoy en día una pata de pollo es un plato raro.",
-    "El arroz se sirve a menudo en cuencos redondos.",
-    "El jugo de los limones hace un buen ponche.",
-    "La caja fue lanzada junto al camión aparcado.",
-    "Los cerdos comieron maíz picado y restos de comida.",
-    "Nos esperaban cuatro horas de trabajo constante.",
-    "Una talla grande de medias es difícil de vender.",
-];
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -65,3 +65,19 @@ pub const BENCH_SENTENCES: [&str; 10] = [
     "Four hours of steady work faced us.",
     "A large size in stockings is hard to sell.",
 ];
+
+/// [`BENCH_SENTENCES`] in Spanish: said by a clone speaking Spanish
+/// (`languageCode: es`), WER only.
+#[allow(dead_code)] // not every example speaks Spanish
+pub const SPANISH_SENTENCES: [&str; 10] = [
+    "La canoa de abedul se deslizó sobre las tablas lisas.",
+    "Pega la hoja sobre el fondo azul oscuro.",
+    "Es fácil saber la profundidad de un pozo.",
+    "Hoy en día una pata de pollo es un plato raro.",
+    "El arroz se sirve a menudo en cuencos redondos.",
+    "El jugo de los limones hace un buen ponche.",
+    "La caja fue lanzada junto al camión aparcado.",
+    "Los cerdos comieron maíz picado y restos de comida.",
+    "Nos esperaban cuatro horas de trabajo constante.",
+    "Una talla grande de medias es difícil de vender.",
+];
