@@ -2,11 +2,13 @@
 //! (rule-based, Debian packages, run as a subprocess: GPL), with routes
 //! through English or Spanish where no direct pair is installed.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::process::Command;
 use std::time::Duration;
 
 use mediagen_media::process::run;
+
+use crate::tts::text::word_char;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TranslateError {
@@ -49,13 +51,11 @@ const MARKS: [char; 3] = ['*', '@', '#'];
 /// `direct` is false (a pivot's own unknown words are the pivot's). The
 /// marks are Apertium's alone: the input had these characters taken out.
 fn unmark(output: &str, source: &str, direct: bool) -> Translated {
-    let word_char = |c: char| c.is_alphanumeric() || c == '\'' || c == '-';
-    let in_source = |w: &str| {
-        let w = w.to_lowercase();
-        source
-            .split(|c: char| !word_char(c))
-            .any(|s| s.to_lowercase() == w)
-    };
+    let source_words: HashSet<String> = source
+        .split(|c: char| !word_char(c))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
     let mut text = String::with_capacity(output.len());
     let mut kept: Vec<String> = Vec::new();
     let chars: Vec<(usize, char)> = output.char_indices().collect();
@@ -79,10 +79,11 @@ fn unmark(output: &str, source: &str, direct: bool) -> Translated {
         let end = chars.get(i).map_or(output.len(), |&(k, _)| k);
         let word = &output[start..end];
         text.push_str(word);
+        let lower = word.to_lowercase();
         if source_word
             && !word.is_empty()
-            && (direct || in_source(word))
-            && !kept.iter().any(|k| k.to_lowercase() == word.to_lowercase())
+            && (direct || source_words.contains(&lower))
+            && !kept.iter().any(|k| k.to_lowercase() == lower)
         {
             kept.push(word.to_owned());
         }

@@ -24,6 +24,7 @@ use std::time::Duration;
 
 use mediagen_media::process::Piped;
 
+use super::text::word_char;
 use super::TtsError;
 
 /// Latin-script runs a sentence is cut into at most: each is a call of its
@@ -230,8 +231,8 @@ pub fn with_foreign(
 }
 
 /// `text` cut into runs of the words in `words` (`true`: the words and the
-/// spaces between them, compared without case; a word is letters, digits,
-/// apostrophes and hyphens) and the rest, in order; together they are the
+/// spaces between them, compared without case; words as
+/// [`word_char`] cuts them) and the rest, in order; together they are the
 /// whole text. After `max_foreign` foreign runs, everything left is one run
 /// of the rest.
 pub fn foreign_runs<'t>(
@@ -239,16 +240,16 @@ pub fn foreign_runs<'t>(
     words: &[String],
     max_foreign: usize,
 ) -> Vec<(bool, &'t str)> {
-    let foreign = |w: &str| words.iter().any(|f| f.to_lowercase() == w.to_lowercase());
+    let words: Vec<String> = words.iter().map(|w| w.to_lowercase()).collect();
+    let foreign = |w: &str| words.contains(&w.to_lowercase());
     // Every word's span, and whether it is foreign.
     let mut spans: Vec<(usize, usize, bool)> = Vec::new();
     let mut start = None;
-    let in_word = |c: char| c.is_alphanumeric() || c == '\'' || c == '-';
     for (i, c) in text
         .char_indices()
         .chain(std::iter::once((text.len(), ' ')))
     {
-        match (start, in_word(c)) {
+        match (start, word_char(c)) {
             (None, true) => start = Some(i),
             (Some(s), false) => {
                 spans.push((s, i, foreign(&text[s..i])));

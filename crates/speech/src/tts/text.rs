@@ -1,5 +1,12 @@
 //! Splitting text into sentences (synthesis units) and clauses (phrasing).
 
+/// Whether `c` is part of a word: letters, digits, apostrophes and hyphens.
+/// The translator's kept words and the runs a voice reads them in are cut
+/// by it alike, so a kept word is found where it was left.
+pub fn word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '\'' || c == '-'
+}
+
 /// Longest sentence sent to an engine at once; longer ones are cut at the
 /// last clause break (or space) before this many characters.
 const MAX_SENTENCE: usize = 300;
