@@ -58,6 +58,7 @@ fn unmark(output: &str, source: &str, direct: bool) -> Translated {
         .collect();
     let mut text = String::with_capacity(output.len());
     let mut kept: Vec<String> = Vec::new();
+    let mut kept_lower: HashSet<String> = HashSet::new();
     let chars: Vec<(usize, char)> = output.char_indices().collect();
     let mut i = 0;
     while i < chars.len() {
@@ -83,7 +84,7 @@ fn unmark(output: &str, source: &str, direct: bool) -> Translated {
         if source_word
             && !word.is_empty()
             && (direct || source_words.contains(&lower))
-            && !kept.iter().any(|k| k.to_lowercase() == lower)
+            && kept_lower.insert(lower)
         {
             kept.push(word.to_owned());
         }
