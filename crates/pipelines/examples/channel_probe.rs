@@ -13,6 +13,7 @@ use common::{reader, BENCH_SENTENCES};
 use std::path::{Path, PathBuf};
 
 use mediagen_core::voice::STYLED_ENGINE;
+use mediagen_generate::sound::dsp::rms;
 use mediagen_media::audio::resample;
 use mediagen_speakers::encoder::Embedding;
 use mediagen_speech::clone::join;
@@ -22,10 +23,6 @@ use mediagen_speech::tts::TtsCatalog;
 const RATE: f32 = 16_000.0;
 /// 20-ms frames at 16 kHz.
 const FRAME: usize = 320;
-
-fn rms(a: &[f32]) -> f32 {
-    (a.iter().map(|v| v * v).sum::<f32>() / a.len().max(1) as f32).sqrt()
-}
 
 /// A feedback comb (`y[i] = x[i] + g·y[i - delay]`) or, with `all_pass`,
 /// Schroeder's all-pass, over `x` in place.
@@ -83,11 +80,19 @@ fn loud(levels: &[f32]) -> f32 {
 /// The samples' quietest tenth of frames, joined; and its level against
 /// the loudest tenth's.
 fn background(samples: &[Vec<f32>]) -> (Vec<f32>, f32) {
-    let mut frames: Vec<&[f32]> = samples.iter().flat_map(|s| s.chunks_exact(FRAME)).collect();
-    frames.sort_by(|a, b| rms(a).total_cmp(&rms(b)));
-    let quiet: Vec<f32> = frames[..frames.len() / 10].concat();
-    let levels = frame_levels(&samples.concat());
-    (quiet.clone(), rms(&quiet) / loud(&levels))
+    let mut frames: Vec<(f32, &[f32])> = samples
+        .iter()
+        .flat_map(|s| s.chunks_exact(FRAME))
+        .map(|f| (rms(f), f))
+        .collect();
+    frames.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let quiet: Vec<f32> = frames[..frames.len() / 10]
+        .iter()
+        .flat_map(|f| f.1.iter().copied())
+        .collect();
+    let levels: Vec<f32> = frames.iter().map(|f| f.0).collect();
+    let ratio = rms(&quiet) / loud(&levels);
+    (quiet, ratio)
 }
 
 /// `noise` looped under `x` at `ratio` of its loudest tenth, times `gain`.
@@ -111,7 +116,8 @@ fn main() {
     let stt = SttCatalog::discover(&models, 2, 1);
     let encoder = stt.encoder().expect("speaker encoder");
     let embed = |audio: &[f32]| encoder.embed_at(audio, 16_000).expect("embedding");
-    let voices: Vec<(String, Vec<Vec<f32>>)> = tts
+    // Each voice's ten sentences, joined as the bench joins them.
+    let voices: Vec<(String, Vec<f32>)> = tts
         .voices()
         .iter()
         .filter(|v| v.engine == STYLED_ENGINE && v.language.starts_with("en"))
@@ -122,8 +128,8 @@ fn main() {
                     let a = tts.speak(&v.id, s, 1.0, |_, _, _| true).expect("speech");
                     resample(&a.samples, a.sample_rate, 16_000)
                 })
-                .collect();
-            (v.key.clone(), spoken)
+                .collect::<Vec<_>>();
+            (v.key.clone(), join(&spoken))
         })
         .collect();
     let variants: Vec<(&str, Channel)> = vec![
@@ -163,15 +169,14 @@ fn main() {
         let mut scored: Vec<(f32, usize)> = voices
             .iter()
             .enumerate()
-            .map(|(i, (_, s))| (embed(&join(s)).similarity(&target), i))
+            .map(|(i, (_, joined))| (embed(joined).similarity(&target), i))
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0));
         for &(_, i) in scored.iter().take(3) {
-            let (key, spoken) = &voices[i];
+            let (key, joined) = &voices[i];
             print!("{name}\t{key}");
             for (_, f) in &variants {
-                let joined = join(spoken);
-                let heard = embed(&f(&joined, &noise, ratio)).similarity(&target);
+                let heard = embed(&f(joined, &noise, ratio)).similarity(&target);
                 print!("\t{heard:.3}");
             }
             println!();
