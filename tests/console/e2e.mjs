@@ -556,7 +556,7 @@ try {
   check(await visible("#operator-link"), "operator: the operator's key sees the operator page");
   await go("#operator");
   await page.waitForSelector("#accounts-table tbody tr");
-  const metrics = await (await fetch(`${base}/metrics`)).text();
+  const metrics = await (await fetch(`${base}/metrics`, { headers: { Authorization: `Bearer ${adminKey}` } })).text();
   const busy = [...metrics.matchAll(/^mediagen_jobs\{kind="([^"]+)",status="(?:queued|processing)"\} ([1-9]\d*)/gm)].map((m) => m[1]);
   const queue = await page.$$eval("#queue-table tbody tr", (trs) => trs.map((tr) => tr.cells[0].textContent));
   check(busy.length ? busy.every((k) => queue.includes(k)) : queue.join() === "Nothing is queued or running.", `operator: the queue by kind matches the server's metrics (${queue.join(", ")})`);

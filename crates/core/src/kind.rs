@@ -105,11 +105,11 @@ impl JobKind {
             JobKind::Tts => Price::of(1.0, "character"),
             JobKind::Stt => Price::of(1.0, "second of sound"),
             JobKind::VoiceChange => Price::of(1.0, "second of sound"),
-            JobKind::VoiceClone => Price::of(1.0, "second of a neural clone's search"),
+            JobKind::VoiceClone => Price::of(1.0, "second of a clone's work"),
             JobKind::Dubbing => Price::of(2.0, "second dubbed"),
             JobKind::DubbingEdit => Price::of(2.0, "second spoken again"),
             JobKind::VideoTrim => Price::of(1.0, "second cut"),
-            JobKind::AvatarExpand => Price::of(1.0, "second of video"),
+            JobKind::AvatarExpand => Price::of(1.0, "second of 720p30 video"),
             // Making an avatar from an upload: the upload is the work.
             JobKind::AvatarCreate => Price::free("avatar"),
             JobKind::Sound => Price::of(1.0, "second of sound"),

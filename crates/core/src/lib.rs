@@ -12,6 +12,7 @@ pub mod ids;
 pub mod job;
 pub mod keys;
 pub mod kind;
+pub mod normalize;
 pub mod page;
 pub mod params;
 pub mod rng;

@@ -61,16 +61,83 @@ pub fn max_speech_seconds(characters: usize, rate: f32) -> f64 {
     1.0 + characters as f64 * 0.25 / f64::from(effective_rate(1.0, rate))
 }
 
-/// The characters of `text` as [`max_speech_seconds`] counts them: a CJK
-/// ideograph (a kanji) is read as up to several syllables (今日 kyō, 承る
-/// uketamawaru), so it counts as three; anything else as one.
+/// The characters of `text` as [`max_speech_seconds`] and the price count
+/// them: what an engine reads aloud, not what was typed. Text reaches here
+/// normalised ([`crate::normalize`]: numbers, money, ordinals and dates
+/// written out where the language has rules), and what engines still
+/// expand weighs more:
+/// - a CJK ideograph (a kanji) is read as up to several syllables (今日 kyō,
+///   承る uketamawaru): 3;
+/// - a digit left (a language without number rules: the engine reads it
+///   out, "7" as "sept", long numbers digit by digit): 6;
+/// - a letter that is spelled (a word of Latin letters with no vowel: "B",
+///   "XKCD" as "ex kay see dee"; "a" and "I" are words): 4;
+/// - a line break (a sentence of its own, with its pause): 4;
+/// - anything else: 1.
 pub fn spoken_characters(text: &str) -> usize {
-    text.chars()
+    let mut total = 0;
+    let mut word = String::new();
+    let flush = |word: &mut String, total: &mut usize| {
+        *total += word_weight(word);
+        word.clear();
+    };
+    for c in text.chars() {
+        if c.is_alphanumeric() {
+            word.push(c);
+            continue;
+        }
+        flush(&mut word, &mut total);
+        total += if c == '\n' { 4 } else { 1 };
+    }
+    flush(&mut word, &mut total);
+    total
+}
+
+/// What one word (a run of letters and digits) weighs in
+/// [`spoken_characters`].
+fn word_weight(word: &str) -> usize {
+    let letters = word.chars().filter(|c| c.is_alphabetic()).count();
+    let latin = |c: char| c.is_ascii_alphabetic();
+    let vowel = |c: char| "aeiouyAEIOUY".contains(c);
+    // A word of one vowel is a word ("a", "I", Spanish "y", "o"); one of
+    // one consonant, or of consonants only, is said letter by letter.
+    let spelled = letters > 0
+        && word.chars().all(|c| latin(c) || c.is_ascii_digit())
+        && !word.chars().any(vowel);
+    word.chars()
         .map(|c| match c {
             '\u{3400}'..='\u{4DBF}' | '\u{4E00}'..='\u{9FFF}' | '\u{F900}'..='\u{FAFF}' => 3,
+            c if c.is_numeric() => 6,
+            c if spelled && c.is_alphabetic() => 4,
             _ => 1,
         })
         .sum()
+}
+
+/// What a text costs to speak, in characters (the `tts` unit): the text as
+/// the engines read it — SSML parsed (markup is not spoken; `say-as
+/// characters` spelled out), each run normalised for `language`, then
+/// weighed by [`spoken_characters`]; a `<phoneme>` by its phonemes or its
+/// text, whichever is longer. Never less than the characters as sent
+/// (markup included), so plain prose costs what it always did. SSML that
+/// does not parse is counted as plain text (it is refused elsewhere).
+pub fn priced_characters(text: &str, language: &str) -> usize {
+    let segments = if is_ssml(text) {
+        parse(text).unwrap_or_else(|_| plain(text))
+    } else {
+        plain(text)
+    };
+    let spoken: usize = segments
+        .iter()
+        .map(|s| match s {
+            Segment::Text { text, .. } => {
+                spoken_characters(&crate::normalize::normalize(text, language))
+            }
+            Segment::Phonemes { ipa, text, .. } => ipa.chars().count().max(spoken_characters(text)),
+            Segment::Break(_) => 0,
+        })
+        .sum();
+    spoken.max(text.chars().count())
 }
 
 /// A speaking pace most voices reach at rate 1, characters a second: what a
@@ -81,7 +148,7 @@ pub const CHARACTERS_PER_SECOND: f64 = 14.0;
 /// words at [`CHARACTERS_PER_SECOND`] slowed by their rate, plus its breaks.
 /// SSML that does not parse is counted as plain text (it is refused
 /// elsewhere).
-pub fn estimated_seconds(text: &str) -> f64 {
+pub fn estimated_seconds(text: &str, language: &str) -> f64 {
     let segments = if is_ssml(text) {
         parse(text).unwrap_or_else(|_| plain(text))
     } else {
@@ -90,8 +157,13 @@ pub fn estimated_seconds(text: &str) -> f64 {
     segments
         .iter()
         .map(|s| match s {
-            Segment::Text { text, rate } | Segment::Phonemes { text, rate, .. } => {
-                text.chars().count() as f64
+            Segment::Text { text, rate } => {
+                spoken_characters(&crate::normalize::normalize(text, language)) as f64
+                    / CHARACTERS_PER_SECOND
+                    / f64::from(effective_rate(1.0, *rate))
+            }
+            Segment::Phonemes { ipa, text, rate } => {
+                ipa.chars().count().max(spoken_characters(text)) as f64
                     / CHARACTERS_PER_SECOND
                     / f64::from(effective_rate(1.0, *rate))
             }
@@ -608,10 +680,44 @@ mod tests {
     #[test]
     fn estimates_count_words_rates_and_breaks() {
         let plain_text = "a".repeat(140);
-        assert!((estimated_seconds(&plain_text) - 10.0).abs() < 1e-9);
+        assert!((estimated_seconds(&plain_text, "en") - 10.0).abs() < 1e-9);
         let slow =
             format!("<speak><prosody rate='50%'>{plain_text}</prosody><break time='3s'/></speak>");
-        assert!((estimated_seconds(&slow) - 23.0).abs() < 1e-9);
+        assert!((estimated_seconds(&slow, "en") - 23.0).abs() < 1e-9);
+        // Numbers are estimated as they are said.
+        let digits = "7777777777777777777 ".repeat(5);
+        assert!(estimated_seconds(&digits, "en") > 6.0 * digits.len() as f64 / 14.0);
+    }
+
+    /// The outside probe's texts (issue 70): numbers, money, ordinals and
+    /// spelled letters cost what they are spoken as; prose costs its
+    /// characters.
+    #[test]
+    fn texts_are_priced_as_they_are_spoken() {
+        let prose = "I saw a quick brown fox jump over the lazy dog, then rest in the shade.";
+        assert_eq!(priced_characters(prose, "en"), prose.chars().count());
+        let ratio = |text: &str, language: &str| {
+            priced_characters(text, language) as f64 / text.chars().count() as f64
+        };
+        let digits = "7777777777777777777 ".repeat(30);
+        assert!(ratio(&digits, "en") > 6.0, "{}", ratio(&digits, "en"));
+        assert!(ratio(&digits, "fr") > 5.0, "{}", ratio(&digits, "fr"));
+        let money = "$9,999,999.99 ".repeat(40);
+        assert!(ratio(&money, "en") > 5.0, "{}", ratio(&money, "en"));
+        let ordinals = "777th ".repeat(100);
+        assert!(ratio(&ordinals, "en") > 4.0, "{}", ratio(&ordinals, "en"));
+        let spelled = format!(
+            "<speak><say-as interpret-as='characters'>{}</say-as></speak>",
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZ".repeat(20)
+        );
+        assert!(ratio(&spelled, "en") > 3.0, "{}", ratio(&spelled, "en"));
+        let letters = "x b c d ".repeat(100);
+        assert!(ratio(&letters, "en") > 2.0, "{}", ratio(&letters, "en"));
+        let lines = "Ok\n".repeat(600);
+        assert!(ratio(&lines, "en") >= 2.0, "{}", ratio(&lines, "en"));
+        // Markup is never cheaper than it was: at least the text as sent.
+        let marked = "<speak><break time='1s'/>Hi.</speak>";
+        assert_eq!(priced_characters(marked, "en"), marked.chars().count());
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 pub mod auth;
 pub mod form;
+pub mod json;
 
 pub use auth::bearer;
 pub use form::{safe_filename, FormError, FormLimits, MultipartForm, Upload};

@@ -12,6 +12,22 @@ use serde::{Deserialize, Serialize};
 /// The longest output, seconds (ten minutes).
 pub const MAX_SECONDS: f64 = 600.0;
 
+/// The highest frame rate an expansion is made at: a source faster than
+/// this is read at this rate.
+pub const MAX_FPS: f64 = 60.0;
+
+/// Pixels a second that one unit pays for: 1280×720 at 30 frames a second.
+pub const UNIT_PIXELS_PER_SECOND: f64 = 1280.0 * 720.0 * 30.0;
+
+/// What an expansion of `seconds` at `fps` frames of `width`×`height`
+/// costs: a unit a second, or more where the frames × pixels a second are
+/// more than [`UNIT_PIXELS_PER_SECOND`] (a 4096×4096 source at 30 fps,
+/// 18.2 a second), rounded up.
+pub fn expansion_units(seconds: f64, fps: f64, width: u32, height: u32) -> f64 {
+    let rate = fps * f64::from(width) * f64::from(height) / UNIT_PIXELS_PER_SECOND;
+    (seconds * rate.max(1.0)).ceil()
+}
+
 /// A validated expansion (also the job's payload).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
@@ -39,7 +55,9 @@ impl crate::MediaRequest for ExpandRequest {
 impl mediagen_core::JobRequest for ExpandRequest {
     const KIND: mediagen_core::JobKind = mediagen_core::JobKind::AvatarExpand;
 
-    /// Seconds of video made, rounded up.
+    /// Seconds of video made, rounded up (the estimate: the worker measures
+    /// the source's frame rate and picture first and raises the hold to
+    /// [`expansion_units`] before it decodes anything).
     fn units(&self) -> f64 {
         self.seconds.ceil()
     }

@@ -31,14 +31,20 @@ pub struct TtsRequest {
     /// Streamed to the client as it is made (`/v1/text-to-speech/stream`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub stream: bool,
+    /// The characters as the voice speaks them ([`ssml::priced_characters`]:
+    /// SSML read, numbers, money and spelled letters written out): what
+    /// the request is priced on.
+    #[serde(default)]
+    pub priced: usize,
 }
 
 impl mediagen_core::JobRequest for TtsRequest {
     const KIND: mediagen_core::JobKind = mediagen_core::JobKind::Tts;
 
-    /// Characters of the text (or the SSML document) as sent.
+    /// Characters of the text as it is spoken (numbers, money, ordinals
+    /// and spelled letters written out), never fewer than were sent.
     fn units(&self) -> f64 {
-        self.characters() as f64
+        self.priced.max(self.characters()) as f64
     }
 
     fn media_seconds(&self) -> f64 {
@@ -212,6 +218,7 @@ impl TtsRequest {
                 "must be from 0.5 to 2.0",
             ));
         }
+        let priced = ssml::priced_characters(&text, &voice.language);
         Ok(Self {
             text,
             voice_id: body.voice_id,
@@ -221,6 +228,7 @@ impl TtsRequest {
             timestamps: body.timestamps,
             cloned,
             stream: false,
+            priced,
         })
     }
 

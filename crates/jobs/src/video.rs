@@ -41,6 +41,21 @@ impl crate::MediaRequest for TrimRequest {
     const LIMITS: crate::limits::MediaLimits = crate::limits::VIDEO_TRIM;
 }
 
+/// Seconds a range may read beyond itself because of where the keyframes
+/// are (a fast copy's span, an accurate cut's decoding lead) at no charge:
+/// a GOP of ordinary video.
+pub const FREE_OVERRUN: f64 = 2.0;
+
+/// Most seconds a fast cut may copy beyond one range; past that (a file
+/// with keyframes far apart) fast mode is refused: accurate mode cuts it.
+pub const MAX_FAST_OVERRUN: f64 = 30.0;
+
+/// The seconds charged for a cut's keyframe overruns (each range's, past
+/// [`FREE_OVERRUN`]).
+pub fn overrun_seconds(overruns: &[f64]) -> f64 {
+    overruns.iter().map(|o| (o - FREE_OVERRUN).max(0.0)).sum()
+}
+
 impl mediagen_core::JobRequest for TrimRequest {
     const KIND: mediagen_core::JobKind = mediagen_core::JobKind::VideoTrim;
 

@@ -248,6 +248,13 @@ pub struct CloneRequest {
     pub sample_seconds: f64,
 }
 
+/// What a WORLD clone of `sample_seconds` of samples costs: a tenth of a
+/// unit a second of samples (they are decoded, checked for speech and
+/// analysed), at least one: no clone that uses a core is free.
+pub fn world_units(sample_seconds: f64) -> f64 {
+    (sample_seconds / 10.0).ceil().max(1.0)
+}
+
 impl crate::MediaRequest for CloneRequest {
     const LIMITS: crate::limits::MediaLimits = crate::limits::VOICE_SAMPLE;
 }
@@ -256,11 +263,12 @@ impl mediagen_core::JobRequest for CloneRequest {
     const KIND: mediagen_core::JobKind = mediagen_core::JobKind::VoiceClone;
 
     /// Seconds of a neural clone's search (its quality's); a WORLD clone
-    /// is an analysis of the samples and costs nothing.
+    /// (an analysis of the samples, some 17 s of a core for 300 s of them)
+    /// its [`world_units`].
     fn units(&self) -> f64 {
         match self.method {
             CloneMethod::Neural => self.quality.seconds(),
-            CloneMethod::World => 0.0,
+            CloneMethod::World => world_units(self.sample_seconds),
         }
     }
 

@@ -94,11 +94,24 @@ fn expand(
 ) -> Result<Made, JobFailure> {
     let unreadable =
         |e: &dyn std::fmt::Display| JobFailure::abort(ErrorCode::UnreadableMedia, e.to_string());
-    let info = inspect(source)
+    let probed = inspect(source)
         .map_err(|e| unreadable(&e))?
         .ok_or_else(|| {
             JobFailure::abort(ErrorCode::NotVideo, "the source has no picture stream")
         })?;
+    // Read at the rate its frames come at (never a rate guessed from one
+    // odd timestamp), at most MAX_FPS; priced on the frames and pixels
+    // made before anything is decoded (the hold raised, or the job stops).
+    let info = mediagen_media::video::VideoInfo {
+        fps: probed.frame_rate(MAX_FPS),
+        ..probed
+    };
+    ctx.meter_blocking(expansion_units(
+        req.seconds,
+        info.fps,
+        info.width & !1,
+        info.height & !1,
+    ))?;
     let cache = scratch.join("frames.yuv");
     let thumbs = thumbnails(source, &info, Some(&cache)).map_err(|e| unreadable(&e))?;
     if thumbs.is_empty() {

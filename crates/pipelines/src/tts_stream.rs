@@ -57,9 +57,10 @@ impl Sentences {
 }
 
 /// The failure of a stream its client closed after `done` of `count`
-/// pieces (sentences and breaks) were sent in full: charged for their
-/// share of the text (refunded in full when none was).
-fn disconnected(req: &TtsRequest, (done, count): (usize, usize)) -> JobFailure {
+/// pieces (sentences and breaks) were sent in full: charged for what
+/// those pieces held (`weights`: each piece's characters as spoken), as
+/// their share of the price (refunded in full when none was sent).
+fn disconnected(req: &TtsRequest, weights: &[usize], (done, count): (usize, usize)) -> JobFailure {
     let message = format!(
         "The client closed the stream before the audio was complete ({done} of {count} \
          pieces sent; charged for those)."
@@ -68,8 +69,21 @@ fn disconnected(req: &TtsRequest, (done, count): (usize, usize)) -> JobFailure {
     if done == 0 {
         return JobFailure::Abort(error);
     }
-    let units = req.characters() as f64 * done as f64 / count.max(1) as f64;
-    JobFailure::Cut(error, units)
+    let units = mediagen_core::JobRequest::units(req);
+    JobFailure::Cut(error, delivered_units(units, weights, (done, count)))
+}
+
+/// The part of a stream's `units` that `done` of its `count` pieces hold:
+/// their weights' share of the whole (by count where no piece weighs
+/// anything, as for a text the weights could not be read for).
+fn delivered_units(units: f64, weights: &[usize], (done, count): (usize, usize)) -> f64 {
+    let total: usize = weights.iter().sum();
+    let share = if weights.len() == count && total > 0 {
+        weights[..done.min(count)].iter().sum::<usize>() as f64 / total as f64
+    } else {
+        done as f64 / count.max(1) as f64
+    };
+    units * share
 }
 
 /// Runs a streamed `tts` job (see the module docs).
@@ -88,6 +102,10 @@ pub async fn run(
     let (pcm_tx, pcm_rx) = mpsc::channel::<Vec<u8>>(8);
     let mut encoder = Encoder::start(&req, voice_rate, raw, pcm_rx, ctx.scope())?;
 
+    // What each piece weighs in the price, for a stream closed early.
+    let weights = catalog
+        .piece_weights(req.speaker(), &req.text)
+        .unwrap_or_default();
     // Synthesis, sentence by sentence, on a blocking thread.
     let stop = Arc::new(AtomicBool::new(false));
     let sentences = Arc::new(Mutex::new(Sentences::default()));
@@ -141,7 +159,7 @@ pub async fn run(
             .lock()
             .map(|s| s.delivered(&req, taken))
             .unwrap_or((0, 1));
-        return Err(disconnected(&req, sent));
+        return Err(disconnected(&req, &weights, sent));
     }
     let duration = match spoken {
         Ok(Ok(duration)) => duration,
@@ -270,5 +288,25 @@ impl Encoder {
             drop(process);
             let _ = feed.await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The probe's stream (issue 70): a long head of twelve sentences then
+    /// 600 short lines, closed after the head, pays for the head's
+    /// characters, not for 12 pieces of 612.
+    #[test]
+    fn a_closed_stream_pays_for_what_its_pieces_held() {
+        let mut weights = vec![265; 12];
+        weights.extend(std::iter::repeat_n(6, 600));
+        let total: usize = weights.iter().sum();
+        let units = delivered_units(total as f64, &weights, (12, 612));
+        assert_eq!(units, 12.0 * 265.0);
+        // Without weights (none could be read): by count.
+        assert_eq!(delivered_units(612.0, &[], (12, 612)), 12.0);
+        assert_eq!(delivered_units(100.0, &[0, 0], (1, 2)), 50.0);
     }
 }

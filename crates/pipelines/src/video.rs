@@ -3,7 +3,8 @@
 use crate::failure::{media_failure, media_result};
 use mediagen_core::ErrorCode;
 use mediagen_media::video::{
-    inspect, inspect_near, smart_cut_refusal, trim_accurate, trim_fast, trim_smart,
+    inspect, inspect_near, keyframe_overrun, smart_cut_refusal, trim_accurate, trim_fast,
+    trim_smart,
 };
 use mediagen_worker::{JobContext, JobFailure, RequestPipeline};
 use serde_json::{json, Value};
@@ -21,7 +22,8 @@ impl RequestPipeline for TrimPipeline {
         let (dir, input) = ctx.scratch_with(&req.input, "input").await?;
         let out = dir.path().join(format!("trimmed.{}", req.format.as_str()));
         let scratch = dir.path().to_owned();
-        let (trimmed, reencoded, fallback, info, written) = {
+        let asked: f64 = req.ranges.iter().map(|r| r.end - r.start).sum();
+        let (trimmed, reencoded, fallback, info, written, overrun) = {
             let (input, out, req) = (input.clone(), out.clone(), req.clone());
             // Progress by step: probed (20), cut (90), checked (the end).
             let progress = ctx.clone();
@@ -31,6 +33,23 @@ impl RequestPipeline for TrimPipeline {
                     .map_err(media_failure)?
                     .ok_or_else(|| JobFailure::abort(ErrorCode::NotVideo, "the file has no video stream"))?;
                 progress.set_progress(20);
+                // What the keyframes make the cut read beyond its ranges
+                // is priced before any of it is read (the hold raised, or
+                // the job stopped), and a fast copy may not drag in more
+                // than MAX_FAST_OVERRUN a range.
+                let overruns = keyframe_overrun(&info, &packets, &req.ranges, req.mode == Mode::Fast);
+                if req.mode == Mode::Fast {
+                    if let Some(worst) = overruns.iter().copied().filter(|o| *o > MAX_FAST_OVERRUN).reduce(f64::max) {
+                        return Err(JobFailure::refused(mediagen_core::ApiError::unprocessable(
+                            "mode",
+                            format!(
+                                "this file's keyframes are far apart: fast mode would copy {worst:.0} s more than a range asks (at most {MAX_FAST_OVERRUN:.0} s); use mode accurate"
+                            ),
+                        )));
+                    }
+                }
+                let overrun = overrun_seconds(&overruns);
+                progress.meter_blocking(asked + overrun)?;
                 let mut reencoded = None;
                 let mut fallback = None;
                 let trimmed = match req.mode {
@@ -78,7 +97,7 @@ impl RequestPipeline for TrimPipeline {
                     .flatten()
                     .map(|o| o.duration)
                     .ok_or_else(|| JobFailure::abort(ErrorCode::TrimFailed, "the trimmed file is unreadable"))?;
-                Ok((trimmed, reencoded, fallback, info, written))
+                Ok((trimmed, reencoded, fallback, info, written, overrun))
             })
             .await
             .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))??
@@ -91,16 +110,17 @@ impl RequestPipeline for TrimPipeline {
         .await?;
         let planned: f64 = trimmed.ranges.iter().map(|r| r.end - r.start).sum();
         let output_seconds = planned.min(written);
-        // Charged for what was cut, never for more than was asked (fast
-        // mode's ranges start at keyframes, earlier than asked).
-        let asked: f64 = req.ranges.iter().map(|r| r.end - r.start).sum();
-        ctx.meter(output_seconds.min(asked)).await?;
+        // Charged for what was cut, never for more than was asked, and for
+        // what the keyframes made it copy or decode beyond the ranges
+        // (past FREE_OVERRUN a range).
+        ctx.meter(output_seconds.min(asked) + overrun).await?;
         Ok(json!({
             "reencodedSeconds": (reencoded.unwrap_or(match req.mode {
                 Mode::Fast => 0.0,
                 Mode::Accurate => output_seconds,
             }) * 1000.0).round() / 1000.0,
             "fallbackReason": fallback,
+            "keyframeOverrunSeconds": (overrun * 1000.0).round() / 1000.0,
             "duration": (output_seconds * 1000.0).round() / 1000.0,
             "ranges": trimmed.ranges,
             "mode": req.mode,

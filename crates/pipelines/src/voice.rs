@@ -104,6 +104,7 @@ impl VoiceChangePipeline {
         req: &ChangeRequest,
         original: &PcmFile,
         scratch: &Path,
+        ctx: &JobContext,
     ) -> Result<Changed, JobFailure> {
         let target = match &req.cloned {
             Some(c) => c.profile.clone(),
@@ -111,9 +112,15 @@ impl VoiceChangePipeline {
         };
         let mut track =
             PcmFile::create(&scratch.join("changed.f32"), RATE).map_err(JobFailure::storage)?;
+        let stop = || ctx.is_cancelled();
         let (pitch_before, pitch_after) = WorldConverter
-            .convert_file(original, &target, &mut track)
-            .map_err(JobFailure::storage)?;
+            .convert_file(original, &target, &mut track, &stop)
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::Interrupted => {
+                    JobFailure::abort(ErrorCode::Cancelled, "The job was cancelled.")
+                }
+                _ => JobFailure::storage(e),
+            })?;
         Ok(Changed {
             track,
             pitch_before,
@@ -303,7 +310,7 @@ impl RequestPipeline for VoiceChangePipeline {
                 // hold too small is raised before the work, or the job stops).
                 job.meter_blocking(original.duration())?;
                 let changed = match r.mode {
-                    ChangeMode::Convert => this.convert(&r, &original, &scratch)?,
+                    ChangeMode::Convert => this.convert(&r, &original, &scratch, &job)?,
                     ChangeMode::Resynthesize => {
                         let heard =
                             pcm::decode(&input, demuxer, &scratch.join("heard.f32"), 16_000, max)

@@ -128,6 +128,13 @@ impl Scope {
     }
 }
 
+/// True when the calling thread works inside a scope that was cancelled
+/// (its job's cancel, time limit or lost lease): engine loops check it
+/// between units of work, whatever their callers ask.
+pub fn cancelled_here() -> bool {
+    Scope::current().is_some_and(|s| s.is_cancelled())
+}
+
 /// `work` made to run in the calling thread's scope on the thread that
 /// runs it (a thread a job's work starts: its tools stay the job's).
 pub fn in_this_scope<R>(work: impl FnOnce() -> R + Send) -> impl FnOnce() -> R + Send {

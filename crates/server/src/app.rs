@@ -22,6 +22,7 @@ use tokio::sync::watch;
 use tower_http::catch_panic::CatchPanicLayer;
 
 use crate::config::Config;
+use crate::edge;
 use crate::error::Error;
 use crate::keycache::KeyCache;
 use crate::metrics::Metrics;
@@ -192,6 +193,8 @@ pub async fn ensure_operator(db: &Db, credits: i64) -> anyhow::Result<Option<Str
 /// The HTTP server with its in-process workers.
 pub struct Application {
     listener: TcpListener,
+    /// `metrics_bind`'s listener, when set.
+    metrics_listener: Option<TcpListener>,
     router: Router,
     state: AppState,
     bootstrap_key: Option<String>,
@@ -206,6 +209,14 @@ impl Application {
             .await
             .with_context(|| format!("binding {}", config.bind))?;
         let local = listener.local_addr()?;
+        let metrics_listener = match config.metrics_bind.trim() {
+            "" => None,
+            addr => Some(
+                TcpListener::bind(addr)
+                    .await
+                    .with_context(|| format!("binding metrics_bind {addr}"))?,
+            ),
+        };
         let base_url = if config.public_base_url.is_empty() {
             format!("http://{local}")
         } else {
@@ -244,6 +255,7 @@ impl Application {
         let router = router(state.clone());
         Ok(Self {
             listener,
+            metrics_listener,
             router,
             state,
             bootstrap_key,
@@ -253,6 +265,12 @@ impl Application {
 
     pub fn port(&self) -> u16 {
         self.listener.local_addr().map(|a| a.port()).unwrap_or(0)
+    }
+
+    /// The port of `metrics_bind`'s listener, when set.
+    pub fn metrics_port(&self) -> Option<u16> {
+        let listener = self.metrics_listener.as_ref()?;
+        listener.local_addr().ok().map(|a| a.port())
     }
 
     /// The operator's admin key when this start created it.
@@ -273,9 +291,25 @@ impl Application {
         let dispatcher = tokio::spawn(crate::webhooks::run(self.state.clone(), stop_rx.clone()));
         let worker = self.worker.map(|w| tokio::spawn(w.run(stop_rx)));
         tracing::info!(addr = %self.listener.local_addr()?, base_url = %self.state.base_url, "listening");
-        axum::serve(self.listener, self.router)
-            .with_graceful_shutdown(shutdown)
-            .await?;
+        let (edge_stop_tx, mut edge_stop) = watch::channel(false);
+        let metrics = self.metrics_listener.map(|listener| {
+            let router = metrics_router(self.state.clone());
+            let tracker = edge::Tracker::new(edge_limits(&self.state.config));
+            let mut stop = edge_stop.clone();
+            tokio::spawn(edge::serve(listener, router, tracker, async move {
+                let _ = stop.wait_for(|s| *s).await;
+            }))
+        });
+        let tracker = edge::Tracker::new(edge_limits(&self.state.config));
+        let served = edge::serve(self.listener, self.router, tracker, async move {
+            shutdown.await;
+            let _ = edge_stop_tx.send(true);
+        });
+        served.await?;
+        let _ = edge_stop.wait_for(|s| *s).await;
+        if let Some(m) = metrics {
+            let _ = m.await;
+        }
         let _ = stop_tx.send(true);
         if let Some(w) = worker {
             let _ = w.await;
@@ -467,7 +501,12 @@ fn router(state: AppState) -> Router {
         .route("/console/{name}", routing::get(console::asset))
         .route("/healthz", routing::get(system::healthz))
         .route("/readyz", routing::get(system::readyz))
-        .route("/metrics", routing::get(system::metrics))
+        .route(
+            "/metrics",
+            routing::get(system::operator_metrics)
+                .route_layer(from_fn_with_state(Level::Admin, middleware::require_level))
+                .route_layer(from_fn_with_state(state.clone(), middleware::authenticate)),
+        )
         .route("/blobs/{*key}", routing::get(blobs::download))
         .route("/previews/{file}", routing::get(previews::get))
         .fallback(|| async { Error::new(ErrorCode::RouteNotFound) })
@@ -484,6 +523,26 @@ fn router(state: AppState) -> Router {
             },
         ))
         .layer(from_fn(middleware::request_id))
+        .with_state(state)
+}
+
+/// The edge's limits: the configuration's, with the open connections kept
+/// 256 below the process's open-file limit (for the database, the blob
+/// store and the tools a job starts).
+fn edge_limits(config: &Config) -> edge::EdgeLimits {
+    let files = edge::open_files_limit().map_or(usize::MAX, |n| n.saturating_sub(256).max(16));
+    edge::EdgeLimits {
+        max_connections: config.max_connections.min(files).max(1),
+        max_anonymous_per_address: config.max_anonymous_connections_per_address.max(1),
+        header_read_timeout: Duration::from_secs_f64(config.header_read_timeout_seconds.max(0.1)),
+    }
+}
+
+/// `metrics_bind`'s router: `/metrics` without a key, nothing else.
+fn metrics_router(state: AppState) -> Router {
+    Router::new()
+        .route("/metrics", routing::get(system::metrics))
+        .fallback(|| async { Error::new(ErrorCode::RouteNotFound) })
         .with_state(state)
 }
 

@@ -28,6 +28,19 @@ impl std::fmt::Debug for Secret {
 pub struct Config {
     /// Address the API listens on.
     pub bind: SocketAddr,
+    /// A second address serving only `/metrics`, without a key (for a
+    /// Prometheus scraper on a private network); empty: none. On `bind`,
+    /// `/metrics` takes an admin key of the operator account.
+    pub metrics_bind: String,
+    /// Most connections open at once (kept below the process's open-file
+    /// limit); a connection past it is closed as it is accepted.
+    pub max_connections: usize,
+    /// Most connections one address (an IPv4 address or an IPv6 /64) may
+    /// hold open before one of its requests has shown a valid key.
+    pub max_anonymous_connections_per_address: usize,
+    /// A request's headers must arrive within this time, and a keep-alive
+    /// connection idle this long is closed.
+    pub header_read_timeout_seconds: f64,
     /// Where the SQLite database and local blob storage live.
     pub data_dir: PathBuf,
     /// Where engines look for model files.
@@ -159,6 +172,10 @@ impl Default for Config {
     fn default() -> Self {
         Self {
             bind: "127.0.0.1:8080".parse().expect("valid default address"),
+            metrics_bind: String::new(),
+            max_connections: 4096,
+            max_anonymous_connections_per_address: 64,
+            header_read_timeout_seconds: 10.0,
             data_dir: PathBuf::from("./data"),
             models_dir: PathBuf::from("./models"),
             database_url: String::new(),

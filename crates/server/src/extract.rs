@@ -5,7 +5,6 @@ use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::{header, request::Parts};
 use mediagen_core::{ApiError, ErrorCode, Level, TypedId};
 use serde::de::DeserializeOwned;
-use serde::Deserialize;
 
 use crate::error::Error;
 use crate::middleware::{IdempotencyKey, Principal};
@@ -145,7 +144,8 @@ impl FromRequestParts<AppState> for JobOptions {
 }
 
 /// A JSON body: 415 without a JSON content type, 413 beyond the JSON body
-/// limit, 400 `invalid_json` when unparsable, and 400 `invalid_parameter`
+/// limit, 408 when it does not arrive whole within `upload_idle_seconds`,
+/// 400 `invalid_json` when unparsable or when a member is named twice, and 400 `invalid_parameter`
 /// naming the field when a value has the wrong type or is missing.
 pub struct ApiJson<T>(pub T);
 
@@ -168,9 +168,16 @@ impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
                 )
                 .into());
         }
-        let bytes = to_bytes(req.into_body(), state.config.json_body_limit)
-            .await
-            .map_err(|_| too_large(state.config.json_body_limit))?;
+        // The body arrives whole within the upload idle time (408): a
+        // client trickling a JSON body does not hold the request open.
+        let within = std::time::Duration::from_secs_f64(state.config.upload_idle_seconds.max(0.1));
+        let bytes = tokio::time::timeout(
+            within,
+            to_bytes(req.into_body(), state.config.json_body_limit),
+        )
+        .await
+        .map_err(|_| Error::from(mediagen_http::form::timed_out()))?
+        .map_err(|_| too_large(state.config.json_body_limit))?;
         parse_json(&bytes).map(ApiJson)
     }
 }
@@ -185,7 +192,7 @@ pub fn too_large(limit: usize) -> Error {
 /// take their default; required ones are missing).
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
     let de = &mut serde_json::Deserializer::from_slice(bytes);
-    let mut value = serde_json::Value::deserialize(&mut *de).map_err(|e| {
+    let mut value = mediagen_http::json::unique_value(&mut *de).map_err(|e| {
         Error::from(
             ApiError::new(ErrorCode::InvalidJson)
                 .with_message(format!("The request body is not valid JSON: {e}")),

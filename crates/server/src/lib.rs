@@ -4,6 +4,7 @@ pub mod app;
 pub mod avatars;
 pub mod config;
 pub mod contract;
+pub mod edge;
 pub mod error;
 pub mod extract;
 pub mod jobs;

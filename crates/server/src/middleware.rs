@@ -271,10 +271,21 @@ pub async fn record_metrics(State(state): State<AppState>, req: Request, next: N
         .get::<MatchedPath>()
         .map(|m| m.as_str().to_owned())
         .unwrap_or_else(|| "unmatched".to_owned());
-    let method = req.method().as_str().to_owned();
+    // Labels come from closed sets: a method the API has no route for is
+    // `other` (each would otherwise be a series of its own).
+    let method = match *req.method() {
+        Method::GET => "GET",
+        Method::HEAD => "HEAD",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::PATCH => "PATCH",
+        Method::DELETE => "DELETE",
+        Method::OPTIONS => "OPTIONS",
+        _ => "other",
+    };
     let response = next.run(req).await;
     state.metrics.record(
-        &method,
+        method,
         &route,
         response.status().as_u16(),
         start.elapsed().as_secs_f64(),
@@ -315,6 +326,11 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
         }
         Some(a) => a,
     };
+    // The connection has shown a key: it leaves its address's anonymous
+    // cap (crate::edge).
+    if let Some(connection) = req.extensions().get::<crate::edge::Connection>() {
+        connection.authenticated();
+    }
     // Limits bound the account: all its keys share one count.
     let counted = auth.account_id.as_str().to_owned();
     req.extensions_mut().insert(Principal {
@@ -384,8 +400,10 @@ pub async fn require_level(State(level): State<Level>, req: Request, next: Next)
 /// Makes POSTs with an `Idempotency-Key` safe to retry: the first response
 /// is stored and replayed to retries with the same body; the same key with a
 /// different body is refused (422); a retry while the first is still running
-/// gets 409. Only JSON responses below 500 are stored: a server fault or a
-/// rate-limit refusal leaves the key free for a retry.
+/// gets 409. Only JSON responses below 500 are stored: a server fault, a
+/// rate-limit refusal or a refusal of the body's type, size or pace (415,
+/// 413, 408) leaves the key free for a retry. The fingerprint covers the
+/// method, the path, the body's media type and the body.
 pub async fn idempotency(State(state): State<AppState>, req: Request, next: Next) -> Response {
     if req.method() != Method::POST {
         return next.run(req).await;
@@ -421,6 +439,22 @@ pub async fn idempotency(State(state): State<AppState>, req: Request, next: Next
     hasher.update(parts.method.as_str());
     hasher.update(b" ");
     hasher.update(parts.uri.to_string());
+    hasher.update(b"\n");
+    // The body's type (without its parameters: a form's boundary) is part
+    // of what was asked.
+    let media_type = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .unwrap_or_default();
+    hasher.update(media_type.as_bytes());
     hasher.update(b"\n");
     // The fingerprint is of the exact request: an upload's every byte,
     // hashed as it is spooled to disk (never held in memory); any other
@@ -506,8 +540,15 @@ pub async fn idempotency(State(state): State<AppState>, req: Request, next: Next
         .get(header::CONTENT_TYPE)
         .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
     let is_error = response.extensions().get::<PendingError>().is_some();
-    let storable =
-        status.as_u16() < 500 && status != StatusCode::TOO_MANY_REQUESTS && (is_json || is_error);
+    // A refusal of the request's form before it was read (its type or
+    // size) is not an answer to it: the corrected retry runs.
+    let unread = [
+        StatusCode::TOO_MANY_REQUESTS,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        StatusCode::PAYLOAD_TOO_LARGE,
+        StatusCode::REQUEST_TIMEOUT,
+    ];
+    let storable = status.as_u16() < 500 && !unread.contains(&status) && (is_json || is_error);
     if !storable {
         if let Err(e) = state
             .db

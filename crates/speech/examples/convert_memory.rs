@@ -60,7 +60,7 @@ fn main() {
         _ => {
             let mut out = PcmFile::create(&dir.path().join("out.f32"), RATE).expect("file");
             let (b, a) = WorldConverter
-                .convert_file(&input, &target, &mut out)
+                .convert_file(&input, &target, &mut out, &|| false)
                 .expect("convert");
             (b, a, out.len())
         }

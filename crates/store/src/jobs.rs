@@ -506,8 +506,12 @@ impl Db {
         // Only the kinds this worker runs: the others wait for theirs.
         let listed: Vec<String> = (0..kinds.len()).map(|i| format!("${}", i + 4)).collect();
         let listed = listed.join(", ");
-        // SKIP LOCKED lets many PostgreSQL workers claim in parallel; on
-        // SQLite the single UPDATE … RETURNING is atomic by itself.
+        // Fair shares: the account running the fewest jobs now goes first,
+        // then the one whose last job started longest ago (accounts take
+        // turns), then the oldest job: one account's queue cannot keep
+        // another account's job waiting behind it for more than the first
+        // free slot. SKIP LOCKED lets many PostgreSQL workers claim in parallel;
+        // on SQLite the single UPDATE … RETURNING is atomic by itself.
         let lock = match self.backend {
             Backend::Postgres => "FOR UPDATE SKIP LOCKED",
             Backend::Sqlite => "",
@@ -515,11 +519,14 @@ impl Db {
         let sql = format!(
             "UPDATE jobs SET status = 'processing', lease_owner = $1, lease_expires_at = $2, \
              attempts = attempts + 1, updated_at = $3, started_at = COALESCE(started_at, $3) \
-             WHERE id = (SELECT id FROM jobs WHERE \
-                ((status = 'queued' AND (run_after IS NULL OR run_after <= $3)) \
-                OR (status = 'processing' AND lease_expires_at < $3 AND attempts < max_attempts)) \
-                AND kind IN ({listed}) \
-                ORDER BY created_at, id LIMIT 1 {lock}) \
+             WHERE id = (SELECT q.id FROM jobs q WHERE \
+                ((q.status = 'queued' AND (q.run_after IS NULL OR q.run_after <= $3)) \
+                OR (q.status = 'processing' AND q.lease_expires_at < $3 AND q.attempts < q.max_attempts)) \
+                AND q.kind IN ({listed}) \
+                ORDER BY (SELECT COUNT(*) FROM jobs r WHERE r.account_id = q.account_id \
+                    AND r.status = 'processing' AND r.lease_expires_at >= $3), \
+                  (SELECT COALESCE(MAX(u.started_at), 0) FROM jobs u WHERE u.account_id = q.account_id), \
+                  q.created_at, q.id LIMIT 1 {lock}) \
              RETURNING {JOB_COLS}"
         );
         let mut query = sqlx::query(&sql)

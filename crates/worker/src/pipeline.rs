@@ -106,6 +106,26 @@ pub struct JobContext {
     metered: Arc<std::sync::Mutex<Option<f64>>>,
     ledger: Option<Ledger>,
     events: Option<crate::Events>,
+    /// Held by each piece of blocking work the job started
+    /// ([`JobContext::blocking`]): the worker's slot is free only once
+    /// none is left ([`JobContext::work_stopped`]).
+    working: Arc<AtomicI64>,
+}
+
+/// One piece of a job's blocking work, counted while it runs.
+struct Working(Arc<AtomicI64>);
+
+impl Working {
+    fn start(count: &Arc<AtomicI64>) -> Self {
+        count.fetch_add(1, Ordering::SeqCst);
+        Self(count.clone())
+    }
+}
+
+impl Drop for Working {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// Where a running job's hold is raised when it measures more work than
@@ -133,6 +153,7 @@ impl JobContext {
             metered: Arc::default(),
             ledger: None,
             events: None,
+            working: Arc::default(),
         }
     }
 
@@ -204,7 +225,8 @@ impl JobContext {
         } else {
             Err(JobFailure::abort(
                 ErrorCode::InsufficientCredits,
-                "The input measured longer than its header said and the balance does not \
+                "The work measured more than the estimate (an input longer than its header \
+                 said, keyframes far from a cut, a larger picture) and the balance does not \
                  cover the difference, so the job stopped before its work. Nothing was charged.",
             ))
         }
@@ -269,10 +291,30 @@ impl JobContext {
         work: impl FnOnce() -> R + Send + 'static,
     ) -> tokio::task::JoinHandle<R> {
         let scope = self.scope.clone();
+        let working = Working::start(&self.working);
         tokio::task::spawn_blocking(move || {
             let _entered = scope.enter();
+            let _working = working;
             work()
         })
+    }
+
+    /// Waits until every piece of blocking work the job started has
+    /// returned (after a cancel, engine loops stop at their next check):
+    /// a worker takes no new job in this one's slot before, so a cancelled
+    /// job's work never runs beside the next one's.
+    pub async fn work_stopped(&self) {
+        let started = std::time::Instant::now();
+        while self.working.load(Ordering::SeqCst) > 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        let waited = started.elapsed();
+        if waited > std::time::Duration::from_millis(500) {
+            tracing::warn!(
+                ms = waited.as_millis() as u64,
+                "the job's work took this long to stop"
+            );
+        }
     }
 
     /// The job's payload as the pipeline's request type.

@@ -351,6 +351,8 @@ impl Worker {
             let result = result.map(|value| (value, ctx.outputs(), ctx.metered()));
             self.record(&id, attempts, result).await;
         }
+        // The slot is given back once the job's work has stopped.
+        ctx.work_stopped().await;
     }
 
     /// Stores the outcome; a retryable failure goes back to the queue while

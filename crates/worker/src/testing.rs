@@ -35,6 +35,11 @@ pub struct SleepPayload {
     /// Units it is priced on, as asked.
     #[serde(default)]
     pub units: f64,
+    /// Milliseconds of blocking work first, which hears no cancel (an
+    /// engine call that cannot be stopped): the worker's slot stays taken
+    /// until it returns.
+    #[serde(default)]
+    pub block_ms: u64,
 }
 
 impl JobRequest for SleepPayload {
@@ -54,6 +59,12 @@ impl RequestPipeline for SleepPipeline {
     type Request = SleepPayload;
 
     async fn work(&self, ctx: JobContext, p: SleepPayload) -> Result<Value, JobFailure> {
+        if p.block_ms > 0 {
+            let ms = p.block_ms;
+            let _ = ctx
+                .blocking(move || std::thread::sleep(Duration::from_millis(ms)))
+                .await;
+        }
         let steps = 10u64;
         for i in 0..steps {
             if ctx.is_cancelled() {

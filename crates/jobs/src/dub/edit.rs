@@ -206,15 +206,16 @@ impl DubEdit {
             .map(|e| {
                 let s = &self.segments[e.index];
                 let text = e.translated_text.as_deref().unwrap_or(&s.translated_text);
-                billed_seconds(s.end - s.start, text)
+                billed_seconds(s.end - s.start, text, &self.request.target_language)
             })
             .sum()
     }
 }
 
-/// Seconds billed for a line of `slot` seconds spoken again as `text`.
-fn billed_seconds(slot: f64, text: &str) -> f64 {
-    slot.max(ssml::estimated_seconds(text)).max(0.0)
+/// Seconds billed for a line of `slot` seconds spoken again as `text` in
+/// `language` (numbers and spelled letters as they are said).
+fn billed_seconds(slot: f64, text: &str, language: &str) -> f64 {
+    slot.max(ssml::estimated_seconds(text, language)).max(0.0)
 }
 
 #[cfg(test)]
@@ -227,14 +228,18 @@ mod tests {
     #[test]
     fn lines_pay_for_what_they_synthesize() {
         let long = "word ".repeat(200);
-        assert!(billed_seconds(8.0, &long) >= 70.0);
+        assert!(billed_seconds(8.0, &long, "en") >= 70.0);
         let nested = format!(
             "<speak>{}{long}{}</speak>",
             "<prosody rate='50%'>".repeat(9),
             "</prosody>".repeat(9)
         );
-        let slow = billed_seconds(8.0, &nested);
+        let slow = billed_seconds(8.0, &nested, "en");
         assert!((140.0..=145.0).contains(&slow), "{slow}");
-        assert_eq!(billed_seconds(8.0, "Hello there."), 8.0);
+        assert_eq!(billed_seconds(8.0, "Hello there.", "en"), 8.0);
+        // The probe's 1000 digits in a short slot: priced as said (it
+        // spoke for 481 s).
+        let digits = "7".repeat(1000);
+        assert!(billed_seconds(8.0, &digits, "es") >= 400.0);
     }
 }

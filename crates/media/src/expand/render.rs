@@ -172,6 +172,9 @@ fn encoder(
 /// Frames the backward runs decode at once.
 const CHUNK: usize = 32;
 
+/// Most bytes of frames a backward run holds at once.
+const CHUNK_BYTES: usize = 64 * 1024 * 1024;
+
 /// Renders `plan` over the clip (of `n` frames) into `out`, decoding the
 /// frames each run needs as it goes. `cancelled` is polled between frames.
 pub fn render(
@@ -194,6 +197,9 @@ pub fn render(
         }
         _ => None,
     };
+    // Frames a backward run holds at once: CHUNK, fewer for big pictures
+    // (a 4096×4096 frame is 25 MB), so memory stays within CHUNK_BYTES.
+    let chunk = (CHUNK_BYTES / size.max(1)).clamp(1, CHUNK);
     let mut enc = encoder(out, "yuv420p", (w, h), info.fps, total)?;
     let mut sink = enc.stdin.take().expect("piped stdin");
     let mut write = |frame: &[u8]| -> Result<(), MediaError> {
@@ -261,7 +267,7 @@ pub fn render(
                     let last = run.from + 1 - run.len;
                     let mut hi = run.from + 1;
                     while hi > last {
-                        let lo = hi.saturating_sub(CHUNK).max(last);
+                        let lo = hi.saturating_sub(chunk).max(last);
                         let mut frames = Vec::with_capacity(hi - lo);
                         decode(lo, hi - lo, &mut |f| {
                             frames.push(f);

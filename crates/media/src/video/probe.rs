@@ -18,6 +18,8 @@ pub struct VideoInfo {
     pub fps: f64,
     /// True when the nominal and the average rate agree (constant rate).
     pub constant_rate: bool,
+    /// The average rate (frames over the duration), when the file says.
+    pub average_fps: Option<f64>,
     pub video_codec: String,
     /// The picture's pixel format, e.g. `yuv420p`.
     pub pix_fmt: String,
@@ -33,6 +35,15 @@ pub struct VideoInfo {
 }
 
 impl VideoInfo {
+    /// The rate its frames come at, at most `cap`: the nominal rate, or the
+    /// average where that is lower (a nominal rate is guessed from the
+    /// smallest gap between timestamps: one timestamp shifted by 10 µs in
+    /// a 1-fps Matroska file reads as 1000 fps).
+    pub fn frame_rate(&self, cap: f64) -> f64 {
+        let average = self.average_fps.filter(|a| a.is_finite() && *a > 0.0);
+        average.map_or(self.fps, |a| a.min(self.fps)).min(cap)
+    }
+
     /// `-max_pixels <n> -format_whitelist <d> -f <d> -i <path>` for this file.
     pub(super) fn open<'a>(&self, cmd: &'a mut Command, path: &Path) -> &'a mut Command {
         open_input(cmd, path, self.demuxer)
@@ -88,6 +99,7 @@ pub fn parse_info(json: &str) -> Option<VideoInfo> {
         height: video["height"].as_u64()? as u32,
         fps: nominal,
         constant_rate: average.is_some_and(|a| (a - nominal).abs() < 0.01 * nominal),
+        average_fps: average,
         video_codec: video["codec_name"].as_str()?.to_owned(),
         pix_fmt: video["pix_fmt"].as_str().unwrap_or("").to_owned(),
         audio_codec: audio.and_then(|a| a["codec_name"].as_str().map(str::to_owned)),

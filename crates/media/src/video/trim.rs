@@ -300,30 +300,15 @@ pub fn trim_smart(
     ))
 }
 
-/// Cuts without re-encoding anything: each range's start moves back to the
-/// keyframe at or before it, its end on to the first frame where the
-/// decoding order closes ([`closed_end`]: within a few frames for B-frame
-/// streams; the next keyframe or the end of the media otherwise); picture and sound packets of each
-/// range are copied in one pass into an mp4 piece, as `ffmpeg -c copy`
-/// would, and the pieces joined with exact durations. The result gives the times used. The sound of each piece
-/// starts within one audio packet of its picture.
-pub fn trim_fast(
-    input: &Path,
-    info: &VideoInfo,
-    packets: &[Packet],
-    ranges: &[Range],
-    container: Container,
-    scratch: &Path,
-    out: &Path,
-) -> Result<Trimmed, MediaError> {
+/// Per range of a fast cut: the keyframe time it starts at (as ffprobe
+/// printed it, to the microsecond, so the seek lands exactly on it), its
+/// first frame and its end frame (see [`trim_fast`]).
+pub fn fast_spans(info: &VideoInfo, packets: &[Packet], ranges: &[Range]) -> Vec<(f64, i64, i64)> {
     let fps = info.fps;
     let frame = |t: f64| (t * fps).round() as i64;
     let keys = key_times(packets);
     let total = frame(info.duration);
-    // Per range: the keyframe time it starts at (as ffprobe printed it, to
-    // the microsecond, so the seek lands exactly on it), its first and end
-    // frames, and the packets to copy.
-    let spans: Vec<(f64, i64, i64)> = ranges
+    ranges
         .iter()
         .map(|r| {
             let (a, b) = (frame(r.start), frame(r.end));
@@ -349,7 +334,61 @@ pub fn trim_fast(
             };
             (from, frame(from), end.max(frame(from) + 1))
         })
-        .collect();
+        .collect()
+}
+
+/// What a cut reads beyond its ranges because of where the keyframes are,
+/// seconds per range: a fast cut copies from the keyframe at or before a
+/// range's start to where its decoding order closes (often the next
+/// keyframe), so the whole span less the range; an accurate (or smart)
+/// cut decodes from the keyframe at or before the start, so that lead.
+pub fn keyframe_overrun(
+    info: &VideoInfo,
+    packets: &[Packet],
+    ranges: &[Range],
+    fast: bool,
+) -> Vec<f64> {
+    if fast {
+        return fast_spans(info, packets, ranges)
+            .iter()
+            .zip(ranges)
+            .map(|(&(_, first, end), r)| {
+                ((end - first) as f64 / info.fps - (r.end - r.start)).max(0.0)
+            })
+            .collect();
+    }
+    let keys = key_times(packets);
+    ranges
+        .iter()
+        .map(|r| {
+            let key = keys
+                .iter()
+                .copied()
+                .rfind(|&k| k <= r.start + 1e-6)
+                .unwrap_or(0.0);
+            (r.start - key).max(0.0)
+        })
+        .collect()
+}
+
+/// Cuts without re-encoding anything: each range's start moves back to the
+/// keyframe at or before it, its end on to the first frame where the
+/// decoding order closes ([`closed_end`]: within a few frames for B-frame
+/// streams; the next keyframe or the end of the media otherwise); picture and sound packets of each
+/// range are copied in one pass into an mp4 piece, as `ffmpeg -c copy`
+/// would, and the pieces joined with exact durations. The result gives the times used. The sound of each piece
+/// starts within one audio packet of its picture.
+pub fn trim_fast(
+    input: &Path,
+    info: &VideoInfo,
+    packets: &[Packet],
+    ranges: &[Range],
+    container: Container,
+    scratch: &Path,
+    out: &Path,
+) -> Result<Trimmed, MediaError> {
+    let fps = info.fps;
+    let spans = fast_spans(info, packets, ranges);
     // One ffmpeg copies every piece: an input per range, seeked a
     // microsecond past its keyframe (past the rounding of its printed time,
     // well inside its first tick), and an output per range.

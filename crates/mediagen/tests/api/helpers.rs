@@ -68,6 +68,8 @@ async fn postgres_exec(sql: &str) {
 
 pub struct TestApp {
     pub addr: String,
+    /// `metrics_bind`'s address, when the test set one.
+    pub metrics_addr: Option<String>,
     pub client: reqwest::Client,
     /// Admin key of the operator account.
     pub admin_key: String,
@@ -236,6 +238,7 @@ impl TestApp {
             .await
             .expect("app builds");
         let addr = format!("http://127.0.0.1:{}", app.port());
+        let metrics_addr = app.metrics_port().map(|p| format!("127.0.0.1:{p}"));
         let admin_key = app
             .bootstrap_key()
             .expect("fresh database creates the operator")
@@ -247,6 +250,7 @@ impl TestApp {
         }));
         Self {
             addr,
+            metrics_addr,
             client: reqwest::Client::new(),
             admin_key,
             state,

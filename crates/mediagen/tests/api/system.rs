@@ -18,7 +18,12 @@ async fn health_metrics_and_docs(backend: Backend) {
     assert_eq!(get("/readyz").await.unwrap().status(), 200);
 
     app.test_job(&app.admin_key, json!({"ms": 0})).await;
-    let metrics = get("/metrics").await.unwrap().text().await.unwrap();
+    let metrics = app
+        .get("/metrics", &app.admin_key)
+        .await
+        .text()
+        .await
+        .unwrap();
     assert!(metrics.contains("mediagen_http_requests_total{method=\"POST\",route=\"/v1/test-jobs\",status=\"200\"} 1"), "{metrics}");
     assert!(
         metrics.contains("mediagen_jobs{kind=\"test.sleep\",status=\"completed\"} 1"),

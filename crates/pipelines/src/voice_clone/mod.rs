@@ -149,9 +149,9 @@ impl VoiceClonePipeline {
             CloneMethod::World => None,
         };
         if made.is_none() && req.method == CloneMethod::Neural {
-            // No Kokoro voice speaks the language: a WORLD clone, which is
-            // free, is made instead of the neural one the hold was for.
-            ctx.meter_blocking(0.0)?;
+            // No Kokoro voice speaks the language: a WORLD clone is made
+            // instead of the neural one the hold was for, at its own price.
+            ctx.meter_blocking(world_units(req.sample_seconds))?;
         }
         if let Some(voice) = made {
             // A neural clone's preview is the clone speaking.

@@ -1382,9 +1382,10 @@ async function loadLedger() {
 
 // ---- operator --------------------------------------------------------------
 
-// Jobs queued and running by kind, from the server's metrics.
+// Jobs queued and running by kind, from the server's metrics (the
+// operator's key reads them).
 async function loadQueue() {
-  const text = await (await fetch("/metrics")).text();
+  const text = await (await fetch("/metrics", { headers: authorization() })).text();
   const depth = new Map();
   for (const m of text.matchAll(/^mediagen_jobs\{kind="([^"]+)",status="(queued|processing)"\} (\d+)/gm)) {
     const [, kind, status, n] = m;

@@ -1,4 +1,4 @@
-//! Unauthenticated operational routes: health, readiness, metrics, the
+//! Operational routes: health, readiness, metrics (the operator's), the
 //! OpenAPI document and the human docs page.
 
 use axum::extract::State;
@@ -8,6 +8,7 @@ use axum::Json;
 use serde_json::json;
 
 use crate::error::{ApiResult, Error, UNAVAILABLE_RETRY_AFTER};
+use crate::extract::Operator;
 use crate::state::AppState;
 
 /// Liveness: the process answers.
@@ -55,6 +56,8 @@ const READY_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 const READY_KEY: &str = "readyz";
 
 /// Prometheus text format.
+/// Prometheus metrics on `metrics_bind`'s listener (no key: that address
+/// is the operator's to keep private).
 pub async fn metrics(State(state): State<AppState>) -> ApiResult<Response> {
     let depth = state.db.queue_depth().await.map_err(Error::from)?;
     Ok((
@@ -62,6 +65,12 @@ pub async fn metrics(State(state): State<AppState>) -> ApiResult<Response> {
         state.metrics.render(&depth),
     )
         .into_response())
+}
+
+/// Prometheus metrics on the API's own address: the queue is every
+/// account's, so only the operator reads it.
+pub async fn operator_metrics(_: Operator, state: State<AppState>) -> ApiResult<Response> {
+    metrics(state).await
 }
 
 /// The OpenAPI 3.1 document.

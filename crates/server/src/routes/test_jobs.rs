@@ -26,6 +26,9 @@ pub struct TestJob {
     /// Billable units (priced by `costs."test.sleep"`).
     #[serde(default)]
     units: f64,
+    /// Blocking work first that hears no cancel.
+    #[serde(default)]
+    block_ms: u64,
     #[serde(default)]
     dry_run: bool,
 }
@@ -42,6 +45,7 @@ pub async fn create(
         output: body.output,
         echo: body.echo,
         units: body.units,
+        block_ms: body.block_ms,
     };
     let spec = JobSpec::of(&payload, body.dry_run)?;
     submit(&state, &auth, opts, spec).await

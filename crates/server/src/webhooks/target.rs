@@ -33,6 +33,9 @@ fn internal_v4(ip: Ipv4Addr) -> bool {
         || a == 0
         // Shared address space (carrier-grade NAT) and benchmarking.
         || (a == 100 && (64..128).contains(&b))
+        // IETF protocol assignments (192.0.0.0/24: DS-Lite, NAT64
+        // discovery, relays), which gateways answer themselves.
+        || (a == 192 && b == 0 && ip.octets()[2] == 0)
         || (a == 198 && (b == 18 || b == 19))
         || a >= 240
 }
@@ -154,6 +157,8 @@ mod tests {
             "http://api.localhost/",
             "http://0.0.0.0/",
             "http://100.64.0.1/",
+            "http://192.0.0.170/",
+            "http://[::ffff:192.0.0.8]/",
             // Forms that carry an internal IPv4 address (the probe's).
             "http://[64:ff9b::7f00:1]/",
             "http://[64:ff9b:1::a00:1]/",

@@ -388,6 +388,21 @@ impl TtsCatalog {
         self.engines[*self.engine_of.get(voice_id)?].style_table(&voice.key)
     }
 
+    /// What each piece [`Self::speak`] makes of `text` in voice `voice_id`
+    /// weighs in its price, in order ([`ssml::spoken_characters`] of each
+    /// sentence, a break nothing): a stream closed early pays for the
+    /// pieces it took by what they held.
+    pub fn piece_weights(&self, voice_id: &str, text: &str) -> Result<Vec<usize>, TtsError> {
+        let voice = self
+            .voice(voice_id)
+            .ok_or_else(|| TtsError::UnknownVoice(voice_id.into()))?;
+        let segments = segments(text)?;
+        Ok(units_of(&segments, &voice.language)
+            .iter()
+            .map(Unit::weight)
+            .collect())
+    }
+
     /// Speaks `text` (plain text, or SSML when it starts with `<speak`),
     /// normalised for the voice's language, sentence by sentence. `each`
     /// sees every piece of audio as it is made (sentences and breaks), with
@@ -432,32 +447,14 @@ impl TtsCatalog {
             .voice(voice_id)
             .ok_or_else(|| TtsError::UnknownVoice(voice_id.into()))?;
         let engine = &self.engines[self.engine_of[voice_id]];
-        let segments = if ssml::is_ssml(text) {
-            ssml::parse(text).map_err(|e| TtsError::Failed(e.to_string()))?
-        } else {
-            ssml::plain(text)
-        };
-        // Expand into the units that are synthesized one by one.
-        enum Unit<'a> {
-            Sentence(String, f32),
-            Silence(f64),
-            Ipa(&'a str, &'a str, f32),
-        }
-        let mut units = Vec::new();
-        for seg in &segments {
-            match seg {
-                Segment::Text { text, rate } => {
-                    for s in text::sentences(&normalize(text, &voice.language)) {
-                        units.push(Unit::Sentence(s, *rate));
-                    }
-                }
-                Segment::Break(secs) => units.push(Unit::Silence(*secs)),
-                Segment::Phonemes { ipa, text, rate } => units.push(Unit::Ipa(ipa, text, *rate)),
-            }
-        }
+        let segments = segments(text)?;
+        let units = units_of(&segments, &voice.language);
         let mut out = Audio::new(Vec::new(), voice.sample_rate);
         let n = units.len();
         for (i, unit) in units.iter().enumerate() {
+            if mediagen_media::process::cancelled_here() {
+                return Err(TtsError::Cancelled);
+            }
             let mut audio = match unit {
                 Unit::Silence(secs) => Audio::silence(*secs, voice.sample_rate),
                 Unit::Sentence(sentence, rate) => {
@@ -500,12 +497,60 @@ impl TtsCatalog {
                     audio.append(&Audio::silence(SENTENCE_GAP, audio.sample_rate));
                 }
             }
+            // The job's cancel is also heard above, whatever `each` says
+            // (a caller that only collects the audio: a dub's line).
             if !each(i, n, &audio) {
                 return Err(TtsError::Cancelled);
             }
             out.append(&audio);
         }
         Ok(out)
+    }
+}
+
+/// What [`TtsCatalog::speak`] makes one by one, in order: sentences (each
+/// with its SSML rate), breaks, and `<phoneme>`s (IPA, text, rate).
+enum Unit<'a> {
+    Sentence(String, f32),
+    Silence(f64),
+    Ipa(&'a str, &'a str, f32),
+}
+
+/// The units of `segments` for a voice speaking `language`.
+fn units_of<'a>(segments: &'a [Segment], language: &str) -> Vec<Unit<'a>> {
+    let mut units = Vec::new();
+    for seg in segments {
+        match seg {
+            Segment::Text { text, rate } => {
+                for s in text::sentences(&normalize(text, language)) {
+                    units.push(Unit::Sentence(s, *rate));
+                }
+            }
+            Segment::Break(secs) => units.push(Unit::Silence(*secs)),
+            Segment::Phonemes { ipa, text, rate } => units.push(Unit::Ipa(ipa, text, *rate)),
+        }
+    }
+    units
+}
+
+/// `text` (plain, or SSML) read into its segments.
+fn segments(text: &str) -> Result<Vec<Segment>, TtsError> {
+    if ssml::is_ssml(text) {
+        ssml::parse(text).map_err(|e| TtsError::Failed(e.to_string()))
+    } else {
+        Ok(ssml::plain(text))
+    }
+}
+
+impl Unit<'_> {
+    /// What the unit weighs in the price ([`ssml::spoken_characters`]; a
+    /// break nothing).
+    fn weight(&self) -> usize {
+        match self {
+            Unit::Sentence(s, _) => ssml::spoken_characters(s),
+            Unit::Silence(_) => 0,
+            Unit::Ipa(ipa, text, _) => ipa.chars().count().max(ssml::spoken_characters(text)),
+        }
     }
 }
 

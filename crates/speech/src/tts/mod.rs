@@ -5,7 +5,7 @@ mod catalog;
 pub mod espeak;
 pub mod g2p;
 pub mod kokoro;
-pub mod normalize;
+pub use mediagen_core::normalize;
 pub mod piper;
 pub use mediagen_core::ssml;
 pub mod text;
