@@ -38,11 +38,6 @@ impl Price {
     const fn of(credits: f64, unit: &'static str) -> Self {
         Self { credits, unit }
     }
-
-    /// A kind that charges nothing, whatever it counts.
-    const fn free(unit: &'static str) -> Self {
-        Self { credits: 0.0, unit }
-    }
 }
 
 /// How long one attempt of a job may run: `seconds`, plus
@@ -110,8 +105,9 @@ impl JobKind {
             JobKind::DubbingEdit => Price::of(2.0, "second spoken again"),
             JobKind::VideoTrim => Price::of(1.0, "second cut"),
             JobKind::AvatarExpand => Price::of(1.0, "second of 720p30 video"),
-            // Making an avatar from an upload: the upload is the work.
-            JobKind::AvatarCreate => Price::free("avatar"),
+            // Making an avatar from an upload: its probe, a frame decoded
+            // for the poster. Every job that uses a core costs something.
+            JobKind::AvatarCreate => Price::of(1.0, "avatar"),
             JobKind::Sound => Price::of(1.0, "second of sound"),
             JobKind::Image => Price::of(1.0, "image per started megapixel"),
             JobKind::TestSleep => Price::of(1.0, "unit"),
@@ -252,7 +248,7 @@ mod tests {
         }
         assert_eq!(
             JobKind::AvatarCreate.doc_row(),
-            "| `avatar.create` | avatar | free | 1800 s + 2 s a second of input |"
+            "| `avatar.create` | avatar | 1 | 1800 s + 2 s a second of input |"
         );
     }
 }

@@ -51,7 +51,7 @@ impl crate::MediaRequest for AvatarUpload {
 impl mediagen_core::JobRequest for AvatarUpload {
     const KIND: mediagen_core::JobKind = mediagen_core::JobKind::AvatarCreate;
 
-    /// One avatar (its kind's price is nothing).
+    /// One avatar.
     fn units(&self) -> f64 {
         1.0
     }

@@ -248,11 +248,13 @@ pub struct CloneRequest {
     pub sample_seconds: f64,
 }
 
-/// What a WORLD clone of `sample_seconds` of samples costs: a tenth of a
-/// unit a second of samples (they are decoded, checked for speech and
-/// analysed), at least one: no clone that uses a core is free.
+/// What a WORLD clone of `sample_seconds` of samples costs: 20 units for
+/// what every clone does (the speech check, the speaker's measurements, the
+/// likeness and the preview, some 14 s of a core on the ceilings bench for
+/// 12 s of samples), and a fifth of a unit a second of samples analysed:
+/// no clone that uses a core is free.
 pub fn world_units(sample_seconds: f64) -> f64 {
-    (sample_seconds / 10.0).ceil().max(1.0)
+    (20.0 + sample_seconds / 5.0).ceil()
 }
 
 impl crate::MediaRequest for CloneRequest {
@@ -263,7 +265,6 @@ impl mediagen_core::JobRequest for CloneRequest {
     const KIND: mediagen_core::JobKind = mediagen_core::JobKind::VoiceClone;
 
     /// Seconds of a neural clone's search (its quality's); a WORLD clone
-    /// (an analysis of the samples, some 17 s of a core for 300 s of them)
     /// its [`world_units`].
     fn units(&self) -> f64 {
         match self.method {

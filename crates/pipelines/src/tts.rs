@@ -254,6 +254,9 @@ pub(crate) fn tts_failure(e: TtsError) -> JobFailure {
         TtsError::OverLimit { .. } => {
             JobFailure::abort(ErrorCode::OutputLimitExceeded, e.to_string())
         }
+        TtsError::Unreadable(m) => {
+            JobFailure::refused(mediagen_core::ApiError::unprocessable("text", m))
+        }
         TtsError::Failed(m) => JobFailure::retry(ErrorCode::SynthesisFailed, m),
     }
 }

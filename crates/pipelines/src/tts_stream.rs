@@ -74,16 +74,18 @@ fn disconnected(req: &TtsRequest, weights: &[usize], (done, count): (usize, usiz
 }
 
 /// The part of a stream's `units` that `done` of its `count` pieces hold:
-/// their weights' share of the whole (by count where no piece weighs
-/// anything, as for a text the weights could not be read for).
+/// the spoken characters of the pieces sent (`weights`), and of the rest
+/// of the price (markup, line breaks: what no piece holds) their share by
+/// count. By count alone where the weights could not be read.
 fn delivered_units(units: f64, weights: &[usize], (done, count): (usize, usize)) -> f64 {
+    let by_count = done as f64 / count.max(1) as f64;
+    if weights.len() != count {
+        return units * by_count;
+    }
     let total: usize = weights.iter().sum();
-    let share = if weights.len() == count && total > 0 {
-        weights[..done.min(count)].iter().sum::<usize>() as f64 / total as f64
-    } else {
-        done as f64 / count.max(1) as f64
-    };
-    units * share
+    let sent: usize = weights[..done.min(count)].iter().sum();
+    let rest = (units - total as f64).max(0.0);
+    (sent as f64 + rest * by_count).min(units)
 }
 
 /// Runs a streamed `tts` job (see the module docs).
@@ -301,10 +303,20 @@ mod tests {
     #[test]
     fn a_closed_stream_pays_for_what_its_pieces_held() {
         let mut weights = vec![265; 12];
-        weights.extend(std::iter::repeat_n(6, 600));
+        weights.extend(std::iter::repeat_n(2, 600));
         let total: usize = weights.iter().sum();
-        let units = delivered_units(total as f64, &weights, (12, 612));
-        assert_eq!(units, 12.0 * 265.0);
+        assert_eq!(
+            delivered_units(total as f64, &weights, (12, 612)),
+            12.0 * 265.0
+        );
+        // The line breaks (4 each in the price) are no piece's: shared by
+        // count.
+        let units = (total + 4 * 600) as f64;
+        let paid = delivered_units(units, &weights, (12, 612));
+        assert!(
+            (paid - (12.0 * 265.0 + 2400.0 * 12.0 / 612.0)).abs() < 1e-9,
+            "{paid}"
+        );
         // Without weights (none could be read): by count.
         assert_eq!(delivered_units(612.0, &[], (12, 612)), 12.0);
         assert_eq!(delivered_units(100.0, &[0, 0], (1, 2)), 50.0);

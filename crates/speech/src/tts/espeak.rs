@@ -254,7 +254,7 @@ pub fn parse_voice_list(text: &str) -> Vec<VoiceInfo> {
             if cols.len() < 5 {
                 return None;
             }
-            let (lang, age_gender, name) = (cols[1], cols[2], cols[3]);
+            let (lang, age_gender, name, file) = (cols[1], cols[2], cols[3], cols[4]);
             let gender = match age_gender.rsplit('/').next() {
                 Some("F") => "female",
                 Some("M") => "male",
@@ -262,9 +262,12 @@ pub fn parse_voice_list(text: &str) -> Vec<VoiceInfo> {
             };
             let language = bcp47(lang);
             let display = name.replace('_', " ");
+            // Spoken by its file: espeak-ng does not find every voice by the
+            // language it lists (`chr-US-Qaaa-x-west` is "no such voice";
+            // `iro/chr` speaks).
             Some(VoiceInfo {
                 id: voice_id("espeak", lang),
-                key: lang.to_owned(),
+                key: file.to_owned(),
                 name: format!("{display} (eSpeak)"),
                 languages: vec![language.clone()],
                 accent: display
@@ -278,7 +281,7 @@ pub fn parse_voice_list(text: &str) -> Vec<VoiceInfo> {
                 description: format!(
                     "eSpeak NG formant voice for {display}: robotic but intelligible, very fast."
                 ),
-                espeak_voice: lang.to_owned(),
+                espeak_voice: file.to_owned(),
             })
         })
         .collect()
@@ -379,6 +382,7 @@ mod tests {
         );
         assert_eq!(v[0].accent.as_deref(), Some("America"));
         assert_eq!(v[1].gender, "female");
+        assert_eq!(v[1].key, "gmw/de", "spoken by its file");
         assert_eq!(bcp47("cmn-latn-pinyin"), "cmn-Latn-pinyin");
     }
 }

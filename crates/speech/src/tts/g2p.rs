@@ -138,7 +138,9 @@ impl G2p for Phonemizer {
             .map(|c| if c.is_control() { ' ' } else { c })
             .collect();
         if text.len() > MAX_REQUEST {
-            return Err(TtsError::Failed("the sentence is too long".into()));
+            return Err(TtsError::Unreadable(
+                "a sentence is too long to read".into(),
+            ));
         }
         let mut kept = self.process.lock().unwrap_or_else(|e| e.into_inner());
         if kept.is_none() {
@@ -150,8 +152,8 @@ impl G2p for Phonemizer {
         }
         match answer.map_err(TtsError::Failed)? {
             (b'o', phonemes) => Ok(phonemes),
-            _ => Err(TtsError::Failed(format!(
-                "the {} phonemizer could not read the sentence",
+            _ => Err(TtsError::Unreadable(format!(
+                "the {} reader could not read a sentence of the text",
                 self.language.code()
             ))),
         }

@@ -28,6 +28,10 @@ pub enum TtsError {
     },
     #[error("synthesis failed: {0}")]
     Failed(String),
+    /// The text cannot be read aloud as it is (the phonemizer refused it):
+    /// the input's fault, not worth another attempt.
+    #[error("{0}")]
+    Unreadable(String),
     #[error("cancelled")]
     Cancelled,
     #[error("this engine cannot speak phonemes")]
