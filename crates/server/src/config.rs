@@ -448,7 +448,7 @@ mod tests {
         assert_eq!(c.cost_per_unit(JobKind::Tts), 0.5);
         // The file's table changes the kinds it names, not the others.
         assert_eq!(c.cost_per_unit(JobKind::Dubbing), 2.0);
-        assert_eq!(c.cost_per_unit(JobKind::AvatarCreate), 0.0);
+        assert_eq!(c.cost_per_unit(JobKind::AvatarCreate), 1.0);
         assert_eq!(c.rate_limit_per_minute, 600, "default kept");
     }
 

@@ -123,6 +123,28 @@ pub fn inspect(path: &Path) -> Result<Option<VideoInfo>, MediaError> {
 mod tests {
     use super::*;
 
+    /// The probe's Matroska file: one frame a second with one timestamp
+    /// shifted by 10 µs reads as 1000 fps nominal; its frames come at the
+    /// average rate, and no rate passes the cap.
+    #[test]
+    fn frames_come_at_the_measured_rate() {
+        let with = |nominal: &str, average: &str| {
+            let json = format!(
+                r#"{{"streams":[{{"codec_type":"video","codec_name":"h264","width":64,"height":64,
+                "r_frame_rate":"{nominal}","avg_frame_rate":"{average}"}}],
+                "format":{{"duration":"300.0","format_name":"matroska,webm"}}}}"#
+            );
+            parse_info(&json).unwrap()
+        };
+        assert_eq!(with("1000/1", "1/1").frame_rate(60.0), 1.0);
+        assert_eq!(
+            with("30000/1001", "30000/1001").frame_rate(60.0),
+            30000.0 / 1001.0
+        );
+        assert_eq!(with("240/1", "240/1").frame_rate(60.0), 60.0);
+        assert_eq!(with("25/1", "0/0").frame_rate(60.0), 25.0);
+    }
+
     #[test]
     fn probe_json_is_read() {
         let json = r#"{"streams":[{"codec_type":"video","codec_name":"h264","width":640,"height":360,

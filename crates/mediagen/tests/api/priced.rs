@@ -155,6 +155,68 @@ async fn a_slot_is_free_once_its_work_stopped(backend: Backend) {
     );
 }
 
+/// The probe's cancelled conversion (a 900-s input kept a core busy for
+/// 107 s after its cancel): a voice changer converting 600 s of sound
+/// stops within a second or two of the cancel, so the next job in its slot
+/// runs at once.
+async fn a_cancelled_conversion_stops(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let (_, key) = app.account(10_000, "write").await;
+    let voice = joe(&app, &key).await;
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("long.mp3");
+    ffmpeg(
+        &[
+            "-f",
+            "lavfi",
+            "-i",
+            "sine=frequency=160:duration=600",
+            "-ac",
+            "1",
+            "-b:a",
+            "32k",
+        ],
+        &input,
+    );
+    let r = app
+        .client
+        .post(format!("{}/v1/voice-changer", app.addr))
+        .bearer_auth(&key)
+        .header("prefer", "respond-async")
+        .multipart(form(
+            vec![("file", std::fs::read(&input).unwrap(), "long.mp3")],
+            &[("voiceId", voice.as_str())],
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+    let id = r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    app.wait_job(&key, &id, Duration::from_secs(60), |j| {
+        j["status"] == "processing"
+    })
+    .await;
+    // Into the conversion (the decode of 600 s takes a second or two).
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let r = app.delete(&format!("/v1/jobs/{id}"), &key).await;
+    assert_eq!(r.status(), 200);
+    let cancelled = Instant::now();
+    let next = app.test_job_async(&key, json!({"ms": 0})).await;
+    app.wait_job(&key, &next, Duration::from_secs(120), |j| {
+        j["status"] == "completed"
+    })
+    .await;
+    let waited = cancelled.elapsed();
+    eprintln!("the next job ran {waited:?} after the cancel");
+    assert!(
+        waited < Duration::from_secs(5),
+        "the cancelled conversion held its slot for {waited:?}"
+    );
+}
+
 /// One account's queue cannot keep another account's job behind it: with
 /// one worker slot, account A's four queued jobs let B's job, sent after
 /// them, run next.
@@ -425,6 +487,7 @@ async fn unreadable_text_is_refused_once(backend: Backend) {
 crate::on_both_backends!(
     texts_are_priced_as_spoken,
     a_slot_is_free_once_its_work_stopped,
+    a_cancelled_conversion_stops,
     accounts_take_turns,
     world_clones_cost_credits,
     keyframes_are_priced,
