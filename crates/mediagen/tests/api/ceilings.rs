@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::helpers::{ffmpeg, form, Backend, TestApp};
+use crate::priced::{big_clip, one_keyframe};
 use crate::tts::joe;
 
 /// CPU seconds of process `pid` and its waited-for children
@@ -50,31 +51,6 @@ struct Row {
     stored: u64,
     peak: u64,
     status: String,
-}
-
-/// A 120-s video with one keyframe (at the start).
-fn one_keyframe(dir: &Path) -> Vec<u8> {
-    let out = dir.join("one-key.mp4");
-    ffmpeg(
-        &[
-            "-f",
-            "lavfi",
-            "-i",
-            "testsrc2=size=640x360:rate=25:duration=120",
-            "-c:v",
-            "libx264",
-            "-preset",
-            "ultrafast",
-            "-g",
-            "100000",
-            "-keyint_min",
-            "100000",
-            "-sc_threshold",
-            "0",
-        ],
-        &out,
-    );
-    std::fs::read(out).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -116,25 +92,9 @@ async fn what_a_credit_buys() {
     );
     let tone = std::fs::read(&sine).unwrap();
     let one_key = app
-        .upload(&key, one_keyframe(dir.path()), "one-key.mp4")
+        .upload(&key, one_keyframe(dir.path(), "640x360", 25), "one-key.mp4")
         .await;
-    let big = dir.path().join("big.mp4");
-    ffmpeg(
-        &[
-            "-f",
-            "lavfi",
-            "-i",
-            "testsrc2=size=2048x2048:rate=10:duration=1",
-            "-c:v",
-            "libx264",
-            "-preset",
-            "ultrafast",
-        ],
-        &big,
-    );
-    let big = app
-        .upload(&key, std::fs::read(&big).unwrap(), "big.mp4")
-        .await;
+    let big = app.upload(&key, big_clip(dir.path()), "big.mp4").await;
     let sample = crate::voice_clone::espeak(
         dir.path(),
         "s.wav",

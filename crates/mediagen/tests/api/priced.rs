@@ -292,15 +292,17 @@ async fn world_clones_cost_credits(backend: Backend) {
     );
 }
 
-/// A 120-s video with one keyframe (at the start).
-fn one_keyframe(dir: &Path) -> Vec<u8> {
+/// A 120-s H.264 video of `size` at `rate` fps with one keyframe (at the
+/// start).
+pub fn one_keyframe(dir: &Path, size: &str, rate: u32) -> Vec<u8> {
     let out = dir.join("one-key.mp4");
+    let source = format!("testsrc2=size={size}:rate={rate}:duration=120");
     ffmpeg(
         &[
             "-f",
             "lavfi",
             "-i",
-            "testsrc2=size=160x120:rate=10:duration=120",
+            &source,
             "-c:v",
             "libx264",
             "-preset",
@@ -317,6 +319,25 @@ fn one_keyframe(dir: &Path) -> Vec<u8> {
     std::fs::read(out).unwrap()
 }
 
+/// One second of a 2048×2048 H.264 video at 10 fps.
+pub fn big_clip(dir: &Path) -> Vec<u8> {
+    let out = dir.join("big.mp4");
+    ffmpeg(
+        &[
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc2=size=2048x2048:rate=10:duration=1",
+            "-c:v",
+            "libx264",
+            "-preset",
+            "ultrafast",
+        ],
+        &out,
+    );
+    std::fs::read(out).unwrap()
+}
+
 /// On a file with a single keyframe, fast ranges of 0.04 s near its end
 /// would copy 110 s each: refused (the probe stored 600 s for 0 credits).
 /// Accurate ranges there decode from the keyframe: priced on that before
@@ -327,7 +348,7 @@ async fn keyframes_are_priced(backend: Backend) {
     let dir = tempfile::tempdir().unwrap();
     let (_, key) = app.account(10_000, "write").await;
     let file = app
-        .upload(&key, one_keyframe(dir.path()), "one-key.mp4")
+        .upload(&key, one_keyframe(dir.path(), "160x120", 10), "one-key.mp4")
         .await;
     let ranges = json!([{"start": 110.0, "end": 110.04}, {"start": 115.0, "end": 115.04}]);
     let r = app
@@ -350,7 +371,11 @@ async fn keyframes_are_priced(backend: Backend) {
     // Accurate: 225 s decoded (110 + 115) for 0.08 s of output.
     let (_, poor) = app.account(20, "write").await;
     let theirs = app
-        .upload(&poor, one_keyframe(dir.path()), "one-key.mp4")
+        .upload(
+            &poor,
+            one_keyframe(dir.path(), "160x120", 10),
+            "one-key.mp4",
+        )
         .await;
     let r = app
         .post(
@@ -387,23 +412,7 @@ async fn expansions_are_priced_on_pixels(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let dir = tempfile::tempdir().unwrap();
     let (_, key) = app.account(10_000, "write").await;
-    let out = dir.path().join("big.mp4");
-    ffmpeg(
-        &[
-            "-f",
-            "lavfi",
-            "-i",
-            "testsrc2=size=2048x2048:rate=10:duration=1",
-            "-c:v",
-            "libx264",
-            "-preset",
-            "ultrafast",
-        ],
-        &out,
-    );
-    let file = app
-        .upload(&key, std::fs::read(&out).unwrap(), "big.mp4")
-        .await;
+    let file = app.upload(&key, big_clip(dir.path()), "big.mp4").await;
     let r = app
         .post(
             "/v1/avatar-expansion",
