@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::helpers::{ffmpeg, form, Backend, TestApp};
-use crate::priced::{big_clip, one_keyframe};
+use crate::priced::{big_clip, one_keyframe, speech};
 use crate::tts::joe;
 
 /// CPU seconds of process `pid` and its waited-for children
@@ -44,12 +44,91 @@ fn bytes_under(dir: &Path) -> u64 {
         .sum()
 }
 
+/// Resident bytes of process `pid` and every process below it (its
+/// tools: ffmpeg, eSpeak), read from `/proc`.
+fn tree_resident(pid: u32) -> u64 {
+    let mut parents: Vec<(u32, u32, u64)> = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let (Ok(stat), Ok(statm)) = (
+            std::fs::read_to_string(format!("/proc/{child}/stat")),
+            std::fs::read_to_string(format!("/proc/{child}/statm")),
+        ) else {
+            continue;
+        };
+        let Some((_, after)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let ppid = after.split_whitespace().nth(1).and_then(|p| p.parse().ok());
+        let pages = statm
+            .split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse::<u64>().ok());
+        if let (Some(ppid), Some(pages)) = (ppid, pages) {
+            parents.push((child, ppid, pages * 4096));
+        }
+    }
+    let mut tree = vec![pid];
+    let mut total = 0;
+    while let Some(p) = tree.pop() {
+        for &(child, ppid, bytes) in &parents {
+            if child == p {
+                total += bytes;
+            }
+            if ppid == p {
+                tree.push(child);
+            }
+        }
+    }
+    total
+}
+
+/// Samples [`tree_resident`] every 50 ms until dropped; `peak` is the
+/// highest reading.
+struct Sampler {
+    peak: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Sampler {
+    fn start(pid: u32) -> Self {
+        use std::sync::atomic::Ordering;
+        let peak = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (p, s) = (peak.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !s.load(Ordering::Relaxed) {
+                p.fetch_max(tree_resident(pid), Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        });
+        Sampler { peak, stop }
+    }
+
+    fn peak(&self) -> u64 {
+        self.peak.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl Drop for Sampler {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 struct Row {
     case: &'static str,
     credits: f64,
     cpu: f64,
     stored: u64,
+    /// The worker's and its tools' highest resident memory above the
+    /// worker's before the case.
     peak: u64,
+    /// The worker's resident memory 3 s after the case ended, above
+    /// where it was before.
+    after: i64,
     status: String,
 }
 
@@ -94,17 +173,13 @@ async fn what_a_credit_buys() {
     let one_key = app
         .upload(&key, one_keyframe(dir.path(), "640x360", 25), "one-key.mp4")
         .await;
-    let big = app.upload(&key, big_clip(dir.path()), "big.mp4").await;
-    let sample = crate::voice_clone::espeak(
-        dir.path(),
-        "s.wav",
-        "en-us",
-        "50",
-        "This is a sample of my voice for cloning. I read these sentences slowly and \
-         clearly so that the recording holds enough speech. The weather will be sunny \
-         tomorrow morning, with a light breeze from the west.",
-    );
-    let sample = std::fs::read(sample).unwrap();
+    let big = app
+        .upload(&key, big_clip(dir.path(), 2048), "big.mp4")
+        .await;
+    let huge = app
+        .upload(&key, big_clip(dir.path(), 4096), "huge.mp4")
+        .await;
+    let sample = speech(dir.path());
 
     // Warm the worker's engines: what is measured after is the work.
     let r = app
@@ -170,16 +245,29 @@ async fn what_a_credit_buys() {
             "/v1/avatar-expansion",
             json!({"fileId": big, "duration": 30, "mode": "pingpong"}),
         ),
+        (
+            "avatar.expand: 4096×4096, 10 fps, 60 s pingpong",
+            "/v1/avatar-expansion",
+            json!({"fileId": huge, "duration": 60, "mode": "pingpong"}),
+        ),
     ];
     let mut rows = Vec::new();
-    let mut measure = |case: &'static str, before: (f64, u64, u64), job: &Value| {
-        let (cpu, stored, rss) = before;
+    let mut measure = |case: &'static str, before: (f64, u64, u64, Sampler), job: &Value| {
+        let (cpu, stored, rss, sampler) = before;
+        let cpu = cpu_seconds(pid) - cpu;
+        let peak = sampler
+            .peak()
+            .max(memory(pid, "VmHWM:"))
+            .saturating_sub(rss);
+        drop(sampler);
+        std::thread::sleep(Duration::from_secs(3));
         rows.push(Row {
             case,
             credits: job["credits"].as_f64().unwrap_or(0.0),
-            cpu: cpu_seconds(pid) - cpu,
+            cpu,
             stored: bytes_under(&blobs).saturating_sub(stored),
-            peak: memory(pid, "VmHWM:").saturating_sub(rss),
+            peak,
+            after: memory(pid, "VmRSS:") as i64 - rss as i64,
             status: job["status"]
                 .as_str()
                 .map(str::to_owned)
@@ -189,7 +277,13 @@ async fn what_a_credit_buys() {
     let start = || {
         // Peak memory counted from here (writing 5 resets VmHWM).
         let _ = std::fs::write(format!("/proc/{pid}/clear_refs"), "5");
-        (cpu_seconds(pid), bytes_under(&blobs), memory(pid, "VmRSS:"))
+        let rss = memory(pid, "VmRSS:");
+        (
+            cpu_seconds(pid),
+            bytes_under(&blobs),
+            rss,
+            Sampler::start(pid),
+        )
     };
     for (case, path, body) in json_cases {
         let before = start();
@@ -245,17 +339,20 @@ async fn what_a_credit_buys() {
         &jobs["data"][0],
     );
 
-    println!("| case | credits | CPU s | CPU s a credit | stored MB | peak memory MB | status |");
-    println!("|---|---|---|---|---|---|---|");
+    println!(
+        "| case | credits | CPU s | CPU s a credit | stored MB | peak memory MB | memory kept MB | status |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
     for r in &rows {
         println!(
-            "| {} | {} | {:.1} | {:.3} | {:.1} | {:.0} | {} |",
+            "| {} | {} | {:.1} | {:.3} | {:.1} | {:.0} | {:.0} | {} |",
             r.case,
             r.credits,
             r.cpu,
             r.cpu / r.credits.max(1.0),
             r.stored as f64 / 1e6,
             r.peak as f64 / 1e6,
+            r.after as f64 / 1e6,
             r.status
         );
     }

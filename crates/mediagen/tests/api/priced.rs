@@ -249,10 +249,8 @@ async fn accounts_take_turns(backend: Backend) {
 }
 
 /// Twelve seconds of espeak-ng speech as WAV.
-fn speech(dir: &Path) -> Vec<u8> {
-    let text = "This is a sample of my voice for cloning. I read these sentences slowly and \
-                clearly so that the recording holds enough speech. The weather will be sunny \
-                tomorrow morning, with a light breeze from the west.";
+pub fn speech(dir: &Path) -> Vec<u8> {
+    let text = crate::voice_clone::SAMPLE_TEXT;
     std::fs::read(crate::voice_clone::espeak(
         dir, "s.wav", "en-us", "50", text,
     ))
@@ -319,15 +317,16 @@ pub fn one_keyframe(dir: &Path, size: &str, rate: u32) -> Vec<u8> {
     std::fs::read(out).unwrap()
 }
 
-/// One second of a 2048×2048 H.264 video at 10 fps.
-pub fn big_clip(dir: &Path) -> Vec<u8> {
-    let out = dir.join("big.mp4");
+/// One second of a `side`×`side` H.264 video at 10 fps.
+pub fn big_clip(dir: &Path, side: u32) -> Vec<u8> {
+    let out = dir.join(format!("big-{side}.mp4"));
+    let source = format!("testsrc2=size={side}x{side}:rate=10:duration=1");
     ffmpeg(
         &[
             "-f",
             "lavfi",
             "-i",
-            "testsrc2=size=2048x2048:rate=10:duration=1",
+            &source,
             "-c:v",
             "libx264",
             "-preset",
@@ -412,7 +411,9 @@ async fn expansions_are_priced_on_pixels(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let dir = tempfile::tempdir().unwrap();
     let (_, key) = app.account(10_000, "write").await;
-    let file = app.upload(&key, big_clip(dir.path()), "big.mp4").await;
+    let file = app
+        .upload(&key, big_clip(dir.path(), 2048), "big.mp4")
+        .await;
     let r = app
         .post(
             "/v1/avatar-expansion",

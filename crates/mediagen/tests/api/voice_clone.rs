@@ -19,6 +19,12 @@ const TARGET_TEXTS: [&str; 2] = [
 const SOURCE_TEXT: &str =
     "The weather will be sunny tomorrow morning, with a light breeze from the west.";
 
+/// About twelve seconds of speech to clone from, read by the tests that
+/// clone, price or bench a clone.
+pub const SAMPLE_TEXT: &str = "This is a sample of my voice for cloning. I read these sentences \
+    slowly and clearly so that the recording holds enough speech. The weather will be sunny \
+    tomorrow morning, with a light breeze from the west.";
+
 pub fn espeak(dir: &Path, name: &str, voice: &str, pitch: &str, text: &str) -> std::path::PathBuf {
     let path = dir.join(name);
     let ok = Command::new("espeak-ng")

@@ -139,7 +139,7 @@ pub const LIST_CHOICES: [(&str, &[&str]); 2] = [
 /// it when it is more alike there than the best stock voice (else the
 /// stock voice's table: `similarity.heldOut` says which); where no Kokoro
 /// voice speaks the language it makes a WORLD clone. `method: world`
-/// (free) picks the closest catalog voice of its language as its
+/// (20 credits and a fifth of a credit a second of samples) picks the closest catalog voice of its language as its
 /// `baseVoiceId`, converted toward the profile. The answer is 201 with the
 /// voice when the worker is done within `sync_wait_seconds` (a
 /// `voice.clone` job); otherwise (or with `Prefer: respond-async`) 202 with
