@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=./target/release/mediagen
 if [ -f data/mediagen.db ]; then
-  key=$($bin keys create --level admin --name "make run $(date -u +%FT%TZ)")
+  key=$($bin admin keys create --level admin --name "make run $(date -u +%FT%TZ)")
   printf '\nAdmin API key (new, shown once):\n\n    %s\n\n' "$key"
 fi
 exec $bin serve "$@"

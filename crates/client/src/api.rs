@@ -12,6 +12,7 @@ use tokio::io::AsyncWriteExt;
 
 use crate::connection::Target;
 use crate::error::CliError;
+use crate::output::{stdout_error, Sink};
 
 /// A job's states that do not change any more.
 const FINISHED: [&str; 3] = ["completed", "failed", "cancelled"];
@@ -129,6 +130,37 @@ impl Api {
     /// Uploads `file` (`POST /v1/files`), streaming it with a progress bar;
     /// answers the file object.
     pub async fn upload(&self, file: &Path) -> Result<Value, CliError> {
+        let form = reqwest::multipart::Form::new().part("file", self.file_part(file).await?);
+        self.send(self.request(Method::POST, "/files").multipart(form))
+            .await
+    }
+
+    /// `POST /v1{path}` with a form of `files` (each a `part` part) and
+    /// text `fields`, asking for the job at once.
+    pub async fn post_form(
+        &self,
+        path: &str,
+        part: &str,
+        files: &[std::path::PathBuf],
+        fields: &[(&str, String)],
+    ) -> Result<Value, CliError> {
+        let mut form = reqwest::multipart::Form::new();
+        for (name, value) in fields {
+            form = form.text(name.to_string(), value.clone());
+        }
+        for file in files {
+            form = form.part(part.to_string(), self.file_part(file).await?);
+        }
+        self.send(
+            self.request(Method::POST, path)
+                .header("Prefer", "respond-async")
+                .multipart(form),
+        )
+        .await
+    }
+
+    /// `file` as a streamed form part, counted on a progress bar.
+    async fn file_part(&self, file: &Path) -> Result<reqwest::multipart::Part, CliError> {
         let handle = tokio::fs::File::open(file)
             .await
             .map_err(|e| local(file, "read", e))?;
@@ -150,17 +182,15 @@ impl Api {
         let stream = tokio_util::io::ReaderStream::new(handle).inspect(move |chunk| {
             if let Ok(bytes) = chunk {
                 counted.inc(bytes.len() as u64);
+                if counted.position() >= size {
+                    counted.finish_and_clear();
+                }
             }
         });
-        let part =
+        Ok(
             reqwest::multipart::Part::stream_with_length(reqwest::Body::wrap_stream(stream), size)
-                .file_name(name);
-        let form = reqwest::multipart::Form::new().part("file", part);
-        let answer = self
-            .send(self.request(Method::POST, "/files").multipart(form))
-            .await;
-        bar.finish_and_clear();
-        answer
+                .file_name(name),
+        )
     }
 
     /// Polls `GET /v1/jobs/{id}` until the job ends, showing its progress;
@@ -190,15 +220,31 @@ impl Api {
         }
     }
 
-    /// Downloads a result URL (signed: sent without the key) to `out`,
-    /// through a `.part` file renamed at the end; answers the byte count.
-    pub async fn download(&self, url: &str, out: &Path) -> Result<u64, CliError> {
+    /// Downloads a result URL (signed: sent without the key) to `sink`: a
+    /// file through a `.part` file renamed at the end, or stdout; answers
+    /// the byte count.
+    pub async fn download(&self, url: &str, sink: &Sink) -> Result<u64, CliError> {
         let answer = self.http.get(url).send().await.map_err(unreachable)?;
         let status = answer.status().as_u16();
         if status >= 400 {
             let body = answer.bytes().await.map_err(unreachable)?;
             return Err(CliError::from_answer(status, &body));
         }
+        let out = match sink {
+            Sink::File(path) => path,
+            Sink::Stdout => {
+                let mut stdout = tokio::io::stdout();
+                let mut written = 0u64;
+                let mut body = answer.bytes_stream();
+                while let Some(chunk) = body.next().await {
+                    let chunk = chunk.map_err(unreachable)?;
+                    stdout.write_all(&chunk).await.map_err(stdout_error)?;
+                    written += chunk.len() as u64;
+                }
+                stdout.flush().await.map_err(stdout_error)?;
+                return Ok(written);
+            }
+        };
         let bar = self.bar(
             answer.content_length().unwrap_or(0),
             "{msg} [{bar:30}] {bytes}/{total_bytes}",

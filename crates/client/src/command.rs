@@ -1,248 +1,19 @@
 //! The client's commands: their arguments (clap) and what each one does.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use clap::{Args, Subcommand};
 use serde_json::{json, Map, Value};
 
 use crate::api::Api;
+pub use crate::args::Command;
+use crate::args::{JobsCommand, KeysCommand};
 use crate::connection::Connection;
 use crate::error::CliError;
-use crate::output::{cell, job_summary, json, rows, table};
-
-/// The client commands of `mediagen`.
-#[derive(Subcommand, Debug)]
-pub enum Command {
-    /// Speak text: `mediagen tts "Hello" --voice ID -o out.mp3`.
-    Tts(TtsArgs),
-    /// Transcribe audio or video: `mediagen stt talk.mp4 --format srt`.
-    Stt(SttArgs),
-    /// Keep ranges of a video: `mediagen trim in.mp4 --range 5-10 --range 20-25 -o out.mp4`.
-    Trim(TrimArgs),
-    /// Dub a video or audio file: `mediagen dub in.mp4 --to es -o out.mp4`.
-    Dub(DubArgs),
-    /// List voices: `mediagen voices --language es`.
-    Voices(VoicesArgs),
-    /// List avatars.
-    Avatars(AvatarsArgs),
-    /// Generate a sound: `mediagen sound "rain on a tin roof" -o rain.wav`.
-    Sound(SoundArgs),
-    /// Generate an image: `mediagen image "a red fox under a tree" -o fox.png`.
-    Image(ImageArgs),
-    /// List, show, wait for and cancel jobs.
-    #[command(subcommand)]
-    Jobs(JobsCommand),
-    /// Show the account's credits.
-    Account(AccountArgs),
-}
-
-#[derive(Args, Debug)]
-pub struct TtsArgs {
-    /// The text to speak (`-`: read it from stdin).
-    pub text: String,
-    /// A voice id from `mediagen voices`.
-    #[arg(long)]
-    pub voice: String,
-    /// Where to write the audio.
-    #[arg(short, long)]
-    pub output: PathBuf,
-    /// mp3, wav, ogg, flac, aac or pcm [default: from the output's
-    /// extension, else mp3].
-    #[arg(long)]
-    pub format: Option<String>,
-    /// 0.5–2.0.
-    #[arg(long)]
-    pub speed: Option<f64>,
-    #[command(flatten)]
-    pub conn: Connection,
-}
-
-#[derive(Args, Debug)]
-pub struct SttArgs {
-    /// An audio or video file.
-    pub file: PathBuf,
-    /// text, srt, vtt, json or verbose_json.
-    #[arg(long, default_value = "text")]
-    pub format: String,
-    /// ISO 639-1, or `auto` [default: auto].
-    #[arg(long)]
-    pub language: Option<String>,
-    /// A speech-to-text model of `GET /v1/models` [default: the server's].
-    #[arg(long)]
-    pub model: Option<String>,
-    /// Translate into English.
-    #[arg(long)]
-    pub translate: bool,
-    /// Write the transcript here instead of stdout.
-    #[arg(short, long)]
-    pub output: Option<PathBuf>,
-    #[command(flatten)]
-    pub conn: Connection,
-}
-
-#[derive(Args, Debug)]
-pub struct TrimArgs {
-    /// The video to cut.
-    pub input: PathBuf,
-    /// A range to keep, START-END in seconds or [h:]m:s (`5-10`,
-    /// `1:05-1:12.5`); repeat for more, kept in the order given.
-    #[arg(long = "range", required = true, value_parser = parse_range)]
-    pub ranges: Vec<(f64, f64)>,
-    /// Where to write the video.
-    #[arg(short, long)]
-    pub output: PathBuf,
-    /// accurate (frame-exact) or fast (keyframes, stream copy).
-    #[arg(long)]
-    pub mode: Option<String>,
-    /// mp4, webm, mov or mkv [default: from the output's extension, else mp4].
-    #[arg(long)]
-    pub format: Option<String>,
-    #[command(flatten)]
-    pub conn: Connection,
-}
-
-#[derive(Args, Debug)]
-pub struct DubArgs {
-    /// The video or audio to dub.
-    pub input: PathBuf,
-    /// The target language (ISO 639-1).
-    #[arg(long)]
-    pub to: String,
-    /// The source language [default: detected].
-    #[arg(long)]
-    pub from: Option<String>,
-    /// One voice for every line.
-    #[arg(long)]
-    pub voice: Option<String>,
-    /// auto (a catalog voice near the speaker) or clone.
-    #[arg(long)]
-    pub voice_mode: Option<String>,
-    /// Where to write the dub (the video when the input has one, else audio).
-    #[arg(short, long)]
-    pub output: PathBuf,
-    #[command(flatten)]
-    pub conn: Connection,
-}
-
-#[derive(Args, Debug)]
-pub struct VoicesArgs {
-    /// A language (`es`, `en-GB`).
-    #[arg(long)]
-    pub language: Option<String>,
-    /// male, female or neutral.
-    #[arg(long)]
-    pub gender: Option<String>,
-    /// Words to search for in names and descriptions.
-    #[arg(long)]
-    pub search: Option<String>,
-    /// At most this many.
-    #[arg(long, default_value_t = 500)]
-    pub limit: usize,
-    #[command(flatten)]
-    pub conn: Connection,
-}
-
-#[derive(Args, Debug)]
-pub struct AvatarsArgs {
-    /// Words to search for.
-    #[arg(long)]
-    pub search: Option<String>,
-    /// male, female or neutral.
-    #[arg(long)]
-    pub gender: Option<String>,
-    /// At most this many.
-    #[arg(long, default_value_t = 500)]
-    pub limit: usize,
-    #[command(flatten)]
-    pub conn: Connection,
-}
-
-#[derive(Args, Debug)]
-pub struct SoundArgs {
-    /// What to hear.
-    pub prompt: String,
-    /// Where to write the audio.
-    #[arg(short, long)]
-    pub output: PathBuf,
-    /// Seconds.
-    #[arg(long)]
-    pub duration: Option<f64>,
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// mp3, wav, ogg, flac, aac or pcm [default: from the output's
-    /// extension, else mp3].
-    #[arg(long)]
-    pub format: Option<String>,
-    #[command(flatten)]
-    pub conn: Connection,
-}
-
-#[derive(Args, Debug)]
-pub struct ImageArgs {
-    /// What to see.
-    pub prompt: String,
-    /// Where to write the image.
-    #[arg(short, long)]
-    pub output: PathBuf,
-    #[arg(long)]
-    pub width: Option<u32>,
-    #[arg(long)]
-    pub height: Option<u32>,
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// flat, watercolor or pixel.
-    #[arg(long)]
-    pub style: Option<String>,
-    /// png, jpeg or webp [default: from the output's extension, else png].
-    #[arg(long)]
-    pub format: Option<String>,
-    #[command(flatten)]
-    pub conn: Connection,
-}
-
-#[derive(Subcommand, Debug)]
-pub enum JobsCommand {
-    /// The account's jobs, newest first.
-    List {
-        /// queued, processing, completed, failed or cancelled.
-        #[arg(long)]
-        status: Option<String>,
-        /// A job kind (`tts`, `stt`, `video.trim`, `dubbing`, …).
-        #[arg(long)]
-        kind: Option<String>,
-        #[arg(long, default_value_t = 20)]
-        limit: usize,
-        #[command(flatten)]
-        conn: Connection,
-    },
-    /// One job.
-    Show {
-        id: String,
-        #[command(flatten)]
-        conn: Connection,
-    },
-    /// Wait for a job to end (exit 1 when it failed or was cancelled).
-    Wait {
-        id: String,
-        #[command(flatten)]
-        conn: Connection,
-    },
-    /// Cancel a queued or running job.
-    Cancel {
-        id: String,
-        #[command(flatten)]
-        conn: Connection,
-    },
-}
-
-#[derive(Args, Debug)]
-pub struct AccountArgs {
-    #[command(flatten)]
-    pub conn: Connection,
-}
+use crate::output::{cell, count, job_summary, json, print_out, rows, table, Sink};
+use crate::voices::voice_id;
 
 /// `5-10`, `1:05-1:12.5`: a range in seconds.
-fn parse_range(text: &str) -> Result<(f64, f64), String> {
+pub(crate) fn parse_range(text: &str) -> Result<(f64, f64), String> {
     let (start, end) = text
         .split_once('-')
         .ok_or_else(|| format!("`{text}` is not START-END"))?;
@@ -315,6 +86,9 @@ impl Command {
             Command::Stt(a) => &a.conn,
             Command::Trim(a) => &a.conn,
             Command::Dub(a) => &a.conn,
+            Command::Clone(a) => &a.conn,
+            Command::Change(a) => &a.conn,
+            Command::Expand(a) => &a.conn,
             Command::Voices(a) => &a.conn,
             Command::Avatars(a) => &a.conn,
             Command::Sound(a) => &a.conn,
@@ -325,6 +99,11 @@ impl Command {
                 | JobsCommand::Show { conn, .. }
                 | JobsCommand::Wait { conn, .. }
                 | JobsCommand::Cancel { conn, .. },
+            )
+            | Command::Keys(
+                KeysCommand::List { conn }
+                | KeysCommand::Create { conn, .. }
+                | KeysCommand::Revoke { conn, .. },
             ) => conn,
         }
     }
@@ -332,13 +111,14 @@ impl Command {
     /// Runs the command, printing its output; answers the exit code.
     pub async fn run(self) -> i32 {
         let as_json = self.connection().json;
-        match self.execute().await {
-            Ok(out) => {
-                if !out.is_empty() {
-                    println!("{out}");
-                }
-                0
-            }
+        let outcome = match self.execute().await {
+            Ok(out) if out.is_empty() => Ok(()),
+            Ok(out) => print_out(&out),
+            Err(e) => Err(e),
+        };
+        match outcome {
+            Ok(()) => 0,
+            Err(CliError::Closed) => CliError::Closed.exit_code(),
             Err(e) => {
                 if as_json {
                     eprintln!("{}", json(&error_json(&e)));
@@ -356,21 +136,22 @@ impl Command {
         let as_json = conn.json;
         match self {
             Command::Tts(a) => {
+                let sink = Sink::choose(a.out.output)?;
                 let text = if a.text == "-" {
                     std::io::read_to_string(std::io::stdin())
                         .map_err(|e| CliError::Local(format!("cannot read stdin: {e}")))?
                 } else {
                     a.text
                 };
-                let format = format_for(&a.format, &a.output, &AUDIO, &AUDIO_ALIASES, "mp3");
+                let format = format_for(&a.format, sink.path(), &AUDIO, &AUDIO_ALIASES, "mp3");
                 let req = body(&[
                     ("text", Some(json!(text))),
-                    ("voiceId", Some(json!(a.voice))),
+                    ("voiceId", Some(json!(voice_id(&api, &a.voice).await?))),
                     ("format", Some(json!(format))),
                     ("speed", a.speed.map(|s| json!(s))),
                 ]);
                 let job = api.wait(api.post("/text-to-speech", &req).await?).await?;
-                save(&api, &job, "audioUrl", &a.output, as_json).await
+                save(&api, &job, "audioUrl", &sink, as_json).await
             }
             Command::Stt(a) => {
                 let mut req = body(&[
@@ -378,10 +159,12 @@ impl Command {
                     ("language", a.language.map(|l| json!(l))),
                     ("model", a.model.map(|m| json!(m))),
                     ("task", a.translate.then(|| json!("translate"))),
+                    ("diarize", a.diarize.then_some(Value::Bool(true))),
+                    ("numSpeakers", a.speakers.map(|n| json!(n))),
                 ]);
                 let job = with_upload(&api, &a.file, "/speech-to-text", &mut req).await?;
                 let text = transcript(&job, &a.format);
-                match a.output {
+                match a.output.filter(|p| p.as_os_str() != "-") {
                     Some(path) => {
                         std::fs::write(&path, &text).map_err(|e| {
                             CliError::Local(format!("cannot write {}: {e}", path.display()))
@@ -397,13 +180,8 @@ impl Command {
                 }
             }
             Command::Trim(a) => {
-                let format = format_for(
-                    &a.format,
-                    &a.output,
-                    &["mp4", "webm", "mov", "mkv"],
-                    &[("m4v", "mp4")],
-                    "mp4",
-                );
+                let sink = Sink::choose(a.out.output)?;
+                let format = format_for(&a.format, sink.path(), &VIDEO, &VIDEO_ALIASES, "mp4");
                 let ranges: Vec<Value> = a
                     .ranges
                     .iter()
@@ -415,34 +193,105 @@ impl Command {
                     ("mode", a.mode.map(|m| json!(m))),
                 ]);
                 let job = with_upload(&api, &a.input, "/video/trim", &mut req).await?;
-                save(&api, &job, "videoUrl", &a.output, as_json).await
+                save(&api, &job, "videoUrl", &sink, as_json).await
             }
             Command::Dub(a) => {
+                let sink = Sink::choose(a.output)?;
+                let voice = match a.voice {
+                    Some(v) => Some(json!(voice_id(&api, &v).await?)),
+                    None => None,
+                };
                 let mut req = body(&[
                     ("targetLanguage", Some(json!(a.to))),
                     ("sourceLanguage", a.from.map(|l| json!(l))),
-                    ("voiceId", a.voice.map(|v| json!(v))),
+                    ("voiceId", voice),
                     ("voiceMode", a.voice_mode.map(|m| json!(m))),
                 ]);
                 let job = with_upload(&api, &a.input, "/dubbing", &mut req).await?;
-                let field = if job["result"]["videoUrl"].is_string() {
-                    "videoUrl"
+                save(&api, &job, media_field(&job), &sink, as_json).await
+            }
+            Command::Clone(a) => {
+                let fields: Vec<(&str, String)> = [
+                    ("name", Some(a.name)),
+                    ("consent", a.consent.then(|| "true".to_owned())),
+                    ("method", a.method),
+                    ("quality", a.quality),
+                    ("language", a.language),
+                    ("description", a.description),
+                ]
+                .into_iter()
+                .filter_map(|(k, v)| v.map(|v| (k, v)))
+                .collect();
+                let job = api.post_form("/voices", "files", &a.files, &fields).await?;
+                let job = api.wait(job).await?;
+                let id = job["result"]["voiceId"].as_str().unwrap_or_default();
+                let voice = api.get(&voice_path(id)?, &[]).await?;
+                Ok(if as_json {
+                    json(&voice)
                 } else {
-                    "audioUrl"
+                    format!(
+                        "cloned {} ({}, {}): {} ({}, job {})",
+                        cell(&voice["name"]),
+                        cell(&voice["engine"]),
+                        cell(&voice["language"]),
+                        cell(&voice["id"]),
+                        count(&job["credits"], "credit"),
+                        cell(&job["id"])
+                    )
+                })
+            }
+            Command::Change(a) => {
+                let sink = Sink::choose(a.out.output)?;
+                let format = format_for(&a.format, sink.path(), &AUDIO, &AUDIO_ALIASES, "mp3");
+                let mut req = body(&[
+                    ("voiceId", Some(json!(voice_id(&api, &a.voice).await?))),
+                    ("mode", a.mode.map(|m| json!(m))),
+                    ("format", Some(json!(format))),
+                ]);
+                let job = with_upload(&api, &a.input, "/voice-changer", &mut req).await?;
+                save(&api, &job, media_field(&job), &sink, as_json).await
+            }
+            Command::Expand(a) => {
+                let sink = Sink::choose(a.out.output)?;
+                let format = format_for(&a.format, sink.path(), &VIDEO, &VIDEO_ALIASES, "mp4");
+                let mut req = body(&[
+                    ("avatarId", a.avatar.map(|v| json!(v))),
+                    ("duration", a.duration.map(|d| json!(d))),
+                    ("mode", a.mode.map(|m| json!(m))),
+                    ("seed", a.seed.map(|s| json!(s))),
+                    ("format", Some(json!(format))),
+                ]);
+                let mut uploads = Vec::new();
+                if let Some(audio) = &a.audio {
+                    let file = api.upload(audio).await?;
+                    uploads.push(cell(&file["id"]));
+                    req["audioFileId"] = file["id"].clone();
+                }
+                let job = match &a.input {
+                    Some(input) => with_upload(&api, input, "/avatar-expansion", &mut req).await,
+                    None => match api.post("/avatar-expansion", &req).await {
+                        Ok(job) => api.wait(job).await,
+                        Err(e) => Err(e),
+                    },
                 };
-                save(&api, &job, field, &a.output, as_json).await
+                for id in uploads {
+                    let _ = api.delete(&format!("/files/{id}")).await;
+                }
+                save(&api, &job?, "videoUrl", &sink, as_json).await
             }
             Command::Voices(a) => {
                 let query = query(&[
                     ("language", a.language),
                     ("gender", a.gender),
+                    ("engine", a.engine),
+                    ("category", a.category),
                     ("q", a.search),
                 ]);
                 let items = api.list_all("/voices", &query, a.limit).await?;
                 Ok(if as_json {
                     json(&Value::Array(items))
                 } else {
-                    let fields = ["id", "name", "language", "gender", "engine"];
+                    let fields = ["id", "name", "engineVoice", "language", "gender", "engine"];
                     table(&fields, &rows(&items, &fields))
                 })
             }
@@ -457,7 +306,8 @@ impl Command {
                 })
             }
             Command::Sound(a) => {
-                let format = format_for(&a.format, &a.output, &AUDIO, &AUDIO_ALIASES, "mp3");
+                let sink = Sink::choose(a.out.output)?;
+                let format = format_for(&a.format, sink.path(), &AUDIO, &AUDIO_ALIASES, "mp3");
                 let req = body(&[
                     ("prompt", Some(json!(a.prompt))),
                     ("duration", a.duration.map(|d| json!(d))),
@@ -465,12 +315,13 @@ impl Command {
                     ("format", Some(json!(format))),
                 ]);
                 let job = api.wait(api.post("/sound-generation", &req).await?).await?;
-                save(&api, &job, "audioUrl", &a.output, as_json).await
+                save(&api, &job, "audioUrl", &sink, as_json).await
             }
             Command::Image(a) => {
+                let sink = Sink::choose(a.out.output)?;
                 let format = format_for(
                     &a.format,
-                    &a.output,
+                    sink.path(),
                     &["png", "jpeg", "webp"],
                     &[("jpg", "jpeg")],
                     "png",
@@ -484,9 +335,10 @@ impl Command {
                     ("format", Some(json!(format))),
                 ]);
                 let job = api.wait(api.post("/image-generation", &req).await?).await?;
-                save(&api, &job, "imageUrl", &a.output, as_json).await
+                save(&api, &job, "imageUrl", &sink, as_json).await
             }
             Command::Jobs(cmd) => jobs(&api, cmd, as_json).await,
+            Command::Keys(cmd) => keys(&api, cmd, as_json).await,
             Command::Account(_) => {
                 let account = api.get("/account", &[]).await?;
                 Ok(if as_json {
@@ -511,6 +363,9 @@ impl Command {
     }
 }
 
+const VIDEO: [&str; 4] = ["mp4", "webm", "mov", "mkv"];
+const VIDEO_ALIASES: [(&str, &str); 1] = [("m4v", "mp4")];
+
 fn query(pairs: &[(&'static str, Option<String>)]) -> Vec<(&'static str, String)> {
     pairs
         .iter()
@@ -531,6 +386,7 @@ async fn jobs(api: &Api, cmd: JobsCommand, as_json: bool) -> Result<String, CliE
             status,
             kind,
             limit,
+            ids,
             ..
         } => {
             let items = api
@@ -542,6 +398,9 @@ async fn jobs(api: &Api, cmd: JobsCommand, as_json: bool) -> Result<String, CliE
                 .await?;
             Ok(if as_json {
                 json(&Value::Array(items))
+            } else if ids {
+                let ids: Vec<String> = items.iter().map(|j| cell(&j["id"])).collect();
+                ids.join("\n")
             } else {
                 let fields = ["id", "kind", "status", "progress", "credits", "createdAt"];
                 table(&fields, &rows(&items, &fields))
@@ -556,13 +415,61 @@ async fn jobs(api: &Api, cmd: JobsCommand, as_json: bool) -> Result<String, CliE
     }
 }
 
-/// A job id is put in a path only when it looks like one: the server
-/// would answer 404 anyway, but `..` or `?` must not change the route.
-fn job_path(id: &str) -> Result<String, CliError> {
-    if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-        return Err(CliError::Usage(format!("`{id}` is not a job id")));
+async fn keys(api: &Api, cmd: KeysCommand, as_json: bool) -> Result<String, CliError> {
+    match cmd {
+        KeysCommand::List { .. } => {
+            let items = api.list_all("/keys", &[], 1000).await?;
+            Ok(if as_json {
+                json(&Value::Array(items))
+            } else {
+                let fields = ["id", "name", "level", "prefix", "status", "expiresAt"];
+                table(&fields, &rows(&items, &fields))
+            })
+        }
+        KeysCommand::Create {
+            level,
+            name,
+            expires_at,
+            ..
+        } => {
+            let req = body(&[
+                ("level", Some(json!(level))),
+                ("name", name.map(|n| json!(n))),
+                ("expiresAt", expires_at.map(|t| json!(t))),
+            ]);
+            let key = api.post("/keys", &req).await?;
+            Ok(if as_json {
+                json(&key)
+            } else {
+                cell(&key["key"])
+            })
+        }
+        KeysCommand::Revoke { id, .. } => {
+            let key = api.delete(&id_path("keys", &id)?).await?;
+            Ok(if as_json {
+                json(&key)
+            } else {
+                format!("revoked {} ({})", cell(&key["id"]), cell(&key["name"]))
+            })
+        }
     }
-    Ok(format!("/jobs/{id}"))
+}
+
+/// An id is put in a path only when it looks like one: the server would
+/// answer 404 anyway, but `..` or `?` must not change the route.
+fn id_path(collection: &str, id: &str) -> Result<String, CliError> {
+    if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return Err(CliError::Usage(format!("`{id}` is not an id")));
+    }
+    Ok(format!("/{collection}/{id}"))
+}
+
+fn job_path(id: &str) -> Result<String, CliError> {
+    id_path("jobs", id)
+}
+
+fn voice_path(id: &str) -> Result<String, CliError> {
+    id_path("voices", id)
 }
 
 /// Uploads `file`, runs the capability at `path` on it, waits for the
@@ -585,43 +492,90 @@ async fn with_upload(
     outcome
 }
 
-/// Downloads the completed job's `field` URL to `output`.
+/// The video of a job that kept its input's picture (dubbing, the voice
+/// changer on a video), else its audio.
+fn media_field(job: &Value) -> &'static str {
+    if job["result"]["videoUrl"].is_string() {
+        "videoUrl"
+    } else {
+        "audioUrl"
+    }
+}
+
+/// Downloads the completed job's `field` URL to `sink`; answers what to
+/// print (on stderr when the media went to stdout).
 async fn save(
     api: &Api,
     job: &Value,
     field: &str,
-    output: &Path,
+    sink: &Sink,
     as_json: bool,
 ) -> Result<String, CliError> {
     let url = job["result"][field]
         .as_str()
         .ok_or_else(|| CliError::Unreachable(format!("the job's result has no {field}")))?;
-    let bytes = api.download(url, output).await?;
-    Ok(if as_json {
+    let bytes = api.download(url, sink).await?;
+    let summary = if as_json {
         json(job)
     } else {
         let duration = match &job["result"]["duration"] {
             Value::Number(d) => format!(", {d} s"),
             _ => String::new(),
         };
+        let place = match sink {
+            Sink::File(path) => path.display().to_string(),
+            Sink::Stdout => "stdout".to_owned(),
+        };
         format!(
-            "wrote {} ({bytes} bytes{duration}; {} credits, job {})",
-            output.display(),
-            cell(&job["credits"]),
+            "wrote {place} ({}{duration}; {}, job {})",
+            count(&json!(bytes), "byte"),
+            count(&job["credits"], "credit"),
             cell(&job["id"])
         )
+    };
+    Ok(match sink {
+        Sink::File(_) => summary,
+        Sink::Stdout => {
+            eprintln!("{summary}");
+            String::new()
+        }
     })
 }
 
-/// A transcript in the requested format, from the completed job.
+/// A transcript in the requested format, from the completed job. Plain
+/// text of a diarized transcript is a line per turn, led by its speaker.
 fn transcript(job: &Value, format: &str) -> String {
     let result = &job["result"];
     match format {
         "srt" | "vtt" => cell(&result["subtitles"]),
         "json" => json(&json!({"text": result["text"]})),
         "verbose_json" => json(result),
-        _ => cell(&result["text"]),
+        _ => match result["segments"].as_array() {
+            Some(segments) if segments.iter().any(|s| s["speaker"].is_string()) => turns(segments),
+            _ => cell(&result["text"]),
+        },
     }
+}
+
+/// `speaker_0: …` lines, consecutive segments of one speaker joined.
+fn turns(segments: &[Value]) -> String {
+    let mut lines: Vec<(String, String)> = Vec::new();
+    for s in segments {
+        let speaker = cell(&s["speaker"]);
+        let text = cell(&s["text"]).trim().to_owned();
+        match lines.last_mut() {
+            Some((who, said)) if *who == speaker => {
+                said.push(' ');
+                said.push_str(&text);
+            }
+            _ => lines.push((speaker, text)),
+        }
+    }
+    lines
+        .iter()
+        .map(|(who, said)| format!("{who}: {said}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The error as JSON, for `--json`: the API's own shape.
@@ -678,6 +632,19 @@ mod tests {
         assert_eq!(f(None, "a.bin"), "mp3");
         assert_eq!(f(None, "noext"), "mp3");
         assert_eq!(f(Some("flac"), "a.wav"), "flac");
+    }
+
+    #[test]
+    fn a_diarized_transcript_reads_turn_by_turn() {
+        let segments = [
+            json!({"speaker": "speaker_0", "text": " Hello."}),
+            json!({"speaker": "speaker_0", "text": " How are you?"}),
+            json!({"speaker": "speaker_1", "text": " Fine."}),
+        ];
+        assert_eq!(
+            turns(&segments),
+            "speaker_0: Hello. How are you?\nspeaker_1: Fine."
+        );
     }
 
     #[test]

@@ -31,6 +31,10 @@ pub enum CliError {
     /// A local file could not be read or written (exit 4).
     #[error("{0}")]
     Local(String),
+    /// Whatever read stdout closed it (`mediagen voices | head`): it had
+    /// what it wanted, so the command ends quietly (exit 0).
+    #[error("stdout was closed")]
+    Closed,
 }
 
 impl CliError {
@@ -41,6 +45,7 @@ impl CliError {
             CliError::Usage(_) => 2,
             CliError::Unreachable(_) => 3,
             CliError::Local(_) => 4,
+            CliError::Closed => 0,
         }
     }
 

@@ -1,7 +1,73 @@
 //! What the commands print: the API's JSON for `--json`, else short text
 //! and aligned tables for a person.
 
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
 use serde_json::Value;
+
+use crate::error::CliError;
+
+/// `1 credit`, `2 credits`, `0.5 credits`: a number and its noun, singular
+/// only for exactly one.
+pub fn count(n: &Value, noun: &str) -> String {
+    let one = n.as_f64() == Some(1.0);
+    format!("{} {noun}{}", cell(n), if one { "" } else { "s" })
+}
+
+/// Where a command's media goes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Sink {
+    File(PathBuf),
+    Stdout,
+}
+
+impl Sink {
+    /// `-o FILE` is that file; `-o -`, or no `-o` where stdout is not a
+    /// terminal, is stdout. Media is never written to a terminal.
+    pub fn choose(output: Option<PathBuf>) -> Result<Sink, CliError> {
+        Self::choose_for(output, std::io::stdout().is_terminal())
+    }
+
+    fn choose_for(output: Option<PathBuf>, terminal: bool) -> Result<Sink, CliError> {
+        match output {
+            Some(path) if path.as_os_str() != "-" => Ok(Sink::File(path)),
+            _ if terminal => Err(CliError::Usage(
+                "the result is a media file: name one with -o FILE, or send it to a \
+                 pipe (-o - | player, or > FILE)"
+                    .into(),
+            )),
+            _ => Ok(Sink::Stdout),
+        }
+    }
+
+    /// The path whose extension names the format (none for stdout).
+    pub fn path(&self) -> &Path {
+        match self {
+            Sink::File(p) => p,
+            Sink::Stdout => Path::new(""),
+        }
+    }
+}
+
+/// Writes `text` and a newline on stdout; a closed stdout is
+/// [`CliError::Closed`], not a panic.
+pub fn print_out(text: &str) -> Result<(), CliError> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|_| out.write_all(b"\n"))
+        .and_then(|_| out.flush())
+        .map_err(stdout_error)
+}
+
+/// A failed write to stdout: closed by its reader, or else a local error.
+pub fn stdout_error(e: std::io::Error) -> CliError {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        CliError::Closed
+    } else {
+        CliError::Local(format!("cannot write to stdout: {e}"))
+    }
+}
 
 /// A JSON value's text: strings bare, `null` as `-`, numbers and the rest as
 /// JSON.
@@ -13,9 +79,22 @@ pub fn cell(v: &Value) -> String {
     }
 }
 
-/// Rows under headers, each column as wide as its widest cell.
+/// A member's name as a column heading: `engineVoice` → `ENGINE VOICE`.
+fn heading(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        if c.is_ascii_uppercase() && !out.is_empty() {
+            out.push(' ');
+        }
+        out.push(c.to_ascii_uppercase());
+    }
+    out
+}
+
+/// Rows under headers (members' names, as headings), each column as wide
+/// as its widest cell and its heading.
 pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
-    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+    let mut widths: Vec<usize> = headers.iter().map(|h| heading(h).chars().count()).collect();
     for row in rows {
         for (w, c) in widths.iter_mut().zip(row) {
             *w = (*w).max(c.chars().count());
@@ -29,7 +108,7 @@ pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
             .collect();
         padded.join("  ").trim_end().to_string()
     };
-    let mut out = vec![line(headers.iter().map(|h| h.to_uppercase()).collect())];
+    let mut out = vec![line(headers.iter().map(|h| heading(h)).collect())];
     out.extend(rows.iter().map(|r| line(r.clone())));
     out.join("\n")
 }
@@ -53,7 +132,7 @@ pub fn job_summary(job: &Value) -> String {
             cell(&job["status"]),
             cell(&job["progress"])
         ),
-        format!("credits   {}", cell(&job["credits"])),
+        format!("cost      {}", count(&job["credits"], "credit")),
         format!("created   {}", cell(&job["createdAt"])),
     ];
     if let Some(result) = job["result"].as_object() {
@@ -87,6 +166,33 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn one_is_singular_and_the_rest_plural() {
+        assert_eq!(count(&json!(1), "credit"), "1 credit");
+        assert_eq!(count(&json!(1.0), "credit"), "1.0 credit");
+        assert_eq!(count(&json!(0), "credit"), "0 credits");
+        assert_eq!(count(&json!(2), "byte"), "2 bytes");
+        assert_eq!(count(&json!(0.5), "credit"), "0.5 credits");
+    }
+
+    #[test]
+    fn media_goes_to_a_file_or_a_pipe_never_a_terminal() {
+        let file = Some(PathBuf::from("a.mp3"));
+        assert_eq!(
+            Sink::choose_for(file.clone(), true).unwrap(),
+            Sink::File("a.mp3".into())
+        );
+        assert_eq!(
+            Sink::choose_for(file, false).unwrap(),
+            Sink::File("a.mp3".into())
+        );
+        let dash = Some(PathBuf::from("-"));
+        assert_eq!(Sink::choose_for(dash.clone(), false).unwrap(), Sink::Stdout);
+        assert_eq!(Sink::choose_for(None, false).unwrap(), Sink::Stdout);
+        assert_eq!(Sink::choose_for(dash, true).unwrap_err().exit_code(), 2);
+        assert_eq!(Sink::choose_for(None, true).unwrap_err().exit_code(), 2);
+    }
+
+    #[test]
     fn tables_align_columns() {
         let items = [
             json!({"id": "a", "name": "Long name", "gender": null}),
@@ -100,6 +206,8 @@ mod tests {
             t,
             "ID    NAME       GENDER\na     Long name  -\nbbbb  N          female"
         );
+        assert_eq!(heading("engineVoice"), "ENGINE VOICE");
+        assert_eq!(heading("createdAt"), "CREATED AT");
     }
 
     #[test]

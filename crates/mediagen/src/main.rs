@@ -12,37 +12,44 @@ use mediagen_core::{AccountId, Level, TypedId};
 use mediagen_server::app::{ensure_operator, Services};
 use mediagen_server::config::{Config, Overrides};
 
-/// The heading of the options of the server's commands (the client
-/// commands take them, being subcommands of one parser, but do not use them).
-const SERVER: &str = "Server options (serve, worker, migrate, keys, accounts, models)";
-
 /// Self-hostable voice, avatar, video and content generation API.
+///
+/// `serve`, `worker`, `migrate`, `models` and `admin` run the server or work
+/// on its database and models directly; the other commands are a client of
+/// a running server (docs/cli.md), reached at `MEDIAGEN_URL` with
+/// `MEDIAGEN_API_KEY`.
 #[derive(Parser)]
 #[command(name = "mediagen", version)]
 struct Cli {
-    /// Optional TOML configuration file (every setting: docs/configuration.md).
-    #[arg(long, global = true, help_heading = SERVER, env = "MEDIAGEN_CONFIG")]
-    config: Option<PathBuf>,
-    /// Address to listen on [default: 127.0.0.1:8080].
-    #[arg(long, global = true, help_heading = SERVER, env = "MEDIAGEN_BIND")]
-    bind: Option<SocketAddr>,
-    /// Directory for the SQLite database and stored files [default: ./data].
-    #[arg(long, global = true, help_heading = SERVER, env = "MEDIAGEN_DATA_DIR")]
-    data_dir: Option<PathBuf>,
-    /// Directory with model files [default: ./models].
-    #[arg(long, global = true, help_heading = SERVER, env = "MEDIAGEN_MODELS_DIR")]
-    models_dir: Option<PathBuf>,
-    /// `sqlite://…` or `postgres://…` [default: sqlite://<data-dir>/mediagen.db].
-    #[arg(long, global = true, help_heading = SERVER, env = "MEDIAGEN_DATABASE_URL")]
-    database_url: Option<String>,
     #[command(subcommand)]
     command: Command,
+}
+
+/// The options of the commands that run the server or open its database
+/// (global within each of them, so `admin keys create --data-dir D` reads).
+#[derive(Args, Clone, Default)]
+struct ServerArgs {
+    /// Optional TOML configuration file (every setting: docs/configuration.md).
+    #[arg(long, global = true, env = "MEDIAGEN_CONFIG")]
+    config: Option<PathBuf>,
+    /// Address to listen on [default: 127.0.0.1:8080].
+    #[arg(long, global = true, env = "MEDIAGEN_BIND")]
+    bind: Option<SocketAddr>,
+    /// Directory for the SQLite database and stored files [default: ./data].
+    #[arg(long, global = true, env = "MEDIAGEN_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// Directory with model files [default: ./models].
+    #[arg(long, global = true, env = "MEDIAGEN_MODELS_DIR")]
+    models_dir: Option<PathBuf>,
+    /// `sqlite://…` or `postgres://…` [default: sqlite://<data-dir>/mediagen.db].
+    #[arg(long, global = true, env = "MEDIAGEN_DATABASE_URL")]
+    database_url: Option<String>,
 }
 
 #[derive(Subcommand)]
 enum Command {
     /// Run the API with in-process workers.
-    Serve,
+    Serve(ServerArgs),
     /// Run workers only (scale-out: many of these beside API processes run
     /// with `workers = 0`, i.e. `MEDIAGEN_WORKERS=0 mediagen serve`).
     Worker {
@@ -50,24 +57,55 @@ enum Command {
         /// `worker_kinds`) [default: every kind].
         #[arg(long)]
         kinds: Option<String>,
+        #[command(flatten)]
+        server: ServerArgs,
     },
     /// Apply the database migrations, create the operator account when
     /// there is none (its admin key printed alone on stdout) and exit: the
     /// migration step of a deployment (every process also migrates at start).
-    Migrate,
+    Migrate(ServerArgs),
+    /// Keys and accounts, written straight to the server's database (on
+    /// the machine that has it; `mediagen keys` does the same through the
+    /// API from anywhere).
+    Admin {
+        #[command(subcommand)]
+        command: AdminCommand,
+        #[command(flatten)]
+        server: ServerArgs,
+    },
+    /// Work with the models directory.
+    Models {
+        #[command(subcommand)]
+        command: ModelsCommand,
+        #[command(flatten)]
+        server: ServerArgs,
+    },
+    #[command(flatten)]
+    Client(mediagen_client::Command),
+}
+
+impl Command {
+    /// A server command's options, taken out of it; `None` for the client.
+    fn server_args(&mut self) -> Option<ServerArgs> {
+        match self {
+            Command::Serve(s)
+            | Command::Migrate(s)
+            | Command::Worker { server: s, .. }
+            | Command::Admin { server: s, .. }
+            | Command::Models { server: s, .. } => Some(std::mem::take(s)),
+            Command::Client(_) => None,
+        }
+    }
+}
+
+#[derive(Subcommand)]
+enum AdminCommand {
     /// Create, list and revoke API keys.
     #[command(subcommand)]
     Keys(KeysCommand),
     /// Create accounts, grant credits, show balances.
     #[command(subcommand)]
     Accounts(AccountsCommand),
-    /// Work with the models directory.
-    #[command(subcommand)]
-    Models(ModelsCommand),
-    /// The client of a running server (docs/cli.md), which it reaches at
-    /// `MEDIAGEN_URL` with `MEDIAGEN_API_KEY`.
-    #[command(flatten)]
-    Client(mediagen_client::Command),
 }
 
 #[derive(Subcommand)]
@@ -137,18 +175,22 @@ enum AccountsCommand {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    let mut command = cli.command;
     // The client needs no server configuration, database or models.
-    let command = match cli.command {
-        Command::Client(client) => std::process::exit(client.run().await),
-        other => other,
+    let server = match command.server_args() {
+        Some(server) => server,
+        None => match command {
+            Command::Client(client) => std::process::exit(client.run().await),
+            _ => unreachable!("every other command has server options"),
+        },
     };
     let overrides = Overrides {
-        bind: cli.bind,
-        data_dir: cli.data_dir.clone(),
-        models_dir: cli.models_dir.clone(),
-        database_url: cli.database_url.clone(),
+        bind: server.bind,
+        data_dir: server.data_dir,
+        models_dir: server.models_dir,
+        database_url: server.database_url,
     };
-    let config = Config::load(cli.config.as_deref(), std::env::vars(), overrides)?;
+    let config = Config::load(server.config.as_deref(), std::env::vars(), overrides)?;
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("MEDIAGEN_LOG").unwrap_or_else(|_| {
@@ -162,19 +204,19 @@ async fn main() -> anyhow::Result<()> {
     for warning in &config.warnings {
         tracing::warn!("{warning}");
     }
-    if matches!(command, Command::Serve | Command::Worker { .. }) {
+    if matches!(command, Command::Serve(_) | Command::Worker { .. }) {
         claim_scratch(&config)?;
     }
     match command {
-        Command::Serve => serve(config).await,
-        Command::Worker { kinds } => {
+        Command::Serve(_) => serve(config).await,
+        Command::Worker { kinds, .. } => {
             let mut config = config;
             if let Some(kinds) = kinds {
                 config.worker_kinds = kinds;
             }
             run_worker(config, shutdown_signal()).await
         }
-        Command::Migrate => {
+        Command::Migrate(_) => {
             let services = Services::open(&config).await?;
             match ensure_operator(&services.db, config.initial_credits).await? {
                 Some(key) => {
@@ -188,9 +230,18 @@ async fn main() -> anyhow::Result<()> {
             services.db.close().await;
             Ok(())
         }
-        Command::Keys(cmd) => keys(config, cmd).await,
-        Command::Accounts(cmd) => accounts(config, cmd).await,
-        Command::Models(ModelsCommand::Tiny { dir }) => {
+        Command::Admin {
+            command: AdminCommand::Keys(cmd),
+            ..
+        } => keys(config, cmd).await,
+        Command::Admin {
+            command: AdminCommand::Accounts(cmd),
+            ..
+        } => accounts(config, cmd).await,
+        Command::Models {
+            command: ModelsCommand::Tiny { dir },
+            ..
+        } => {
             let dir = dir.unwrap_or(config.models_dir);
             mediagen_generate::diffusion::tiny::write_all(&dir)?;
             println!(
@@ -224,11 +275,37 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     if let Some(key) = app.bootstrap_key() {
         println!(
             "\nCreated the operator account. Its admin API key (shown once, store it now):\n\n    {key}\n\n\
-             Try: curl -H 'Authorization: Bearer {key}' http://127.0.0.1:{}/v1/account\n",
-            app.port()
+             Try: curl -H 'Authorization: Bearer {key}' http://127.0.0.1:{port}/v1/account\n\
+             or the client, in another shell:\n\n    export MEDIAGEN_URL=http://127.0.0.1:{port} MEDIAGEN_API_KEY={key}\n    \
+             {bin} tts \"Hello there\" --voice Heart -o hello.mp3\n\n\
+             The console: http://127.0.0.1:{port}/console\n",
+            port = app.port(),
+            bin = client_path()
         );
     }
     app.run_until_stopped(shutdown_signal()).await
+}
+
+/// How to run this binary from the current directory: a relative path
+/// where it is below it (`./target/release/mediagen`), else its name when
+/// it is the one on `PATH`, else its full path.
+fn client_path() -> String {
+    let Ok(exe) = std::env::current_exe() else {
+        return "mediagen".to_owned();
+    };
+    if let Some(below) = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| exe.strip_prefix(cwd).ok().map(|p| p.to_owned()))
+    {
+        return format!("./{}", below.display());
+    }
+    let on_path = std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join("mediagen") == exe));
+    if on_path {
+        "mediagen".to_owned()
+    } else {
+        exe.display().to_string()
+    }
 }
 
 /// An id given on the command line.

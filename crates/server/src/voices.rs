@@ -82,8 +82,13 @@ pub struct VoiceView {
     /// `male`, `female` or `neutral`.
     pub gender: String,
     pub accent: Option<String>,
-    /// `piper` or `espeak` (more engines join as they are installed).
+    /// `kokoro`, `piper` or `espeak` (more engines join as they are
+    /// installed).
     pub engine: String,
+    /// The engine's own name for a catalog voice (`af_heart`,
+    /// `en_US-lessac-medium`), which the CLI's `--voice` also takes; `null`
+    /// for cloned voices.
+    pub engine_voice: Option<String>,
     /// `high`, `medium` or `low`.
     pub quality: String,
     /// Native sample rate, Hz.
@@ -130,6 +135,7 @@ impl VoiceView {
             gender: v.gender.clone(),
             accent: v.accent.clone(),
             engine: v.engine.to_owned(),
+            engine_voice: Some(v.key.clone()),
             quality: v.quality.to_owned(),
             sample_rate: v.sample_rate,
             description: v.description.clone(),
@@ -175,6 +181,9 @@ pub fn matches(v: &VoiceView, q: &VoiceQuery) -> bool {
     let text_ok = q.q.as_deref().is_none_or(|needle| {
         let needle = needle.to_lowercase();
         v.name.to_lowercase().contains(&needle)
+            || v.engine_voice
+                .as_ref()
+                .is_some_and(|k| k.to_lowercase().contains(&needle))
             || v.description.to_lowercase().contains(&needle)
             || v.labels.iter().any(|l| l.contains(needle.as_str()))
     });
@@ -225,6 +234,7 @@ pub fn cloned_view(state: &AppState, v: VoiceRecord) -> VoiceView {
         gender: v.gender,
         accent: None,
         engine: engine.to_owned(),
+        engine_voice: None,
         quality: quality.to_owned(),
         sample_rate: RATE,
         description: v.description,

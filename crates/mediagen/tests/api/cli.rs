@@ -1,12 +1,12 @@
-//! The command-line client (`mediagen tts`, `stt`, `trim`, `dub`, `voices`,
-//! `avatars`, `sound`, `image`, `jobs`, `account`), run as the built
-//! binary against a test server, reaching it through `MEDIAGEN_URL` and
-//! `MEDIAGEN_API_KEY` as a user's shell would. Each command's output is
-//! checked for what it holds, and failures for their exit codes and the
-//! API's message.
+//! The command-line client (`mediagen tts`, `stt`, `trim`, `dub`, `clone`,
+//! `change`, `expand`, `voices`, `avatars`, `sound`, `image`, `jobs`,
+//! `keys`, `account`), run as the built binary against a test server,
+//! reaching it through `MEDIAGEN_URL` and `MEDIAGEN_API_KEY` as a user's
+//! shell would: docs/cli.md's examples as they stand, then each command's
+//! output checked for what it holds, and failures for their exit codes and
+//! the API's message.
 
 use std::path::Path;
-use std::process::Command as StdCommand;
 
 use serde_json::{json, Value};
 
@@ -60,8 +60,164 @@ fn path(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
+/// The block of docs/cli.md its text says is run.
+fn documented_examples() -> String {
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/cli.md")).unwrap();
+    let start = doc.find("```sh\n").expect("a ```sh block in docs/cli.md") + 6;
+    let end = start + doc[start..].find("```").unwrap();
+    doc[start..end].to_owned()
+}
+
+/// The inputs docs/cli.md's examples name, made in `dir`: `talk.mp4` (a
+/// person speaking), `interview.wav` (two people in turn), `in.mp4` (30 s
+/// of a test picture with a tone) and `sample.wav` (12 s of a voice).
+fn example_inputs(dir: &Path) {
+    let d = |name: &str| dir.join(name);
+    let say = |name: &str, voice: &str, pitch: &str, text: &str| {
+        crate::voice_clone::espeak(dir, name, voice, pitch, text)
+    };
+    let speech = say(
+        "en.wav",
+        "en-us",
+        "50",
+        "Good morning. The weather is fine today.",
+    );
+    talking_video(&speech, &d("talk.mp4"));
+    let lines = [
+        (
+            "en-us",
+            "20",
+            "So, tell me about the project you started last year.",
+        ),
+        (
+            "en-us+f3",
+            "80",
+            "It began as a small idea in my garage, years ago.",
+        ),
+        (
+            "en-us",
+            "20",
+            "And what does it do now, after all that work?",
+        ),
+        (
+            "en-us+f3",
+            "80",
+            "It translates videos into other languages by itself.",
+        ),
+    ];
+    let mut parts = Vec::new();
+    for (k, (voice, pitch, text)) in lines.iter().enumerate() {
+        parts.push(say(&format!("line{k}.wav"), voice, pitch, text));
+    }
+    let mut args: Vec<String> = Vec::new();
+    for part in &parts {
+        args.extend(["-i".into(), path(part).into()]);
+    }
+    args.extend([
+        "-filter_complex".into(),
+        format!("concat=n={}:v=0:a=1", parts.len()),
+        "-ar".into(),
+        "16000".into(),
+    ]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    ffmpeg(&args, &d("interview.wav"));
+    ffmpeg(
+        &[
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc=d=30:size=160x120:rate=25",
+            "-f",
+            "lavfi",
+            "-i",
+            "sine=d=30",
+            "-c:v",
+            "libx264",
+            "-pix_fmt",
+            "yuv420p",
+            "-c:a",
+            "aac",
+            "-shortest",
+        ],
+        &d("in.mp4"),
+    );
+    say("sample.wav", "en-us", "50", crate::voice_clone::SAMPLE_TEXT);
+}
+
+/// docs/cli.md's examples, run as they stand by bash with `-euo pipefail`
+/// in a directory holding the inputs they name, then their outputs checked.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_client_drives_every_capability_with_exit_codes() {
+async fn the_documented_examples_run() {
+    let app = TestApp::spawn(Backend::Sqlite).await;
+    let (_, key) = app.account(1_000_000, "admin").await;
+    let dir = tempfile::tempdir().unwrap();
+    example_inputs(dir.path());
+    let bin = Path::new(env!("CARGO_BIN_EXE_mediagen")).parent().unwrap();
+    let mut cmd = tokio::process::Command::new("bash");
+    for (name, _) in std::env::vars() {
+        if name.starts_with("MEDIAGEN_") {
+            cmd.env_remove(name);
+        }
+    }
+    let out = cmd
+        .args(["-euo", "pipefail", "-c", &documented_examples()])
+        .current_dir(dir.path())
+        .env(
+            "PATH",
+            format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
+        )
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .env("MEDIAGEN_URL", &app.addr)
+        .env("MEDIAGEN_API_KEY", &key)
+        .output()
+        .await
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "stderr: {stderr}\nstdout: {stdout}");
+    let d = |name: &str| dir.path().join(name);
+    for (file, seconds) in [
+        ("hello.mp3", 0.5..3.0),
+        ("piped.wav", 0.5..3.0),
+        ("out.mp4", 9.8..10.3),
+        ("long.mp4", 11.9..12.1),
+        ("rain.wav", 4.9..5.1),
+    ] {
+        let got = probe_seconds(&d(file));
+        assert!(seconds.contains(&got), "{file}: {got} s");
+    }
+    assert_eq!(&std::fs::read(d("piped.wav")).unwrap()[..4], b"RIFF");
+    for (file, input) in [("dubbed.mp4", "talk.mp4"), ("changed.mp3", "interview.wav")] {
+        let (got, want) = (probe_seconds(&d(file)), probe_seconds(&d(input)));
+        assert!((got - want).abs() < 0.5, "{file}: {got} s against {want} s");
+    }
+    assert_eq!(
+        &std::fs::read(d("fox.png")).unwrap()[..8],
+        b"\x89PNG\r\n\x1a\n"
+    );
+    let srt = std::fs::read_to_string(d("talk.srt")).unwrap();
+    assert!(srt.starts_with("1\n00:00:0"), "{srt}");
+    assert!(srt.to_lowercase().contains("weather"), "{srt}");
+    // The diarized interview: a line per turn, led by its speaker.
+    assert!(stdout.contains("speaker_0: "), "{stdout}");
+    assert!(stdout.contains("speaker_1: "), "{stdout}");
+    // The clone, the key made, the tables.
+    assert!(stdout.contains("cloned My voice ("), "{stdout}");
+    assert!(stdout.lines().any(|l| l.starts_with("mg_")), "{stdout}");
+    assert!(stdout.contains("dashboard"), "{stdout}");
+    assert!(stdout.contains("status    completed (100%)"), "{stdout}");
+    // Every upload served its one job and is gone; the clone's sample is
+    // kept with the voice, as the API keeps clone samples.
+    let files: Value = app.get("/v1/files", &key).await.json().await.unwrap();
+    assert_eq!(files["pagination"]["total"], 1, "{files}");
+    assert_eq!(files["data"][0]["filename"], "sample.wav", "{files}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_client_answers_in_plain_words_with_exit_codes() {
     let app = TestApp::spawn(Backend::Sqlite).await;
     let (_, key) = app.account(100_000, "write").await;
     let env = [
@@ -85,130 +241,75 @@ async fn the_client_drives_every_capability_with_exit_codes() {
     assert!(table.starts_with("ID"), "{table}");
     assert!(table.contains(&english), "{table}");
 
-    // tts → a real mp3 of the spoken length; stt reads it back as srt.
-    let speech = d("hello.mp3");
-    let said = "The quick brown fox jumps over the lazy dog.";
-    let out = mediagen(
-        &["tts", said, "--voice", &english, "-o", path(&speech)],
-        &env,
-    )
-    .await
-    .ok();
+    // A voice by its name; the audio to a pipe (`-o -`, and no `-o` where
+    // stdout is not a terminal), the summary on stderr in right words.
+    let heart = mediagen(&["tts", "Hi there.", "--voice", "heart", "-o", "-"], &env).await;
+    assert_eq!(heart.code, 0, "{}", heart.stderr);
+    assert!(heart.stdout.len() > 1000, "{} bytes", heart.stdout.len());
     assert!(
-        out.starts_with(&format!("wrote {}", speech.display())),
-        "{out}"
+        heart.stderr.starts_with("wrote stdout ("),
+        "{}",
+        heart.stderr
     );
-    let seconds = probe_seconds(&speech);
-    assert!((1.5..8.0).contains(&seconds), "{seconds}");
-    let srt = mediagen(&["stt", path(&speech), "--format", "srt"], &env)
+    assert!(!heart.stderr.contains(" 1 credits"), "{}", heart.stderr);
+    let bare = mediagen(&["tts", "Hi there.", "--voice", "af_heart"], &env).await;
+    assert_eq!(bare.code, 0, "{}", bare.stderr);
+    assert!(!d("-").exists());
+    let job = mediagen(&["jobs", "list", "--limit", "1", "--json"], &env)
         .await
-        .ok();
-    assert!(srt.starts_with("1\n00:00:0"), "{srt}");
-    assert!(srt.to_lowercase().contains("lazy dog"), "{srt}");
-    // The upload served its one job and is gone.
-    let files: Value = app.get("/v1/files", &key).await.json().await.unwrap();
-    assert_eq!(files["pagination"]["total"], 0, "{files}");
-
-    // trim two ranges of a 30 s video: 10 s remain.
-    let video = d("in.mp4");
-    ffmpeg(
-        &[
-            "-f",
-            "lavfi",
-            "-i",
-            "testsrc=d=30:size=160x120:rate=25",
-            "-f",
-            "lavfi",
-            "-i",
-            "sine=d=30",
-            "-c:v",
-            "libx264",
-            "-pix_fmt",
-            "yuv420p",
-            "-c:a",
-            "aac",
-            "-shortest",
-        ],
-        &video,
-    );
-    let cut = d("cut.mp4");
-    let job = mediagen(
-        &[
-            "trim",
-            path(&video),
-            "--range",
-            "5-10",
-            "--range",
-            "0:20-0:25",
-            "-o",
-            path(&cut),
-            "--json",
-        ],
+        .json();
+    let job = job[0].clone();
+    // Two voices called the same: a usage error listing both ids.
+    let mut names = std::collections::HashMap::<String, Vec<String>>::new();
+    let all = mediagen(&["voices", "--json", "--limit", "10000"], &env)
+        .await
+        .json();
+    for v in all.as_array().unwrap() {
+        names
+            .entry(v["name"].as_str().unwrap().to_lowercase())
+            .or_default()
+            .push(v["id"].as_str().unwrap().to_owned());
+    }
+    let (name, ids) = names
+        .iter()
+        .find(|(_, ids)| ids.len() > 1)
+        .expect("two catalog voices of one name");
+    let both = mediagen(
+        &["tts", "Hi", "--voice", name, "-o", path(&d("x.mp3"))],
         &env,
     )
-    .await
-    .json();
-    assert_eq!(job["status"], "completed", "{job}");
-    assert_eq!(job["kind"], "video.trim", "{job}");
-    let kept = probe_seconds(&cut);
-    assert!((9.8..10.3).contains(&kept), "{kept}");
-
-    // dub a spoken video into Spanish.
-    let wav = d("en.wav");
-    let ok = StdCommand::new("espeak-ng")
-        .args([
-            "-v",
-            "en-us",
-            "-w",
-            path(&wav),
-            "Good morning. The weather is fine today.",
-        ])
-        .status()
+    .await;
+    assert_eq!(both.code, 2, "{}", both.stderr);
+    for id in ids {
+        assert!(both.stderr.contains(id.as_str()), "{}", both.stderr);
+    }
+    // A closed pipe ends the command quietly.
+    let mut voices_cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_mediagen"));
+    let mut child = voices_cmd
+        .args(["voices"])
+        .envs(env)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .unwrap();
-    assert!(ok.success());
-    let talk = d("talk.mp4");
-    talking_video(&wav, &talk);
-    let dubbed = d("dubbed.mp4");
-    mediagen(
-        &["dub", path(&talk), "--to", "es", "-o", path(&dubbed)],
-        &env,
-    )
-    .await
-    .ok();
-    assert!((probe_seconds(&dubbed) - probe_seconds(&talk)).abs() < 0.5);
-
-    // sound and image: the files are what their names say.
-    let rain = d("rain.wav");
-    mediagen(
-        &[
-            "sound",
-            "rain on a tin roof",
-            "--duration",
-            "2",
-            "-o",
-            path(&rain),
-        ],
-        &env,
-    )
-    .await
-    .ok();
-    assert_eq!(&std::fs::read(&rain).unwrap()[..4], b"RIFF");
-    assert!((probe_seconds(&rain) - 2.0).abs() < 0.1);
-    let fox = d("fox.png");
-    mediagen(
-        &[
-            "image",
-            "a red fox under a tree",
-            "--seed",
-            "7",
-            "-o",
-            path(&fox),
-        ],
-        &env,
-    )
-    .await
-    .ok();
-    assert_eq!(&std::fs::read(&fox).unwrap()[..8], b"\x89PNG\r\n\x1a\n");
+    drop(child.stdout.take());
+    let closed = child.wait_with_output().await.unwrap();
+    let said = String::from_utf8_lossy(&closed.stderr);
+    assert_eq!(closed.status.code(), Some(0), "{said}");
+    assert!(!said.contains("panicked"), "{said}");
+    // A client command's help is its own options only.
+    let help = mediagen(&["tts", "--help"], &env).await.ok();
+    assert!(help.contains("--voice"), "{help}");
+    for server in [
+        "--data-dir",
+        "--database-url",
+        "--models-dir",
+        "Server options",
+    ] {
+        assert!(!help.contains(server), "{server} in: {help}");
+    }
+    let help = mediagen(&["serve", "--help"], &[]).await.ok();
+    assert!(help.contains("--data-dir"), "{help}");
 
     // avatars and account.
     let avatars = mediagen(&["avatars", "--json"], &env).await.json();
@@ -226,14 +327,18 @@ async fn the_client_drives_every_capability_with_exit_codes() {
     assert!(text.trim_end().ends_with("key       write"), "{text}");
 
     // jobs: list, show, cancel, and wait on a cancelled job (exit 1).
-    let listed = mediagen(&["jobs", "list", "--kind", "video.trim", "--json"], &env)
+    let listed = mediagen(&["jobs", "list", "--kind", "tts", "--ids"], &env)
         .await
-        .json();
-    assert_eq!(listed[0]["id"], job["id"]);
+        .ok();
+    assert_eq!(listed.lines().next(), job["id"].as_str(), "{listed}");
     let id = job["id"].as_str().unwrap();
     let shown = mediagen(&["jobs", "show", id], &env).await.ok();
     assert!(shown.contains("status    completed (100%)"), "{shown}");
-    assert!(shown.contains("videoUrl"), "{shown}");
+    assert!(shown.contains("audioUrl"), "{shown}");
+    assert!(
+        shown.contains(" credits\n") || shown.contains(" credit\n"),
+        "{shown}"
+    );
     let sleeping = app.test_job_async(&key, json!({"ms": 30_000})).await;
     let cancelled = mediagen(&["jobs", "cancel", &sleeping, "--json"], &env)
         .await
@@ -256,8 +361,12 @@ async fn the_client_drives_every_capability_with_exit_codes() {
         &env,
     )
     .await;
-    assert_eq!(bad.code, 1, "{}", bad.stderr);
-    assert!(bad.stderr.contains("voice_not_found"), "{}", bad.stderr);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(
+        bad.stderr.contains("no voice is called `no-such-voice`"),
+        "{}",
+        bad.stderr
+    );
     assert!(!d("x.mp3").exists());
     let bad = mediagen(
         &["jobs", "show", "job_0000000000000000000000", "--json"],

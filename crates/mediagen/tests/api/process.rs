@@ -147,14 +147,17 @@ async fn output(cmd: &mut Command) -> String {
 
 async fn key_and_account_commands(backend: Backend) {
     let app = TestApp::spawn(backend).await;
-    let key =
-        output(mediagen(&app).args(["keys", "create", "--level", "read", "--name", "cli"])).await;
+    let key = output(mediagen(&app).args([
+        "admin", "keys", "create", "--level", "read", "--name", "cli",
+    ]))
+    .await;
     let key = key.trim_end_matches('\n');
     assert_eq!(key.len(), 64, "the key alone on stdout: {key:?}");
     let me: Value = app.get("/v1/account", key).await.json().await.unwrap();
     assert_eq!(me["key"]["level"], "read");
 
     let account = output(mediagen(&app).args([
+        "admin",
         "accounts",
         "create",
         "--name",
@@ -166,15 +169,15 @@ async fn key_and_account_commands(backend: Backend) {
     let account = account.trim();
     assert!(account.starts_with("acct_"));
     assert_eq!(
-        output(mediagen(&app).args(["accounts", "grant", account, "7"]))
+        output(mediagen(&app).args(["admin", "accounts", "grant", account, "7"]))
             .await
             .trim(),
         "12"
     );
-    let shown = output(mediagen(&app).args(["accounts", "show", account])).await;
+    let shown = output(mediagen(&app).args(["admin", "accounts", "show", account])).await;
     assert!(shown.contains("balance\t12"), "{shown}");
 
-    let listed = output(mediagen(&app).args(["keys", "list"])).await;
+    let listed = output(mediagen(&app).args(["admin", "keys", "list"])).await;
     assert_eq!(listed.lines().count(), 2, "{listed}");
     let key_id = listed
         .lines()
@@ -184,7 +187,7 @@ async fn key_and_account_commands(backend: Backend) {
         .next()
         .unwrap()
         .to_owned();
-    output(mediagen(&app).args(["keys", "revoke", &key_id])).await;
+    output(mediagen(&app).args(["admin", "keys", "revoke", &key_id])).await;
     // Revoked from another process: refused once the API's key cache
     // (auth_cache_seconds, 1 s by default) lets go, so within a second
     // (and a request's time).
