@@ -20,6 +20,8 @@ WORKDIR /src
 COPY . .
 # The API reference's renderer, embedded by the build (crates/server/build.rs).
 RUN cd crates/server/assets/apidocs && npm ci --no-audit --no-fund --ignore-scripts
+# The web console (console/, Svelte and Vite), embedded by the same build.
+RUN scripts/build-console.sh
 RUN cargo build --release --locked -p mediagen --bin mediagen \
  && cp target/release/mediagen /usr/local/bin/mediagen
 

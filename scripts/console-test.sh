@@ -3,13 +3,19 @@
 # Chromium against a fresh server: sign in, browse voices with a filter,
 # speak and play, upload and transcribe, dub and edit a line, trim two
 # ranges, the jobs list, create and revoke a key, a phone's width;
-# axe-core on every page; no request to another origin. Screenshots go to
-# target/console/ and, after a passing run, docs/console/ (docs/console.md). Chromium comes from Debian and the
-# driver (puppeteer-core) and axe-core from npm, installed by
-# scripts/ensure-chromium.sh. Usage: scripts/console-test.sh [bin] (default: the debug
-# build).
+# axe-core on every page; no request to another origin. Then the web app
+# at /app (tests/console/app.mjs, playwright-core): its flows at 1280 and
+# 375 px, and sign-out between two accounts. Screenshots go to
+# target/console/; with --refresh-docs a passing run also copies them to
+# docs/console/ (docs/console.md), so that `make test` never changes a
+# tracked file. Chromium comes from Debian and the drivers (puppeteer-core,
+# playwright-core) and axe-core from npm, installed by
+# scripts/ensure-chromium.sh. Usage: scripts/console-test.sh
+# [--refresh-docs] [bin] (default: the debug build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+refresh=0
+if [ "${1:-}" = --refresh-docs ]; then refresh=1; shift; fi
 bin=${1:-./target/debug/mediagen}
 scripts/ensure-chromium.sh
 port=18293
@@ -41,8 +47,16 @@ node tests/console/e2e.mjs "http://127.0.0.1:$port" "$key" target/console "$medi
   tail -n 40 "$dir/out" >&2
   exit "$status"
 }
-# A passing run refreshes the screenshots docs/console.md shows (every page
-# at 1280 and 375 px wide).
-mkdir -p docs/console
-rm -f docs/console/*.jpg
-cp target/console/*.jpg docs/console/
+node tests/console/app.mjs "http://127.0.0.1:$port" "$key" target/console "$media" || {
+  status=$?
+  echo "console-test: the server's last log lines:" >&2
+  tail -n 40 "$dir/out" >&2
+  exit "$status"
+}
+# With --refresh-docs, a passing run refreshes the screenshots
+# docs/console.md shows (every page at 1280 and 375 px wide).
+if [ "$refresh" = 1 ]; then
+  mkdir -p docs/console
+  rm -f docs/console/*.jpg docs/console/*.png
+  cp target/console/*.jpg target/console/*.png docs/console/
+fi

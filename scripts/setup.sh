@@ -37,6 +37,9 @@ command -v npm >/dev/null 2>&1 || apt_install npm
 # which the server build embeds (crates/server/build.rs).
 [ -f crates/server/assets/apidocs/node_modules/swagger-ui-dist/swagger-ui-bundle.js ] \
   || (cd crates/server/assets/apidocs && npm ci --silent --no-audit --no-fund --ignore-scripts)
+# The web console (console/: Svelte and Vite, pinned by its lock file),
+# built into console/dist, which the server build embeds.
+scripts/build-console.sh
 
 # Rust: a rustup toolchain when there is one, else Debian's current Rust
 # (rustc-web/cargo-web track recent stable releases on Debian 12).

@@ -10,6 +10,8 @@ source scripts/test-env.sh
 # Clippy runs inside the test build below (scripts/lint-env.sh), or here
 # where clippy-driver cannot be found.
 cargo fmt --all -- --check
+# The web console's types and Svelte checks (console/, svelte-check).
+(cd console && npm run --silent check)
 source scripts/lint-env.sh
 if [ "$LINT_IN_BUILD" = 1 ]; then
   echo "test: clippy lints the workspace during the test build (-D warnings)"

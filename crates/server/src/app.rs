@@ -31,7 +31,7 @@ use crate::ratelimit::RateLimiter;
 use crate::routes::{
     account, accounts, avatars, blobs, console, dubbing, elevenlabs, files, image, jobs, keys,
     models, openai, previews, reference, sound, stt, system, test_jobs, tts, video, voice_changer,
-    voices, webhooks,
+    voices, webapp, webhooks,
 };
 use crate::state::{AppState, Inner};
 
@@ -499,6 +499,9 @@ fn router(state: AppState) -> Router {
         .route("/docs/{name}", routing::get(reference::asset))
         .route("/console", routing::get(console::page))
         .route("/console/{name}", routing::get(console::asset))
+        .route("/app", routing::get(webapp::page))
+        .route("/app/", routing::get(webapp::page))
+        .route("/app/{*path}", routing::get(webapp::file))
         .route("/healthz", routing::get(system::healthz))
         .route("/readyz", routing::get(system::readyz))
         .route(

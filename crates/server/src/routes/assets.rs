@@ -17,12 +17,23 @@ pub struct Asset {
 /// The asset called `name` with `csp`, or the API's 404 for any other
 /// name (names are compared whole: nothing is read from the disk).
 pub fn serve(assets: &[Asset], name: &str, csp: &'static str) -> Response {
+    serve_cached(assets, name, csp, "no-cache")
+}
+
+/// [`serve`] with a `Cache-Control` of the caller's (built files whose
+/// names carry their content's hash never change).
+pub fn serve_cached(
+    assets: &[Asset],
+    name: &str,
+    csp: &'static str,
+    cache: &'static str,
+) -> Response {
     match assets.iter().find(|a| a.name == name) {
         Some(a) => (
             [
                 (header::CONTENT_TYPE, a.content_type),
                 (header::CONTENT_SECURITY_POLICY, csp),
-                (header::CACHE_CONTROL, "no-cache"),
+                (header::CACHE_CONTROL, cache),
             ],
             a.body,
         )

@@ -10,7 +10,7 @@ use super::assets::{serve, Asset};
 
 /// Scripts, styles, media and requests from this origin only; no inline
 /// script or style, no frames, no form posts (the forms are the script's).
-const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
     img-src 'self' data:; media-src 'self' blob:; connect-src 'self'; \
     frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 

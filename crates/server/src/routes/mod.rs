@@ -25,6 +25,7 @@ pub mod tts;
 pub mod video;
 pub mod voice_changer;
 pub mod voices;
+pub mod webapp;
 pub mod webhooks;
 
 use axum::http::HeaderValue;
