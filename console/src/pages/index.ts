@@ -5,6 +5,7 @@ import type { Component } from "svelte";
 import Voices from "./Voices.svelte";
 import Speech from "./Speech.svelte";
 import Transcribe from "./Transcribe.svelte";
+import VoiceChanger from "./VoiceChanger.svelte";
 import Jobs from "./Jobs.svelte";
 import Account from "./Account.svelte";
 
@@ -19,6 +20,7 @@ export interface PageDef {
 export const PAGES: PageDef[] = [
   { path: "/voices", name: "Voices", group: "Voice", component: Voices },
   { path: "/speech", name: "Text to speech", group: "Voice", component: Speech },
+  { path: "/voice-changer", name: "Voice changer", group: "Voice", component: VoiceChanger },
   { path: "/transcribe", name: "Speech to text", group: "Transcripts", component: Transcribe },
   { path: "/jobs", name: "Jobs", group: "Manage", component: Jobs },
   { path: "/account", name: "Account", group: "Manage", component: Account },
