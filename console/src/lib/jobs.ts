@@ -2,7 +2,8 @@
 // (done, or queued when the work outlasts the server's wait), and
 // `follow` reads it until it ends, stopping when the page goes away.
 
-import { api } from "./api";
+import { api, type RequestOptions } from "./api";
+import { refreshAccount } from "./session.svelte";
 import type { Job } from "./types";
 
 const ENDED = new Set(["completed", "failed", "cancelled"]);
@@ -32,4 +33,13 @@ export function outcome(job: Job): { tone: "error" | "info"; text: string } | nu
   if (job.status === "cancelled") return { tone: "info", text: "Cancelled. Nothing was charged." };
   if (job.status === "failed") return { tone: "error", text: `${job.error?.message ?? "The job failed."} Nothing was charged.` };
   return null;
+}
+
+/** Sends `POST path` (which answers with a job), follows the job to its
+ * end and reads the balance again. */
+export async function start(path: string, opts: RequestOptions, onUpdate: (j: Job) => void, signal: AbortSignal): Promise<Job> {
+  const first = await api<Job>(path, { ...opts, method: "POST", signal });
+  const last = await follow(first, onUpdate, signal);
+  await refreshAccount();
+  return last;
 }

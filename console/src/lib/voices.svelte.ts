@@ -66,3 +66,6 @@ export function voiceMatches(v: Voice, needle: string): boolean {
   return [v.name, v.engineVoice ?? "", v.accent ?? "", languageName(v.language), v.language, engineName(v.engine), v.gender]
     .some((s) => s.toLowerCase().includes(n));
 }
+
+/** The voice a page starts with when none was picked: Kokoro's Heart. */
+export const defaultVoice = (list: Voice[]): string => (list.find((v) => v.engineVoice === "af_heart") ?? list[0])?.id ?? "";
