@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure what the console's browser tests need is installed: Debian's
 # chromium (with a font to draw text), and, from npm at the versions that
-# tests/console/package-lock.json pins, puppeteer-core (the driver) and
+# tests/console/package-lock.json pins, playwright-core (the driver) and
 # axe-core (the accessibility check) under tests/console/node_modules.
 # Test-only: `make run` never installs a browser.
 set -euo pipefail
@@ -14,7 +14,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-if [ ! -f tests/console/node_modules/puppeteer-core/package.json ] || [ ! -f tests/console/node_modules/axe-core/axe.min.js ]; then
-  echo "ensure-chromium: installing puppeteer-core and axe-core (npm) into tests/console" >&2
+if [ ! -f tests/console/node_modules/playwright-core/package.json ] || [ ! -f tests/console/node_modules/axe-core/axe.min.js ] \
+  || [ tests/console/package-lock.json -nt tests/console/node_modules/.package-lock.json ]; then
+  echo "ensure-chromium: installing playwright-core and axe-core (npm) into tests/console" >&2
   (cd tests/console && npm ci --silent --no-audit --no-fund --ignore-scripts)
 fi

@@ -97,3 +97,9 @@ function sentence(reason: string): string {
   const r = reason.replace(/`([^`]+)`/g, "$1").trim();
   return /[.!?]$/.test(r) ? r : `${r}.`;
 }
+
+/** Why a request priced at `estimate` cannot be sent on `balance` ("" when
+ * it can, or while the price is not known). */
+export function overBudget(estimate: number | null, balance: number): string {
+  return estimate !== null && estimate > balance ? `This costs ${credits(estimate)}; your balance is ${credits(balance)}.` : "";
+}

@@ -331,7 +331,8 @@ pub fn preview_text(language: &str) -> &'static str {
         "pt" => "Olá! Esta é a minha voz. Posso ler tudo o que você escrever.",
         "de" => "Hallo! So klingt meine Stimme. Ich lese alles, was du schreibst.",
         "hi" => "नमस्ते! यह मेरी आवाज़ है।",
-        "ja" => "こんにちは。これが私の声です。書いたものは何でも読み上げます。",
+        // In kana: eSpeak reads a kanji as its character's name.
+        "ja" => "こんにちは。これが わたしの こえです。なんでも よみあげます。",
         "zh" => "你好！这是我的声音。你写的任何内容，我都可以读出来。",
         _ => "1, 2, 3, 4, 5.",
     }

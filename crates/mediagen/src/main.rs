@@ -278,7 +278,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
              Try: curl -H 'Authorization: Bearer {key}' http://127.0.0.1:{port}/v1/account\n\
              or the client, in another shell:\n\n    export MEDIAGEN_URL=http://127.0.0.1:{port} MEDIAGEN_API_KEY={key}\n    \
              {bin} tts \"Hello there\" --voice Heart -o hello.mp3\n\n\
-             The console: http://127.0.0.1:{port}/console\n",
+             The console: http://127.0.0.1:{port}/app\n",
             port = app.port(),
             bin = client_path()
         );

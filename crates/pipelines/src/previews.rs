@@ -56,9 +56,19 @@ fn keep(file: &Path, mp3: &[u8]) {
     }
 }
 
+/// How long the maker waits before each new try of the previews that
+/// failed: a voice that failed under a busy start (a model still loading,
+/// the store away) gets three more chances, then is left out.
+const RETRIES: [std::time::Duration; 3] = [
+    std::time::Duration::from_secs(30),
+    std::time::Duration::from_secs(120),
+    std::time::Duration::from_secs(600),
+];
+
 /// Makes (or copies from `cache`) the preview of every catalog voice that
-/// the blob store lacks, the cheapest engines first. Returns how many it
-/// stored. A voice that fails is logged and skipped.
+/// the blob store lacks, the cheapest engines first, then tries again the
+/// ones that failed (`RETRIES`). Returns how many it stored. A voice that
+/// fails every try is logged and skipped.
 pub async fn publish(catalog: Arc<TtsCatalog>, blobs: &BlobStore, cache: &Path) -> usize {
     let mut voices: Vec<(String, String, &'static str)> = catalog
         .voices()
@@ -79,35 +89,52 @@ pub async fn publish(catalog: Arc<TtsCatalog>, blobs: &BlobStore, cache: &Path) 
             return 0;
         }
     };
+    voices.retain(|(id, _, _)| !present.contains(&preview_key(id)));
     let mut stored = 0;
-    for (id, language, _) in voices {
-        let key = preview_key(&id);
-        if present.contains(&key) {
-            continue;
-        }
-        let file = cached(cache, &id, preview_text(&language));
-        let made = {
-            let (catalog, file, id) = (catalog.clone(), file.clone(), id.clone());
-            tokio::task::spawn_blocking(move || -> Result<Vec<u8>, String> {
-                if let Ok(mp3) = std::fs::read(&file) {
-                    return Ok(mp3);
-                }
-                let mp3 = preview_mp3(&catalog, &id)?;
-                keep(&file, &mp3);
-                Ok(mp3)
-            })
-            .await
-        };
-        match made {
-            Ok(Ok(mp3)) => match blobs.put(&key, mp3.into()).await {
+    let mut waits = RETRIES.iter();
+    loop {
+        let mut failed = Vec::new();
+        for voice in voices {
+            match publish_one(&catalog, blobs, cache, &voice.0, &voice.1).await {
                 Ok(()) => stored += 1,
-                Err(e) => tracing::warn!(voice = %id, error = %e, "previews: not stored"),
-            },
-            Ok(Err(e)) => tracing::warn!(voice = %id, error = %e, "previews: not made"),
-            Err(e) => tracing::warn!(voice = %id, error = %e, "previews: the maker stopped"),
+                Err(e) => {
+                    tracing::warn!(voice = %voice.0, error = %e, "previews: not made");
+                    failed.push(voice);
+                }
+            }
         }
+        let Some(wait) = waits.next().filter(|_| !failed.is_empty()) else {
+            return stored;
+        };
+        tokio::time::sleep(*wait).await;
+        voices = failed;
     }
-    stored
+}
+
+/// Makes (or copies from `cache`) one voice's preview and stores it.
+async fn publish_one(
+    catalog: &Arc<TtsCatalog>,
+    blobs: &BlobStore,
+    cache: &Path,
+    id: &str,
+    language: &str,
+) -> Result<(), String> {
+    let file = cached(cache, id, preview_text(language));
+    let (catalog, voice) = (catalog.clone(), id.to_string());
+    let mp3 = tokio::task::spawn_blocking(move || -> Result<Vec<u8>, String> {
+        if let Ok(mp3) = std::fs::read(&file) {
+            return Ok(mp3);
+        }
+        let mp3 = preview_mp3(&catalog, &voice)?;
+        keep(&file, &mp3);
+        Ok(mp3)
+    })
+    .await
+    .map_err(|e| e.to_string())??;
+    blobs
+        .put(&preview_key(id), mp3.into())
+        .await
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -29,9 +29,9 @@ use crate::metrics::Metrics;
 use crate::middleware;
 use crate::ratelimit::RateLimiter;
 use crate::routes::{
-    account, accounts, avatars, blobs, console, dubbing, elevenlabs, files, image, jobs, keys,
-    models, openai, previews, reference, sound, stt, system, test_jobs, tts, video, voice_changer,
-    voices, webapp, webhooks,
+    account, accounts, avatars, blobs, dubbing, elevenlabs, files, image, jobs, keys, models,
+    openai, previews, reference, sound, stt, system, test_jobs, tts, video, voice_changer, voices,
+    webapp, webhooks,
 };
 use crate::state::{AppState, Inner};
 
@@ -497,8 +497,8 @@ fn router(state: AppState) -> Router {
         .route("/v1/openapi.json", routing::get(system::openapi))
         .route("/docs", routing::get(reference::page))
         .route("/docs/{name}", routing::get(reference::asset))
-        .route("/console", routing::get(console::page))
-        .route("/console/{name}", routing::get(console::asset))
+        .route("/console", routing::get(webapp::moved))
+        .route("/console/{*rest}", routing::get(webapp::moved))
         .route("/app", routing::get(webapp::page))
         .route("/app/", routing::get(webapp::page))
         .route("/app/{*path}", routing::get(webapp::file))

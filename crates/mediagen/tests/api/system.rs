@@ -119,19 +119,46 @@ async fn health_metrics_and_docs(backend: Backend) {
 
 crate::on_both_backends!(health_metrics_and_docs);
 
-/// The console's files are served with their types under a policy that
-/// allows this origin only; any other name under `/console/` is a 404 in
-/// the API's error shape (the browser flows: scripts/console-test.sh).
+/// The web app's page and its built files are served with their types
+/// under a policy that allows this origin only; a page of the app is its
+/// `index.html`, a missing built file a 404 in the API's error shape, and
+/// the first console's address leads to the app (the browser flows:
+/// scripts/console-test.sh).
 #[tokio::test]
 async fn the_console_is_served_from_the_binary() {
     let app = TestApp::spawn(Backend::Sqlite).await;
-    let get = |path: &'static str| app.client.get(format!("{}{path}", app.addr)).send();
-    for (path, content_type, marker) in [
-        ("/console", "text/html", "/console/console.js"),
-        ("/console/console.js", "text/javascript", "sessionStorage"),
-        ("/console/console.css", "text/css", "--accent"),
-    ] {
-        let r = get(path).await.unwrap();
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let get = |path: String| client.get(format!("{}{path}", app.addr)).send();
+    let index = get("/app/".into()).await.unwrap();
+    let page = index.text().await.unwrap();
+    // The built script and style sheet the page names.
+    let built: Vec<String> = page
+        .split('"')
+        .filter(|s| s.starts_with("/app/assets/"))
+        .map(str::to_owned)
+        .collect();
+    assert!(
+        built.iter().any(|p| p.ends_with(".js")) && built.iter().any(|p| p.ends_with(".css")),
+        "{page}"
+    );
+    let mut checked = vec![
+        ("/app".to_owned(), "text/html"),
+        ("/app/voices".to_owned(), "text/html"),
+        ("/app/favicon.svg".to_owned(), "image/svg+xml"),
+    ];
+    for path in built {
+        let kind = if path.ends_with(".js") {
+            "text/javascript"
+        } else {
+            "text/css"
+        };
+        checked.push((path, kind));
+    }
+    for (path, content_type) in checked {
+        let r = get(path.clone()).await.unwrap();
         assert_eq!(r.status(), 200, "{path}");
         let headers = r.headers().clone();
         assert!(
@@ -153,16 +180,22 @@ async fn the_console_is_served_from_the_binary() {
         }
         assert!(!csp.contains("unsafe-inline"), "{path}: {csp}");
         assert_eq!(headers["x-content-type-options"], "nosniff");
-        assert!(r.text().await.unwrap().contains(marker), "{path}");
+        if path.starts_with("/app/assets/") {
+            assert!(headers["cache-control"]
+                .to_str()
+                .unwrap()
+                .contains("immutable"));
+        }
     }
-    for path in [
-        "/console/nothing.js",
-        "/console/..%2Fassets%2Fdocs.html",
-        "/console/index.html.bak",
-    ] {
-        let r = get(path).await.unwrap();
+    for path in ["/app/assets/nothing.js", "/app/assets/..%2F..%2Findex.html"] {
+        let r = get(path.into()).await.unwrap();
         assert_eq!(r.status(), 404, "{path}");
         let body: Value = r.json().await.unwrap();
         assert_eq!(body["error"]["code"], "route_not_found", "{path}");
+    }
+    for path in ["/console", "/console/console.js"] {
+        let r = get(path.into()).await.unwrap();
+        assert_eq!(r.status(), 308, "{path}");
+        assert_eq!(r.headers()["location"], "/app/", "{path}");
     }
 }

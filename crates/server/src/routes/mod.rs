@@ -6,7 +6,6 @@ pub mod accounts;
 pub mod assets;
 pub mod avatars;
 pub mod blobs;
-pub mod console;
 pub mod dubbing;
 pub mod elevenlabs;
 pub mod files;

@@ -2,15 +2,21 @@
 //! `console/` builds with Vite, its files built into the binary
 //! (`build.rs`). Every `/app/...` path that is not a built file is one of
 //! the app's pages and gets its `index.html`; the hashed files under
-//! `assets/` are cached for good. Served under the same self-only
-//! Content-Security-Policy as `/console`.
+//! `assets/` are cached for good. The first console's address, `/console`,
+//! leads here.
 
 use axum::extract::Path;
 use axum::http::header;
-use axum::response::{IntoResponse, Response};
+use axum::response::{IntoResponse, Redirect, Response};
 
 use super::assets::{serve, serve_cached, Asset};
-use super::console::CSP;
+
+/// Scripts, styles, media and requests from this origin only (`blob:` is
+/// the page's own recordings and files, read back to draw waveforms); no
+/// inline script or style, no frames, no form posts.
+pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+    img-src 'self' data:; media-src 'self' blob:; connect-src 'self' blob:; \
+    frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 const FILES: &[Asset] = include!(concat!(env!("OUT_DIR"), "/console_files.rs"));
 
@@ -48,4 +54,10 @@ pub async fn file(Path(path): Path<String>) -> Response {
     } else {
         page().await
     }
+}
+
+/// `GET /console` and below: the first console's address, kept for
+/// bookmarks; the web app took its place.
+pub async fn moved() -> Redirect {
+    Redirect::permanent("/app/")
 }
