@@ -394,6 +394,8 @@ try {
   }));
   check(Math.abs(expanded - 4) < 0.2, `the expanded avatar lasts what was asked (${expanded.toFixed(2)} s of 4 s)`);
   check(/jumps? back to a matching frame/.test(await main.textContent()), "the seam report is said in words");
+  await main.getByRole("button", { name: /, 4\.0 s/, pressed: true }).waitFor();
+  check(true, "the expansion is listed among the recent ones, open");
   await axe("avatars");
   await shot("avatars");
 
