@@ -1,13 +1,18 @@
-//! Reads a state dict from PyTorch's legacy (non-zip) file format, as
-//! Resemblyzer's `pretrained.pt` is saved: five pickles in a row (a magic
-//! number, the format version, system information, the object whose
-//! tensors name their storages by persistent id, and the list of storage
-//! keys), then each storage as a little-endian 8-byte element count and
-//! its raw little-endian elements.
+//! Reads a state dict from PyTorch's two file formats:
+//! - the legacy one, as Resemblyzer's `pretrained.pt` is saved: five
+//!   pickles in a row (a magic number, the format version, system
+//!   information, the object whose tensors name their storages by
+//!   persistent id, and the list of storage keys), then each storage as a
+//!   little-endian 8-byte element count and its raw little-endian elements;
+//! - the zip one (`torch.save` since 1.6, as pyannote's and 3D-Speaker's
+//!   checkpoints are): an uncompressed zip holding `<name>/data.pkl` (the
+//!   object) and each storage as `<name>/data/<key>`.
 //!
-//! Only the pickle opcodes such a file uses are understood (protocol 2:
-//! no arbitrary classes are built, only tensors and containers), so a
-//! file that asks for anything else is refused rather than run.
+//! Only the pickle opcodes such files use are understood (protocol 2: no
+//! arbitrary classes are built, only tensors and containers, and a few
+//! plain-data classes of a checkpoint's metadata are kept as opaque
+//! values), so a file that asks for anything else is refused rather than
+//! run.
 
 use std::collections::HashMap;
 
@@ -34,7 +39,19 @@ enum Value {
     /// A view of a storage: its key and element size, offset, shape,
     /// strides.
     Tensor(String, usize, usize, Vec<usize>, Vec<usize>),
+    /// An object of a plain-data class of a checkpoint's metadata
+    /// ([`OPAQUE`]), never built.
+    Opaque,
 }
+
+/// Classes a checkpoint's metadata holds (a training task's description,
+/// the torch version), read past as opaque values: never constructed.
+const OPAQUE: &[&str] = &[
+    "pyannote.audio.core.task.Problem",
+    "pyannote.audio.core.task.Resolution",
+    "pyannote.audio.core.task.Specifications",
+    "torch.torch_version.TorchVersion",
+];
 
 struct Reader<'a> {
     bytes: &'a [u8],
@@ -160,7 +177,8 @@ impl<'a> Reader<'a> {
                     let pid = pop(&mut stack)?;
                     stack.push(storage(pid)?);
                 }
-                b'R' => {
+                // REDUCE, and NEWOBJ (a class and its arguments).
+                b'R' | 0x81 => {
                     let args = pop(&mut stack)?;
                     let callable = pop(&mut stack)?;
                     stack.push(reduce(callable, args)?);
@@ -251,6 +269,7 @@ fn reduce(callable: Value, args: Value) -> Result<Value, String> {
     };
     match name.as_str() {
         "collections.OrderedDict" => Ok(Value::Dict(Vec::new())),
+        known if OPAQUE.contains(&known) => Ok(Value::Opaque),
         "torch._utils._rebuild_tensor_v2" => match args.as_slice() {
             [Value::Storage(key, elem), Value::Int(offset), size, stride, ..] if *offset >= 0 => {
                 Ok(Value::Tensor(
@@ -321,13 +340,23 @@ pub fn state_dict(bytes: &[u8], key: &str) -> Result<HashMap<String, Tensor>, St
             .collect();
         storages.insert(k.clone(), floats);
     }
+    tensors(entries, &storages)
+}
+
+/// The float tensors among a state dict's `entries`, read from `storages`
+/// (each storage's float elements, by key).
+fn tensors(
+    entries: Vec<(Value, Value)>,
+    storages: &HashMap<String, Vec<f32>>,
+) -> Result<HashMap<String, Tensor>, String> {
     let mut out = HashMap::new();
     for (name, v) in entries {
         let (Value::Str(name), Value::Tensor(k, elem, offset, shape, stride)) = (name, v) else {
             continue;
         };
         if elem != 4 {
-            return Err(format!("{name} is not float32"));
+            // Integer buffers (a batch norm's step count) are not weights.
+            continue;
         }
         let numel: usize = shape.iter().product();
         let contiguous = shape.iter().rev().scan(1usize, |acc, &d| {
@@ -340,7 +369,7 @@ pub fn state_dict(bytes: &[u8], key: &str) -> Result<HashMap<String, Tensor>, St
         }
         let data = storages
             .get(&k)
-            .and_then(|s| s.get(offset..offset + numel))
+            .and_then(|s| s.get(offset..offset.checked_add(numel)?))
             .ok_or_else(|| format!("{name} lies outside its storage"))?;
         out.insert(
             name,
@@ -349,6 +378,115 @@ pub fn state_dict(bytes: &[u8], key: &str) -> Result<HashMap<String, Tensor>, St
                 data: data.to_vec(),
             },
         );
+    }
+    Ok(out)
+}
+
+/// The float tensors of a zip-format checkpoint's state dict: the file's
+/// object itself, or the dict under `key` in it (`state_dict` in a
+/// PyTorch Lightning checkpoint).
+pub fn zip_state_dict(bytes: &[u8], key: Option<&str>) -> Result<HashMap<String, Tensor>, String> {
+    let files = stored_zip(bytes)?;
+    let (pickle_name, pickle) = files
+        .iter()
+        .find(|(name, _)| name.ends_with("/data.pkl") && name.matches('/').count() == 1)
+        .ok_or("no data.pkl in the checkpoint")?;
+    let prefix = &pickle_name[..pickle_name.len() - "data.pkl".len()];
+    let object = Reader {
+        bytes: pickle,
+        at: 0,
+    }
+    .pickle()?;
+    let dict = match key {
+        None => object,
+        Some(key) => {
+            let Value::Dict(items) = object else {
+                return Err("the checkpoint's object is not a dict".into());
+            };
+            items
+                .into_iter()
+                .find(|(k, _)| matches!(k, Value::Str(s) if s == key))
+                .map(|(_, v)| v)
+                .ok_or_else(|| format!("no {key} in the checkpoint"))?
+        }
+    };
+    let Value::Dict(entries) = dict else {
+        return Err("the state dict is not a dict".into());
+    };
+    let mut sizes = HashMap::new();
+    for (_, v) in &entries {
+        collect_sizes(v, &mut sizes);
+    }
+    let mut storages = HashMap::new();
+    for (k, size) in sizes {
+        if size != 4 {
+            continue;
+        }
+        let name = format!("{prefix}data/{k}");
+        let raw = files
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, b)| *b)
+            .ok_or_else(|| format!("storage {k} is missing"))?;
+        let floats = raw
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        storages.insert(k, floats);
+    }
+    tensors(entries, &storages)
+}
+
+/// The entries of an uncompressed zip (as `torch.save` writes it), by
+/// name, read from its central directory. A compressed entry, a zip64
+/// archive or a range outside the file is refused.
+fn stored_zip(bytes: &[u8]) -> Result<Vec<(String, &[u8])>, String> {
+    let u16_at = |at: usize| -> Result<usize, String> {
+        let b = bytes.get(at..at + 2).ok_or("the zip ends early")?;
+        Ok(u16::from_le_bytes([b[0], b[1]]) as usize)
+    };
+    let u32_at = |at: usize| -> Result<usize, String> {
+        let b = bytes.get(at..at + 4).ok_or("the zip ends early")?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+    };
+    // The end-of-central-directory record: in the last 64 KiB + 22 bytes.
+    let floor = bytes.len().saturating_sub(22 + 65_535);
+    let end = (floor..bytes.len().saturating_sub(21))
+        .rev()
+        .find(|&i| bytes[i..].starts_with(b"PK\x05\x06"))
+        .ok_or("not a zip file")?;
+    let count = u16_at(end + 10)?;
+    let mut at = u32_at(end + 16)?;
+    if count == 0xFFFF || at == 0xFFFF_FFFF {
+        return Err("a zip64 checkpoint is not supported".into());
+    }
+    let mut out = Vec::with_capacity(count);
+    for _ in 0..count {
+        if bytes.get(at..at + 4) != Some(&b"PK\x01\x02"[..]) {
+            return Err("a damaged zip directory".into());
+        }
+        let method = u16_at(at + 10)?;
+        let size = u32_at(at + 20)?;
+        let stored = u32_at(at + 24)?;
+        let (name_len, extra_len, comment_len) =
+            (u16_at(at + 28)?, u16_at(at + 30)?, u16_at(at + 32)?);
+        let local = u32_at(at + 42)?;
+        let name = bytes
+            .get(at + 46..at + 46 + name_len)
+            .ok_or("the zip ends early")?;
+        let name = String::from_utf8_lossy(name).into_owned();
+        if method != 0 || size != stored {
+            return Err(format!("{name} is compressed"));
+        }
+        if bytes.get(local..local + 4) != Some(&b"PK\x03\x04"[..]) {
+            return Err("a damaged zip entry".into());
+        }
+        let start = local + 30 + u16_at(local + 26)? + u16_at(local + 28)?;
+        let data = bytes
+            .get(start..start.checked_add(size).ok_or("a zip entry too large")?)
+            .ok_or("a zip entry outside the file")?;
+        out.push((name, data));
+        at += 46 + name_len + extra_len + comment_len;
     }
     Ok(out)
 }
