@@ -26,7 +26,8 @@ def package(source):
     kind, spec = source.split(":", 1)
     if kind == "pypi":
         name, version = spec.split("==")
-        stem = f"{name.replace('-', '_')}-{version}-"
+        # A wheel's name writes - and . as _ (pyannote.audio: pyannote_audio-…).
+        stem = f"{name.replace('-', '_').replace('.', '_')}-{version}-"
         found = [f for f in os.listdir(cache) if f.startswith(stem) and f.endswith(".whl")]
         if not found:
             print(f"models: downloading {spec} (PyPI)", flush=True)
