@@ -12,6 +12,7 @@
 
 pub mod diarize;
 pub mod encoder;
+pub mod segmentation;
 pub mod vad;
 
 /// Samples per second of all audio here.
