@@ -14,15 +14,19 @@ pub const MELS: usize = 40;
 /// LSTM width and embedding size.
 pub const WIDTH: usize = 256;
 const LAYERS: usize = 3;
+const MODEL: &str = "speaker encoder";
 
-fn get<'a>(
+/// The tensor `name` of a state dict, of the `shape` the network needs
+/// (`model` names the network in the refusal).
+pub(crate) fn get<'a>(
     weights: &'a HashMap<String, Tensor>,
+    model: &str,
     name: &str,
     shape: &[usize],
 ) -> Result<&'a Tensor, String> {
     let t = weights
         .get(name)
-        .ok_or_else(|| format!("the speaker encoder has no {name}"))?;
+        .ok_or_else(|| format!("the {model} has no {name}"))?;
     if t.shape != shape {
         return Err(format!("{name} is {:?}, not {shape:?}", t.shape));
     }
@@ -31,7 +35,7 @@ fn get<'a>(
 
 /// PyTorch stacks an LSTM's gates as input, forget, cell, output; ONNX as
 /// input, output, forget, cell.
-fn onnx_gates(rows: &[f32], width: usize) -> Vec<f32> {
+pub(crate) fn onnx_gates(rows: &[f32], width: usize) -> Vec<f32> {
     let gate = |k: usize| &rows[k * width..(k + 1) * width];
     [gate(0), gate(3), gate(1), gate(2)].concat()
 }
@@ -55,10 +59,20 @@ pub fn build(weights: &HashMap<String, Tensor>) -> Result<Vec<u8>, String> {
     let mut last_h = String::new();
     for l in 0..LAYERS {
         let input = if l == 0 { MELS } else { WIDTH };
-        let w_ih = get(weights, &format!("lstm.weight_ih_l{l}"), &[gates, input])?;
-        let w_hh = get(weights, &format!("lstm.weight_hh_l{l}"), &[gates, WIDTH])?;
-        let b_ih = get(weights, &format!("lstm.bias_ih_l{l}"), &[gates])?;
-        let b_hh = get(weights, &format!("lstm.bias_hh_l{l}"), &[gates])?;
+        let w_ih = get(
+            weights,
+            MODEL,
+            &format!("lstm.weight_ih_l{l}"),
+            &[gates, input],
+        )?;
+        let w_hh = get(
+            weights,
+            MODEL,
+            &format!("lstm.weight_hh_l{l}"),
+            &[gates, WIDTH],
+        )?;
+        let b_ih = get(weights, MODEL, &format!("lstm.bias_ih_l{l}"), &[gates])?;
+        let b_hh = get(weights, MODEL, &format!("lstm.bias_hh_l{l}"), &[gates])?;
         let w = g.floats(
             &[1, gates as i64, input as i64],
             &onnx_gates(&w_ih.data, WIDTH * input),
@@ -86,8 +100,8 @@ pub fn build(weights: &HashMap<String, Tensor>) -> Result<Vec<u8>, String> {
     // The last layer's final hidden state, [1, batch, width].
     let axis = g.ints(&[1], &[0]);
     let h = g.op("Squeeze", &[&last_h, &axis], &[]);
-    let lw = get(weights, "linear.weight", &[WIDTH, WIDTH])?;
-    let lb = get(weights, "linear.bias", &[WIDTH])?;
+    let lw = get(weights, MODEL, "linear.weight", &[WIDTH, WIDTH])?;
+    let lb = get(weights, MODEL, "linear.bias", &[WIDTH])?;
     let lw = g.floats(&[WIDTH as i64, WIDTH as i64], &lw.data);
     let lb = g.floats(&[WIDTH as i64], &lb.data);
     let y = g.op("Gemm", &[&h, &lw, &lb], &[Attr::Int("transB", 1)]);

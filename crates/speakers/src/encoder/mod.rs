@@ -9,7 +9,7 @@
 //! L2-normalised. Two embeddings compare by their dot product (both have
 //! unit length): [`Embedding::similarity`].
 
-mod graph;
+pub(crate) mod graph;
 pub mod torch;
 
 use std::path::Path;

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 
 use mediagen_onnx::writer::{Attr, Dim, Elem, Graph};
 
+use crate::encoder::graph::onnx_gates;
 use crate::encoder::torch::Tensor;
 
 /// Powerset classes out: none, speakers 1–3, pairs (1,2), (1,3), (2,3).
@@ -30,13 +31,7 @@ fn get<'a>(
     name: &str,
     shape: &[usize],
 ) -> Result<&'a Tensor, String> {
-    let t = w
-        .get(name)
-        .ok_or_else(|| format!("the segmentation model has no {name}"))?;
-    if t.shape != shape {
-        return Err(format!("{name} is {:?}, not {shape:?}", t.shape));
-    }
-    Ok(t)
+    crate::encoder::graph::get(w, "segmentation model", name, shape)
 }
 
 /// The 80 band-pass filters `[80, 1, 251]`: for each of 40 bands (low
@@ -72,13 +67,6 @@ pub fn sinc_filters(w: &HashMap<String, Tensor>) -> Result<Vec<f32>, String> {
     }
     even.extend(odd);
     Ok(even)
-}
-
-/// PyTorch stacks an LSTM's gates as input, forget, cell, output; ONNX as
-/// input, output, forget, cell.
-fn onnx_gates(rows: &[f32], width: usize) -> Vec<f32> {
-    let gate = |k: usize| &rows[k * width..(k + 1) * width];
-    [gate(0), gate(3), gate(1), gate(2)].concat()
 }
 
 fn instance_norm(
