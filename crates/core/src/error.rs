@@ -63,6 +63,7 @@ error_codes! {
     UnsupportedPrompt => (422, "unsupported_prompt", "Nothing in the prompt names a sound this engine can make; `details.understood` lists what it can."),
     RateLimitExceeded => (429, "rate_limit_exceeded", "Too many requests for this account. Retry after the reset time."),
     ConcurrentJobsLimitExceeded => (429, "concurrent_jobs_limit_exceeded", "The account has too many jobs queued or running. Wait for one to finish."),
+    ConnectionLimitExceeded => (429, "connection_limit_exceeded", "The account holds too many open connections. Reuse or close some, then retry."),
     NoAudio => (422, "no_audio", "The file has no sound to work on."),
     NotVideo => (422, "not_video", "The file has no picture to work on."),
     NoSpeech => (422, "no_speech", "No speech was heard where the request needs some."),

@@ -9,7 +9,7 @@ use std::cell::RefCell;
 use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -27,7 +27,15 @@ struct ScopeState {
     label: String,
     cancelled: AtomicBool,
     groups: Mutex<Vec<u32>>,
+    /// What stops work running inside this process now (an engine call's
+    /// terminate flag), by the number of its [`OnCancel`].
+    stoppers: Mutex<Vec<(u64, Stopper)>>,
 }
+
+type Stopper = Arc<dyn Fn() + Send + Sync>;
+
+/// Numbers the stoppers of [`on_cancel_here`].
+static NEXT_STOPPER: AtomicU64 = AtomicU64::new(0);
 
 /// The process groups of every scope, by their scope's label.
 static LIVE: Mutex<Vec<(u32, String)>> = Mutex::new(Vec::new());
@@ -88,6 +96,13 @@ impl Scope {
         for &group in groups.iter() {
             kill_group(group);
         }
+        drop(groups);
+        // Under the lock `on_cancel_here` registers with: a stopper is
+        // either called here or, registered after, called at once there.
+        let stoppers = self.0.stoppers.lock().unwrap_or_else(|e| e.into_inner());
+        for (_, stop) in stoppers.iter() {
+            stop();
+        }
     }
 
     pub fn is_cancelled(&self) -> bool {
@@ -133,6 +148,41 @@ impl Scope {
 /// between units of work, whatever their callers ask.
 pub fn cancelled_here() -> bool {
     Scope::current().is_some_and(|s| s.is_cancelled())
+}
+
+/// Keeps a stopper registered with its scope until dropped.
+pub struct OnCancel(Option<(Scope, u64)>);
+
+impl Drop for OnCancel {
+    fn drop(&mut self) {
+        if let Some((scope, id)) = self.0.take() {
+            scope
+                .0
+                .stoppers
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .retain(|(n, _)| *n != id);
+        }
+    }
+}
+
+/// Has `stop` called when the calling thread's scope is cancelled, for as
+/// long as the returned guard lives: how a cancel reaches into one long
+/// call of an engine inside this process (ONNX Runtime's terminate flag),
+/// where a loop's check between calls would come too late. Called at once
+/// when the scope is already cancelled; nothing happens outside a scope.
+pub fn on_cancel_here(stop: impl Fn() + Send + Sync + 'static) -> OnCancel {
+    let Some(scope) = Scope::current() else {
+        return OnCancel(None);
+    };
+    let id = NEXT_STOPPER.fetch_add(1, Ordering::Relaxed);
+    let mut stoppers = scope.0.stoppers.lock().unwrap_or_else(|e| e.into_inner());
+    if scope.is_cancelled() {
+        stop();
+    }
+    stoppers.push((id, Arc::new(stop)));
+    drop(stoppers);
+    OnCancel(Some((scope, id)))
 }
 
 /// `work` made to run in the calling thread's scope on the thread that
@@ -491,6 +541,33 @@ mod tests {
             fsize == MAX_FILE_SIZE / 1024 || fsize == MAX_FILE_SIZE / 512,
             "{out}"
         );
+    }
+
+    /// A scope's stoppers are called by its cancel while registered, at
+    /// once when registered after it, and never after their guard drops;
+    /// outside a scope nothing is kept.
+    #[test]
+    fn a_cancel_calls_the_stoppers_registered() {
+        use std::sync::atomic::AtomicUsize;
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counter = || {
+            let calls = calls.clone();
+            move || {
+                calls.fetch_add(1, Ordering::SeqCst);
+            }
+        };
+        drop(on_cancel_here(counter()));
+        let scope = Scope::new();
+        let _entered = scope.enter();
+        let kept = on_cancel_here(counter());
+        drop(on_cancel_here(counter()));
+        assert_eq!(calls.load(Ordering::SeqCst), 0);
+        scope.cancel();
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        let late = on_cancel_here(counter());
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+        drop((kept, late));
+        assert!(scope.0.stoppers.lock().unwrap().is_empty());
     }
 
     /// A cancelled scope kills its tools (and their children) at once, and

@@ -537,6 +537,7 @@ fn edge_limits(config: &Config) -> edge::EdgeLimits {
     edge::EdgeLimits {
         max_connections: config.max_connections.min(files).max(1),
         max_anonymous_per_address: config.max_anonymous_connections_per_address.max(1),
+        max_per_account: config.max_connections_per_account.max(1),
         header_read_timeout: Duration::from_secs_f64(config.header_read_timeout_seconds.max(0.1)),
     }
 }

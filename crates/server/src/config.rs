@@ -38,6 +38,9 @@ pub struct Config {
     /// Most connections one address (an IPv4 address or an IPv6 /64) may
     /// hold open before one of its requests has shown a valid key.
     pub max_anonymous_connections_per_address: usize,
+    /// Most connections the keys of one account may hold open together
+    /// (a connection counts for the account of the first key it shows).
+    pub max_connections_per_account: usize,
     /// A request's headers must arrive within this time, and a keep-alive
     /// connection idle this long is closed.
     pub header_read_timeout_seconds: f64,
@@ -175,6 +178,7 @@ impl Default for Config {
             metrics_bind: String::new(),
             max_connections: 4096,
             max_anonymous_connections_per_address: 64,
+            max_connections_per_account: 256,
             header_read_timeout_seconds: 10.0,
             data_dir: PathBuf::from("./data"),
             models_dir: PathBuf::from("./models"),

@@ -8,6 +8,10 @@
 //!   key ([`Connection::authenticated`], from the authentication layer); an
 //!   address (an IPv4 address, or an IPv6 /64) holds at most
 //!   `max_anonymous_connections_per_address` anonymous connections.
+//! - A connection belongs to the account whose key it shows first; an
+//!   account holds at most `max_connections_per_account` (its keys share
+//!   one count). A request that would take it past that is answered 429
+//!   and its connection closed.
 //! - A request's headers must arrive within `header_read_timeout`, and an
 //!   idle keep-alive connection is closed after the same time (hyper starts
 //!   the timer whenever it waits for the next request's head).
@@ -32,6 +36,7 @@ use tower::Service;
 pub struct EdgeLimits {
     pub max_connections: usize,
     pub max_anonymous_per_address: usize,
+    pub max_per_account: usize,
     pub header_read_timeout: Duration,
 }
 
@@ -55,12 +60,14 @@ impl Origin {
     }
 }
 
-/// The open connections: how many, and the anonymous ones by origin.
+/// The open connections: how many, the anonymous ones by origin, and the
+/// others by account.
 #[derive(Debug)]
 pub struct Tracker {
     limits: EdgeLimits,
     open: AtomicUsize,
     anonymous: Mutex<HashMap<Origin, usize>>,
+    accounts: Mutex<HashMap<String, usize>>,
 }
 
 impl Tracker {
@@ -69,6 +76,7 @@ impl Tracker {
             limits,
             open: AtomicUsize::new(0),
             anonymous: Mutex::new(HashMap::new()),
+            accounts: Mutex::new(HashMap::new()),
         })
     }
 
@@ -90,12 +98,37 @@ impl Tracker {
             tracker: self.clone(),
             origin,
             authenticated: AtomicBool::new(false),
+            account: Mutex::new(None),
         })))
     }
 
     /// Connections open now.
     pub fn open(&self) -> usize {
         self.open.load(Ordering::SeqCst)
+    }
+
+    /// Counts one more connection for `account`, unless it holds its cap.
+    fn join_account(&self, account: &str) -> bool {
+        let mut accounts = self.accounts.lock().unwrap_or_else(|e| e.into_inner());
+        let n = accounts.entry(account.to_owned()).or_insert(0);
+        if *n >= self.limits.max_per_account {
+            if *n == 0 {
+                accounts.remove(account);
+            }
+            return false;
+        }
+        *n += 1;
+        true
+    }
+
+    fn leave_account(&self, account: &str) {
+        let mut accounts = self.accounts.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = accounts.get_mut(account) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                accounts.remove(account);
+            }
+        }
     }
 
     fn leave_anonymous(&self, origin: Origin) {
@@ -114,12 +147,18 @@ struct Slot {
     tracker: Arc<Tracker>,
     origin: Origin,
     authenticated: AtomicBool,
+    /// The account the connection counts for (the first key it showed).
+    account: Mutex<Option<String>>,
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
         if !self.authenticated.load(Ordering::SeqCst) {
             self.tracker.leave_anonymous(self.origin);
+        }
+        let account = self.account.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(account) = account.as_deref() {
+            self.tracker.leave_account(account);
         }
         self.tracker.open.fetch_sub(1, Ordering::SeqCst);
     }
@@ -131,12 +170,24 @@ impl Drop for Slot {
 pub struct Connection(Arc<Slot>);
 
 impl Connection {
-    /// One of this connection's requests showed a valid key: it no longer
-    /// counts against its address's anonymous cap.
-    pub fn authenticated(&self) {
+    /// One of this connection's requests showed a valid key of `account`:
+    /// it no longer counts against its address's anonymous cap, and counts
+    /// for the first account it showed a key of. False when that account
+    /// already holds its cap of connections: the request is refused and
+    /// the connection closed (it stays anonymous until then).
+    pub fn authenticated(&self, account: &str) -> bool {
+        let mut counted = self.0.account.lock().unwrap_or_else(|e| e.into_inner());
+        if counted.is_none() {
+            if !self.0.tracker.join_account(account) {
+                return false;
+            }
+            *counted = Some(account.to_owned());
+        }
+        drop(counted);
         if !self.0.authenticated.swap(true, Ordering::SeqCst) {
             self.0.tracker.leave_anonymous(self.0.origin);
         }
+        true
     }
 }
 
@@ -223,6 +274,7 @@ mod tests {
         EdgeLimits {
             max_connections: max,
             max_anonymous_per_address: per,
+            max_per_account: 2,
             header_read_timeout: Duration::from_secs(1),
         }
     }
@@ -238,8 +290,8 @@ mod tests {
         // The same host over IPv6-mapped IPv4 is the same origin.
         assert!(tracker.admit("::ffff:10.0.0.1".parse().unwrap()).is_none());
         // Showing a key frees the anonymous place, not the connection.
-        first.authenticated();
-        first.authenticated();
+        assert!(first.authenticated("acct_a"));
+        assert!(first.authenticated("acct_a"));
         let third = tracker.admit(a).unwrap();
         assert!(tracker.admit(a).is_none());
         drop(third);
@@ -247,6 +299,29 @@ mod tests {
         drop(first);
         drop(second);
         assert_eq!(tracker.anonymous.lock().unwrap().get(&Origin::of(a)), None);
+        assert_eq!(tracker.open(), 0);
+    }
+
+    /// An account's keys hold at most its cap of connections; one refused
+    /// stays anonymous, a connection counts once (for the first account it
+    /// showed), and a closed one frees its place.
+    #[test]
+    fn connections_are_capped_per_account() {
+        let tracker = Tracker::new(limits(100, 100));
+        let ip: IpAddr = "10.0.0.1".parse().unwrap();
+        let held: Vec<Connection> = (0..2).map(|_| tracker.admit(ip).unwrap()).collect();
+        for c in &held {
+            assert!(c.authenticated("acct_a"));
+        }
+        assert!(held[0].authenticated("acct_b"), "counted for acct_a only");
+        let third = tracker.admit(ip).unwrap();
+        assert!(!third.authenticated("acct_a"));
+        assert_eq!(tracker.anonymous.lock().unwrap()[&Origin::of(ip)], 1);
+        assert!(third.authenticated("acct_b"));
+        drop(held);
+        assert!(tracker.admit(ip).unwrap().authenticated("acct_a"));
+        drop(third);
+        assert!(tracker.accounts.lock().unwrap().is_empty());
         assert_eq!(tracker.open(), 0);
     }
 
@@ -272,7 +347,7 @@ mod tests {
             .collect();
         assert!(tracker.admit("10.0.1.9".parse().unwrap()).is_none());
         assert_eq!(tracker.open(), 2);
-        held[0].authenticated();
+        assert!(held[0].authenticated("acct_a"));
         drop(held);
         assert_eq!(tracker.open(), 0);
         assert!(tracker.admit("10.0.1.9".parse().unwrap()).is_some());

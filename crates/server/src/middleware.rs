@@ -327,9 +327,19 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
         Some(a) => a,
     };
     // The connection has shown a key: it leaves its address's anonymous
-    // cap (crate::edge).
+    // cap and counts for the account, within its cap (crate::edge).
     if let Some(connection) = req.extensions().get::<crate::edge::Connection>() {
-        connection.authenticated();
+        if !connection.authenticated(auth.account_id.as_str()) {
+            let mut refused = Error::from(
+                ApiError::new(ErrorCode::ConnectionLimitExceeded)
+                    .with_detail("limit", state.config.max_connections_per_account),
+            )
+            .into_response();
+            refused
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            return refused;
+        }
     }
     // Limits bound the account: all its keys share one count.
     let counted = auth.account_id.as_str().to_owned();

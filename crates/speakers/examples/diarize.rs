@@ -1,12 +1,17 @@
 //! Who speaks when in a WAV file, and how alike the speakers' voices are:
 //! `cargo run --release -p mediagen-speakers --example diarize -- file.wav [speakers]`
-//! (models from MEDIAGEN_MODELS_DIR, default ./models).
+//! (models from MEDIAGEN_MODELS_DIR, default ./models; `ENGINE=sliding`:
+//! the segmentation network and CAM++, else voice activity and GE2E;
+//! `THRESHOLD` the clustering's).
 
 use std::time::Instant;
 
 use mediagen_media::audio::{parse_wav, resample};
+use mediagen_speakers::campplus::Campplus;
 use mediagen_speakers::diarize::{diarize, DiarizeOptions};
 use mediagen_speakers::encoder::SpeakerEncoder;
+use mediagen_speakers::segmentation::Segmenter;
+use mediagen_speakers::sliding::{self, SlidingOptions};
 use mediagen_speakers::{vad, RATE};
 
 fn main() {
@@ -25,11 +30,31 @@ fn main() {
     let wav = parse_wav(&std::fs::read(path).expect("readable")).expect("a WAV file");
     let audio = resample(&wav.samples, wav.sample_rate, RATE as u32);
     let vad = vad::discover(&models, 1);
-    let encoder = SpeakerEncoder::load(&models, 2).expect("run scripts/models.sh");
-    encoder.warm().expect("encoder loads");
-    let started = Instant::now();
-    let d = diarize(vad.as_ref(), &encoder, &audio.as_slice(), opts).expect("diarized");
-    let took = started.elapsed().as_secs_f64();
+    let (d, took) = if std::env::var("ENGINE").is_ok_and(|e| e == "sliding") {
+        let segmenter = Segmenter::load(&models, 2).expect("run scripts/models.sh");
+        let embedder = Campplus::load(&models, 2).expect("run scripts/models.sh");
+        segmenter.warm().expect("segmentation loads");
+        embedder.warm().expect("CAM++ loads");
+        let mut sopts = SlidingOptions {
+            speakers: opts.speakers,
+            ..SlidingOptions::default()
+        };
+        if let Some(t) = std::env::var("THRESHOLD").ok().and_then(|t| t.parse().ok()) {
+            sopts.threshold = t;
+        }
+        let started = Instant::now();
+        let d = sliding::diarize(&segmenter, &embedder, &audio.as_slice(), sopts, &mut |_| {
+            true
+        })
+        .expect("diarized");
+        (d, started.elapsed().as_secs_f64())
+    } else {
+        let encoder = SpeakerEncoder::load(&models, 2).expect("run scripts/models.sh");
+        encoder.warm().expect("encoder loads");
+        let started = Instant::now();
+        let d = diarize(vad.as_ref(), &encoder, &audio.as_slice(), opts).expect("diarized");
+        (d, started.elapsed().as_secs_f64())
+    };
     for t in &d.turns {
         let s = |x: usize| x as f64 / RATE as f64;
         println!(

@@ -87,6 +87,10 @@ pub enum DiarizeError {
     Encoder(#[from] EncoderError),
     #[error("reading audio: {0}")]
     Read(String),
+    #[error("{0}")]
+    Model(String),
+    #[error("cancelled")]
+    Cancelled,
 }
 
 /// A stretch of one speaker's speech, in samples.

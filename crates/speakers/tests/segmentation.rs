@@ -4,30 +4,11 @@
 //! (tests/data/diarize_reference.json, made by diarize_reference.py beside
 //! it). A missing model fails.
 
-use std::path::PathBuf;
+mod common;
+use common::{models_dir, sample};
 
 use mediagen_speakers::segmentation::{Segmenter, CLASSES, WINDOW};
 use serde_json::Value;
-
-fn models_dir() -> PathBuf {
-    std::env::var_os("MEDIAGEN_MODELS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../models")))
-}
-
-/// The sample's 16-bit mono samples, as floats.
-fn sample() -> Vec<f32> {
-    let bytes = std::fs::read(models_dir().join("diarize/sample.wav"))
-        .expect("the sample is installed by scripts/models.sh");
-    let data = bytes
-        .windows(4)
-        .position(|w| w == b"data")
-        .expect("a data chunk");
-    bytes[data + 8..]
-        .chunks_exact(2)
-        .map(|b| i16::from_le_bytes([b[0], b[1]]) as f32 / 32768.0)
-        .collect()
-}
 
 #[test]
 fn the_segmentation_network_scores_frames_as_the_wheels_code_does() {

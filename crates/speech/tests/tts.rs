@@ -125,6 +125,46 @@ fn kokoro_speaks_english_and_spanish() {
     }
 }
 
+/// A cancel reaches into one long sentence: the engine's run stops in its
+/// middle (ONNX Runtime's terminate flag), not at the sentence's end.
+#[test]
+fn a_cancel_stops_kokoro_inside_a_sentence() {
+    use mediagen_media::process::Scope;
+    use mediagen_speech::tts::TtsError;
+    let catalog = TtsCatalog::discover(&models_dir(), 2);
+    let voice = catalog
+        .voices()
+        .iter()
+        .find(|v| v.key == "af_heart")
+        .unwrap();
+    let sentence = "The committee met again on Thursday morning to go over every \
+        line of the budget, the schedule for the new building, the hiring plan \
+        for the spring and the many letters that neighbours had sent about the \
+        noise, the parking and the trees along the river path.";
+    catalog
+        .speak(&voice.id, "Warm up.", 1.0, |_, _, _| true)
+        .unwrap();
+    // The sentence takes seconds to speak (5.6 s under make test's load):
+    // a cancel after 0.4 s lands in its one engine run.
+    let scope = Scope::new();
+    let cancel = {
+        let scope = scope.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(400));
+            scope.cancel();
+            Instant::now()
+        })
+    };
+    let _entered = scope.enter();
+    let result = catalog.speak(&voice.id, sentence, 1.0, |_, _, _| true);
+    let returned = Instant::now();
+    let cancelled_at = cancel.join().unwrap();
+    let after = returned.saturating_duration_since(cancelled_at);
+    eprintln!("the sentence returned {after:?} after its cancel");
+    assert!(matches!(result, Err(TtsError::Cancelled)), "{result:?}");
+    assert!(after < std::time::Duration::from_millis(150), "{after:?}");
+}
+
 /// Magnitude spectrogram (1024-point frames every 256 samples).
 fn spectrogram(x: &[f32]) -> Vec<f64> {
     let (n, hop) = (1024, 256);

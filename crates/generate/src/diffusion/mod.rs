@@ -181,7 +181,10 @@ impl Net {
     /// Runs and returns every output as (name, shape, values).
     fn run(&self, inputs: Inputs) -> Result<Vec<Output>, DiffusionError> {
         let mut session = self.session.lock().unwrap_or_else(|e| e.into_inner());
-        let outputs = session.run(inputs).map_err(run_error)?;
+        let stop = mediagen_onnx::Stoppable::here().map_err(run_error)?;
+        let outputs = session
+            .run_with_options(inputs, stop.options())
+            .map_err(run_error)?;
         self.outputs
             .iter()
             .filter_map(|name| outputs.get(name.as_str()).map(|v| (name, v)))

@@ -125,6 +125,61 @@ async fn authenticated_connections_leave_the_anonymous_cap() {
     assert!(!closed_within(&mut anonymous[0], Duration::from_millis(200)).await);
 }
 
+/// An account's keys hold at most `max_connections_per_account` open
+/// connections: past it a request is refused with 429 and its connection
+/// closed, while another account is served; a closed connection frees its
+/// place.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_account_holds_its_cap_of_connections() {
+    let app = TestApp::spawn_with(Backend::Sqlite, |c| {
+        c.max_connections_per_account = 3;
+    })
+    .await;
+    let (_, key) = app.account(0, "read").await;
+    let (_, other) = app.account(0, "read").await;
+    let account = |client: &reqwest::Client, key: &str| {
+        client
+            .get(format!("{}/v1/account", app.addr))
+            .bearer_auth(key)
+            .send()
+    };
+    // Three clients, each keeping its own connection in its pool.
+    let mut clients = Vec::new();
+    for i in 0..3 {
+        let client = reqwest::Client::new();
+        assert_eq!(account(&client, &key).await.unwrap().status(), 200, "{i}");
+        clients.push(client);
+    }
+    let fourth = reqwest::Client::new();
+    let refused = account(&fourth, &key).await.unwrap();
+    assert_eq!(
+        refused.headers().get("connection").map(|v| v.as_bytes()),
+        Some(&b"close"[..])
+    );
+    let body = assert_error(refused, 429, "connection_limit_exceeded").await;
+    assert_eq!(body["error"]["details"]["limit"], 3, "{body}");
+    // The same account on a kept connection, and another account, are served.
+    assert_eq!(account(&clients[0], &key).await.unwrap().status(), 200);
+    assert_eq!(
+        account(&reqwest::Client::new(), &other)
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    // A client gone, its place is free.
+    drop(clients.pop());
+    let mut served = false;
+    for _ in 0..20 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        if account(&fourth, &key).await.unwrap().status() == 200 {
+            served = true;
+            break;
+        }
+    }
+    assert!(served, "a freed place is taken");
+}
+
 /// Unknown methods are one label: 300 requests with 8000-character methods
 /// add one series, and `/metrics` stays small. It answers only the
 /// operator's admin keys (401 without a key, 403 for another account's

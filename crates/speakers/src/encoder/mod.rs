@@ -133,7 +133,10 @@ impl SpeakerEncoder {
             }
             let shape = vec![batch.len() as i64, length as i64, MELS as i64];
             let x = Tensor::from_array((shape, input)).map_err(fail)?;
-            let outputs = session.run(ort::inputs!["mels" => x]).map_err(fail)?;
+            let stop = mediagen_onnx::Stoppable::here().map_err(EncoderError)?;
+            let outputs = session
+                .run_with_options(ort::inputs!["mels" => x], stop.options())
+                .map_err(fail)?;
             let (_, e) = outputs["embeddings"]
                 .try_extract_tensor::<f32>()
                 .map_err(fail)?;

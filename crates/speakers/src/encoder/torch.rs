@@ -15,6 +15,9 @@
 //! run.
 
 use std::collections::HashMap;
+use std::path::Path;
+
+use mediagen_onnx::LazySession;
 
 /// A float tensor, row-major.
 #[derive(Debug, Clone, PartialEq)]
@@ -380,6 +383,27 @@ fn tensors(
         );
     }
     Ok(out)
+}
+
+/// Makes a network's ONNX model from a state dict.
+pub(crate) type BuildGraph = fn(&HashMap<String, Tensor>) -> Result<Vec<u8>, String>;
+
+/// A session for the network `build` makes from the zip checkpoint
+/// `model` under `models_dir` (its state dict under `key`, or the whole
+/// file), read and built on first use; the file must be there now.
+pub(crate) fn checkpoint_session(
+    models_dir: &Path,
+    model: &str,
+    key: Option<&'static str>,
+    threads: usize,
+    build: BuildGraph,
+) -> Result<LazySession, String> {
+    let file = models_dir.join(model);
+    let source = file.clone();
+    LazySession::built(models_dir, &file, threads, move || {
+        let bytes = std::fs::read(&source).map_err(|e| e.to_string())?;
+        build(&zip_state_dict(&bytes, key)?)
+    })
 }
 
 /// The float tensors of a zip-format checkpoint's state dict: the file's

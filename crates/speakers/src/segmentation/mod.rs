@@ -29,12 +29,13 @@ impl Segmenter {
     /// The model, if its checkpoint and the ONNX Runtime are installed; the
     /// checkpoint is read and the network built on first use.
     pub fn load(models_dir: &Path, threads: usize) -> Result<Self, String> {
-        let file = models_dir.join(MODEL);
-        let source = file.clone();
-        let session = LazySession::built(models_dir, &file, threads, move || {
-            let bytes = std::fs::read(&source).map_err(|e| e.to_string())?;
-            graph::build(&torch::zip_state_dict(&bytes, Some("state_dict"))?)
-        })?;
+        let session = torch::checkpoint_session(
+            models_dir,
+            MODEL,
+            Some("state_dict"),
+            threads,
+            graph::build,
+        )?;
         Ok(Self { session })
     }
 
@@ -58,7 +59,10 @@ impl Segmenter {
             }
             let shape = vec![batch.len() as i64, 1, WINDOW as i64];
             let x = Tensor::from_array((shape, input)).map_err(fail)?;
-            let outputs = session.run(ort::inputs!["samples" => x]).map_err(fail)?;
+            let stop = mediagen_onnx::Stoppable::here()?;
+            let outputs = session
+                .run_with_options(ort::inputs!["samples" => x], stop.options())
+                .map_err(fail)?;
             let (_, s) = outputs["scores"]
                 .try_extract_tensor::<f32>()
                 .map_err(fail)?;

@@ -521,7 +521,10 @@ impl KokoroEngine {
             ),
             ("speed".into(), tensor(vec![1], vec![speed])?),
         ];
-        let outputs = session.run(inputs).map_err(fail)?;
+        let stop = mediagen_onnx::Stoppable::here().map_err(TtsError::Failed)?;
+        let outputs = session
+            .run_with_options(inputs, stop.options())
+            .map_err(fail)?;
         let floats = |name: &str| -> Result<(Vec<i64>, Vec<f32>), TtsError> {
             let (shape, v) = outputs[name].try_extract_tensor::<f32>().map_err(fail)?;
             Ok((shape.to_vec(), v.to_vec()))
@@ -589,7 +592,10 @@ impl KokoroEngine {
                 tensor(vec![1, h, 2 * t as i64], rows(&f.phase, f.harmonics, 2))?,
             ),
         ];
-        let outputs = session.run(inputs).map_err(fail)?;
+        let stop = mediagen_onnx::Stoppable::here().map_err(TtsError::Failed)?;
+        let outputs = session
+            .run_with_options(inputs, stop.options())
+            .map_err(fail)?;
         let (_, samples) = outputs[0].try_extract_tensor::<f32>().map_err(fail)?;
         Ok(samples.to_vec())
     }
@@ -643,7 +649,11 @@ impl Frames {
     }
 }
 
-fn fail(e: ort::Error) -> TtsError {
+/// A run that failed, or was stopped by its job's cancel.
+pub(crate) fn fail(e: ort::Error) -> TtsError {
+    if mediagen_media::process::cancelled_here() {
+        return TtsError::Cancelled;
+    }
     TtsError::Failed(e.to_string())
 }
 

@@ -257,7 +257,7 @@ impl PiperEngine {
         let ids = phoneme_ids(&voice.config.phoneme_id_map, phonemes);
         let n = ids.len() as i64;
         let inf = &voice.config.inference;
-        let fail = |e: ort::Error| TtsError::Failed(e.to_string());
+        let fail = super::kokoro::fail;
         // The session first: it loads the runtime that tensors are made by.
         let mut session = voice.session.get().map_err(TtsError::Failed)?;
         let scales = vec![
@@ -293,7 +293,10 @@ impl PiperEngine {
                     .into(),
             ));
         }
-        let outputs = session.run(inputs).map_err(fail)?;
+        let stop = mediagen_onnx::Stoppable::here().map_err(TtsError::Failed)?;
+        let outputs = session
+            .run_with_options(inputs, stop.options())
+            .map_err(fail)?;
         let (_, samples) = outputs[0].try_extract_tensor::<f32>().map_err(fail)?;
         let mut audio = Audio::new(samples.to_vec(), voice.config.audio.sample_rate);
         // VITS output peaks vary by sentence; even them out.
