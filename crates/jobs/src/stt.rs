@@ -52,6 +52,14 @@ pub struct SpeechToTextForm {
     /// (400 otherwise). Without it the number is found from the audio.
     #[schema(minimum = 1, maximum = 32)]
     pub num_speakers: Option<u32>,
+    /// The fewest speakers to find (1–32; needs `diarize`, not with
+    /// `numSpeakers`).
+    #[schema(minimum = 1, maximum = 32)]
+    pub min_speakers: Option<u32>,
+    /// The most speakers to find (1–32, at least `minSpeakers`; needs
+    /// `diarize`, not with `numSpeakers`).
+    #[schema(minimum = 1, maximum = 32)]
+    pub max_speakers: Option<u32>,
     /// Validate and price only.
     pub dry_run: Option<bool>,
     #[schema(schema_with = mediagen_core::schema::webhook_url_schema)]
@@ -92,6 +100,11 @@ pub struct SttRequest {
     /// How many speakers there are, when the caller knows.
     #[serde(default)]
     pub num_speakers: Option<u32>,
+    /// The fewest and the most speakers to find, when bounded.
+    #[serde(default)]
+    pub min_speakers: Option<u32>,
+    #[serde(default)]
+    pub max_speakers: Option<u32>,
     /// The demuxer the API's probe of a fresh upload found (the worker
     /// probes files stored before itself); checked against the allowlist
     /// again where it is used.
@@ -198,22 +211,36 @@ impl SttRequest {
             ));
         }
         let diarize = form.diarize.unwrap_or(false);
-        let num_speakers = match form.num_speakers {
-            None => None,
-            Some(n) if !(1..=MAX_SPEAKERS).contains(&n) => {
-                return Err(ApiError::invalid_parameter(
-                    "numSpeakers",
-                    format!("must be an integer from 1 to {MAX_SPEAKERS}"),
-                ))
-            }
-            Some(_) if !diarize => {
-                return Err(ApiError::invalid_parameter(
-                    "numSpeakers",
-                    "needs diarize: true",
-                ))
-            }
-            n => n,
+        let count = |name: &str, n: Option<u32>| match n {
+            None => Ok(None),
+            Some(n) if !(1..=MAX_SPEAKERS).contains(&n) => Err(ApiError::invalid_parameter(
+                name,
+                format!("must be an integer from 1 to {MAX_SPEAKERS}"),
+            )),
+            Some(_) if !diarize => Err(ApiError::invalid_parameter(name, "needs diarize: true")),
+            n => Ok(n),
         };
+        let num_speakers = count("numSpeakers", form.num_speakers)?;
+        let min_speakers = count("minSpeakers", form.min_speakers)?;
+        let max_speakers = count("maxSpeakers", form.max_speakers)?;
+        if num_speakers.is_some() {
+            for (name, n) in [("minSpeakers", min_speakers), ("maxSpeakers", max_speakers)] {
+                if n.is_some() {
+                    return Err(ApiError::invalid_parameter(
+                        name,
+                        "cannot be sent with numSpeakers",
+                    ));
+                }
+            }
+        }
+        if let (Some(lo), Some(hi)) = (min_speakers, max_speakers) {
+            if lo > hi {
+                return Err(ApiError::invalid_parameter(
+                    "maxSpeakers",
+                    "must be at least minSpeakers",
+                ));
+            }
+        }
         Ok(SttOptionsParsed {
             language,
             translate,
@@ -223,6 +250,8 @@ impl SttRequest {
             model: model.name.clone(),
             diarize,
             num_speakers,
+            min_speakers,
+            max_speakers,
         })
     }
 }
@@ -238,6 +267,8 @@ pub struct SttOptionsParsed {
     pub model: String,
     pub diarize: bool,
     pub num_speakers: Option<u32>,
+    pub min_speakers: Option<u32>,
+    pub max_speakers: Option<u32>,
 }
 
 impl SttOptionsParsed {
@@ -256,6 +287,8 @@ impl SttOptionsParsed {
             model: self.model,
             diarize: self.diarize,
             num_speakers: self.num_speakers,
+            min_speakers: self.min_speakers,
+            max_speakers: self.max_speakers,
         }
     }
 }

@@ -7,9 +7,9 @@ use mediagen_media::media::{demuxer, DEMUXERS};
 use mediagen_media::pcm;
 
 use mediagen_jobs::limits::SPEECH_TO_TEXT;
-use mediagen_speech::stt::speakers::attribute;
+use mediagen_speech::stt::speakers::{attribute, with_overlaps};
 use mediagen_speech::stt::{
-    transcribe_stream, Segment, SttCatalog, SttError, SttOptions, Transcript,
+    transcribe_stream, Segment, SpeakerCount, SttCatalog, SttError, SttOptions, Transcript,
 };
 use mediagen_worker::{JobContext, JobFailure, RequestPipeline};
 use serde_json::{json, Value};
@@ -106,8 +106,13 @@ impl RequestPipeline for SttPipeline {
             // Speakers are given to words, and segments cut between them.
             words: req.words || req.diarize,
         };
-        let (diarize, speakers, keep_words) =
-            (req.diarize, req.num_speakers.map(|n| n as usize), req.words);
+        let n = |v: Option<u32>| v.map(|n| n as usize);
+        let speakers = SpeakerCount {
+            exactly: n(req.num_speakers),
+            at_least: n(req.min_speakers),
+            at_most: n(req.max_speakers),
+        };
+        let (diarize, keep_words) = (req.diarize, req.words);
         // Decoded up to the capability's limit, whatever the header said,
         // and charged for what was decoded.
         let duration = SPEECH_TO_TEXT.max_seconds;
@@ -160,8 +165,16 @@ impl RequestPipeline for SttPipeline {
         });
         result["responseFormat"] = json!(req.response_format);
         let rendered = match req.response_format.as_str() {
-            "srt" => Some(("transcript.srt", "subtitles", srt(&transcript.segments))),
-            "vtt" => Some(("transcript.vtt", "subtitles", vtt(&transcript.segments))),
+            "srt" => Some((
+                "transcript.srt",
+                "subtitles",
+                srt(&with_overlaps(&transcript)),
+            )),
+            "vtt" => Some((
+                "transcript.vtt",
+                "subtitles",
+                vtt(&with_overlaps(&transcript)),
+            )),
             "text" => Some(("transcript.txt", "transcript", transcript.text.clone())),
             _ => None,
         };

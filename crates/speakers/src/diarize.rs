@@ -142,6 +142,61 @@ impl Diarization {
         }
     }
 
+    /// The parts of `turn` where no other speaker's turn overlaps it.
+    pub fn alone(&self, turn: &Turn) -> Vec<Range<usize>> {
+        let mut parts = vec![turn.range.clone()];
+        for other in self.turns.iter().filter(|o| o.speaker != turn.speaker) {
+            parts = parts
+                .into_iter()
+                .flat_map(|p| {
+                    let cut = other.range.start.max(p.start)..other.range.end.min(p.end);
+                    if cut.is_empty() {
+                        vec![p]
+                    } else {
+                        vec![p.start..cut.start, cut.end..p.end]
+                    }
+                })
+                .filter(|p| !p.is_empty())
+                .collect();
+        }
+        parts
+    }
+
+    /// The stretches where two or more speakers speak at once, with who
+    /// (in order), in time order; stretches shorter than `min` samples
+    /// left out.
+    pub fn overlaps(&self, min: usize) -> Vec<(Range<usize>, Vec<usize>)> {
+        let mut edges: Vec<(usize, bool, usize)> = Vec::with_capacity(2 * self.turns.len());
+        for t in &self.turns {
+            edges.push((t.range.start, true, t.speaker));
+            edges.push((t.range.end, false, t.speaker));
+        }
+        // Ends before starts at one instant: touching turns do not overlap.
+        edges.sort_by_key(|&(at, start, _)| (at, start));
+        let mut speaking = vec![0usize; self.voices.len()];
+        let mut out: Vec<(Range<usize>, Vec<usize>)> = Vec::new();
+        let mut from = 0;
+        for (at, start, who) in edges {
+            let now: Vec<usize> = (0..speaking.len()).filter(|&s| speaking[s] > 0).collect();
+            if now.len() >= 2 && at > from {
+                match out.last_mut() {
+                    Some((r, w)) if r.end == from && *w == now => r.end = at,
+                    _ => out.push((from..at, now)),
+                }
+            }
+            if who < speaking.len() {
+                if start {
+                    speaking[who] += 1;
+                } else {
+                    speaking[who] = speaking[who].saturating_sub(1);
+                }
+            }
+            from = at;
+        }
+        out.retain(|(r, _)| r.len() >= min);
+        out
+    }
+
     /// Samples each speaker speaks.
     pub fn speaking(&self) -> Vec<usize> {
         let mut out = vec![0; self.voices.len()];

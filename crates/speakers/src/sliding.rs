@@ -25,11 +25,86 @@
 
 use std::ops::Range;
 
+use std::path::Path;
+
 use crate::campplus::{fbank, Campplus, BANDS};
 use crate::diarize::{Diarization, DiarizeError, Samples, Turn};
-use crate::encoder::Embedding;
+use crate::encoder::{Embedding, SpeakerEncoder};
 use crate::segmentation::{Segmenter, CLASSES, WINDOW};
 use crate::RATE;
+
+/// The two networks the diarizer runs.
+pub struct Networks {
+    pub segmenter: Segmenter,
+    pub embedder: Campplus,
+}
+
+impl Networks {
+    /// Both, if their checkpoints and the ONNX Runtime are installed (each
+    /// read and built on first use).
+    pub fn load(models_dir: &Path, threads: usize) -> Result<Self, String> {
+        Ok(Self {
+            segmenter: Segmenter::load(models_dir, threads)?,
+            embedder: Campplus::load(models_dir, threads)?,
+        })
+    }
+
+    /// Who speaks when in `audio` ([`diarize`]).
+    pub fn diarize(
+        &self,
+        audio: &dyn Samples,
+        opts: SlidingOptions,
+        go: &mut dyn FnMut(f64) -> bool,
+    ) -> Result<Diarization, DiarizeError> {
+        diarize(&self.segmenter, &self.embedder, audio, opts, go)
+    }
+}
+
+/// Most seconds of a speaker's own speech (overlap left out) their GE2E
+/// voice is measured on.
+const GE2E_SECONDS: usize = 30;
+
+/// `d`'s voices as GE2E hears them (the encoder clones and dubbing voices
+/// are judged by): each speaker's embedding from up to 30 s of their turns
+/// where nobody else speaks (all their turns when those are silent).
+pub fn ge2e_voices(
+    d: &Diarization,
+    encoder: &SpeakerEncoder,
+    audio: &dyn Samples,
+) -> Result<Vec<Embedding>, DiarizeError> {
+    let mut out = Vec::with_capacity(d.voices.len());
+    for speaker in 0..d.voices.len() {
+        let mut heard = Vec::new();
+        for alone in [true, false] {
+            heard.clear();
+            for t in d.turns.iter().filter(|t| t.speaker == speaker) {
+                let parts = if alone {
+                    d.alone(t)
+                } else {
+                    vec![t.range.clone()]
+                };
+                for r in parts {
+                    let room = (GE2E_SECONDS * RATE).saturating_sub(heard.len());
+                    if room == 0 {
+                        break;
+                    }
+                    let piece = audio
+                        .read(r.start, r.len().min(room))
+                        .map_err(DiarizeError::Read)?;
+                    heard.extend(piece);
+                }
+            }
+            if heard.len() >= RATE / 2 {
+                break;
+            }
+        }
+        let voice = encoder
+            .embed(&heard)?
+            .unwrap_or_else(|| Embedding(vec![0.0; crate::encoder::graph::WIDTH]));
+        out.push(voice);
+    }
+    Ok(out)
+}
 
 /// Samples between the network's frames (16.875 ms) and in each.
 const FRAME_STEP: usize = 270;
@@ -131,7 +206,9 @@ pub fn diarize(
     let mut windows = Vec::with_capacity(starts.len());
     let mut locals = Vec::new();
     for (b, batch) in starts.chunks(BATCH).enumerate() {
-        if !go((b * BATCH) as f64 / starts.len() as f64) {
+        if mediagen_media::process::cancelled_here()
+            || !go((b * BATCH) as f64 / starts.len() as f64)
+        {
             return Err(DiarizeError::Cancelled);
         }
         let mut samples = Vec::with_capacity(batch.len());
@@ -267,8 +344,9 @@ fn cluster(
             opts.max_speakers.unwrap_or(usize::MAX).max(1),
         ),
     };
+    // First by likeness, never below the fewest asked for.
     merge(&mut clusters, |best, count| {
-        count > high || (count > low && best >= opts.threshold)
+        count > low && best >= opts.threshold
     });
     // Clusters with too little speech join their nearest, while more than
     // `low` remain.
@@ -295,6 +373,10 @@ fn cluster(
         let near = if near == clusters.len() { small } else { near };
         clusters[near].absorb(&gone);
     }
+    // Then, past the most allowed, the nearest are merged (after the small
+    // ones went: forcing the count first would leave an outlier as a
+    // speaker, then fold it away).
+    merge(&mut clusters, |_, count| count > high);
     let voices: Vec<Embedding> = clusters.iter().map(Cluster::centroid).collect();
     // Every local speaker to its nearest voice, one voice per window's
     // local speakers (the best of the permutations).

@@ -30,7 +30,7 @@ const CODECS: [(&str, &str); 4] = [
 ];
 
 /// Our parameters and ElevenLabs' names for them.
-const NAMES: [(&str, &str); 7] = [
+const NAMES: [(&str, &str); 9] = [
     ("format", "output_format"),
     ("sampleRate", "output_format"),
     ("voiceId", "voice_id"),
@@ -38,6 +38,8 @@ const NAMES: [(&str, &str); 7] = [
     ("duration", "duration_seconds"),
     ("language", "language_code"),
     ("languageCode", "language_code"),
+    ("maxSpeakers", "num_speakers"),
+    ("diarize", "diarize"),
 ];
 
 /// ElevenLabs' best-known premade voices (their ids, found in most code
@@ -201,11 +203,13 @@ pub struct Transcription {
 
 /// The form fields of speech-to-text that are ours to use; the rest are
 /// ElevenLabs' features taken and ignored.
-const STT_USED: [&str; 4] = [
+const STT_USED: [&str; 6] = [
     "model_id",
     "language_code",
     "timestamps_granularity",
     "file_format",
+    "diarize",
+    "num_speakers",
 ];
 
 impl Transcription {
@@ -259,6 +263,14 @@ impl Transcription {
         if let Some(language) = fields.get("language_code") {
             // ElevenLabs takes ISO 639-1 or -3; ours are 639-1.
             ours_fields.insert("language".into(), language.clone());
+        }
+        // `diarize`: words get `speaker_id`; `num_speakers` is ElevenLabs'
+        // most speakers, ours `maxSpeakers`.
+        if let Some(diarize) = fields.get("diarize") {
+            ours_fields.insert("diarize".into(), diarize.clone());
+        }
+        if let Some(n) = fields.get("num_speakers") {
+            ours_fields.insert("maxSpeakers".into(), n.clone());
         }
         let options = SttRequest::parse(&ours_fields, catalog).map_err(elevenlabs_names)?;
         let mut ignored: Vec<String> = fields

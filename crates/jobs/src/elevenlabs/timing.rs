@@ -87,9 +87,11 @@ fn fill_gaps(spans: &[Option<(f64, f64)>], duration: f64) -> Vec<(f64, f64)> {
     out
 }
 
-/// A transcript's words (ours: `[{word, start, end, probability}]`) as
-/// ElevenLabs lists them: each word (`type: "word"`, `logprob`), a
-/// `spacing` between two, and with `characters` each word's characters.
+/// A transcript's words (ours: `[{word, start, end, probability,
+/// speaker?}]`) as ElevenLabs lists them: each word (`type: "word"`,
+/// `logprob`, `speaker_id` when diarized), a `spacing` between two (its
+/// speaker the word's before it), and with `characters` each word's
+/// characters.
 pub fn transcript_words(words: &Value, characters: bool) -> Value {
     let list = words.as_array().map(Vec::as_slice).unwrap_or_default();
     let mut out = Vec::new();
@@ -101,13 +103,24 @@ pub fn transcript_words(words: &Value, characters: bool) -> Value {
             w["end"].as_f64().unwrap_or(0.0),
         );
         if let Some(previous) = last_end {
-            out.push(json!({"text": " ", "start": previous, "end": start.max(previous), "type": "spacing"}));
+            let mut spacing = json!({"text": " ", "start": previous, "end": start.max(previous), "type": "spacing"});
+            if let Some(who) = out
+                .last()
+                .and_then(|w: &Value| w.get("speaker_id"))
+                .cloned()
+            {
+                spacing["speaker_id"] = who;
+            }
+            out.push(spacing);
         }
         let probability = w["probability"].as_f64().unwrap_or(1.0).max(1e-6);
         let mut word = json!({
             "text": text, "start": start, "end": end, "type": "word",
             "logprob": round(probability.ln()),
         });
+        if let Some(who) = w.get("speaker").filter(|s| s.is_string()) {
+            word["speaker_id"] = who.clone();
+        }
         if characters {
             let count = text.chars().count().max(1) as f64;
             let each = (end - start).max(0.0) / count;

@@ -47,6 +47,11 @@ with open(f"{out}/speech.mp3", "rb") as f:
                                           timestamps_granularity="character", tag_audio_events=True)
 report["stt"] = heard.model_dump()
 
+with open(f"{out}/conversation.wav", "rb") as f:
+    talk = client.speech_to_text.convert(file=f, model_id="scribe_v1", language_code="en",
+                                         diarize=True, num_speakers=2)
+report["diarized"] = talk.model_dump()
+
 effect = b"".join(client.text_to_sound_effects.convert(text="rain on a window", duration_seconds=2.0))
 open(f"{out}/effect.mp3", "wb").write(effect)
 
@@ -78,6 +83,12 @@ async fn elevenlabs_python_package_speaks_lists_and_transcribes() {
     let piper = app.first_voice(&key, "engine=piper").await;
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().to_str().unwrap().to_owned();
+    // A real two-person conversation (the pyannote.audio wheel's sample).
+    std::fs::copy(
+        crate::helpers::models_dir().join("diarize/sample.wav"),
+        dir.path().join("conversation.wav"),
+    )
+    .unwrap();
     let args = vec![app.addr.clone(), key.clone(), out, piper.clone(), read_key];
     let report = run_python(SCRIPT, dir.path(), args).await;
 
@@ -128,6 +139,23 @@ async fn elevenlabs_python_package_speaks_lists_and_transcribes() {
             .as_array()
             .is_some_and(|c| !c.is_empty()),
         "{stt}"
+    );
+
+    // Diarized: every word and spacing says who speaks it, two speakers.
+    let talk = report["diarized"]["words"].as_array().unwrap();
+    let who: std::collections::BTreeSet<&str> = talk
+        .iter()
+        .map(|w| {
+            w["speaker_id"]
+                .as_str()
+                .expect("every entry has its speaker")
+        })
+        .collect();
+    assert_eq!(
+        who.into_iter().collect::<Vec<_>>(),
+        ["speaker_0", "speaker_1"],
+        "{}",
+        report["diarized"]
     );
 
     // The subscription reports the credits: used and held against the limit.

@@ -12,7 +12,7 @@ use mediagen_media::media::demuxer;
 use mediagen_media::pcm::{self, PcmFile};
 use mediagen_media::video::{inspect, VideoInfo};
 use mediagen_speech::stt::{
-    transcribe_stream, Segment, SttCatalog, SttError, SttOptions, Transcript,
+    transcribe_stream, Segment, SpeakerCount, SttCatalog, SttError, SttOptions, Transcript,
 };
 use mediagen_speech::translate::{TranslateError, Translator};
 use mediagen_speech::tts::{Foreign, TtsCatalog};
@@ -220,8 +220,11 @@ impl DubPipeline {
                 audio: &pcm,
                 stopped: &stopped,
             };
-            let who =
-                by_speaker(req).then(|| scope.spawn(move || self.stt.diarize(&heard_until, None)));
+            let who = by_speaker(req).then(|| {
+                scope.spawn(mediagen_media::process::in_this_scope(move || {
+                    self.stt.diarize(&heard_until, SpeakerCount::default())
+                }))
+            });
             let heard = transcribe_stream(
                 model.as_ref(),
                 self.stt.gate(),

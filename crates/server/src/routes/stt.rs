@@ -20,13 +20,15 @@ use mediagen_jobs::MediaRequest;
 /// `verbose_json`), `timestampGranularities` (`segment`, `word`: words need
 /// `verbose_json`), `model` (a speech-to-text name from `GET /v1/models`;
 /// default `base`, whisper base on CTranslate2 int8; `ggml-base` is the same
-/// model on whisper.cpp), `diarize` (`true`: who speaks when) and
-/// `numSpeakers` (how many, when known; needs `diarize`).
+/// model on whisper.cpp), `diarize` (`true`: who speaks when, overlapped
+/// speech kept), `numSpeakers` (how many, when known; needs `diarize`) or
+/// `minSpeakers`/`maxSpeakers` (bounds; need `diarize`).
 ///
 /// The job's `result`: `{text, language, languageProbability, duration
 /// (seconds), segments: [{id, start, end, text, avgLogprob, noSpeechProb,
 /// speaker}], words: [{word, start, end, probability, speaker}] (when
-/// asked), speakers: [{id, seconds}] (diarized), model, task,
+/// asked), speakers: [{id, seconds}] (diarized), overlaps: [{start, end,
+/// speakers}] (diarized: where two or more speak at once), model, task,
 /// responseFormat}`, plus `subtitles` and `subtitlesUrl` for `srt`/`vtt` and
 /// `transcriptUrl` (plain text) for `text`. Always the job object, also for
 /// `text`/`srt`/`vtt` (the bare file is at the URL). Long files are decoded

@@ -12,6 +12,9 @@ pub struct SttCatalog {
     gate: Arc<DecodeGate>,
     vad: Arc<dyn Vad>,
     encoder: Result<Arc<SpeakerEncoder>, String>,
+    /// The segmentation network and CAM++, for diarization on real
+    /// conversations (GE2E and voice activity without them).
+    networks: Result<Arc<Networks>, String>,
 }
 
 impl Default for SttCatalog {
@@ -22,6 +25,7 @@ impl Default for SttCatalog {
             gate: Arc::new(DecodeGate::new(1)),
             vad: Arc::new(mediagen_speakers::vad::Energy),
             encoder: Err("no speaker encoder loaded".into()),
+            networks: Err("no diarization networks loaded".into()),
         }
     }
 }
@@ -40,6 +44,7 @@ impl SttCatalog {
             gate: Arc::new(DecodeGate::new(concurrency)),
             vad: mediagen_speakers::vad::discover(models_dir, 1),
             encoder: SpeakerEncoder::load(models_dir, threads).map(Arc::new),
+            networks: Networks::load(models_dir, threads).map(Arc::new),
             ..Self::default()
         };
         let dir = models_dir.join("whisper");
@@ -218,20 +223,39 @@ impl SttCatalog {
         self.encoder.as_deref().map_err(Clone::clone)
     }
 
-    /// Who speaks when in `audio` (`speakers`: how many, when known).
+    /// Who speaks when in `audio`, within `count`: by the segmentation
+    /// network and CAM++ where they are installed (overlapped speech kept,
+    /// each speaker's voice then measured by GE2E, which clones and dubbing
+    /// voices are judged by), else by voice activity and GE2E. Stops
+    /// between windows on the job's cancel.
     pub fn diarize(
         &self,
         audio: &dyn Samples,
-        speakers: Option<usize>,
+        count: SpeakerCount,
     ) -> Result<Diarization, SttError> {
+        let fail = |e: mediagen_speakers::diarize::DiarizeError| match e {
+            mediagen_speakers::diarize::DiarizeError::Cancelled => SttError::Cancelled,
+            e => SttError::Failed(e.to_string()),
+        };
         let encoder = self
             .encoder()
             .map_err(|e| SttError::Failed(format!("speaker encoder unavailable: {e}")))?;
-        let opts = DiarizeOptions {
-            speakers,
-            ..DiarizeOptions::default()
+        let Ok(networks) = &self.networks else {
+            let opts = DiarizeOptions {
+                speakers: count.exactly.or(count.at_most),
+                ..DiarizeOptions::default()
+            };
+            return diarize(self.vad(), encoder, audio, opts).map_err(fail);
         };
-        diarize(self.vad(), encoder, audio, opts).map_err(|e| SttError::Failed(e.to_string()))
+        let opts = SlidingOptions {
+            speakers: count.exactly,
+            min_speakers: count.at_least,
+            max_speakers: count.at_most,
+            ..SlidingOptions::default()
+        };
+        let mut d = networks.diarize(audio, opts, &mut |_| true).map_err(fail)?;
+        d.voices = ge2e_voices(&d, encoder, audio).map_err(fail)?;
+        Ok(d)
     }
 
     pub fn status(&self) -> &[EngineStatus] {

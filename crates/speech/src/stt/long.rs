@@ -448,7 +448,7 @@ fn transcribe_lane(
         duration: (offset + buf.len()) as f64 / RATE as f64,
         segments,
         words,
-        speakers: Vec::new(),
+        ..Transcript::default()
     })
 }
 

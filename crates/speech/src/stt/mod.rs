@@ -35,6 +35,7 @@ pub use whisper::WhisperEngine;
 use chunk::{plan, Plan, MAX_CHUNK, RATE};
 use mediagen_speakers::diarize::{diarize, Diarization, DiarizeOptions, Samples};
 use mediagen_speakers::encoder::SpeakerEncoder;
+use mediagen_speakers::sliding::{ge2e_voices, Networks, SlidingOptions};
 use mediagen_speakers::vad::{Vad, FRAME};
 
 use crate::tts::EngineStatus;
@@ -84,6 +85,17 @@ pub struct SpeakerTime {
     pub seconds: f64,
 }
 
+/// A stretch where two or more speakers speak at once.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Overlap {
+    #[serde(serialize_with = "mediagen_core::time::seconds")]
+    pub start: f64,
+    #[serde(serialize_with = "mediagen_core::time::seconds")]
+    pub end: f64,
+    /// Who (`speaker_0`, …), in the order of their labels.
+    pub speakers: Vec<String>,
+}
+
 /// What the recogniser heard.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -102,6 +114,18 @@ pub struct Transcript {
     /// The speakers, when the audio was diarized.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub speakers: Vec<SpeakerTime>,
+    /// Where two or more speakers speak at once, when the audio was
+    /// diarized (segments and words keep the main voice).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overlaps: Vec<Overlap>,
+}
+
+/// How many speakers a diarization may find (each bound when given).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SpeakerCount {
+    pub exactly: Option<usize>,
+    pub at_least: Option<usize>,
+    pub at_most: Option<usize>,
 }
 
 /// How to transcribe.

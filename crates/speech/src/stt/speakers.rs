@@ -5,7 +5,10 @@
 
 use mediagen_speakers::diarize::Diarization;
 
-use super::{Segment, SpeakerTime, Transcript, RATE};
+use super::{Overlap, Segment, SpeakerTime, Transcript, RATE};
+
+/// Overlapped speech shorter than this (s) is not reported.
+const MIN_OVERLAP: f64 = 0.2;
 
 fn label(speaker: usize) -> String {
     format!("speaker_{speaker}")
@@ -115,6 +118,15 @@ pub fn attribute(t: &mut Transcript, d: &Diarization) {
         s.id = i;
     }
     t.segments = out;
+    t.overlaps = d
+        .overlaps((MIN_OVERLAP * RATE as f64) as usize)
+        .into_iter()
+        .map(|(r, who)| Overlap {
+            start: r.start as f64 / RATE as f64,
+            end: r.end as f64 / RATE as f64,
+            speakers: who.into_iter().map(label).collect(),
+        })
+        .collect();
     t.speakers = d
         .speaking()
         .iter()
@@ -124,6 +136,36 @@ pub fn attribute(t: &mut Transcript, d: &Diarization) {
             seconds: n as f64 / RATE as f64,
         })
         .collect();
+}
+
+/// `t`'s segments as subtitles show them: a segment during which another
+/// speaker is also heard (for half a second, or a third of it) names both
+/// (`speaker_0 + speaker_1`).
+pub fn with_overlaps(t: &Transcript) -> Vec<Segment> {
+    t.segments
+        .iter()
+        .map(|s| {
+            let Some(main) = &s.speaker else {
+                return s.clone();
+            };
+            let enough = (0.5f64).min((s.end - s.start) / 3.0);
+            let mut who = vec![main.clone()];
+            for o in &t.overlaps {
+                let shared = o.end.min(s.end) - o.start.max(s.start);
+                if shared >= enough && o.speakers.contains(main) {
+                    for other in &o.speakers {
+                        if !who.contains(other) {
+                            who.push(other.clone());
+                        }
+                    }
+                }
+            }
+            Segment {
+                speaker: Some(who.join(" + ")),
+                ..s.clone()
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
