@@ -564,6 +564,29 @@ fn centre(w: &Window) -> usize {
 mod tests {
     use super::*;
 
+    /// Overlapping turns: the stretches with two speakers, and a turn less
+    /// the others'.
+    #[test]
+    fn overlaps_and_speech_alone() {
+        let turn = |speaker, range| Turn { speaker, range };
+        let d = Diarization {
+            turns: vec![
+                turn(0, 0..100),
+                turn(1, 80..150),
+                turn(0, 150..200),
+                turn(1, 190..195),
+            ],
+            voices: vec![Embedding(vec![1.0]), Embedding(vec![0.0])],
+        };
+        assert_eq!(
+            d.overlaps(1),
+            vec![(80..100, vec![0, 1]), (190..195, vec![0, 1])]
+        );
+        assert_eq!(d.overlaps(10), vec![(80..100, vec![0, 1])]);
+        assert_eq!(d.alone(&d.turns[0]), vec![0..80]);
+        assert_eq!(d.alone(&d.turns[2]), vec![150..190, 195..200]);
+    }
+
     /// Piece `k` in `voice` (0 or 1), with a part of its own that varies
     /// from piece to piece: pieces of one voice are 0.8 alike, so close
     /// neighbours are never chained, of two voices at most 0.2.

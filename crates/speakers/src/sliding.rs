@@ -128,7 +128,7 @@ const MIN_HEARD: usize = 10;
 /// Clean frames (alone) wanted for an embedding; else all of its frames.
 const MIN_CLEAN: usize = 30;
 /// Most embeddings clustered; the rest are assigned to the clusters.
-const MAX_CLUSTERED: usize = 1200;
+const MAX_CLUSTERED: usize = 600;
 /// A cluster with less speech than this (s) joins its nearest.
 const MIN_CLUSTER_SECONDS: f64 = 3.0;
 /// Cosine similarity under which two clusters are different speakers
@@ -466,17 +466,27 @@ fn merge(clusters: &mut Vec<Cluster>, more: impl Fn(f32, usize) -> bool) {
     if n < 2 {
         return;
     }
-    let mut centroids: Vec<Embedding> = clusters.iter().map(Cluster::centroid).collect();
+    let centroids: Vec<Embedding> = clusters.iter().map(Cluster::centroid).collect();
     let mut alive = vec![true; n];
-    // Each cluster's most alike other (index, similarity), kept up to date.
-    let nearest = |i: usize, centroids: &[Embedding], alive: &[bool]| -> (usize, f32) {
-        (0..centroids.len())
+    // The similarities of every two clusters (at most 600² of them), kept
+    // up to date: a merge recomputes one row, and a cluster's most alike
+    // other is found from its row, not from the embeddings.
+    let mut sim = vec![f32::NEG_INFINITY; n * n];
+    for i in 0..n {
+        for j in i + 1..n {
+            let s = centroids[i].similarity(&centroids[j]);
+            sim[i * n + j] = s;
+            sim[j * n + i] = s;
+        }
+    }
+    let nearest = |i: usize, sim: &[f32], alive: &[bool]| -> (usize, f32) {
+        (0..n)
             .filter(|&j| j != i && alive[j])
-            .map(|j| (j, centroids[i].similarity(&centroids[j])))
+            .map(|j| (j, sim[i * n + j]))
             .max_by(|a, b| a.1.total_cmp(&b.1))
             .unwrap_or((i, f32::NEG_INFINITY))
     };
-    let mut near: Vec<(usize, f32)> = (0..n).map(|i| nearest(i, &centroids, &alive)).collect();
+    let mut near: Vec<(usize, f32)> = (0..n).map(|i| nearest(i, &sim, &alive)).collect();
     let mut count = n;
     while count > 1 {
         let (a, &(b, best)) = near
@@ -498,16 +508,18 @@ fn merge(clusters: &mut Vec<Cluster>, more: impl Fn(f32, usize) -> bool) {
         );
         clusters[a].absorb(&taken);
         alive[b] = false;
-        centroids[a] = clusters[a].centroid();
         count -= 1;
-        for i in 0..n {
-            if alive[i] && (i == a || near[i].0 == a || near[i].0 == b) {
-                near[i] = nearest(i, &centroids, &alive);
-            } else if alive[i] {
-                let s = centroids[i].similarity(&centroids[a]);
-                if s > near[i].1 {
-                    near[i] = (a, s);
-                }
+        let merged = clusters[a].centroid();
+        for j in (0..n).filter(|&j| j != a && alive[j]) {
+            let s = merged.similarity(&clusters[j].centroid());
+            sim[a * n + j] = s;
+            sim[j * n + a] = s;
+        }
+        for i in (0..n).filter(|&i| alive[i]) {
+            if i == a || near[i].0 == a || near[i].0 == b {
+                near[i] = nearest(i, &sim, &alive);
+            } else if sim[i * n + a] > near[i].1 {
+                near[i] = (a, sim[i * n + a]);
             }
         }
     }
@@ -607,4 +619,47 @@ fn runs(on: &[bool]) -> Vec<Range<usize>> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 600 near-identical voices (one speaker all hour long, the worst
+    /// case: every merge changes the cluster all others are nearest)
+    /// merge into one in bounded time; two apart stay two.
+    #[test]
+    fn clustering_is_bounded_and_keeps_voices_apart() {
+        let voice = |k: usize, base: usize| {
+            let mut v = vec![0.0f32; 192];
+            v[base] = 1.0;
+            v[(k * 7 + 3) % 192] += 0.05;
+            v[(k * 13 + 5) % 192] += 0.05;
+            normalised(v)
+        };
+        let locals: Vec<Local> = (0..3 * MAX_CLUSTERED)
+            .map(|k| Local {
+                window: k / 2,
+                speaker: k % 2,
+                embedding: voice(k, if k % 2 == 0 { 0 } else { 1 }),
+                frames: 100,
+                clustered: true,
+            })
+            .collect();
+        let started = std::time::Instant::now();
+        let (assignment, voices) =
+            cluster(&locals, 3 * MAX_CLUSTERED / 2, SlidingOptions::default());
+        let took = started.elapsed();
+        eprintln!("{} local speakers clustered in {took:?}", locals.len());
+        assert_eq!(voices.len(), 2);
+        assert!(took < std::time::Duration::from_secs(5), "{took:?}");
+        // (112 ms in a debug build.) Each window's two local speakers are
+        // the two voices.
+        assert!(assignment.iter().all(|w| w[0].is_some() && w[0] != w[1]));
+        let one = SlidingOptions {
+            max_speakers: Some(1),
+            ..SlidingOptions::default()
+        };
+        assert_eq!(cluster(&locals, 3 * MAX_CLUSTERED / 2, one).1.len(), 1);
+    }
 }
