@@ -21,8 +21,23 @@ pub const WHISPER: &str = "whisper-1";
 /// (json or text only, no timestamps); our default recogniser runs them.
 pub const GPT_TRANSCRIBE: [&str; 2] = ["gpt-4o-transcribe", "gpt-4o-mini-transcribe"];
 
-/// OpenAI's `response_format` values.
-pub const FORMATS: [&str; 5] = ["json", "text", "srt", "verbose_json", "vtt"];
+/// OpenAI's diarizing recogniser: ours, diarizing (json, text or
+/// `diarized_json`, whose segments carry speakers `A`, `B`, …).
+pub const DIARIZE: &str = "gpt-4o-transcribe-diarize";
+
+/// OpenAI's `response_format` values (`diarized_json` for transcriptions
+/// by [`DIARIZE`] only).
+pub const FORMATS: [&str; 6] = [
+    "json",
+    "text",
+    "srt",
+    "verbose_json",
+    "vtt",
+    "diarized_json",
+];
+
+/// Those of translations.
+const TRANSLATION_FORMATS: [&str; 5] = ["json", "text", "srt", "verbose_json", "vtt"];
 
 /// The list parameter of timestamp granularities, as OpenAI's SDKs name
 /// its form fields.
@@ -68,6 +83,9 @@ impl Task {
                     temperature: t.temperature,
                     timestamp_granularities: None,
                     stream: None,
+                    chunking_strategy: None,
+                    known_speaker_names: None,
+                    known_speaker_references: None,
                 }
             }
         })
@@ -85,7 +103,9 @@ pub struct TranscriptionForm {
     pub file: FilePart,
     /// `whisper-1` (our default recogniser), `gpt-4o-transcribe` or
     /// `gpt-4o-mini-transcribe` (the same, with OpenAI's rules for them:
-    /// json or text only), or a speech-to-text model of `GET /v1/models`.
+    /// json or text only), `gpt-4o-transcribe-diarize` (the same,
+    /// diarizing: json, text or `diarized_json`), or a speech-to-text
+    /// model of `GET /v1/models`.
     #[schema(min_length = 1)]
     pub model: String,
     /// ISO 639-1; omitted: detected.
@@ -94,7 +114,10 @@ pub struct TranscriptionForm {
     /// Words to expect (names, terms), at most 1000 characters.
     #[schema(max_length = 1000)]
     pub prompt: Option<String>,
-    /// `json` (default), `text`, `srt`, `verbose_json`, `vtt`.
+    /// `json` (default), `text`, `srt`, `verbose_json`, `vtt`, and
+    /// `diarized_json` with `gpt-4o-transcribe-diarize`: `{task, duration,
+    /// text, segments: [{type: "transcript.text.segment", id, start, end,
+    /// text, speaker}], usage}`, speakers `A`, `B`, … by first speaking.
     #[schema(schema_with = formats)]
     pub response_format: Option<String>,
     /// 0–1; taken, not used (decoding is greedy): a value other than 0 is
@@ -108,6 +131,14 @@ pub struct TranscriptionForm {
     pub timestamp_granularities: Option<String>,
     /// `false` only: streamed transcriptions are not supported (400).
     pub stream: Option<bool>,
+    /// Taken, not needed: long audio is always cut at pauses here.
+    pub chunking_strategy: Option<String>,
+    /// Taken, not used (named in `X-Mediagen-Ignored`): speakers are
+    /// labelled `A`, `B`, … by first speaking.
+    #[serde(rename = "known_speaker_names[]")]
+    pub known_speaker_names: Option<String>,
+    #[serde(rename = "known_speaker_references[]")]
+    pub known_speaker_references: Option<String>,
 }
 
 /// `POST /v1/audio/translations` (OpenAI's form).
@@ -127,7 +158,7 @@ pub struct TranslationForm {
     #[schema(max_length = 1000)]
     pub prompt: Option<String>,
     /// `json` (default), `text`, `srt`, `verbose_json`, `vtt`.
-    #[schema(schema_with = formats)]
+    #[schema(schema_with = translation_formats)]
     pub response_format: Option<String>,
     /// 0–1; taken, not used (see transcriptions).
     #[schema(minimum = 0.0, maximum = 1.0)]
@@ -136,6 +167,10 @@ pub struct TranslationForm {
 
 fn formats() -> utoipa::openapi::schema::Object {
     mediagen_core::schema::one_of_strings(&FORMATS)
+}
+
+fn translation_formats() -> utoipa::openapi::schema::Object {
+    mediagen_core::schema::one_of_strings(&TRANSLATION_FORMATS)
 }
 
 fn granularities() -> utoipa::openapi::schema::Array {
@@ -181,7 +216,8 @@ impl Transcription {
         let form = task.form(fields)?;
         let recognisers = catalog.recognisers();
         let model = form.model.trim();
-        let newer = task == Task::Transcribe && GPT_TRANSCRIBE.contains(&model);
+        let diarizer = task == Task::Transcribe && model == DIARIZE;
+        let newer = task == Task::Transcribe && (GPT_TRANSCRIBE.contains(&model) || diarizer);
         let ours = if model == WHISPER || newer {
             None
         } else if recognisers.iter().any(|r| r.name == model) {
@@ -190,6 +226,7 @@ impl Transcription {
             let mut names = vec![WHISPER];
             if task == Task::Transcribe {
                 names.extend(GPT_TRANSCRIBE);
+                names.push(DIARIZE);
             }
             names.extend(recognisers.iter().map(|r| r.name.as_str()));
             return Err(ApiError::invalid_parameter(
@@ -197,19 +234,35 @@ impl Transcription {
                 format!("must be one of {}", names.join(", ")),
             ));
         };
+        let allowed: &[&str] = match task {
+            Task::Transcribe => &FORMATS,
+            Task::Translate => &TRANSLATION_FORMATS,
+        };
         let format = match form.response_format.as_deref() {
             None => "json",
-            Some(f) => FORMATS.iter().copied().find(|k| *k == f).ok_or_else(|| {
+            Some(f) => allowed.iter().copied().find(|k| *k == f).ok_or_else(|| {
                 ApiError::invalid_parameter(
                     "response_format",
-                    format!("must be one of {}", FORMATS.join(", ")),
+                    format!("must be one of {}", allowed.join(", ")),
                 )
             })?,
         };
-        if newer && !matches!(format, "json" | "text") {
+        let diarized = format == "diarized_json";
+        if diarized && !diarizer {
             return Err(ApiError::unprocessable(
                 "response_format",
-                format!("`{format}` is not compatible with model `{model}`: use json or text"),
+                format!("`diarized_json` needs model {DIARIZE}"),
+            ));
+        }
+        if newer && !matches!(format, "json" | "text") && !diarized {
+            let also = if diarizer {
+                ", text or diarized_json"
+            } else {
+                " or text"
+            };
+            return Err(ApiError::unprocessable(
+                "response_format",
+                format!("`{format}` is not compatible with model `{model}`: use json{also}"),
             ));
         }
         let granularities: Vec<&str> = form
@@ -252,12 +305,18 @@ impl Transcription {
                 "streamed transcriptions are not supported",
             ));
         }
+        if form.known_speaker_names.is_some() {
+            ignored.push("known_speaker_names[]");
+        }
+        if form.known_speaker_references.is_some() {
+            ignored.push("known_speaker_references[]");
+        }
         let mut ours_fields = HashMap::from([
             ("task".to_owned(), task.as_str().to_owned()),
             (
                 "responseFormat".to_owned(),
                 match format {
-                    _ if words => "verbose_json",
+                    _ if words || diarized => "verbose_json",
                     "srt" | "vtt" => format,
                     _ => "json",
                 }
@@ -266,6 +325,9 @@ impl Transcription {
         ]);
         if words {
             ours_fields.insert("timestampGranularities".into(), "segment,word".into());
+        }
+        if diarized {
+            ours_fields.insert("diarize".into(), "true".into());
         }
         if let Some(model) = ours {
             ours_fields.insert("model".into(), model.to_owned());
@@ -318,9 +380,49 @@ impl Transcription {
                 }
                 Rendered::Json(body)
             }
+            "diarized_json" => Rendered::Json(json!({
+                "task": "transcribe",
+                "duration": duration,
+                "text": text,
+                "segments": diarized_segments(&result["segments"]),
+                "usage": usage,
+            })),
             _ => Rendered::Json(json!({"text": text, "usage": usage})),
         }
     }
+}
+
+/// Our diarized segments as OpenAI's `diarized_json` lists them: speakers
+/// `A`, `B`, … (ours `speaker_0`, `speaker_1`, …; past `Z`, `AA`, `AB`, …).
+fn diarized_segments(ours: &Value) -> Value {
+    let letters = |n: usize| {
+        let mut out = Vec::new();
+        let mut n = n + 1;
+        while n > 0 {
+            out.push(b'A' + ((n - 1) % 26) as u8);
+            n = (n - 1) / 26;
+        }
+        out.reverse();
+        String::from_utf8(out).unwrap_or_default()
+    };
+    let list = ours.as_array().map(Vec::as_slice).unwrap_or_default();
+    list.iter()
+        .map(|s| {
+            let speaker = s["speaker"]
+                .as_str()
+                .and_then(|w| w.strip_prefix("speaker_"))
+                .and_then(|k| k.parse().ok())
+                .map_or_else(|| "A".to_owned(), letters);
+            json!({
+                "type": "transcript.text.segment",
+                "id": format!("seg_{}", s["id"].as_u64().unwrap_or(0)),
+                "start": s["start"],
+                "end": s["end"],
+                "text": s["text"],
+                "speaker": speaker,
+            })
+        })
+        .collect()
 }
 
 /// Our segments as OpenAI's: `seek` is the start in 10 ms frames, and the
@@ -366,6 +468,26 @@ mod tests {
             "words": [{"word": "Hello", "start": 0.31, "end": 0.6, "probability": 0.9}],
             "subtitles": "1\n00:00:00,310 --> 00:00:01,200\nHello there.\n",
         })
+    }
+
+    #[test]
+    fn diarized_segments_name_speakers_by_letters() {
+        let ours = json!([
+            {"id": 0, "start": 0.5, "end": 1.0, "text": "Hi.", "speaker": "speaker_0"},
+            {"id": 1, "start": 1.2, "end": 2.0, "text": "Hello.", "speaker": "speaker_1"},
+            {"id": 2, "start": 2.1, "end": 2.5, "text": "Yes.", "speaker": "speaker_27"},
+        ]);
+        let s = diarized_segments(&ours);
+        let who: Vec<&str> = s
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["speaker"].as_str().unwrap())
+            .collect();
+        assert_eq!(who, ["A", "B", "AB"]);
+        assert_eq!(s[1]["type"], "transcript.text.segment");
+        assert_eq!(s[1]["id"], "seg_1");
+        assert_eq!(s[1]["start"], 1.2);
     }
 
     #[test]

@@ -14,14 +14,15 @@ use crate::stt::wer;
 const ENGLISH: &str = "The quick brown fox jumps over the lazy dog.";
 const SPANISH: &str = "Hola, me llamo Pedro y vivo en Madrid.";
 
-/// Arguments: the server, a write key, the English and the Spanish file.
+/// Arguments: the server, a write key, the English and the Spanish file,
+/// and a real two-person conversation (the pyannote.audio wheel's sample).
 /// The formats run on `tiny.en` (ours, the quickest); `whisper-1` runs
 /// on the translation and one transcription.
 const SCRIPT: &str = r#"
 import json, sys
 import openai
 
-base, key, english, spanish = sys.argv[1:5]
+base, key, english, spanish, conversation = sys.argv[1:6]
 client = openai.OpenAI(base_url=base + "/v1", api_key=key, max_retries=0)
 stt = client.audio.transcriptions
 report = {}
@@ -54,6 +55,13 @@ for _ in range(2):
                   "replayed": r.headers.get("idempotent-replayed")})
 report["retry"] = retry
 
+with open(conversation, "rb") as f:
+    r = stt.with_raw_response.create(model="gpt-4o-transcribe-diarize", file=f, language="en",
+                                     response_format="diarized_json", chunking_strategy="auto",
+                                     extra_body={"known_speaker_names[]": "Diane"})
+report["diarized"] = {"body": r.parse().model_dump(), "ignored": r.headers.get("x-mediagen-ignored"),
+                      "job": r.headers.get("x-job-id")}
+
 with open(spanish, "rb") as f:
     report["translation"] = client.audio.translations.create(
         model="whisper-1", file=f, response_format="verbose_json").model_dump()
@@ -69,6 +77,7 @@ def transcribe(path=english, route=stt, **kw):
 report["errors"] = {
     "model": fails(transcribe(model="whisper-9")),
     "newer_format": fails(transcribe(model="gpt-4o-transcribe", response_format="srt")),
+    "diarized_whisper": fails(transcribe(response_format="diarized_json")),
     "granularity_format": fails(transcribe(timestamp_granularities=["word"])),
     "granularity": fails(transcribe(response_format="verbose_json",
                                     extra_body={"timestamp_granularities[]": "char"})),
@@ -119,10 +128,11 @@ async fn openais_python_package_transcribes_and_lists_models() {
     speech(&app, &key, "engine=piper", ENGLISH, &english).await;
     // Kokoro's Spanish: whisper hears espeak-ng's Spanish poorly.
     speech(&app, &key, "engine=kokoro&language=es", SPANISH, &spanish).await;
+    let conversation = crate::helpers::models_dir().join("diarize/sample.wav");
     let args = [&app.addr, &key]
         .into_iter()
         .cloned()
-        .chain([&english, &spanish].map(|p| p.to_str().unwrap().to_owned()))
+        .chain([&english, &spanish, &conversation].map(|p| p.to_str().unwrap().to_owned()))
         .collect();
     // A sync wait of 1 s: these routes answer when the job ends, however
     // long it takes.
@@ -208,14 +218,49 @@ async fn openais_python_package_transcribes_and_lists_models() {
     let per = charged / jobs.len() as i64;
     assert!(per >= 2, "{charged}");
     // Seven transcriptions of one length and one translation, besides the
-    // two syntheses that made the audio (one credit a character).
+    // two syntheses that made the audio (one credit a character) and the
+    // diarized conversation.
     let account = app.account_view(&key).await;
     let spoken = (ENGLISH.len() + SPANISH.len()) as i64;
-    let used = 10_000 - account["credits"]["balance"].as_i64().unwrap() - spoken;
+    let diarized: Value = app
+        .get(
+            &format!("/v1/jobs/{}", report["diarized"]["job"].as_str().unwrap()),
+            &key,
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let used = 10_000
+        - account["credits"]["balance"].as_i64().unwrap()
+        - spoken
+        - diarized["credits"].as_i64().unwrap();
     assert!(
         used > 6 * per && used < 10 * per,
         "{used} used, {per} a job"
     );
+
+    // diarized_json: the conversation's segments with speakers A and B,
+    // OpenAI's segment type; speaker names taken and said to be ignored.
+    let d = &report["diarized"];
+    let segments = d["body"]["segments"].as_array().unwrap();
+    let who: std::collections::BTreeSet<&str> = segments
+        .iter()
+        .map(|s| s["speaker"].as_str().unwrap())
+        .collect();
+    assert_eq!(who.into_iter().collect::<Vec<_>>(), ["A", "B"], "{d}");
+    assert!(
+        segments
+            .iter()
+            .all(|s| s["type"] == "transcript.text.segment"),
+        "{d}"
+    );
+    assert_eq!(d["body"]["task"], "transcribe");
+    assert!(
+        d["body"]["text"].as_str().unwrap().contains("Chicago"),
+        "{d}"
+    );
+    assert_eq!(d["ignored"], "known_speaker_names[]", "{d}");
 
     // Translation: English text from Spanish speech.
     let t = &report["translation"];
@@ -241,6 +286,13 @@ async fn openais_python_package_transcribes_and_lists_models() {
             ),
             (
                 "newer_format",
+                "UnprocessableEntityError",
+                422,
+                "invalid_request_error",
+                "response_format",
+            ),
+            (
+                "diarized_whisper",
                 "UnprocessableEntityError",
                 422,
                 "invalid_request_error",
