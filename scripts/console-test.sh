@@ -34,6 +34,9 @@ ffmpeg -nostdin -v error -f lavfi -i testsrc=size=320x240:rate=25:duration=6 -f 
 espeak-ng -v en-us -s 150 -w "$media/line.wav" "Good morning. The weather is very nice today."
 ffmpeg -nostdin -v error -f lavfi -i testsrc=size=320x240:rate=25:duration=4 -i "$media/line.wav" \
   -c:v libx264 -preset veryfast -pix_fmt yuv420p -c:a aac -shortest "$media/talk.mp4"
+# A real two-person telephone call (the pyannote.audio wheel's, installed by
+# scripts/models.sh), for the speakers who talk at the same time.
+cp "${MEDIAGEN_MODELS_DIR:-models}/diarize/sample.wav" "$media/call.wav"
 espeak-ng -v en-us+f3 -p 70 -s 150 -w "$media/sample.wav" "My name is Anna and this is a sample of my voice. I read a few sentences aloud so that the voice can be measured. The morning was bright and the streets were quiet as I walked to work."
 # On a failure the server's last log lines say which job was slow or stuck
 # (they carry job ids and kinds, never request text).

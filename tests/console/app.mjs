@@ -207,6 +207,14 @@ try {
   await main.getByRole("button", { name: /^Play from/ }).first().click();
   await page.waitForFunction(() => document.querySelector("main ol li.now"), null, { timeout: 10000 });
   check(true, "playing lights the line being spoken");
+  // A real call, speakers told apart: a line spoken over says who else talks.
+  await page.locator("#stt-file").setInputFiles(`${media}/call.wav`);
+  await page.getByText("call.wav").waitFor();
+  await page.getByLabel("Tell the speakers apart").check();
+  await page.getByRole("button", { name: "Transcribe" }).click();
+  await main.getByText("talking at the same time").first().waitFor({ timeout: 120000 });
+  const spokenOver = await main.locator("ol li").filter({ hasText: "talking at the same time" }).first().textContent();
+  check(/Speaker [12]:[\s\S]*Speaker [12] talking at the same time/.test(spokenOver), `a line spoken over names the other speaker (${spokenOver.trim()})`);
   await axe("speech to text");
   await shot("transcribe");
 
