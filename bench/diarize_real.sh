@@ -13,7 +13,12 @@
 #   (PYANNOTE_REPO; the workplace's `fetch` puts one at the default path);
 #   without one, only `sample` is scored.
 #
-# Usage: bench/diarize_real.sh [engine THRESHOLD | api]   (default: both, 0.72)
+# Usage: bench/diarize_real.sh [engine [THRESHOLD] | api | senko | race ROUNDS]
+#   engine: our diarizer alone (release build; ENGINE=ge2e for the earlier one)
+#   api:    POST /v1/speech-to-text with diarize=true
+#   senko:  Senko 0.2.2 in a venv of its own (SENKO_PYTHON, made here when unset)
+#   race:   ours and Senko alternated ROUNDS times (default 3), diarization time
+#   (default: engine and api)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -59,11 +64,39 @@ fi
 echo "corpus: $(ls "$corpus"/*.wav | wc -l) clips in $corpus"
 
 mode=${1:-both}
-if [ "$mode" = engine ] || [ "$mode" = both ]; then
+senko_python() {
+  if [ -z "${SENKO_PYTHON:-}" ]; then
+    [ -x target/bench/senko-venv/bin/python ] || {
+      python3 -m venv target/bench/senko-venv
+      target/bench/senko-venv/bin/pip install --quiet senko==0.2.2
+    }
+    SENKO_PYTHON=$PWD/target/bench/senko-venv/bin/python
+  fi
+  export SENKO_PYTHON
+}
+if [ "$mode" = engine ] || [ "$mode" = both ] || [ "$mode" = race ]; then
   cargo build --release --locked --quiet --example diarize -p mediagen-speakers
-  echo "## our diarizer alone (threshold ${2:-0.72})"
+fi
+if [ "$mode" = engine ] || [ "$mode" = both ]; then
+  echo "## our diarizer alone${2:+ (threshold $2)}"
   MEDIAGEN_MODELS_DIR=$models python3 bench/diarize/score.py engine \
-    target/release/examples/diarize "$corpus" "${2:-0.72}"
+    target/release/examples/diarize "$corpus" ${2:+"$2"}
+fi
+if [ "$mode" = senko ]; then
+  senko_python
+  echo "## Senko 0.2.2 (CPU: Silero VAD, CAM++, its clustering)"
+  python3 bench/diarize/score.py engine bench/diarize/senko.sh "$corpus"
+fi
+if [ "$mode" = race ]; then
+  senko_python
+  for round in $(seq "${2:-3}"); do
+    for who in ours senko; do
+      bin=target/release/examples/diarize
+      [ "$who" = senko ] && bin=bench/diarize/senko.sh
+      took=$(MEDIAGEN_MODELS_DIR=$models python3 bench/diarize/score.py engine "$bin" "$corpus" | sed -n 's/^diarization time \([0-9.]*\) s.*/\1/p')
+      echo "round $round $who $took"
+    done
+  done
 fi
 if [ "$mode" = api ] || [ "$mode" = both ]; then
   cargo build --release --locked --quiet --bin mediagen

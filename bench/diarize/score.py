@@ -94,16 +94,21 @@ def changes_inside_sentences(segments, ref_turns):
 
 
 def engine(binary, wav, threshold):
+    """The turns a diarizer program prints (`start end speaker_N` lines),
+    and the time it reports for the diarization (`seconds=`)."""
     env = dict(os.environ)
     if threshold:
         env["THRESHOLD"] = threshold
     out = subprocess.run([binary, wav], capture_output=True, text=True, env=env, check=True).stdout
-    turns = []
+    turns, took = [], None
     for line in out.splitlines():
         f = line.split()
         if len(f) == 3 and f[2].startswith("speaker_"):
             turns.append((float(f[0]), float(f[1]), f[2]))
-    return turns, None
+        for token in f:
+            if token.startswith("seconds="):
+                took = float(token[len("seconds="):])
+    return turns, took
 
 
 def api(port, key, wav):
@@ -133,7 +138,7 @@ def main():
     )
     print("| clip | scored | reference speakers | ours | DER | missed / false alarm / confusion | changes inside a turn |")
     print("|---|---|---|---|---|---|---|")
-    sums = [0.0, 0.0, 0, 0]
+    sums = [0.0, 0.0, 0, 0, 0.0]
     for name in names:
         wav = os.path.join(directory, name + ".wav")
         ref_turns = rttm(os.path.join(directory, name + ".rttm"))
@@ -146,7 +151,9 @@ def main():
         hyp = frames(hyp_turns, lo, hi)
         error, found, parts = der(ref, hyp)
         speakers = len({w for _, _, w in ref_turns})
-        inside = changes_inside_sentences(extra[0], ref_turns) if extra else "–"
+        inside = changes_inside_sentences(extra[0], ref_turns) if isinstance(extra, tuple) else "–"
+        if isinstance(extra, float):
+            sums[4] += extra
         sums[0] += error * (hi - lo)
         sums[1] += hi - lo
         sums[2] += found == speakers
@@ -154,6 +161,8 @@ def main():
         split = " / ".join(f"{100 * p:.1f}" for p in parts)
         print(f"| {name} | {hi - lo:.0f} s | {speakers} | {found} | {100 * error:.1f} % | {split} | {inside} |")
     print(f"\nweighted DER {100 * sums[0] / sums[1]:.1f} %; speaker count right on {sums[2]} of {sums[3]} clips")
+    if sums[4]:
+        print(f"diarization time {sums[4]:.2f} s for {sums[1]:.0f} s of audio")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 //! Who speaks when in a WAV file, and how alike the speakers' voices are:
 //! `cargo run --release -p mediagen-speakers --example diarize -- file.wav [speakers]`
-//! (models from MEDIAGEN_MODELS_DIR, default ./models; `ENGINE=sliding`:
-//! the segmentation network and CAM++, else voice activity and GE2E;
-//! `THRESHOLD` the clustering's).
+//! (models from MEDIAGEN_MODELS_DIR, default ./models; the segmentation
+//! network and CAM++ as `diarize: true` runs them, or `ENGINE=ge2e`: voice
+//! activity and GE2E; `THRESHOLD` the clustering's).
 
 use std::time::Instant;
 
@@ -30,7 +30,7 @@ fn main() {
     let wav = parse_wav(&std::fs::read(path).expect("readable")).expect("a WAV file");
     let audio = resample(&wav.samples, wav.sample_rate, RATE as u32);
     let vad = vad::discover(&models, 1);
-    let (d, took) = if std::env::var("ENGINE").is_ok_and(|e| e == "sliding") {
+    let (d, took) = if std::env::var("ENGINE").map_or(true, |e| e != "ge2e") {
         let segmenter = Segmenter::load(&models, 2).expect("run scripts/models.sh");
         let embedder = Campplus::load(&models, 2).expect("run scripts/models.sh");
         segmenter.warm().expect("segmentation loads");
