@@ -32,7 +32,7 @@ struct ScopeState {
     stoppers: Mutex<Vec<(u64, Stopper)>>,
 }
 
-type Stopper = Arc<dyn Fn() + Send + Sync>;
+type Stopper = Box<dyn Fn() + Send + Sync>;
 
 /// Numbers the stoppers of [`on_cancel_here`].
 static NEXT_STOPPER: AtomicU64 = AtomicU64::new(0);
@@ -180,7 +180,7 @@ pub fn on_cancel_here(stop: impl Fn() + Send + Sync + 'static) -> OnCancel {
     if scope.is_cancelled() {
         stop();
     }
-    stoppers.push((id, Arc::new(stop)));
+    stoppers.push((id, Box::new(stop)));
     drop(stoppers);
     OnCancel(Some((scope, id)))
 }

@@ -110,14 +110,11 @@ impl Tracker {
     /// Counts one more connection for `account`, unless it holds its cap.
     fn join_account(&self, account: &str) -> bool {
         let mut accounts = self.accounts.lock().unwrap_or_else(|e| e.into_inner());
-        let n = accounts.entry(account.to_owned()).or_insert(0);
-        if *n >= self.limits.max_per_account {
-            if *n == 0 {
-                accounts.remove(account);
-            }
+        let n = accounts.get(account).copied().unwrap_or(0);
+        if n >= self.limits.max_per_account {
             return false;
         }
-        *n += 1;
+        accounts.insert(account.to_owned(), n + 1);
         true
     }
 

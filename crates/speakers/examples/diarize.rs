@@ -7,11 +7,9 @@
 use std::time::Instant;
 
 use mediagen_media::audio::{parse_wav, resample};
-use mediagen_speakers::campplus::Campplus;
 use mediagen_speakers::diarize::{diarize, DiarizeOptions};
 use mediagen_speakers::encoder::SpeakerEncoder;
-use mediagen_speakers::segmentation::Segmenter;
-use mediagen_speakers::sliding::{self, SlidingOptions};
+use mediagen_speakers::sliding::{Networks, SlidingOptions};
 use mediagen_speakers::{vad, RATE};
 
 fn main() {
@@ -31,10 +29,9 @@ fn main() {
     let audio = resample(&wav.samples, wav.sample_rate, RATE as u32);
     let vad = vad::discover(&models, 1);
     let (d, took) = if std::env::var("ENGINE").map_or(true, |e| e != "ge2e") {
-        let segmenter = Segmenter::load(&models, 2).expect("run scripts/models.sh");
-        let embedder = Campplus::load(&models, 2).expect("run scripts/models.sh");
-        segmenter.warm().expect("segmentation loads");
-        embedder.warm().expect("CAM++ loads");
+        let networks = Networks::load(&models, 2).expect("run scripts/models.sh");
+        networks.segmenter.warm().expect("segmentation loads");
+        networks.embedder.warm().expect("CAM++ loads");
         let mut sopts = SlidingOptions {
             speakers: opts.speakers,
             ..SlidingOptions::default()
@@ -43,10 +40,9 @@ fn main() {
             sopts.threshold = t;
         }
         let started = Instant::now();
-        let d = sliding::diarize(&segmenter, &embedder, &audio.as_slice(), sopts, &mut |_| {
-            true
-        })
-        .expect("diarized");
+        let d = networks
+            .diarize(&audio.as_slice(), sopts, &mut |_| true)
+            .expect("diarized");
         (d, started.elapsed().as_secs_f64())
     } else {
         let encoder = SpeakerEncoder::load(&models, 2).expect("run scripts/models.sh");

@@ -48,16 +48,6 @@ impl Networks {
             embedder: Campplus::load(models_dir, threads)?,
         })
     }
-
-    /// Who speaks when in `audio` ([`diarize`]).
-    pub fn diarize(
-        &self,
-        audio: &dyn Samples,
-        opts: SlidingOptions,
-        go: &mut dyn FnMut(f64) -> bool,
-    ) -> Result<Diarization, DiarizeError> {
-        diarize(&self.segmenter, &self.embedder, audio, opts, go)
-    }
 }
 
 /// Most seconds of a speaker's own speech (overlap left out) their GE2E
@@ -77,7 +67,9 @@ pub fn ge2e_voices(
         let mut heard = Vec::new();
         for alone in [true, false] {
             heard.clear();
-            for t in d.turns.iter().filter(|t| t.speaker == speaker) {
+            let mut turns = d.turns.iter().filter(|t| t.speaker == speaker);
+            // Until the speaker's turns run out or 30 s are heard.
+            while let Some(t) = turns.next().filter(|_| heard.len() < GE2E_SECONDS * RATE) {
                 let parts = if alone {
                     d.alone(t)
                 } else {
@@ -192,59 +184,62 @@ fn window_starts(total: usize) -> Vec<usize> {
     starts
 }
 
-/// Who speaks when in `audio`; `go(done)` is asked before each batch of
-/// windows with the share done so far, and stops the work when false.
-pub fn diarize(
-    segmenter: &Segmenter,
-    embedder: &Campplus,
-    audio: &dyn Samples,
-    opts: SlidingOptions,
-    go: &mut dyn FnMut(f64) -> bool,
-) -> Result<Diarization, DiarizeError> {
-    let total = audio.total();
-    let starts = window_starts(total);
-    let mut windows = Vec::with_capacity(starts.len());
-    let mut locals = Vec::new();
-    for (b, batch) in starts.chunks(BATCH).enumerate() {
-        if mediagen_media::process::cancelled_here()
-            || !go((b * BATCH) as f64 / starts.len() as f64)
-        {
+impl Networks {
+    /// Who speaks when in `audio`; `go(done)` is asked before each batch
+    /// of windows with the share done so far, and stops the work when
+    /// false (as the job's cancel does).
+    pub fn diarize(
+        &self,
+        audio: &dyn Samples,
+        opts: SlidingOptions,
+        go: &mut dyn FnMut(f64) -> bool,
+    ) -> Result<Diarization, DiarizeError> {
+        let (segmenter, embedder) = (&self.segmenter, &self.embedder);
+        let total = audio.total();
+        let starts = window_starts(total);
+        let mut windows = Vec::with_capacity(starts.len());
+        let mut locals = Vec::new();
+        for (b, batch) in starts.chunks(BATCH).enumerate() {
+            if mediagen_media::process::cancelled_here()
+                || !go((b * BATCH) as f64 / starts.len() as f64)
+            {
+                return Err(DiarizeError::Cancelled);
+            }
+            let mut samples = Vec::with_capacity(batch.len());
+            for &f in batch {
+                let mut s = audio
+                    .read(f * FRAME_STEP, WINDOW)
+                    .map_err(DiarizeError::Read)?;
+                s.resize(WINDOW, 0.0);
+                samples.push(s);
+            }
+            let views: Vec<&[f32]> = samples.iter().map(Vec::as_slice).collect();
+            let scores = segmenter.scores(&views).map_err(DiarizeError::Model)?;
+            for ((&f, s), window_audio) in batch.iter().zip(scores).zip(&samples) {
+                let active: Vec<u8> = s
+                    .chunks_exact(CLASSES)
+                    .take(FRAMES)
+                    .map(|row| {
+                        let class = (0..CLASSES)
+                            .max_by(|&a, &b| row[a].total_cmp(&row[b]))
+                            .unwrap_or(0);
+                        POWERSET[class].iter().fold(0u8, |m, &k| m | 1 << k)
+                    })
+                    .collect();
+                let index = windows.len();
+                locals.extend(embed_locals(embedder, window_audio, &active, index)?);
+                windows.push(Window { start: f, active });
+            }
+        }
+        if !go(1.0) {
             return Err(DiarizeError::Cancelled);
         }
-        let mut samples = Vec::with_capacity(batch.len());
-        for &f in batch {
-            let mut s = audio
-                .read(f * FRAME_STEP, WINDOW)
-                .map_err(DiarizeError::Read)?;
-            s.resize(WINDOW, 0.0);
-            samples.push(s);
+        if locals.is_empty() {
+            return Ok(Diarization::default());
         }
-        let views: Vec<&[f32]> = samples.iter().map(Vec::as_slice).collect();
-        let scores = segmenter.scores(&views).map_err(DiarizeError::Model)?;
-        for ((&f, s), window_audio) in batch.iter().zip(scores).zip(&samples) {
-            let active: Vec<u8> = s
-                .chunks_exact(CLASSES)
-                .take(FRAMES)
-                .map(|row| {
-                    let class = (0..CLASSES)
-                        .max_by(|&a, &b| row[a].total_cmp(&row[b]))
-                        .unwrap_or(0);
-                    POWERSET[class].iter().fold(0u8, |m, &k| m | 1 << k)
-                })
-                .collect();
-            let index = windows.len();
-            locals.extend(embed_locals(embedder, window_audio, &active, index)?);
-            windows.push(Window { start: f, active });
-        }
+        let (assignment, voices) = cluster(&locals, windows.len(), opts);
+        Ok(reconstruct(&windows, &assignment, voices, total))
     }
-    if !go(1.0) {
-        return Err(DiarizeError::Cancelled);
-    }
-    if locals.is_empty() {
-        return Ok(Diarization::default());
-    }
-    let (assignment, voices) = cluster(&locals, windows.len(), opts);
-    Ok(reconstruct(&windows, &assignment, voices, total))
 }
 
 /// The embeddings of a window's local speakers heard long enough.
@@ -334,7 +329,6 @@ fn cluster(
         .map(|&i| Cluster {
             sum: locals[i].embedding.0.clone(),
             frames: locals[i].frames,
-            members: 1,
         })
         .collect();
     let (low, high) = match opts.speakers {
@@ -437,7 +431,6 @@ fn assign(group: &[Local], voices: &[Embedding]) -> Vec<usize> {
 struct Cluster {
     sum: Vec<f32>,
     frames: usize,
-    members: usize,
 }
 
 impl Cluster {
@@ -454,7 +447,6 @@ impl Cluster {
             *a += b;
         }
         self.frames += other.frames;
-        self.members += other.members;
     }
 }
 
@@ -503,7 +495,6 @@ fn merge(clusters: &mut Vec<Cluster>, more: impl Fn(f32, usize) -> bool) {
             Cluster {
                 sum: Vec::new(),
                 frames: 0,
-                members: 0,
             },
         );
         clusters[a].absorb(&taken);

@@ -8,10 +8,8 @@ use common::{models_dir, sample};
 
 use std::collections::BTreeSet;
 
-use mediagen_speakers::campplus::Campplus;
 use mediagen_speakers::diarize::{Diarization, DiarizeError};
-use mediagen_speakers::segmentation::Segmenter;
-use mediagen_speakers::sliding::{diarize, SlidingOptions};
+use mediagen_speakers::sliding::{Networks, SlidingOptions};
 use mediagen_speakers::RATE;
 
 /// Who speaks in each 10-ms frame of the reference.
@@ -75,22 +73,16 @@ fn der(reference: &[BTreeSet<String>], hyp: &[BTreeSet<String>]) -> f64 {
 #[test]
 fn a_real_conversation_is_diarized_with_its_overlap() {
     let models = models_dir();
-    let segmenter = Segmenter::load(&models, 2).unwrap();
-    let embedder = Campplus::load(&models, 2).unwrap();
+    let networks = Networks::load(&models, 2).unwrap();
     let audio = sample();
     let frames = audio.len() * 100 / RATE;
     let mut asked = Vec::new();
-    let d = diarize(
-        &segmenter,
-        &embedder,
-        &audio.as_slice(),
-        SlidingOptions::default(),
-        &mut |done| {
+    let d = networks
+        .diarize(&audio.as_slice(), SlidingOptions::default(), &mut |done| {
             asked.push(done);
             true
-        },
-    )
-    .unwrap();
+        })
+        .unwrap();
     assert_eq!(d.voices.len(), 2, "{:?}", d.turns);
     let error = der(&reference(frames), &ours(&d, frames));
     eprintln!("DER {:.1} %", 100.0 * error);
@@ -111,12 +103,11 @@ fn a_real_conversation_is_diarized_with_its_overlap() {
     // threshold that would merge every voice, at most three for three (a
     // cluster no local speaker is nearest has no speech).
     let run = |opts: SlidingOptions| {
-        diarize(&segmenter, &embedder, &audio.as_slice(), opts, &mut |_| {
-            true
-        })
-        .unwrap()
-        .voices
-        .len()
+        networks
+            .diarize(&audio.as_slice(), opts, &mut |_| true)
+            .unwrap()
+            .voices
+            .len()
     };
     let base = SlidingOptions::default();
     assert_eq!(
@@ -154,16 +145,10 @@ fn a_real_conversation_is_diarized_with_its_overlap() {
 
     // A stop before the second batch ends the work.
     let mut calls = 0;
-    let stopped = diarize(
-        &segmenter,
-        &embedder,
-        &audio.as_slice(),
-        SlidingOptions::default(),
-        &mut |_| {
-            calls += 1;
-            calls < 2
-        },
-    );
+    let stopped = networks.diarize(&audio.as_slice(), SlidingOptions::default(), &mut |_| {
+        calls += 1;
+        calls < 2
+    });
     assert!(matches!(stopped, Err(DiarizeError::Cancelled)));
     assert_eq!(calls, 2);
 }

@@ -30,7 +30,7 @@ const CODECS: [(&str, &str); 4] = [
 ];
 
 /// Our parameters and ElevenLabs' names for them.
-const NAMES: [(&str, &str); 9] = [
+const NAMES: [(&str, &str); 8] = [
     ("format", "output_format"),
     ("sampleRate", "output_format"),
     ("voiceId", "voice_id"),
@@ -39,7 +39,6 @@ const NAMES: [(&str, &str); 9] = [
     ("language", "language_code"),
     ("languageCode", "language_code"),
     ("maxSpeakers", "num_speakers"),
-    ("diarize", "diarize"),
 ];
 
 /// ElevenLabs' best-known premade voices (their ids, found in most code

@@ -55,9 +55,4 @@ impl Campplus {
             .map_err(fail)?;
         Ok(e.to_vec())
     }
-
-    /// The embedding of `audio` (16 kHz; at least 35 ms).
-    pub fn embed(&self, audio: &[f32]) -> Result<Vec<f32>, String> {
-        self.embed_features(&fbank::fbank(audio))
-    }
 }

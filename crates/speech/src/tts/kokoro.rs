@@ -524,9 +524,11 @@ impl KokoroEngine {
         let stop = mediagen_onnx::Stoppable::here().map_err(TtsError::Failed)?;
         let outputs = session
             .run_with_options(inputs, stop.options())
-            .map_err(fail)?;
+            .map_err(TtsError::of_run)?;
         let floats = |name: &str| -> Result<(Vec<i64>, Vec<f32>), TtsError> {
-            let (shape, v) = outputs[name].try_extract_tensor::<f32>().map_err(fail)?;
+            let (shape, v) = outputs[name]
+                .try_extract_tensor::<f32>()
+                .map_err(TtsError::of_run)?;
             Ok((shape.to_vec(), v.to_vec()))
         };
         let (asr_shape, asr) = floats(ASR)?;
@@ -535,7 +537,7 @@ impl KokoroEngine {
         let (phase_shape, phase) = floats(PHASE)?;
         let (_, durations) = outputs[DURATIONS]
             .try_extract_tensor::<i64>()
-            .map_err(fail)?;
+            .map_err(TtsError::of_run)?;
         let count = asr_shape.last().copied().unwrap_or(0).max(0) as usize;
         let frames = Frames {
             channels: asr.len() / count.max(1),
@@ -595,8 +597,10 @@ impl KokoroEngine {
         let stop = mediagen_onnx::Stoppable::here().map_err(TtsError::Failed)?;
         let outputs = session
             .run_with_options(inputs, stop.options())
-            .map_err(fail)?;
-        let (_, samples) = outputs[0].try_extract_tensor::<f32>().map_err(fail)?;
+            .map_err(TtsError::of_run)?;
+        let (_, samples) = outputs[0]
+            .try_extract_tensor::<f32>()
+            .map_err(TtsError::of_run)?;
         Ok(samples.to_vec())
     }
 }
@@ -649,19 +653,13 @@ impl Frames {
     }
 }
 
-/// A run that failed, or was stopped by its job's cancel.
-pub(crate) fn fail(e: ort::Error) -> TtsError {
-    if mediagen_media::process::cancelled_here() {
-        return TtsError::Cancelled;
-    }
-    TtsError::Failed(e.to_string())
-}
-
 fn tensor<T: ort::value::PrimitiveTensorElementType + std::fmt::Debug + Clone + 'static>(
     shape: Vec<i64>,
     data: Vec<T>,
 ) -> Result<SessionInputValue<'static>, TtsError> {
-    Ok(Tensor::from_array((shape, data)).map_err(fail)?.into())
+    Ok(Tensor::from_array((shape, data))
+        .map_err(TtsError::of_run)?
+        .into())
 }
 
 #[cfg(test)]

@@ -41,6 +41,17 @@ pub enum TtsError {
     OverLimit { seconds: f64, limit: f64 },
 }
 
+impl TtsError {
+    /// An ONNX Runtime run that failed, or that its job's cancel stopped
+    /// (`onnx::Stoppable`).
+    pub(crate) fn of_run(e: ort::Error) -> Self {
+        if mediagen_media::process::cancelled_here() {
+            return Self::Cancelled;
+        }
+        Self::Failed(e.to_string())
+    }
+}
+
 /// A style table spoken in place of a voice's own (a neural clone's), and
 /// the pitch it is spoken at.
 #[derive(Debug, Clone, Copy)]

@@ -257,7 +257,6 @@ impl PiperEngine {
         let ids = phoneme_ids(&voice.config.phoneme_id_map, phonemes);
         let n = ids.len() as i64;
         let inf = &voice.config.inference;
-        let fail = super::kokoro::fail;
         // The session first: it loads the runtime that tensors are made by.
         let mut session = voice.session.get().map_err(TtsError::Failed)?;
         let scales = vec![
@@ -269,19 +268,19 @@ impl PiperEngine {
             (
                 "input".into(),
                 Tensor::from_array((vec![1i64, n], ids))
-                    .map_err(fail)?
+                    .map_err(TtsError::of_run)?
                     .into(),
             ),
             (
                 "input_lengths".into(),
                 Tensor::from_array((vec![1i64], vec![n]))
-                    .map_err(fail)?
+                    .map_err(TtsError::of_run)?
                     .into(),
             ),
             (
                 "scales".into(),
                 Tensor::from_array((vec![3i64], scales))
-                    .map_err(fail)?
+                    .map_err(TtsError::of_run)?
                     .into(),
             ),
         ];
@@ -289,15 +288,17 @@ impl PiperEngine {
             inputs.push((
                 "sid".into(),
                 Tensor::from_array((vec![1i64], vec![0i64]))
-                    .map_err(fail)?
+                    .map_err(TtsError::of_run)?
                     .into(),
             ));
         }
         let stop = mediagen_onnx::Stoppable::here().map_err(TtsError::Failed)?;
         let outputs = session
             .run_with_options(inputs, stop.options())
-            .map_err(fail)?;
-        let (_, samples) = outputs[0].try_extract_tensor::<f32>().map_err(fail)?;
+            .map_err(TtsError::of_run)?;
+        let (_, samples) = outputs[0]
+            .try_extract_tensor::<f32>()
+            .map_err(TtsError::of_run)?;
         let mut audio = Audio::new(samples.to_vec(), voice.config.audio.sample_rate);
         // VITS output peaks vary by sentence; even them out.
         audio.normalize_peak(0.9);
