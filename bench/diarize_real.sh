@@ -61,6 +61,36 @@ if git --git-dir "$git_dir" rev-parse --verify -q HEAD >/dev/null 2>&1; then
 else
   echo "diarize_real: no pyannote-audio repository at $repo (PYANNOTE_REPO); scoring the sample only"
 fi
+# Two more recordings, each from a repository the workplace's `fetch` mirrors:
+# - `falcon3`: the 18.6-s three-person test recording of Picovoice's Falcon
+#   (github.com/Picovoice/falcon, Apache-2.0: resources/audio_samples/test.wav),
+#   its reference turns from the same repository's resources/.test/test_data.json;
+# - `en2002a`: the first 30 s of AMI meeting EN2002a (four people, much
+#   overlap; CC BY 4.0) as DiariZen ships it (github.com/BUTSpeechFIT/DiariZen,
+#   MIT: example/EN2002a_30s.wav), its reference the AMI only-words RTTM of
+#   github.com/pyannote/AMI-diarization-setup (only_words/rttms/test/EN2002a.rttm).
+mirror() {
+  local d=${MIRRORS:-/work/.mirror}/$1/repo
+  [ -d "$d/.git" ] && d=$d/.git
+  git --git-dir "$d" rev-parse --verify -q HEAD >/dev/null 2>&1 && echo "$d"
+}
+if [ ! -f "$corpus/falcon3.wav" ] && falcon=$(mirror Picovoice+falcon); then
+  git --git-dir "$falcon" show HEAD:resources/audio_samples/test.wav >"$corpus/falcon3.wav"
+  git --git-dir "$falcon" show HEAD:resources/.test/test_data.json >"$corpus/falcon3.json"
+  python3 - "$corpus/falcon3.json" >"$corpus/falcon3.rttm" <<'EOF'
+import json, sys
+for s in json.load(open(sys.argv[1]))["tests"]["diarization_tests"][0]["segments"]:
+    start, end = s["start_sec"], s["end_sec"]
+    print(f"SPEAKER falcon3 1 {start:.2f} {end - start:.2f} <NA> <NA> S{s['speaker_tag']} <NA> <NA>")
+EOF
+  rm "$corpus/falcon3.json"
+fi
+if [ ! -f "$corpus/en2002a.wav" ] && diarizen=$(mirror BUTSpeechFIT+DiariZen) && ami=$(mirror pyannote+AMI-diarization-setup); then
+  git --git-dir "$diarizen" show HEAD:example/EN2002a_30s.wav >"$corpus/en2002a.wav"
+  git --git-dir "$ami" show HEAD:only_words/rttms/test/EN2002a.rttm \
+    | awk '$4 < 30 { end = $4 + $5; if (end > 30) end = 30; printf "SPEAKER en2002a 1 %.2f %.2f <NA> <NA> %s <NA> <NA>\n", $4, end - $4, $8 }' >"$corpus/en2002a.rttm"
+  echo "en2002a NA 0.000 30.000" >"$corpus/en2002a.uem"
+fi
 echo "corpus: $(ls "$corpus"/*.wav | wc -l) clips in $corpus"
 
 mode=${1:-both}

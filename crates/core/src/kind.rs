@@ -13,6 +13,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 pub enum JobKind {
     Tts,
     Stt,
+    /// A live transcription session (a WebSocket): its job holds a worker
+    /// slot while the session lasts.
+    SttRealtime,
     VoiceChange,
     VoiceClone,
     Dubbing,
@@ -61,9 +64,10 @@ impl TimeLimit {
 
 impl JobKind {
     /// Every kind, in the order the docs list them.
-    pub const ALL: [JobKind; 12] = [
+    pub const ALL: [JobKind; 13] = [
         JobKind::Tts,
         JobKind::Stt,
+        JobKind::SttRealtime,
         JobKind::VoiceChange,
         JobKind::VoiceClone,
         JobKind::Dubbing,
@@ -81,6 +85,7 @@ impl JobKind {
         match self {
             JobKind::Tts => "tts",
             JobKind::Stt => "stt",
+            JobKind::SttRealtime => "stt.realtime",
             JobKind::VoiceChange => "voice.change",
             JobKind::VoiceClone => "voice.clone",
             JobKind::Dubbing => "dubbing",
@@ -99,6 +104,7 @@ impl JobKind {
         match self {
             JobKind::Tts => Price::of(1.0, "character"),
             JobKind::Stt => Price::of(1.0, "second of sound"),
+            JobKind::SttRealtime => Price::of(1.0, "second of sound received"),
             JobKind::VoiceChange => Price::of(1.0, "second of sound"),
             JobKind::VoiceClone => Price::of(1.0, "second of a clone's work"),
             JobKind::Dubbing => Price::of(2.0, "second dubbed"),
@@ -122,6 +128,8 @@ impl JobKind {
             // At most `best` quality's 480 s of search, and the samples'
             // analysis.
             JobKind::VoiceClone => TimeLimit::of(900.0, 2.0),
+            // A session's longest life (its idle timeout is shorter).
+            JobKind::SttRealtime => TimeLimit::of(3600.0, 0.0),
             JobKind::Stt
             | JobKind::AvatarCreate
             | JobKind::VoiceChange
@@ -132,6 +140,12 @@ impl JobKind {
             | JobKind::Sound
             | JobKind::TestSleep => TimeLimit::of(1800.0, 2.0),
         }
+    }
+
+    /// Whether its jobs are live sessions: claimed by a worker's session
+    /// slots (not its batch slots) and joined by the API over a socket.
+    pub const fn is_session(self) -> bool {
+        matches!(self, JobKind::SttRealtime)
     }
 
     /// The kind named `name`.

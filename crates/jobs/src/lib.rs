@@ -15,6 +15,7 @@ pub mod neural;
 pub mod openai;
 pub mod sound;
 pub mod stt;
+pub mod stt_realtime;
 pub mod tts;
 pub mod video;
 pub mod voice;

@@ -129,6 +129,63 @@ impl mediagen_core::JobRequest for SttRequest {
     }
 }
 
+/// The recogniser `model` names (the server's first when `None`); 422
+/// naming `model` listing those installed otherwise.
+pub(crate) fn recogniser(
+    catalog: &dyn Catalog,
+    model: Option<&str>,
+) -> Result<crate::catalog::Recogniser, ApiError> {
+    let recognisers = catalog.recognisers();
+    let names: Vec<String> = recognisers.iter().map(|r| r.name.clone()).collect();
+    recognisers
+        .into_iter()
+        .find(|r| model.is_none_or(|name| r.name == name))
+        .ok_or_else(|| {
+            ApiError::invalid_parameter("model", format!("must be one of: {}", names.join(", ")))
+        })
+}
+
+/// The language asked for (`None`, empty or `auto`: detected), checked
+/// against what the recogniser knows; 422 naming `language` otherwise.
+pub(crate) fn spoken_language(
+    catalog: &dyn Catalog,
+    model: &crate::catalog::Recogniser,
+    language: Option<String>,
+) -> Result<Option<String>, ApiError> {
+    match language.map(|l| l.trim().to_ascii_lowercase()) {
+        None => Ok(None),
+        Some(l) if l.is_empty() || l == "auto" => Ok(None),
+        Some(l) => {
+            if !catalog.recognised_languages().contains(&l.as_str()) {
+                return Err(ApiError::invalid_parameter(
+                    "language",
+                    format!("`{l}` is not a supported ISO 639-1 code (or send `auto`)"),
+                ));
+            }
+            if !model.multilingual && l != "en" {
+                return Err(ApiError::invalid_parameter(
+                    "language",
+                    format!("model `{}` knows English only", model.name),
+                ));
+            }
+            Ok(Some(l))
+        }
+    }
+}
+
+/// The `prompt` (words to expect): none when blank, 400 naming it past
+/// 1000 characters.
+pub(crate) fn vocabulary(prompt: Option<String>) -> Result<Option<String>, ApiError> {
+    let prompt = prompt.filter(|p| !p.trim().is_empty());
+    if prompt.as_ref().is_some_and(|p| p.chars().count() > 1000) {
+        return Err(ApiError::invalid_parameter(
+            "prompt",
+            "must be at most 1000 characters",
+        ));
+    }
+    Ok(prompt)
+}
+
 /// Most speakers `numSpeakers` may name (as ElevenLabs allows).
 pub const MAX_SPEAKERS: u32 = 32;
 
@@ -140,34 +197,8 @@ impl SttRequest {
         catalog: &dyn Catalog,
     ) -> Result<SttOptionsParsed, ApiError> {
         let form: SpeechToTextForm = mediagen_core::form::from_fields(fields)?;
-        let recognisers = catalog.recognisers();
-        let model = match form.model.as_deref() {
-            None => recognisers.first(),
-            Some(name) => recognisers.iter().find(|r| r.name == name),
-        }
-        .ok_or_else(|| {
-            let names: Vec<&str> = recognisers.iter().map(|r| r.name.as_str()).collect();
-            ApiError::invalid_parameter("model", format!("must be one of: {}", names.join(", ")))
-        })?;
-        let language = match form.language.map(|l| l.trim().to_ascii_lowercase()) {
-            None => None,
-            Some(l) if l.is_empty() || l == "auto" => None,
-            Some(l) => {
-                if !catalog.recognised_languages().contains(&l.as_str()) {
-                    return Err(ApiError::invalid_parameter(
-                        "language",
-                        format!("`{l}` is not a supported ISO 639-1 code (or send `auto`)"),
-                    ));
-                }
-                if !model.multilingual && l != "en" {
-                    return Err(ApiError::invalid_parameter(
-                        "language",
-                        format!("model `{}` knows English only", model.name),
-                    ));
-                }
-                Some(l)
-            }
-        };
+        let model = recogniser(catalog, form.model.as_deref())?;
+        let language = spoken_language(catalog, &model, form.language)?;
         let translate = match form.task.as_deref() {
             None | Some("transcribe") => false,
             Some("translate") => true,
@@ -203,13 +234,7 @@ impl SttRequest {
                 "word timestamps need responseFormat verbose_json",
             ));
         }
-        let prompt = form.prompt.filter(|p| !p.trim().is_empty());
-        if prompt.as_ref().is_some_and(|p| p.chars().count() > 1000) {
-            return Err(ApiError::invalid_parameter(
-                "prompt",
-                "must be at most 1000 characters",
-            ));
-        }
+        let prompt = vocabulary(form.prompt)?;
         let diarize = form.diarize.unwrap_or(false);
         let count = |name: &str, n: Option<u32>| match n {
             None => Ok(None),
@@ -247,7 +272,7 @@ impl SttRequest {
             prompt,
             response_format,
             words,
-            model: model.name.clone(),
+            model: model.name,
             diarize,
             num_speakers,
             min_speakers,

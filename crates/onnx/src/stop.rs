@@ -49,7 +49,7 @@ mod tests {
         let mut g = Graph::new("slow", 1);
         let mut x = g.input("x", Elem::F32, &[Dim::Fixed(512), Dim::Fixed(512)]);
         let w = g.weight(&[512, 512], 0.045);
-        for _ in 0..300 {
+        for _ in 0..600 {
             x = g.op("MatMul", &[&x, &w], &[]);
         }
         g.output(&x, Elem::F32, &[Dim::Fixed(512), Dim::Fixed(512)]);

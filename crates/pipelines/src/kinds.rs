@@ -78,6 +78,11 @@ pub const PIPELINES: &[Runs] = &[
             catalog: e.stt.clone(),
         })
     }),
+    row::<mediagen_jobs::stt_realtime::LiveSttRequest>(RECOGNISERS, None, |e, _| {
+        Arc::new(crate::stt_realtime::LiveSttPipeline {
+            catalog: e.stt.clone(),
+        })
+    }),
     row::<mediagen_jobs::voice::ChangeRequest>(SPEECH, None, |e, _| {
         Arc::new(VoiceChangePipeline {
             tts: e.tts.clone(),

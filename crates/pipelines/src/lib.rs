@@ -18,6 +18,7 @@ pub mod previews;
 pub mod respeak;
 pub mod sound;
 pub mod stt;
+pub mod stt_realtime;
 pub mod tts;
 pub mod tts_stream;
 pub mod video;

@@ -77,6 +77,20 @@ pub struct SttPipeline {
     pub catalog: Arc<SttCatalog>,
 }
 
+/// The recogniser `name`, or the failure of a job that asks for one not
+/// installed on this worker.
+pub(crate) fn installed(
+    catalog: &SttCatalog,
+    name: &str,
+) -> Result<Arc<dyn mediagen_speech::stt::SpeechToText>, JobFailure> {
+    catalog.model(Some(name)).ok_or_else(|| {
+        JobFailure::abort(
+            ErrorCode::EngineUnavailable,
+            format!("model {name} is not installed here"),
+        )
+    })
+}
+
 /// A recogniser's failure as a job's.
 pub(crate) fn stt_failure(e: SttError) -> JobFailure {
     match e {
@@ -91,12 +105,7 @@ impl RequestPipeline for SttPipeline {
     type Request = SttRequest;
 
     async fn work(&self, ctx: JobContext, req: SttRequest) -> Result<Value, JobFailure> {
-        let model = self.catalog.model(Some(&req.model)).ok_or_else(|| {
-            JobFailure::abort(
-                ErrorCode::EngineUnavailable,
-                format!("model {} is not installed here", req.model),
-            )
-        })?;
+        let model = installed(&self.catalog, &req.model)?;
         let (_scratch, input) = ctx.scratch_with(&req.input, "input").await?;
         let progress = ctx.clone();
         let opts = SttOptions {

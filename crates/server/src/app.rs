@@ -16,6 +16,7 @@ use mediagen_core::ids::random_base62;
 use mediagen_core::{ErrorCode, JobKind, Level};
 use mediagen_jobs::Catalog;
 use mediagen_store::{BlobStore, Db, Signer};
+use mediagen_worker::session::SessionHub;
 use mediagen_worker::{Events, Registry, Worker, WorkerConfig};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -30,8 +31,8 @@ use crate::middleware;
 use crate::ratelimit::RateLimiter;
 use crate::routes::{
     account, accounts, avatars, blobs, dubbing, elevenlabs, files, image, jobs, keys, models,
-    openai, previews, reference, sound, stt, system, test_jobs, tts, video, voice_changer, voices,
-    webapp, webhooks,
+    openai, previews, realtime, reference, sound, stt, system, test_jobs, tts, video,
+    voice_changer, voices, webapp, webhooks,
 };
 use crate::state::{AppState, Inner};
 
@@ -198,7 +199,7 @@ pub struct Application {
     router: Router,
     state: AppState,
     bootstrap_key: Option<String>,
-    worker: Option<Worker>,
+    workers: Vec<Worker>,
 }
 
 impl Application {
@@ -228,15 +229,12 @@ impl Application {
         if config.workers > 0 && makes_previews(&config) {
             host.make_previews(&config, &services.blobs).await?;
         }
-        let worker = match config.workers {
-            0 => None,
-            n => Some(Worker::new(
-                services.db.clone(),
-                services.blobs.clone(),
-                host.registry(&config, &services.db).await?,
-                worker_config(&config, n),
-                events.clone(),
-            )),
+        let workers = match config.workers {
+            0 => Vec::new(),
+            n => {
+                let registry = host.registry(&config, &services.db).await?;
+                workers(&config, &services, registry, n, &events).await?
+            }
         };
         let state = AppState::new(Inner {
             limiter: rate_limiter(&config, &services.db)?,
@@ -259,7 +257,7 @@ impl Application {
             router,
             state,
             bootstrap_key,
-            worker,
+            workers,
         })
     }
 
@@ -289,7 +287,11 @@ impl Application {
     ) -> anyhow::Result<()> {
         let (stop_tx, stop_rx) = watch::channel(false);
         let dispatcher = tokio::spawn(crate::webhooks::run(self.state.clone(), stop_rx.clone()));
-        let worker = self.worker.map(|w| tokio::spawn(w.run(stop_rx)));
+        let workers: Vec<_> = self
+            .workers
+            .into_iter()
+            .map(|w| tokio::spawn(w.run(stop_rx.clone())))
+            .collect();
         tracing::info!(addr = %self.listener.local_addr()?, base_url = %self.state.base_url, "listening");
         let (edge_stop_tx, mut edge_stop) = watch::channel(false);
         let metrics = self.metrics_listener.map(|listener| {
@@ -311,7 +313,7 @@ impl Application {
             let _ = m.await;
         }
         let _ = stop_tx.send(true);
-        if let Some(w) = worker {
+        for w in workers {
             let _ = w.await;
         }
         let _ = dispatcher.await;
@@ -377,6 +379,7 @@ fn v1_routes(test_jobs: bool) -> Vec<Route> {
         post("/images/generations", Write, openai::generations),
         post("/speech-to-text", Write, stt::create),
         get("/speech-to-text/languages", Read, stt::languages),
+        get("/speech-to-text/realtime", Write, realtime::live_stt),
         post("/video/trim", Write, video::trim),
         post("/sound-generation", Write, sound::create),
         get("/sound-generation/vocabulary", Read, sound::vocabulary),
@@ -550,6 +553,40 @@ fn metrics_router(state: AppState) -> Router {
         .with_state(state)
 }
 
+/// The workers of a process running `registry`: one with `concurrency`
+/// job slots, and one with `session_slots` for the live-session kinds,
+/// taking its sessions' relays at `sessions_bind`.
+async fn workers(
+    config: &Config,
+    services: &Services,
+    registry: Registry,
+    concurrency: usize,
+    events: &Events,
+) -> anyhow::Result<Vec<Worker>> {
+    let (sessions, jobs) = registry.split_sessions();
+    let make = |registry, slots| {
+        Worker::new(
+            services.db.clone(),
+            services.blobs.clone(),
+            registry,
+            worker_config(config, slots),
+            events.clone(),
+        )
+    };
+    let mut out = vec![make(jobs, concurrency)];
+    if config.session_slots > 0 && !sessions.kinds().is_empty() {
+        let hub = SessionHub::start(
+            &config.sessions_bind,
+            &config.sessions_advertise,
+            services.signer.clone(),
+        )
+        .await
+        .with_context(|| format!("binding sessions_bind {}", config.sessions_bind))?;
+        out.push(make(sessions, config.session_slots).with_sessions(hub));
+    }
+    Ok(out)
+}
+
 /// Runs workers only (`mediagen worker`) until `shutdown` completes.
 pub async fn run_worker(
     config: Config,
@@ -560,18 +597,26 @@ pub async fn run_worker(
     if makes_previews(&config) {
         host.make_previews(&config, &services.blobs).await?;
     }
-    let worker = Worker::new(
-        services.db.clone(),
-        services.blobs,
-        host.registry(&config, &services.db).await?,
-        worker_config(&config, config.worker_concurrency),
-        relayed_events(&services.db).await,
-    );
+    let registry = host.registry(&config, &services.db).await?;
+    let events = relayed_events(&services.db).await;
+    let workers = workers(
+        &config,
+        &services,
+        registry,
+        config.worker_concurrency,
+        &events,
+    )
+    .await?;
     let (stop_tx, stop_rx) = watch::channel(false);
-    let handle = tokio::spawn(worker.run(stop_rx));
+    let handles: Vec<_> = workers
+        .into_iter()
+        .map(|w| tokio::spawn(w.run(stop_rx.clone())))
+        .collect();
     shutdown.await;
     let _ = stop_tx.send(true);
-    let _ = handle.await;
+    for handle in handles {
+        let _ = handle.await;
+    }
     services.db.close().await;
     Ok(())
 }

@@ -89,6 +89,20 @@ pub struct Config {
     pub workers: usize,
     /// Jobs run at once by `mediagen worker`.
     pub worker_concurrency: usize,
+    /// Live sessions (`stt.realtime`) a worker process runs at once, beside
+    /// its jobs (0: none).
+    pub session_slots: usize,
+    /// Where a worker with session slots takes the API's relays of its
+    /// sessions (`host:port`; port 0 picks a free one).
+    pub sessions_bind: String,
+    /// The address API processes reach `sessions_bind` at, when it is not
+    /// the bound one (a container's or host's name); empty: the bound one.
+    pub sessions_advertise: String,
+    /// Live sessions one account may hold open at once (429 at the upgrade
+    /// past it).
+    pub max_sessions_per_account: i64,
+    /// A live session that receives nothing for this long is closed.
+    pub session_idle_seconds: f64,
     /// The job kinds this process's workers claim, comma-separated (`tts,stt`;
     /// `mediagen worker --kinds`); empty: every kind. Jobs of a kind no live
     /// worker claims wait queued.
@@ -196,6 +210,11 @@ impl Default for Config {
             sync_wait_seconds: 30.0,
             workers: 2,
             worker_concurrency: 2,
+            session_slots: 4,
+            sessions_bind: "127.0.0.1:0".into(),
+            sessions_advertise: String::new(),
+            max_sessions_per_account: 4,
+            session_idle_seconds: 20.0,
             lease_seconds: 30.0,
             heartbeat_seconds: 5.0,
             poll_seconds: 0.5,

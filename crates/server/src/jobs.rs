@@ -266,7 +266,12 @@ pub async fn create(
             cost,
             units: spec.units,
             unit_price: state.config.cost_per_unit(spec.kind),
-            max_attempts: state.config.max_attempts,
+            // A live session is never run twice.
+            max_attempts: if spec.kind.is_session() {
+                1
+            } else {
+                state.config.max_attempts
+            },
             timeout_ms: (state.config.job_timeout(spec.kind, spec.media_seconds) * 1000.0) as i64,
             idempotency_key: opts.idempotency_key,
             max_concurrent: state.config.max_concurrent_jobs,

@@ -10,6 +10,7 @@
 mod pipeline;
 pub mod retention;
 mod runner;
+pub mod session;
 pub mod testing;
 
 pub use pipeline::{public_error, JobContext, JobFailure, Pipeline, Registry, RequestPipeline};

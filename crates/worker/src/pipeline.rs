@@ -106,6 +106,8 @@ pub struct JobContext {
     metered: Arc<std::sync::Mutex<Option<f64>>>,
     ledger: Option<Ledger>,
     events: Option<crate::Events>,
+    /// Where a live session's relay arrives (session workers only).
+    sessions: Option<crate::session::SessionHub>,
     /// Held by each piece of blocking work the job started
     /// ([`JobContext::blocking`]): the worker's slot is free only once
     /// none is left ([`JobContext::work_stopped`]).
@@ -153,8 +155,36 @@ impl JobContext {
             metered: Arc::default(),
             ledger: None,
             events: None,
+            sessions: None,
             working: Arc::default(),
         }
+    }
+
+    /// A context whose session takes its relay at `hub`.
+    pub fn with_sessions(mut self, hub: Option<crate::session::SessionHub>) -> Self {
+        self.sessions = hub;
+        self
+    }
+
+    /// The relay of this session job (the API connects once the job is
+    /// claimed), waited for up to `within`; a failure when it does not
+    /// come (the client left before it) or this worker takes no relays.
+    pub async fn session_link(
+        &self,
+        within: std::time::Duration,
+    ) -> Result<crate::session::Link, JobFailure> {
+        let Some(hub) = &self.sessions else {
+            return Err(JobFailure::abort(
+                ErrorCode::InternalError,
+                "This worker takes no session relays (sessions_bind is off).",
+            ));
+        };
+        hub.wait_for(&self.job.id, within).await.ok_or_else(|| {
+            JobFailure::abort(
+                ErrorCode::Cancelled,
+                "The session's client left before its relay was made.",
+            )
+        })
     }
 
     /// A context whose streamed chunks wake the relays of this process at
@@ -497,6 +527,25 @@ impl Registry {
         let mut kinds: Vec<JobKind> = self.pipelines.keys().copied().collect();
         kinds.sort_unstable();
         kinds
+    }
+
+    /// The live-session kinds ([`JobKind::is_session`]) apart from the
+    /// others: the first is run by the session slots, the second by the
+    /// job slots.
+    pub fn split_sessions(mut self) -> (Self, Self) {
+        let sessions = self
+            .pipelines
+            .iter()
+            .filter(|(k, _)| k.is_session())
+            .map(|(k, p)| (*k, p.clone()))
+            .collect();
+        self.pipelines.retain(|k, _| !k.is_session());
+        (
+            Self {
+                pipelines: sessions,
+            },
+            self,
+        )
     }
 
     /// Keeps only `kinds` (a worker specialised to them); an empty list

@@ -159,6 +159,9 @@ pub struct Worker {
     registry: Registry,
     config: WorkerConfig,
     events: Events,
+    /// Where its live sessions take their relays (a worker of session
+    /// kinds).
+    sessions: Option<crate::session::SessionHub>,
 }
 
 impl Worker {
@@ -177,7 +180,14 @@ impl Worker {
             registry,
             config,
             events,
+            sessions: None,
         }
+    }
+
+    /// A worker whose sessions take their relays at `hub`.
+    pub fn with_sessions(mut self, hub: crate::session::SessionHub) -> Self {
+        self.sessions = Some(hub);
+        self
     }
 
     pub fn id(&self) -> &str {
@@ -267,7 +277,8 @@ impl Worker {
 
     /// Records this worker and its kinds as alive now.
     async fn register(&self, kinds: &[JobKind]) {
-        if let Err(e) = self.db.worker_seen(&self.id, kinds).await {
+        let at = self.sessions.as_ref().map(|h| h.address());
+        if let Err(e) = self.db.worker_seen(&self.id, kinds, at).await {
             error!(error = %e, "registering the worker failed");
         }
     }
@@ -287,7 +298,8 @@ impl Worker {
         };
         let ctx = JobContext::new(job, self.blobs.clone())
             .with_ledger(self.db.clone(), &self.id)
-            .with_events(self.events.clone());
+            .with_events(self.events.clone())
+            .with_sessions(self.sessions.clone());
         // The pipeline runs in its own task: a panic there becomes a failed
         // job, not a dead worker.
         let mut task = tokio::spawn({

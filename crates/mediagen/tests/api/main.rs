@@ -36,6 +36,7 @@ mod openai_transcribe;
 mod pagination;
 mod priced;
 mod process;
+mod realtime;
 mod retention;
 mod scale;
 mod scale_out;

@@ -15,6 +15,7 @@ pub mod keys;
 pub mod models;
 pub mod openai;
 pub mod previews;
+pub mod realtime;
 pub mod reference;
 pub mod sound;
 pub mod stt;

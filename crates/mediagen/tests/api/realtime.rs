@@ -1,0 +1,282 @@
+//! Live transcription over WebSocket (`/v1/speech-to-text/realtime`),
+//! driven by a plain WebSocket client: the real two-person telephone call
+//! (the pyannote.audio wheel's sample, installed with the diarization
+//! models) streamed in 100-ms frames, its committed turns against the
+//! batch transcript of the same file; the upgrade's refusals; the charge.
+
+use std::time::Duration;
+
+use futures::{SinkExt, StreamExt};
+use serde_json::Value;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::Message;
+
+use crate::helpers::{form, Backend, TestApp};
+use crate::stt::wer;
+
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// The upgrade of `query` with `key`: the socket, or the refusal's status
+/// and body.
+async fn connect(app: &TestApp, key: &str, query: &str) -> Result<Socket, (u16, Value)> {
+    let url = format!(
+        "{}/v1/speech-to-text/realtime?{query}",
+        app.addr.replace("http://", "ws://")
+    );
+    let mut request = url.into_client_request().unwrap();
+    request.headers_mut().insert(
+        "authorization",
+        HeaderValue::from_str(&format!("Bearer {key}")).unwrap(),
+    );
+    match tokio_tungstenite::connect_async(request).await {
+        Ok((socket, _)) => Ok(socket),
+        Err(tokio_tungstenite::tungstenite::Error::Http(r)) => {
+            let body = r.body().clone().unwrap_or_default();
+            Err((
+                r.status().as_u16(),
+                serde_json::from_slice(&body).unwrap_or(Value::Null),
+            ))
+        }
+        Err(e) => panic!("upgrade failed: {e}"),
+    }
+}
+
+/// Where a second of silence is put into the call: between "This is
+/// Diane in New Jersey." (ending at 14.05 s) and "And I'm Sheila…" (from
+/// 14.37 s). Its two speakers otherwise answer each other with no pause
+/// as long as a turn's end.
+const PAUSE_AT: f64 = 14.2;
+
+/// The 16-kHz call with a second of silence at [`PAUSE_AT`], as a WAV
+/// file and as 16-bit PCM.
+fn call_pcm() -> (Vec<u8>, Vec<u8>) {
+    let wav = std::fs::read(crate::helpers::models_dir().join("diarize/sample.wav")).unwrap();
+    let audio = mediagen_media::audio::parse_wav(&wav).unwrap();
+    assert_eq!(audio.sample_rate, 16_000);
+    let at = (PAUSE_AT * 16_000.0) as usize;
+    let mut samples = audio.samples[..at].to_vec();
+    samples.extend(std::iter::repeat_n(0.0, 16_000));
+    samples.extend_from_slice(&audio.samples[at..]);
+    let pcm = samples
+        .iter()
+        .flat_map(|s| ((s.clamp(-1.0, 1.0) * 32767.0) as i16).to_le_bytes())
+        .collect();
+    (crate::helpers::wav(&samples, 16_000), pcm)
+}
+
+/// Every event until the close, and the close's code.
+async fn events(socket: &mut Socket) -> (Vec<Value>, Option<u16>) {
+    let mut out = Vec::new();
+    while let Some(m) = tokio::time::timeout(Duration::from_secs(120), socket.next())
+        .await
+        .expect("the session answers")
+    {
+        match m {
+            Ok(Message::Text(t)) => out.push(serde_json::from_str(t.as_str()).unwrap()),
+            Ok(Message::Close(c)) => return (out, c.map(|c| u16::from(c.code))),
+            Ok(_) => {}
+            Err(e) => panic!("socket error: {e}"),
+        }
+    }
+    (out, None)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_call_is_transcribed_turn_by_turn() {
+    let app = TestApp::spawn(Backend::Sqlite).await;
+    let (_, key) = app.account(1_000, "write").await;
+    let (wav, pcm) = call_pcm();
+    let batch = app
+        .post_form(
+            "/v1/speech-to-text",
+            &key,
+            form(vec![("file", wav, "call.wav")], &[("language", "en")]),
+        )
+        .await;
+    let batch: Value = batch.json().await.unwrap();
+    let batch_text = batch["result"]["text"]
+        .as_str()
+        .expect("batch text")
+        .to_owned();
+
+    let socket = connect(&app, &key, "language=en&sampleRate=16000&silenceMs=500")
+        .await
+        .expect("upgraded");
+    let (mut sink, mut stream) = socket.split();
+    // 100-ms frames at three times the speaking pace (the turns are found
+    // on the sound's own clock, not the wall's).
+    let sender = tokio::spawn(async move {
+        for frame in pcm.chunks(3200) {
+            sink.send(Message::Binary(frame.to_vec().into()))
+                .await
+                .unwrap();
+            tokio::time::sleep(Duration::from_millis(33)).await;
+        }
+        sink.send(Message::Text(r#"{"type":"finish"}"#.into()))
+            .await
+            .unwrap();
+        sink
+    });
+    let mut all = Vec::new();
+    let mut code = None;
+    while let Some(m) = tokio::time::timeout(Duration::from_secs(120), stream.next())
+        .await
+        .expect("the session answers")
+    {
+        match m.expect("a frame") {
+            Message::Text(t) => all.push(serde_json::from_str::<Value>(t.as_str()).unwrap()),
+            Message::Close(c) => {
+                code = c.map(|c| u16::from(c.code));
+                break;
+            }
+            _ => {}
+        }
+    }
+    let _ = sender.await;
+    assert_eq!(code, Some(1000), "{all:?}");
+    assert_eq!(all[0]["type"], "session.started", "{all:?}");
+    let session = all[0]["sessionId"].as_str().unwrap().to_owned();
+    let committed: Vec<&Value> = all
+        .iter()
+        .filter(|e| e["type"] == "transcript.committed")
+        .collect();
+    let partials = all
+        .iter()
+        .filter(|e| e["type"] == "transcript.partial")
+        .count();
+    // The pause ends the first turn; the second runs to the finish.
+    assert_eq!(
+        committed.len(),
+        2,
+        "a turn on each side of the pause: {committed:?}"
+    );
+    let first_end = committed[0]["end"].as_f64().unwrap();
+    assert!(
+        (PAUSE_AT - 0.3..PAUSE_AT + 0.5).contains(&first_end),
+        "{}",
+        committed[0]
+    );
+    assert!(
+        partials >= committed.len(),
+        "partials while speaking: {all:?}"
+    );
+    let live: Vec<&str> = committed
+        .iter()
+        .map(|e| e["text"].as_str().unwrap())
+        .collect();
+    let live = live.join(" ");
+    let error = wer(&batch_text, &live);
+    eprintln!(
+        "live {live:?}\nbatch {batch_text:?}\nWER against the batch {:.1} %",
+        error * 100.0
+    );
+    assert!(error <= 0.15, "live against batch WER {error}");
+    // Turns in order, words inside their turn, in session seconds.
+    let mut last = 0.0;
+    for turn in &committed {
+        let (start, end) = (
+            turn["start"].as_f64().unwrap(),
+            turn["end"].as_f64().unwrap(),
+        );
+        assert!(start >= last - 0.5 && end > start && end <= 31.5, "{turn}");
+        for w in turn["words"].as_array().unwrap() {
+            let t = w["start"].as_f64().unwrap();
+            assert!(t >= start - 0.05 && t <= end + 0.05, "{w} in {turn}");
+        }
+        last = end;
+    }
+    assert_eq!(all.last().unwrap()["type"], "session.ended");
+    // Charged for the 30 s received, once the worker settled the job.
+    let job = app.settled(&key, &session, Duration::from_secs(30)).await;
+    assert_eq!(job["status"], "completed", "{job}");
+    assert_eq!(job["kind"], "stt.realtime");
+    let seconds = job["result"]["seconds"].as_f64().unwrap();
+    assert!((seconds - 31.0).abs() < 0.1, "{job}");
+    assert_eq!(job["credits"], 31, "{job}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_upgrade_is_refused_as_the_api_refuses() {
+    let app = TestApp::spawn_with(Backend::Sqlite, |c| c.max_sessions_per_account = 1).await;
+    let (_, key) = app.account(1_000, "write").await;
+    let read = app.key("read").await;
+    assert_eq!(connect(&app, &read, "").await.err().unwrap().0, 403);
+    assert_eq!(connect(&app, "mg_nokey", "").await.err().unwrap().0, 401);
+    let (status, body) = connect(&app, &key, "sampleRate=11025").await.err().unwrap();
+    assert_eq!(
+        (status, body["error"]["param"].as_str()),
+        (400, Some("sampleRate")),
+        "{body}"
+    );
+    let (status, body) = connect(&app, &key, "commit=sometimes").await.err().unwrap();
+    assert_eq!(
+        (status, body["error"]["param"].as_str()),
+        (400, Some("commit")),
+        "{body}"
+    );
+    // Not a WebSocket: 426.
+    let r = app.get("/v1/speech-to-text/realtime", &key).await;
+    assert_eq!(r.status().as_u16(), 426);
+    // The account's cap: a second session at once is refused.
+    let first = connect(&app, &key, "").await.expect("the first session");
+    let (status, body) = connect(&app, &key, "").await.err().unwrap();
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (429, Some("session_limit_exceeded")),
+        "{body}"
+    );
+    drop(first);
+    // Less than the first hold's 30 s: 402, before any upgrade.
+    let (_, poor) = app.account(10, "write").await;
+    let (status, body) = connect(&app, &poor, "").await.err().unwrap();
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (402, Some("insufficient_credits")),
+        "{body}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_ends_when_the_credits_do() {
+    let app = TestApp::spawn(Backend::Sqlite).await;
+    // The first hold (30) and one raise cannot both be covered.
+    let (_, key) = app.account(50, "write").await;
+    let mut socket = connect(&app, &key, "commit=manual")
+        .await
+        .expect("upgraded");
+    let silence = vec![0u8; 32_000];
+    let mut sent = 0;
+    let (said, code) = loop {
+        if socket
+            .send(Message::Binary(silence.clone().into()))
+            .await
+            .is_err()
+            || sent > 60
+        {
+            break events(&mut socket).await;
+        }
+        sent += 1;
+    };
+    assert_eq!(code, Some(4402), "{said:?}");
+    let account = app.account_view(&key).await;
+    let jobs = app.get_json("/v1/jobs?kind=stt.realtime", &key).await;
+    let job = &jobs["data"][0];
+    let job = app
+        .settled(&key, job["id"].as_str().unwrap(), Duration::from_secs(30))
+        .await;
+    assert_eq!(job["status"], "failed", "{job}");
+    assert_eq!(job["error"]["code"], "insufficient_credits", "{job}");
+    // Charged for what it received before the balance ran out (20 s: the
+    // raise at 20 s of 1-s frames is the one refused), nothing after.
+    let cost = job["credits"].as_i64().unwrap();
+    assert!((19..=21).contains(&cost), "{job}");
+    let _ = account;
+    let after = app.account_view(&key).await;
+    assert_eq!(
+        after["credits"]["balance"].as_i64(),
+        Some(50 - cost),
+        "{after}"
+    );
+}

@@ -1,0 +1,558 @@
+//! `stt.realtime`: a live transcription session. The client's 16-bit PCM
+//! arrives over the session's relay ([`mediagen_worker::session`]); turns
+//! are found by voice activity (or ended by the client's `commit`), each is
+//! decoded again as it grows (a partial transcript, its stable part the
+//! words two decodes agree on) and once whole (the committed transcript,
+//! word times in session seconds).
+//!
+//! The work is bounded whatever the client sends: a turn is decoded for a
+//! partial only when half a second more of it has arrived and the last
+//! decode is done (so decodes never queue), a turn is committed at 28 s at
+//! the latest, and the sound waiting for the engine is capped (past it the
+//! session ends, `1013`). The session is charged per second received, its
+//! hold kept [`HOLD_AHEAD`] seconds ahead of the sound.
+
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, TrySendError};
+use std::sync::Arc;
+use std::time::Duration;
+
+use mediagen_core::ErrorCode;
+use mediagen_media::audio::resample;
+use mediagen_speakers::vad::{Vad, FRAME};
+use mediagen_speech::stt::{transcribe, SpeechToText, SttCatalog, SttOptions, Transcript};
+use mediagen_worker::session::{Incoming, Link, Outgoing};
+use mediagen_worker::{JobContext, JobFailure, RequestPipeline};
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+pub use mediagen_jobs::stt_realtime::*;
+
+const RATE: usize = 16_000;
+/// A partial decode waits for this much more of the turn (samples).
+const PARTIAL_EVERY: usize = RATE / 2;
+/// A turn is committed at this length at the latest (samples: 28 s, within
+/// one decoding window).
+const MAX_TURN: usize = 28 * RATE;
+/// Sound kept before a turn's first speech frame (samples).
+const PRE_ROLL: usize = RATE * 3 / 10;
+/// Sound kept after a turn's last speech frame (samples).
+const POST_ROLL: usize = RATE / 5;
+/// Frames of context the detector re-reads before the new ones.
+const VAD_CONTEXT: usize = 30;
+/// Audio frames waiting for the engine; past this the session ends.
+const QUEUED: usize = 512;
+/// The largest binary frame taken (bytes: 1 s of 48 kHz audio).
+pub const MAX_FRAME_BYTES: usize = 96_000;
+/// Speech starts at a frame this likely, and goes on while frames stay
+/// above [`OFF`] (the batch detector's hysteresis).
+const ON: f32 = 0.5;
+const OFF: f32 = 0.35;
+
+/// How long the worker waits for the API's relay after the claim.
+const RELAY_WITHIN: Duration = Duration::from_secs(10);
+
+/// WebSocket close codes of a session (docs/api.md, Live transcription).
+pub mod close {
+    pub const NORMAL: u16 = 1000;
+    pub const BAD_MESSAGE: u16 = 1008;
+    pub const INTERNAL: u16 = 1011;
+    pub const OVERLOADED: u16 = 1013;
+    pub const NO_CREDITS: u16 = 4402;
+    pub const TIMED_OUT: u16 = 4408;
+}
+
+pub struct LiveSttPipeline {
+    pub catalog: Arc<SttCatalog>,
+}
+
+/// What the session's loop tells the engine.
+enum Command {
+    Audio(Vec<f32>),
+    Commit,
+    /// Commit what is left, then stop.
+    Finish,
+}
+
+/// How a session ended.
+struct Ended {
+    code: u16,
+    reason: String,
+    /// Seconds of sound received.
+    seconds: f64,
+    turns: usize,
+}
+
+#[async_trait::async_trait]
+impl RequestPipeline for LiveSttPipeline {
+    type Request = LiveSttRequest;
+
+    async fn work(&self, ctx: JobContext, req: LiveSttRequest) -> Result<Value, JobFailure> {
+        let model = crate::stt::installed(&self.catalog, &req.model)?;
+        let link = ctx.session_link(RELAY_WITHIN).await?;
+        let ended = run(&ctx, &req, model, self.catalog.clone(), link).await;
+        let result = json!({
+            "seconds": ended.seconds,
+            "turns": ended.turns,
+            "closeCode": ended.code,
+            "closeReason": ended.reason,
+        });
+        ctx.meter(ended.seconds).await.ok();
+        if ended.code == close::NO_CREDITS {
+            return Err(JobFailure::Cut(
+                mediagen_core::job::JobError::new(ErrorCode::InsufficientCredits, ended.reason),
+                ended.seconds.ceil(),
+            ));
+        }
+        Ok(result)
+    }
+}
+
+/// The session: frames in, events out, until the client leaves, finishes,
+/// idles, runs out of credits or the job is stopped.
+async fn run(
+    ctx: &JobContext,
+    req: &LiveSttRequest,
+    model: Arc<dyn SpeechToText>,
+    catalog: Arc<SttCatalog>,
+    link: Link,
+) -> Ended {
+    let Link {
+        mut incoming,
+        outgoing,
+    } = link;
+    let (commands, queue) = sync_channel::<Command>(QUEUED);
+    let (events_tx, mut events) = mpsc::unbounded_channel::<Value>();
+    let engine = {
+        let (req, ctx2) = (req.clone(), ctx.clone());
+        ctx.blocking(move || {
+            let mut turns = Turns::new(&req, model.as_ref(), &catalog, &events_tx);
+            turns.run(queue, &|| ctx2.is_cancelled());
+            turns.committed
+        })
+    };
+    let say = |event: Value| outgoing.try_send(Outgoing::Text(event.to_string())).is_ok();
+    say(json!({
+        "type": "session.started",
+        "sessionId": ctx.job.id.as_str(),
+        "model": req.model,
+        "language": req.language,
+        "sampleRate": req.sample_rate,
+        "commit": req.commit,
+    }));
+    let idle = Duration::from_secs_f64(req.idle_seconds.max(1.0));
+    let mut received = 0usize;
+    let mut held = HOLD_AHEAD;
+    let mut finishing = false;
+    // The job's time limit is the session's longest life: it ends with its
+    // own close a moment before the runner would stop it.
+    let longest = Duration::from_millis(ctx.job.timeout_ms.max(0) as u64)
+        .saturating_sub(Duration::from_secs(2));
+    let deadline = tokio::time::sleep(longest);
+    tokio::pin!(deadline);
+    let (code, reason) = loop {
+        let frame = tokio::select! {
+            _ = &mut deadline => break (
+                close::TIMED_OUT,
+                format!("The session reached its longest length, {} s.", longest.as_secs()),
+            ),
+            frame = tokio::time::timeout(idle, incoming.recv()), if !finishing => frame,
+            event = events.recv() => {
+                match event {
+                    Some(e) => {
+                        if !say(e) {
+                            break (close::BAD_MESSAGE, "The client did not read its events.".to_owned());
+                        }
+                        continue;
+                    }
+                    // The engine stopped: finished, or cancelled.
+                    None => break (close::NORMAL, "The session ended.".to_owned()),
+                }
+            }
+        };
+        let command = match frame {
+            Err(_) => {
+                break (
+                    close::TIMED_OUT,
+                    format!("No audio for {} s.", idle.as_secs()),
+                )
+            }
+            Ok(None) => break (close::NORMAL, "The client left.".to_owned()),
+            Ok(Some(Incoming::Binary(bytes))) => {
+                if bytes.len() % 2 != 0 || bytes.len() > MAX_FRAME_BYTES {
+                    break (
+                        close::BAD_MESSAGE,
+                        format!("A binary frame is 16-bit PCM: an even number of bytes, at most {MAX_FRAME_BYTES}."),
+                    );
+                }
+                let samples = pcm16(&bytes);
+                received += samples.len();
+                let seconds = received as f64 / f64::from(req.sample_rate);
+                if seconds + HOLD_AHEAD / 3.0 > held {
+                    held = seconds + HOLD_AHEAD;
+                    if ctx.meter(held).await.is_err() {
+                        break (
+                            close::NO_CREDITS,
+                            format!("The balance does not cover more sound; {seconds:.1} s were charged."),
+                        );
+                    }
+                }
+                Command::Audio(resample(&samples, req.sample_rate, RATE as u32))
+            }
+            Ok(Some(Incoming::Text(text))) => match control(&text) {
+                Some(Control::Commit) => Command::Commit,
+                Some(Control::Finish) => {
+                    finishing = true;
+                    Command::Finish
+                }
+                None => {
+                    break (
+                        close::BAD_MESSAGE,
+                        "A text frame is {\"type\":\"commit\"} or {\"type\":\"finish\"}."
+                            .to_owned(),
+                    )
+                }
+            },
+        };
+        match commands.try_send(command) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_)) => {
+                break (
+                    close::OVERLOADED,
+                    "The recogniser fell too far behind the sound; try again later.".to_owned(),
+                )
+            }
+            Err(TrySendError::Disconnected(_)) => {
+                break (close::INTERNAL, "The recogniser stopped.".to_owned())
+            }
+        }
+        if ctx.is_cancelled() {
+            break (close::NORMAL, "The session was cancelled.".to_owned());
+        }
+    };
+    // The engine stops at its next check (it sees the queue closed).
+    drop(commands);
+    let turns = if code == close::NORMAL && finishing {
+        // Its last events (the final commit) go out before the close.
+        while let Some(e) = events.recv().await {
+            say(e);
+        }
+        engine.await.unwrap_or(0)
+    } else {
+        ctx.scope().cancel();
+        engine.await.unwrap_or(0)
+    };
+    let seconds = received as f64 / f64::from(req.sample_rate);
+    say(json!({"type": "session.ended", "seconds": seconds, "turns": turns}));
+    let _ = outgoing.try_send(Outgoing::Close(code, reason.clone()));
+    Ended {
+        code,
+        reason,
+        seconds,
+        turns,
+    }
+}
+
+enum Control {
+    Commit,
+    Finish,
+}
+
+fn control(text: &str) -> Option<Control> {
+    let v: Value = serde_json::from_str(text).ok()?;
+    match v.get("type")?.as_str()? {
+        "commit" => Some(Control::Commit),
+        "finish" => Some(Control::Finish),
+        _ => None,
+    }
+}
+
+/// 16-bit little-endian PCM as samples in [-1, 1).
+fn pcm16(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(2)
+        .map(|b| f32::from(i16::from_le_bytes([b[0], b[1]])) / 32768.0)
+        .collect()
+}
+
+/// The engine's side: the sound heard since the last turn ended, the
+/// detector's view of it, and the turn being spoken.
+struct Turns<'a> {
+    req: &'a LiveSttRequest,
+    model: &'a dyn SpeechToText,
+    catalog: &'a SttCatalog,
+    events: &'a mpsc::UnboundedSender<Value>,
+    /// 16-kHz sound from session sample `base`.
+    audio: Vec<f32>,
+    base: usize,
+    /// Frames of `audio` the detector has scored, and whether each is speech.
+    speech: Vec<bool>,
+    on: bool,
+    /// Where the turn starts in `audio`, once speech was heard.
+    turn: Option<usize>,
+    /// The last speech frame's end in `audio`.
+    last_speech: usize,
+    /// `audio`'s length at the last partial decode.
+    decoded_at: usize,
+    previous: Vec<String>,
+    committed: usize,
+}
+
+impl<'a> Turns<'a> {
+    fn new(
+        req: &'a LiveSttRequest,
+        model: &'a dyn SpeechToText,
+        catalog: &'a SttCatalog,
+        events: &'a mpsc::UnboundedSender<Value>,
+    ) -> Self {
+        Self {
+            req,
+            model,
+            catalog,
+            events,
+            audio: Vec::new(),
+            base: 0,
+            speech: Vec::new(),
+            on: false,
+            turn: None,
+            last_speech: 0,
+            decoded_at: 0,
+            previous: Vec::new(),
+            committed: 0,
+        }
+    }
+
+    fn run(&mut self, queue: Receiver<Command>, stopped: &dyn Fn() -> bool) {
+        loop {
+            if stopped() {
+                return;
+            }
+            match queue.recv_timeout(Duration::from_millis(100)) {
+                Ok(Command::Audio(samples)) => {
+                    self.audio.extend_from_slice(&samples);
+                    // Whatever else waits is read before any decode.
+                    let mut waiting = Vec::new();
+                    while let Ok(c) = queue.try_recv() {
+                        waiting.push(c);
+                    }
+                    let mut commit = false;
+                    let mut finish = false;
+                    for c in waiting {
+                        match c {
+                            Command::Audio(more) => self.audio.extend_from_slice(&more),
+                            Command::Commit => commit = true,
+                            Command::Finish => finish = true,
+                        }
+                    }
+                    if commit || finish {
+                        self.commit();
+                    } else {
+                        self.step();
+                    }
+                    if finish {
+                        return;
+                    }
+                }
+                Ok(Command::Commit) => self.commit(),
+                Ok(Command::Finish) => {
+                    self.commit();
+                    return;
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return,
+            }
+        }
+    }
+
+    /// Scores the frames not yet scored (re-reading a few before them),
+    /// up to the first end of a turn: where `silenceMs` of silence follow
+    /// its speech (`vad`), or where it reaches [`MAX_TURN`]. Returns that
+    /// end (a sample of `audio`); the frames after it are scored after
+    /// the commit.
+    fn listen(&mut self) -> Option<usize> {
+        let vad: &dyn Vad = self.catalog.vad();
+        let frames = self.audio.len() / FRAME;
+        if frames <= self.speech.len() {
+            return None;
+        }
+        let from = self.speech.len().saturating_sub(VAD_CONTEXT);
+        let p = vad
+            .probabilities(&self.audio[from * FRAME..frames * FRAME])
+            .ok()?;
+        let quiet = self.req.silence_ms as usize * RATE / 1000;
+        for (k, &prob) in p.iter().enumerate().skip(self.speech.len() - from) {
+            let f = from + k;
+            self.on = if self.on { prob >= OFF } else { prob >= ON };
+            self.speech.push(self.on);
+            if self.on {
+                self.last_speech = (f + 1) * FRAME;
+                if self.turn.is_none() {
+                    self.turn = Some((f * FRAME).saturating_sub(PRE_ROLL));
+                    self.decoded_at = f * FRAME;
+                }
+            }
+            let Some(start) = self.turn else { continue };
+            let at = (f + 1) * FRAME;
+            if self.req.commit == CommitMode::Vad && !self.on && at - self.last_speech >= quiet {
+                return Some((self.last_speech + POST_ROLL).min(at));
+            }
+            if at - start >= MAX_TURN {
+                return Some(at);
+            }
+        }
+        None
+    }
+
+    /// Commits every turn that ended in the sound heard; then, within a
+    /// turn, a partial when enough is new; between turns, sound no turn
+    /// needs is let go.
+    fn step(&mut self) {
+        while let Some(end) = self.listen() {
+            self.commit_to(end);
+        }
+        match self.turn {
+            None => self.forget(
+                self.audio
+                    .len()
+                    .saturating_sub(PRE_ROLL + VAD_CONTEXT * FRAME),
+            ),
+            Some(start) if self.audio.len() >= self.decoded_at + PARTIAL_EVERY => {
+                self.partial(start)
+            }
+            Some(_) => {}
+        }
+    }
+
+    /// The client's commit (or finish): the turns that ended, then the
+    /// rest of what was heard.
+    fn commit(&mut self) {
+        while let Some(end) = self.listen() {
+            self.commit_to(end);
+        }
+        self.commit_to(self.audio.len());
+    }
+
+    fn options(&self, words: bool) -> SttOptions {
+        SttOptions {
+            language: self.req.language.clone(),
+            translate: false,
+            prompt: self.req.prompt.clone(),
+            words,
+        }
+    }
+
+    fn decode(&self, audio: &[f32], words: bool) -> Option<Transcript> {
+        let opts = self.options(words);
+        transcribe(
+            self.model,
+            self.catalog.gate(),
+            self.catalog.vad(),
+            audio,
+            &opts,
+        )
+        .ok()
+    }
+
+    fn partial(&mut self, start: usize) {
+        self.decoded_at = self.audio.len();
+        let Some(t) = self.decode(&self.audio[start..], false) else {
+            return;
+        };
+        let words: Vec<String> = t.text.split_whitespace().map(str::to_owned).collect();
+        let stable = self
+            .previous
+            .iter()
+            .zip(&words)
+            .take_while(|(a, b)| a == b)
+            .count();
+        let _ = self.events.send(json!({
+            "type": "transcript.partial",
+            "turn": self.committed,
+            "text": t.text.trim(),
+            "stableText": words[..stable].join(" "),
+            "start": self.seconds(start),
+        }));
+        self.previous = words;
+    }
+
+    /// Decodes the turn up to `end` whole and sends it; the sound before
+    /// `end` is let go.
+    fn commit_to(&mut self, end: usize) {
+        // A commit without speech heard commits nothing.
+        let Some(start) = self.turn else {
+            self.forget(end.saturating_sub(PRE_ROLL));
+            return;
+        };
+        if let Some(mut t) = self.decode(&self.audio[start..end], self.req.words) {
+            let offset = self.seconds(start);
+            for w in &mut t.words {
+                w.start += offset;
+                w.end += offset;
+            }
+            let text = t.text.trim();
+            if !text.is_empty() {
+                let _ = self.events.send(json!({
+                    "type": "transcript.committed",
+                    "turn": self.committed,
+                    "text": text,
+                    "language": t.language,
+                    "start": offset,
+                    "end": self.seconds(end),
+                    "words": t.words,
+                }));
+                self.committed += 1;
+            }
+        }
+        self.turn = None;
+        self.previous.clear();
+        self.forget(end);
+    }
+
+    /// Seconds of the session at `audio` sample `at`.
+    fn seconds(&self, at: usize) -> f64 {
+        (self.base + at) as f64 / RATE as f64
+    }
+
+    /// Drops `audio` before sample `n` (rounded down to whole frames).
+    fn forget(&mut self, n: usize) {
+        let frames = (n / FRAME).min(self.speech.len());
+        if frames == 0 {
+            return;
+        }
+        let n = frames * FRAME;
+        self.audio.drain(..n);
+        self.speech.drain(..frames);
+        self.base += n;
+        self.last_speech = self.last_speech.saturating_sub(n);
+        self.decoded_at = self.decoded_at.saturating_sub(n);
+        if let Some(t) = self.turn.as_mut() {
+            *t = t.saturating_sub(n);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pcm_is_little_endian_sixteen_bit() {
+        assert_eq!(
+            pcm16(&[0x00, 0x80, 0xff, 0x7f, 0, 0]),
+            vec![-1.0, 32767.0 / 32768.0, 0.0]
+        );
+    }
+
+    #[test]
+    fn control_messages_are_typed() {
+        assert!(matches!(
+            control(r#"{"type":"commit"}"#),
+            Some(Control::Commit)
+        ));
+        assert!(matches!(
+            control(r#"{"type":"finish"}"#),
+            Some(Control::Finish)
+        ));
+        assert!(control(r#"{"type":"other"}"#).is_none());
+        assert!(control("not json").is_none());
+    }
+}

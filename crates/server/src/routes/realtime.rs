@@ -1,0 +1,236 @@
+//! Live sessions over WebSocket. The API process answers the upgrade and
+//! relays the socket to the worker that claimed the session's job; it
+//! never touches an engine, and the frames never pass through the database.
+//!
+//! The upgrade is answered only once the session has a worker: its key
+//! level (the route's), the query, the account's session cap and its
+//! credits (the first hold) are checked, the job created, and a worker with
+//! a free session slot must claim it within [`CLAIM_WITHIN`] (else 503
+//! `no_session_slot`, the hold refunded).
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{Query, State};
+use axum::response::Response;
+use futures::{SinkExt, StreamExt};
+use mediagen_core::job::{Job, JobStatus};
+use mediagen_core::{ApiError, ErrorCode};
+use mediagen_jobs::stt_realtime::LiveSttRequest;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::CloseFrame as RelayClose;
+use tokio_tungstenite::tungstenite::Message as Relayed;
+
+use crate::error::{ApiResult, Error};
+use crate::extract::{Auth, JobOptions};
+use crate::jobs::{create, JobSpec};
+use crate::state::AppState;
+
+/// How long a session waits for a worker to claim it.
+const CLAIM_WITHIN: Duration = Duration::from_secs(10);
+/// The longest a frame waits for the client (or the worker) to take it:
+/// a side that reads no faster ends the session.
+const SEND_WITHIN: Duration = Duration::from_secs(5);
+/// The largest message a client may send (a binary frame of audio).
+const MAX_MESSAGE: usize = 128 * 1024;
+/// Close code: the worker went away; reconnect.
+const WORKER_GONE: u16 = 1012;
+
+/// Live transcription
+///
+/// A WebSocket (`GET` with `Upgrade: websocket`): 16-bit little-endian mono
+/// PCM in binary frames at `sampleRate`, events out as JSON text frames:
+/// `session.started`, `transcript.partial` (`text`, `stableText`: the words
+/// two successive decodes agree on), `transcript.committed` (`text`,
+/// `language`, `start`, `end`, `words`) at each end of turn (after
+/// `silenceMs` of silence with `commit=vad`, or on `{"type":"commit"}`),
+/// `session.ended`. `{"type":"finish"}` commits what is left and closes
+/// (1000). Close codes: 1008 a malformed message, 1011 an internal error,
+/// 1012 the worker went away (reconnect), 1013 the recogniser fell behind,
+/// 4402 the balance ran out (the sound received was charged), 4408 idle for
+/// `session_idle_seconds` or the session's longest length (3600 s) reached.
+/// docs/api.md (Live transcription) has the whole protocol. Price:
+/// `costs."stt.realtime"` credits per second of sound received, rounded
+/// up; 30 s are held at the upgrade and the hold is kept 30 s ahead.
+#[utoipa::path(get, path = "/v1/speech-to-text/realtime", tag = "voice", security(("bearer" = ["write"])),
+    params(mediagen_jobs::stt_realtime::LiveSttQuery),
+    responses((status = 101, description = "Switching to the session's WebSocket"),
+              (status = 400, description = "`invalid_parameter` naming model, language, sampleRate, commit, silenceMs, prompt"),
+              (status = 402, description = "`insufficient_credits`: the first 30 s are not covered"),
+              (status = 426, description = "Not a WebSocket upgrade"),
+              (status = 429, description = "`session_limit_exceeded`"),
+              (status = 503, description = "`no_session_slot`")))]
+pub async fn live_stt(
+    State(state): State<AppState>,
+    auth: Auth,
+    Query(fields): Query<HashMap<String, String>>,
+    upgrade: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
+) -> ApiResult<Response> {
+    // The query's types first (400), then the upgrade (426), then what
+    // the query asks of this server.
+    let query = LiveSttRequest::query(&fields)?;
+    let upgrade = upgrade.map_err(|_| {
+        ApiError::new(ErrorCode::UpgradeRequired)
+            .with_message("This is a WebSocket: send `Upgrade: websocket`.")
+    })?;
+    let request = LiveSttRequest::parse(
+        query,
+        state.catalog.as_ref(),
+        state.config.session_idle_seconds,
+    )?;
+    open(&state, &auth, JobSpec::of(&request, false)?, upgrade).await
+}
+
+/// Checks the account's cap, creates the session's job, waits for a worker
+/// to claim it and connects to that worker; then answers the upgrade and
+/// relays until either side ends.
+async fn open(
+    state: &AppState,
+    auth: &Auth,
+    spec: JobSpec,
+    upgrade: WebSocketUpgrade,
+) -> ApiResult<Response> {
+    let limit = state.config.max_sessions_per_account;
+    if state.db.open_sessions(&auth.account_id).await? >= limit {
+        return Err(Error::from(
+            ApiError::new(ErrorCode::SessionLimitExceeded)
+                .with_message(format!("The account already holds {limit} live sessions."))
+                .with_detail("limit", limit),
+        )
+        .with_retry_after(1));
+    }
+    let opts = JobOptions {
+        respond_async: true,
+        idempotency_key: None,
+        webhook_url: None,
+    };
+    let (job, _) = create(state, auth, opts, spec).await?;
+    state.events.job_submitted();
+    let worker = match connect(state, &job).await {
+        Some(w) => w,
+        None => {
+            state.db.cancel_job(&auth.account_id, &job.id).await?;
+            return Err(Error::from(ApiError::new(ErrorCode::NoSessionSlot)).with_retry_after(2));
+        }
+    };
+    // The worker ends the job (and settles it) when the relay ends; one
+    // that died leaves it to its lease.
+    Ok(upgrade
+        .max_message_size(MAX_MESSAGE)
+        .on_upgrade(move |client| relay(client, worker)))
+}
+
+type WorkerSocket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// The worker's relay socket once one claimed `job`, or `None` when none
+/// did in time (or its listener could not be reached).
+async fn connect(state: &AppState, job: &Job) -> Option<WorkerSocket> {
+    let started = std::time::Instant::now();
+    let address = loop {
+        let current = state.db.job_by_id(&job.id).await.ok()??;
+        if current.status == JobStatus::Processing {
+            if let Ok(Some(address)) = state.db.session_address(&job.id).await {
+                break address;
+            }
+        } else if current.status != JobStatus::Queued {
+            return None;
+        }
+        if started.elapsed() > CLAIM_WITHIN {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    };
+    let now = mediagen_core::time::now_ms() / 1000;
+    let path = mediagen_worker::session::relay_path(&state.signer, &job.id, now);
+    let url = format!("ws://{address}{path}");
+    match tokio_tungstenite::connect_async(url.as_str()).await {
+        Ok((socket, _)) => Some(socket),
+        Err(e) => {
+            tracing::warn!(error = %e, %address, "the session's worker could not be reached");
+            None
+        }
+    }
+}
+
+/// Moves frames between the client and the worker until either ends. A
+/// worker that ends without a close of its own closes the client with
+/// 1012 (reconnect).
+async fn relay(mut client: WebSocket, worker: WorkerSocket) {
+    let (mut to_worker, mut from_worker) = worker.split();
+    loop {
+        tokio::select! {
+            frame = client.recv() => {
+                let relayed = match frame {
+                    Some(Ok(Message::Binary(b))) => Relayed::Binary(b),
+                    Some(Ok(Message::Text(t))) => Relayed::Text(t.as_str().into()),
+                    Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
+                    Some(Ok(Message::Close(_)) | Err(_)) | None => {
+                        let _ = to_worker.send(Relayed::Close(None)).await;
+                        return;
+                    }
+                };
+                if !matches!(tokio::time::timeout(SEND_WITHIN, to_worker.send(relayed)).await, Ok(Ok(()))) {
+                    // The worker may have ended the session as this frame
+                    // went: its close says why.
+                    let (code, reason) = last_close(&mut from_worker).await;
+                    let _ = close(&mut client, code, &reason).await;
+                    return;
+                }
+            }
+            frame = from_worker.next() => {
+                let message = match frame {
+                    Some(Ok(Relayed::Text(t))) => Message::Text(t.as_str().into()),
+                    Some(Ok(Relayed::Close(Some(c)))) => {
+                        let _ = close(&mut client, u16::from(c.code), &c.reason).await;
+                        return;
+                    }
+                    Some(Ok(Relayed::Binary(b))) => Message::Binary(b),
+                    Some(Ok(_)) => continue,
+                    Some(Err(_)) | None => {
+                        let _ = close(&mut client, WORKER_GONE, "The session's worker went away; reconnect.").await;
+                        return;
+                    }
+                };
+                if !matches!(tokio::time::timeout(SEND_WITHIN, client.send(message)).await, Ok(Ok(()))) {
+                    let _ = to_worker
+                        .send(Relayed::Close(Some(RelayClose { code: CloseCode::Normal, reason: "".into() })))
+                        .await;
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// The close the worker sent last, read within a second; a worker that
+/// sent none went away.
+async fn last_close(from_worker: &mut futures::stream::SplitStream<WorkerSocket>) -> (u16, String) {
+    let gone = (
+        WORKER_GONE,
+        "The session's worker went away; reconnect.".to_owned(),
+    );
+    let read = async {
+        while let Some(frame) = from_worker.next().await {
+            match frame {
+                Ok(Relayed::Close(Some(c))) => return (u16::from(c.code), c.reason.to_string()),
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        gone.clone()
+    };
+    tokio::time::timeout(Duration::from_secs(1), read)
+        .await
+        .unwrap_or(gone)
+}
+
+async fn close(client: &mut WebSocket, code: u16, reason: &str) -> Result<(), axum::Error> {
+    client
+        .send(Message::Close(Some(CloseFrame {
+            code,
+            reason: reason.into(),
+        })))
+        .await
+}
