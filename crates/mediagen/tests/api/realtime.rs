@@ -220,13 +220,44 @@ async fn the_upgrade_is_refused_as_the_api_refuses() {
     let r = app.get("/v1/speech-to-text/realtime", &key).await;
     assert_eq!(r.status().as_u16(), 426);
     // The account's cap: a second session at once is refused.
-    let first = connect(&app, &key, "").await.expect("the first session");
+    let mut first = connect(&app, &key, "").await.expect("the first session");
     let (status, body) = connect(&app, &key, "").await.err().unwrap();
     assert_eq!(
         (status, body["error"]["code"].as_str()),
         (429, Some("session_limit_exceeded")),
         "{body}"
     );
+    // The session is its account's job: another account's key gets 404.
+    let started: Value = match first.next().await.unwrap().unwrap() {
+        Message::Text(t) => serde_json::from_str(t.as_str()).unwrap(),
+        other => panic!("{other:?}"),
+    };
+    let id = started["sessionId"].as_str().unwrap().to_owned();
+    let (_, other) = app.account(1_000, "write").await;
+    let path = format!("/v1/jobs/{id}");
+    assert_eq!(app.get(&path, &other).await.status().as_u16(), 404);
+    assert_eq!(app.get(&path, &key).await.status().as_u16(), 200);
+    // The worker's relay listener takes only the API's signed relay of a
+    // session it waits for: a forged signature is refused, and so is a
+    // rightly signed relay of a session already relayed.
+    let job = mediagen_core::JobId::parse(&id).unwrap();
+    let address = app.state.db.session_address(&job).await.unwrap();
+    let address = address.expect("the worker's relay address");
+    let now = mediagen_core::time::now_ms() / 1000;
+    let signed = mediagen_worker::session::relay_path(&app.state.signer, &job, now);
+    let forged = format!(
+        "/sessions/{id}?expires={}&signature={}",
+        now + 60,
+        "00".repeat(32)
+    );
+    for (path, status) in [(forged, 403), (signed, 404)] {
+        match tokio_tungstenite::connect_async(format!("ws://{address}{path}")).await {
+            Err(tokio_tungstenite::tungstenite::Error::Http(r)) => {
+                assert_eq!(r.status().as_u16(), status, "{path}")
+            }
+            other => panic!("the relay listener took {path}: {:?}", other.map(|_| ())),
+        }
+    }
     drop(first);
     // Less than the first hold's 30 s: 402, before any upgrade.
     let (_, poor) = app.account(10, "write").await;
