@@ -84,7 +84,7 @@ impl LiveSttRequest {
     /// the silence's range, the prompt's length); errors name the
     /// parameter.
     pub fn query(fields: &HashMap<String, String>) -> Result<LiveSttQuery, ApiError> {
-        let q: LiveSttQuery = mediagen_core::form::from_fields(fields)?;
+        let mut q: LiveSttQuery = mediagen_core::form::from_fields(fields)?;
         if q.sample_rate.is_some_and(|r| !SAMPLE_RATES.contains(&r)) {
             let rates: Vec<String> = SAMPLE_RATES.iter().map(u32::to_string).collect();
             return Err(ApiError::invalid_parameter(
@@ -107,7 +107,7 @@ impl LiveSttRequest {
                 "must be from 200 to 5000",
             ));
         }
-        vocabulary(q.prompt.clone())?;
+        q.prompt = vocabulary(q.prompt)?;
         Ok(q)
     }
 
@@ -130,7 +130,7 @@ impl LiveSttRequest {
             sample_rate: q.sample_rate.unwrap_or(16_000),
             commit,
             silence_ms: q.silence_ms.unwrap_or(700),
-            prompt: vocabulary(q.prompt)?,
+            prompt: q.prompt,
             words: q.words.unwrap_or(true),
             idle_seconds,
         })

@@ -6,8 +6,9 @@
 //! word times in session seconds).
 //!
 //! The work is bounded whatever the client sends: a turn is decoded for a
-//! partial only when half a second more of it has arrived and the last
-//! decode is done (so decodes never queue), a turn is committed at 28 s at
+//! partial only when the last decode is done and more of it has arrived
+//! (half a second, and a sixth of the turn so far, so its partials add up
+//! to a few times its length however the sound is paced), a turn is committed at 28 s at
 //! the latest, and the sound waiting for the engine is capped (past it the
 //! session ends, `1013`). The session is charged per second received, its
 //! hold kept [`HOLD_AHEAD`] seconds ahead of the sound.
@@ -294,6 +295,9 @@ struct Turns<'a> {
     /// `audio`'s length at the last partial decode.
     decoded_at: usize,
     previous: Vec<String>,
+    /// The turn's language once a decode found it (when none was given):
+    /// its later decodes do not detect it again.
+    heard_in: Option<String>,
     committed: usize,
 }
 
@@ -317,6 +321,7 @@ impl<'a> Turns<'a> {
             last_speech: 0,
             decoded_at: 0,
             previous: Vec::new(),
+            heard_in: None,
             committed: 0,
         }
     }
@@ -415,7 +420,13 @@ impl<'a> Turns<'a> {
                     .len()
                     .saturating_sub(PRE_ROLL + VAD_CONTEXT * FRAME),
             ),
-            Some(start) if self.audio.len() >= self.decoded_at + PARTIAL_EVERY => {
+            // Half a second new, and a sixth of the turn: a turn's partial
+            // decodes add up to a few times its length, however the sound
+            // is paced.
+            Some(start)
+                if self.audio.len()
+                    >= self.decoded_at + PARTIAL_EVERY.max((self.audio.len() - start) / 6) =>
+            {
                 self.partial(start)
             }
             Some(_) => {}
@@ -433,7 +444,7 @@ impl<'a> Turns<'a> {
 
     fn options(&self, words: bool) -> SttOptions {
         SttOptions {
-            language: self.req.language.clone(),
+            language: self.req.language.clone().or_else(|| self.heard_in.clone()),
             translate: false,
             prompt: self.req.prompt.clone(),
             words,
@@ -472,6 +483,7 @@ impl<'a> Turns<'a> {
             "start": self.seconds(start),
         }));
         self.previous = words;
+        self.heard_in = Some(t.language);
     }
 
     /// Decodes the turn up to `end` whole and sends it; the sound before
@@ -504,6 +516,7 @@ impl<'a> Turns<'a> {
         }
         self.turn = None;
         self.previous.clear();
+        self.heard_in = None;
         self.forget(end);
     }
 
