@@ -65,6 +65,7 @@ error_codes! {
     ConcurrentJobsLimitExceeded => (429, "concurrent_jobs_limit_exceeded", "The account has too many jobs queued or running. Wait for one to finish."),
     ConnectionLimitExceeded => (429, "connection_limit_exceeded", "The account holds too many open connections. Reuse or close some, then retry."),
     SessionLimitExceeded => (429, "session_limit_exceeded", "The account holds as many live sessions as it may. Close one, then retry."),
+    TokenLimitExceeded => (429, "token_limit_exceeded", "The account holds as many unused session tokens as it may. Use some or let them expire, then retry."),
     UpgradeRequired => (426, "upgrade_required", "This route is a WebSocket: send the upgrade headers."),
     NoSessionSlot => (503, "no_session_slot", "No worker has a free slot for a live session now. Retry shortly."),
     NoAudio => (422, "no_audio", "The file has no sound to work on."),

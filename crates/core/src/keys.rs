@@ -95,10 +95,31 @@ fn checksum(body: &str) -> String {
 
 /// True when `key` has the right length, prefix, alphabet and checksum.
 pub fn is_well_formed(key: &str) -> bool {
-    if key.len() != KEY_LEN || !key.starts_with(KEY_PREFIX) {
+    checked(key, KEY_PREFIX)
+}
+
+/// The readable prefix of a single-use session token (`POST /v1/tokens`):
+/// a token is shaped as a key is, under its own prefix, so neither can be
+/// taken for the other.
+pub const TOKEN_PREFIX: &str = "mg_tok_";
+
+/// A new single-use session token (only its hash is stored).
+pub fn generate_token() -> String {
+    let body = random_base62(BODY_LEN);
+    let sum = checksum(&body);
+    format!("{TOKEN_PREFIX}{body}{sum}")
+}
+
+/// True when `token` is shaped as a session token.
+pub fn is_token(token: &str) -> bool {
+    checked(token, TOKEN_PREFIX)
+}
+
+fn checked(key: &str, prefix: &str) -> bool {
+    if key.len() != prefix.len() + BODY_LEN + CHECKSUM_LEN || !key.starts_with(prefix) {
         return false;
     }
-    let rest = &key[KEY_PREFIX.len()..];
+    let rest = &key[prefix.len()..];
     if !rest.bytes().all(|b| b.is_ascii_alphanumeric()) {
         return false;
     }
@@ -121,6 +142,19 @@ pub fn hashes_match(a: &str, b: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tokens_and_keys_are_told_apart() {
+        let t = generate_token();
+        assert!(t.starts_with("mg_tok_"));
+        assert!(is_token(&t));
+        assert!(!is_well_formed(&t));
+        let k = ApiKeySecret::generate();
+        assert!(!is_token(k.expose()));
+        let mut typo = t.clone();
+        typo.replace_range(10..11, if &t[10..11] == "a" { "b" } else { "a" });
+        assert!(!is_token(&typo));
+    }
 
     #[test]
     fn generated_keys_are_64_chars_and_well_formed() {

@@ -148,6 +148,11 @@ impl JobKind {
         matches!(self, JobKind::SttRealtime)
     }
 
+    /// The kinds of live sessions.
+    pub fn sessions() -> impl Iterator<Item = JobKind> {
+        JobKind::ALL.into_iter().filter(|k| k.is_session())
+    }
+
     /// The kind named `name`.
     pub fn parse(name: &str) -> Option<JobKind> {
         JobKind::ALL.into_iter().find(|k| k.name() == name)

@@ -40,6 +40,9 @@ const PRE_ROLL: usize = RATE * 3 / 10;
 const POST_ROLL: usize = RATE / 5;
 /// Frames of context the detector re-reads before the new ones.
 const VAD_CONTEXT: usize = 30;
+/// Frames the detector scores at a time (128 ms).
+const VAD_BLOCK: usize = 4;
+
 /// Audio frames waiting for the engine; past this the session ends.
 const QUEUED: usize = 512;
 /// The largest binary frame taken (bytes: 1 s of 48 kHz audio).
@@ -52,16 +55,6 @@ const OFF: f32 = 0.35;
 /// How long the worker waits for the API's relay after the claim.
 const RELAY_WITHIN: Duration = Duration::from_secs(10);
 
-/// WebSocket close codes of a session (docs/api.md, Live transcription).
-pub mod close {
-    pub const NORMAL: u16 = 1000;
-    pub const BAD_MESSAGE: u16 = 1008;
-    pub const INTERNAL: u16 = 1011;
-    pub const OVERLOADED: u16 = 1013;
-    pub const NO_CREDITS: u16 = 4402;
-    pub const TIMED_OUT: u16 = 4408;
-}
-
 pub struct LiveSttPipeline {
     pub catalog: Arc<SttCatalog>,
 }
@@ -72,6 +65,10 @@ enum Command {
     Commit,
     /// Commit what is left, then stop.
     Finish,
+    /// New settings from now on.
+    Update(SessionUpdate),
+    /// Drop the turn being spoken.
+    Clear,
 }
 
 /// How a session ended.
@@ -121,25 +118,21 @@ async fn run(
         mut incoming,
         outgoing,
     } = link;
+    let catalog_multilingual = model.multilingual();
     let (commands, queue) = sync_channel::<Command>(QUEUED);
     let (events_tx, mut events) = mpsc::unbounded_channel::<Value>();
     let engine = {
         let (req, ctx2) = (req.clone(), ctx.clone());
         ctx.blocking(move || {
-            let mut turns = Turns::new(&req, model.as_ref(), &catalog, &events_tx);
+            let mut turns = Turns::new(req, model.as_ref(), &catalog, &events_tx);
             turns.run(queue, &|| ctx2.is_cancelled());
             turns.committed
         })
     };
     let say = |event: Value| outgoing.try_send(Outgoing::Text(event.to_string())).is_ok();
-    say(json!({
-        "type": "session.started",
-        "sessionId": ctx.job.id.as_str(),
-        "model": req.model,
-        "language": req.language,
-        "sampleRate": req.sample_rate,
-        "commit": req.commit,
-    }));
+    say(settings("session.started", ctx.job.id.as_str(), req));
+    let mut current = req.clone();
+    let multilingual = catalog_multilingual;
     let idle = Duration::from_secs_f64(req.idle_seconds.max(1.0));
     let mut received = 0usize;
     let mut held = HOLD_AHEAD;
@@ -199,20 +192,47 @@ async fn run(
                 }
                 Command::Audio(resample(&samples, req.sample_rate, RATE as u32))
             }
-            Ok(Some(Incoming::Text(text))) => match control(&text) {
-                Some(Control::Commit) => Command::Commit,
-                Some(Control::Finish) => {
-                    finishing = true;
-                    Command::Finish
-                }
-                None => {
-                    break (
+            Ok(Some(Incoming::Text(text))) => {
+                match control(&text) {
+                    Some(Control::Commit) => Command::Commit,
+                    Some(Control::Finish) => {
+                        finishing = true;
+                        Command::Finish
+                    }
+                    Some(Control::Clear) => {
+                        say(json!({"type": "cleared"}));
+                        Command::Clear
+                    }
+                    Some(Control::Update(message)) => {
+                        match SessionUpdate::parse(
+                            &message,
+                            &mediagen_speech::stt::languages(),
+                            multilingual,
+                        ) {
+                            Ok(update) => {
+                                update.apply(&mut current);
+                                say(settings("session.updated", ctx.job.id.as_str(), &current));
+                                Command::Update(update)
+                            }
+                            Err(e) => {
+                                // A refused update leaves the session as it was.
+                                say(json!({
+                                    "type": "error",
+                                    "code": e.code.as_str(),
+                                    "param": e.details.get("parameter"),
+                                    "message": e.message,
+                                }));
+                                continue;
+                            }
+                        }
+                    }
+                    None => break (
                         close::BAD_MESSAGE,
-                        "A text frame is {\"type\":\"commit\"} or {\"type\":\"finish\"}."
+                        "A text frame is a JSON message of type commit, finish, clear or update."
                             .to_owned(),
-                    )
+                    ),
                 }
-            },
+            }
         };
         match commands.try_send(command) {
             Ok(()) => {}
@@ -256,6 +276,8 @@ async fn run(
 enum Control {
     Commit,
     Finish,
+    Update(Value),
+    Clear,
 }
 
 fn control(text: &str) -> Option<Control> {
@@ -263,8 +285,25 @@ fn control(text: &str) -> Option<Control> {
     match v.get("type")?.as_str()? {
         "commit" => Some(Control::Commit),
         "finish" => Some(Control::Finish),
+        "clear" => Some(Control::Clear),
+        "update" => Some(Control::Update(v)),
         _ => None,
     }
+}
+
+/// The settings a session runs with, as its `session.started` and
+/// `session.updated` events state them.
+fn settings(kind: &str, id: &str, req: &LiveSttRequest) -> Value {
+    json!({
+        "type": kind,
+        "sessionId": id,
+        "model": req.model,
+        "language": req.language,
+        "sampleRate": req.sample_rate,
+        "commit": req.commit,
+        "silenceMs": req.silence_ms,
+        "prompt": req.prompt,
+    })
 }
 
 /// 16-bit little-endian PCM as samples in [-1, 1).
@@ -278,7 +317,7 @@ fn pcm16(bytes: &[u8]) -> Vec<f32> {
 /// The engine's side: the sound heard since the last turn ended, the
 /// detector's view of it, and the turn being spoken.
 struct Turns<'a> {
-    req: &'a LiveSttRequest,
+    req: LiveSttRequest,
     model: &'a dyn SpeechToText,
     catalog: &'a SttCatalog,
     events: &'a mpsc::UnboundedSender<Value>,
@@ -303,7 +342,7 @@ struct Turns<'a> {
 
 impl<'a> Turns<'a> {
     fn new(
-        req: &'a LiveSttRequest,
+        req: LiveSttRequest,
         model: &'a dyn SpeechToText,
         catalog: &'a SttCatalog,
         events: &'a mpsc::UnboundedSender<Value>,
@@ -331,41 +370,50 @@ impl<'a> Turns<'a> {
             if stopped() {
                 return;
             }
-            match queue.recv_timeout(Duration::from_millis(100)) {
-                Ok(Command::Audio(samples)) => {
-                    self.audio.extend_from_slice(&samples);
-                    // Whatever else waits is read before any decode.
-                    let mut waiting = Vec::new();
-                    while let Ok(c) = queue.try_recv() {
-                        waiting.push(c);
+            let first = match queue.recv_timeout(Duration::from_millis(100)) {
+                Ok(c) => c,
+                Err(RecvTimeoutError::Timeout) => continue,
+                Err(RecvTimeoutError::Disconnected) => return,
+            };
+            // Whatever else waits is read before any decode, in order.
+            let mut batch = vec![first];
+            while let Ok(c) = queue.try_recv() {
+                batch.push(c);
+            }
+            let mut heard = false;
+            for command in batch {
+                match command {
+                    Command::Audio(samples) => {
+                        self.audio.extend_from_slice(&samples);
+                        heard = true;
                     }
-                    let mut commit = false;
-                    let mut finish = false;
-                    for c in waiting {
-                        match c {
-                            Command::Audio(more) => self.audio.extend_from_slice(&more),
-                            Command::Commit => commit = true,
-                            Command::Finish => finish = true,
-                        }
-                    }
-                    if commit || finish {
+                    Command::Commit => {
                         self.commit();
-                    } else {
-                        self.step();
+                        heard = false;
                     }
-                    if finish {
+                    Command::Finish => {
+                        self.commit();
                         return;
                     }
+                    Command::Update(update) => update.apply(&mut self.req),
+                    Command::Clear => {
+                        self.clear();
+                        heard = false;
+                    }
                 }
-                Ok(Command::Commit) => self.commit(),
-                Ok(Command::Finish) => {
-                    self.commit();
-                    return;
-                }
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => return,
+            }
+            if heard {
+                self.step();
             }
         }
+    }
+
+    /// Drops the turn being spoken and the sound heard so far.
+    fn clear(&mut self) {
+        self.turn = None;
+        self.previous.clear();
+        self.heard_in = None;
+        self.forget(self.audio.len());
     }
 
     /// Scores the frames not yet scored (re-reading a few before them),
@@ -375,33 +423,35 @@ impl<'a> Turns<'a> {
     /// the commit.
     fn listen(&mut self) -> Option<usize> {
         let vad: &dyn Vad = self.catalog.vad();
-        let frames = self.audio.len() / FRAME;
-        if frames <= self.speech.len() {
-            return None;
-        }
-        let from = self.speech.len().saturating_sub(VAD_CONTEXT);
-        let p = vad
-            .probabilities(&self.audio[from * FRAME..frames * FRAME])
-            .ok()?;
         let quiet = self.req.silence_ms as usize * RATE / 1000;
-        for (k, &prob) in p.iter().enumerate().skip(self.speech.len() - from) {
-            let f = from + k;
-            self.on = if self.on { prob >= OFF } else { prob >= ON };
-            self.speech.push(self.on);
-            if self.on {
-                self.last_speech = (f + 1) * FRAME;
-                if self.turn.is_none() {
-                    self.turn = Some((f * FRAME).saturating_sub(PRE_ROLL));
-                    self.decoded_at = f * FRAME;
+        // Block by block, each read with the same context before it: a
+        // frame's score is the same however the sound arrived.
+        while self.speech.len() + VAD_BLOCK <= self.audio.len() / FRAME {
+            let first = self.speech.len();
+            let from = first.saturating_sub(VAD_CONTEXT);
+            let p = vad
+                .probabilities(&self.audio[from * FRAME..(first + VAD_BLOCK) * FRAME])
+                .ok()?;
+            for (k, &prob) in p.iter().enumerate().skip(first - from) {
+                let f = from + k;
+                self.on = if self.on { prob >= OFF } else { prob >= ON };
+                self.speech.push(self.on);
+                if self.on {
+                    self.last_speech = (f + 1) * FRAME;
+                    if self.turn.is_none() {
+                        self.turn = Some((f * FRAME).saturating_sub(PRE_ROLL));
+                        self.decoded_at = f * FRAME;
+                    }
                 }
-            }
-            let Some(start) = self.turn else { continue };
-            let at = (f + 1) * FRAME;
-            if self.req.commit == CommitMode::Vad && !self.on && at - self.last_speech >= quiet {
-                return Some((self.last_speech + POST_ROLL).min(at));
-            }
-            if at - start >= MAX_TURN {
-                return Some(at);
+                let Some(start) = self.turn else { continue };
+                let at = (f + 1) * FRAME;
+                if self.req.commit == CommitMode::Vad && !self.on && at - self.last_speech >= quiet
+                {
+                    return Some((self.last_speech + POST_ROLL).min(at));
+                }
+                if at - start >= MAX_TURN {
+                    return Some(at);
+                }
             }
         }
         None

@@ -31,7 +31,7 @@ use crate::middleware;
 use crate::ratelimit::RateLimiter;
 use crate::routes::{
     account, accounts, avatars, blobs, dubbing, elevenlabs, files, image, jobs, keys, models,
-    openai, previews, realtime, reference, sound, stt, system, test_jobs, tts, video,
+    openai, previews, realtime, reference, sound, stt, system, test_jobs, tokens, tts, video,
     voice_changer, voices, webapp, webhooks,
 };
 use crate::state::{AppState, Inner};
@@ -329,6 +329,17 @@ struct Route {
     path: &'static str,
     level: Level,
     handler: MethodRouter<AppState>,
+    /// The kind of live session the route opens, where a single-use token
+    /// of that kind may stand in for the key.
+    token: Option<JobKind>,
+}
+
+impl Route {
+    /// The route also takes a single-use token for a session of `kind`.
+    fn or_token(mut self, kind: JobKind) -> Self {
+        self.token = Some(kind);
+        self
+    }
 }
 
 /// A route answering `method` (see [`get`], [`post`], [`patch`], [`delete`]).
@@ -343,6 +354,7 @@ where
         path,
         level,
         handler: on(filter, handler),
+        token: None,
     }
 }
 
@@ -377,9 +389,11 @@ fn v1_routes(test_jobs: bool) -> Vec<Route> {
         post("/audio/transcriptions", Write, openai::transcriptions),
         post("/audio/translations", Write, openai::translations),
         post("/images/generations", Write, openai::generations),
+        get("/realtime", Write, openai::transcription_session).or_token(JobKind::SttRealtime),
         post("/speech-to-text", Write, stt::create),
         get("/speech-to-text/languages", Read, stt::languages),
-        get("/speech-to-text/realtime", Write, realtime::live_stt),
+        get("/speech-to-text/realtime", Write, realtime::live_stt).or_token(JobKind::SttRealtime),
+        post("/tokens", Write, tokens::create),
         post("/video/trim", Write, video::trim),
         post("/sound-generation", Write, sound::create),
         get("/sound-generation/vocabulary", Read, sound::vocabulary),
@@ -447,6 +461,17 @@ fn elevenlabs_routes() -> Vec<Route> {
         post(TIMED, Write, speech::with_timestamps),
         post(STREAMED_TIMED, Write, speech::with_timestamps),
         post("/speech-to-text", Write, speech::transcribe),
+        get(
+            "/speech-to-text/realtime",
+            Write,
+            elevenlabs::realtime::live_stt,
+        )
+        .or_token(JobKind::SttRealtime),
+        post(
+            "/single-use-token/{token_type}",
+            Write,
+            elevenlabs::realtime::token,
+        ),
         post("/sound-generation", Write, speech::sound),
         get("/voices", Read, elevenlabs::voices::list),
         get("/voices/{voice_id}", Read, elevenlabs::voices::get),
@@ -475,25 +500,28 @@ pub fn route_levels(test_jobs: bool) -> Vec<(String, String, Level)> {
     out
 }
 
-/// A family's routes, each behind its level check and then the
-/// idempotency replay: a key that may not call a route gets its 403 before
-/// any replay, cache or body parsing.
+/// A family's routes, each behind authentication (with the credentials
+/// it takes), its level check and then the idempotency replay: a key that
+/// may not call a route gets its 403 before any replay, cache or body
+/// parsing.
 fn family(state: &AppState, routes: Vec<Route>) -> Router<AppState> {
     routes.into_iter().fold(Router::new(), |router, r| {
+        let gate = middleware::Gate {
+            state: state.clone(),
+            token: r.token,
+        };
         let handler = r
             .handler
             .layer(from_fn_with_state(state.clone(), middleware::idempotency))
-            .layer(from_fn_with_state(r.level, middleware::require_level));
+            .layer(from_fn_with_state(r.level, middleware::require_level))
+            .layer(from_fn_with_state(gate, middleware::authenticate));
         router.route(r.path, handler)
     })
 }
 
 fn router(state: AppState) -> Router {
-    let v1 = family(&state, v1_routes(state.config.enable_test_jobs))
-        .route_layer(from_fn_with_state(state.clone(), middleware::authenticate));
-    let eleven = family(&state, elevenlabs_routes())
-        .route_layer(from_fn_with_state(state.clone(), middleware::authenticate))
-        .route_layer(from_fn(elevenlabs::xi_api_key));
+    let v1 = family(&state, v1_routes(state.config.enable_test_jobs));
+    let eleven = family(&state, elevenlabs_routes()).route_layer(from_fn(elevenlabs::xi_api_key));
     Router::new()
         .nest("/v1", v1)
         .nest("/elevenlabs/v1", eleven)
@@ -511,7 +539,10 @@ fn router(state: AppState) -> Router {
             "/metrics",
             routing::get(system::operator_metrics)
                 .route_layer(from_fn_with_state(Level::Admin, middleware::require_level))
-                .route_layer(from_fn_with_state(state.clone(), middleware::authenticate)),
+                .route_layer(from_fn_with_state(
+                    middleware::Gate::keys(&state),
+                    middleware::authenticate,
+                )),
         )
         .route("/blobs/{*key}", routing::get(blobs::download))
         .route("/previews/{file}", routing::get(previews::get))

@@ -8,11 +8,11 @@ use axum::extract::{MatchedPath, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use mediagen_core::keys::is_well_formed;
+use mediagen_core::keys::{is_token, is_well_formed};
 use mediagen_core::time::{iso8601, now_ms};
-use mediagen_core::{ids::random_base62, AccountId, ApiError, ErrorCode, KeyId, Level};
+use mediagen_core::{ids::random_base62, AccountId, ApiError, ErrorCode, JobKind, KeyId, Level};
 use mediagen_http::bearer;
-use mediagen_store::IdempotencyState;
+use mediagen_store::{AuthKey, IdempotencyState};
 use sha2::{Digest, Sha256};
 
 use crate::error::{DatabaseDown, Error, PendingError};
@@ -299,19 +299,32 @@ fn invalid(reason: &str, message: &str) -> ApiError {
         .with_detail("reason", reason)
 }
 
-/// Authenticates the Bearer key (401 on any failure), applies the key's
-/// rate limits (429) and adds `X-RateLimit-*` headers to the response.
-pub async fn authenticate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
-    let key = match bearer(req.headers()) {
-        Ok(k) => k,
-        Err(e) => return Error::from(e).into_response(),
-    };
-    if !is_well_formed(key) {
-        return Error::from(invalid("unknown_key", "The API key is not valid.")).into_response();
+/// The credentials a route takes: a key always; on a route that opens a
+/// live session, also a single-use token minted for that kind of session.
+#[derive(Clone)]
+pub struct Gate {
+    pub state: AppState,
+    pub token: Option<JobKind>,
+}
+
+impl Gate {
+    /// A route that takes keys only.
+    pub fn keys(state: &AppState) -> Self {
+        Self {
+            state: state.clone(),
+            token: None,
+        }
     }
-    let found = match state.keys.lookup(&state.db, key).await {
+}
+
+/// Authenticates the Bearer key, or a session route's single-use token
+/// (401 on any failure), applies the key's rate limits (429) and adds
+/// `X-RateLimit-*` headers to the response.
+pub async fn authenticate(State(gate): State<Gate>, mut req: Request, next: Next) -> Response {
+    let state = &gate.state;
+    let found = match credential(&gate, req.headers(), req.uri().query()).await {
         Ok(found) => found,
-        Err(e) => return Error::from(e).into_response(),
+        Err(e) => return e.into_response(),
     };
     let now = now_ms();
     let auth = match found {
@@ -392,6 +405,51 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
         h.insert("x-ratelimit-reset-time", v);
     }
     response
+}
+
+/// The key a request acts for (`None`: unknown). On a session route a
+/// token (`?token=`, or as the Bearer) is spent here, before the key's
+/// level, limits or anything else are looked at; a token anywhere else is
+/// no key.
+async fn credential(
+    gate: &Gate,
+    headers: &HeaderMap,
+    query: Option<&str>,
+) -> Result<Option<AuthKey>, Error> {
+    let presented = bearer(headers);
+    if let Some(kind) = gate.token {
+        let token = query
+            .and_then(|q| {
+                url::form_urlencoded::parse(q.as_bytes())
+                    .find(|(name, _)| name == "token")
+                    .map(|(_, v)| v.into_owned())
+            })
+            .or_else(|| {
+                presented
+                    .as_ref()
+                    .ok()
+                    .filter(|b| is_token(b))
+                    .map(|b| (*b).to_owned())
+            });
+        if let Some(token) = token {
+            if !is_token(&token) {
+                return Err(invalid("unknown_token", "The token is not valid.").into());
+            }
+            return match gate.state.db.redeem_token(&token, kind).await? {
+                Some(key) => Ok(Some(key)),
+                None => Err(invalid(
+                    "unknown_token",
+                    "The token is not valid: unknown, already used, expired or for another kind of session.",
+                )
+                .into()),
+            };
+        }
+    }
+    let key = presented?;
+    if !is_well_formed(key) {
+        return Err(invalid("unknown_key", "The API key is not valid.").into());
+    }
+    Ok(gate.state.keys.lookup(&gate.state.db, key).await?)
 }
 
 /// 403 unless the caller's key holds the route's `level` (declared with the

@@ -47,9 +47,39 @@ fn key_from_row(row: &AnyRow) -> Result<KeyRecord, StoreError> {
     })
 }
 
+/// A key's row joined with its account's `is_operator`.
+pub(crate) fn auth_key_from_row(row: &AnyRow) -> Result<AuthKey, StoreError> {
+    Ok(AuthKey {
+        key_id: KeyId::from_stored(row.try_get("id")?),
+        account_id: AccountId::from_stored(row.try_get("account_id")?),
+        level: level_of(&row.try_get::<String, _>("level")?)?,
+        is_operator: row.try_get::<i64, _>("is_operator")? != 0,
+        expires_at: row.try_get("expires_at")?,
+        revoked_at: row.try_get("revoked_at")?,
+    })
+}
+
 const KEY_COLS: &str = "id, account_id, name, level, prefix, created_at, expires_at, revoked_at";
 
 impl Db {
+    /// A transaction that counts and adds rows of `account` under a cap:
+    /// on PostgreSQL the account's row is locked first, so that two such
+    /// transactions of one account run one after the other (SQLite's
+    /// writes already do).
+    pub(crate) async fn begin_for(
+        &self,
+        account: &AccountId,
+    ) -> Result<sqlx::Transaction<'_, sqlx::Any>, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        if self.backend == Backend::Postgres {
+            sqlx::query("SELECT id FROM accounts WHERE id = $1 FOR UPDATE")
+                .bind(account.as_str())
+                .execute(&mut *tx)
+                .await?;
+        }
+        Ok(tx)
+    }
+
     /// Creates a key and returns it with its secret, which is not stored.
     pub async fn create_key(
         &self,
@@ -86,13 +116,7 @@ impl Db {
             expires_at,
             revoked_at: None,
         };
-        let mut tx = self.pool.begin().await?;
-        if self.backend == Backend::Postgres {
-            sqlx::query("SELECT id FROM accounts WHERE id = $1 FOR UPDATE")
-                .bind(account_id.as_str())
-                .execute(&mut *tx)
-                .await?;
-        }
+        let mut tx = self.begin_for(account_id).await?;
         let inserted = sqlx::query(
             "INSERT INTO api_keys (id, account_id, name, level, key_hash, prefix, created_at, expires_at) \
              SELECT $1, $2, $3, $4, $5, $6, $7, $8 WHERE (SELECT COUNT(*) FROM api_keys \
@@ -131,14 +155,7 @@ impl Db {
         if !hashes_match(&stored, &hash) {
             return Ok(None);
         }
-        Ok(Some(AuthKey {
-            key_id: KeyId::from_stored(row.try_get("id")?),
-            account_id: AccountId::from_stored(row.try_get("account_id")?),
-            level: level_of(&row.try_get::<String, _>("level")?)?,
-            is_operator: row.try_get::<i64, _>("is_operator")? != 0,
-            expires_at: row.try_get("expires_at")?,
-            revoked_at: row.try_get("revoked_at")?,
-        }))
+        Ok(Some(auth_key_from_row(&row)?))
     }
 
     /// Keys of one account, newest first, with the total count.

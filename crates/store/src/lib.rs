@@ -17,6 +17,7 @@ mod keys;
 mod rate_limits;
 mod retention;
 mod streams;
+mod tokens;
 mod voices;
 mod wakeups;
 mod webhooks;
@@ -34,6 +35,7 @@ pub use jobs::{legacy_outputs, CreateJobError, JobFilter, NewJob, Outcome, Queue
 pub use keys::{AuthKey, KeyRecord};
 pub use rate_limits::RateCounts;
 pub use streams::{Chunk, CHUNK_MAX_AGE_MS};
+pub use tokens::MintedToken;
 pub use voices::{VoiceChanges, VoiceRecord};
 pub use wakeups::Wakeup;
 pub use webhooks::{Attempt, DeliveryRecord, Due, WebhookRecord};

@@ -44,6 +44,9 @@ pub async fn sweep(db: &Db, blobs: &BlobStore, retention: Retention) -> Swept {
     if let Err(e) = db.sweep_chunks().await {
         warn!(error = %e, "retention: deleting old stream pieces failed");
     }
+    if let Err(e) = db.sweep_tokens().await {
+        warn!(error = %e, "retention: deleting expired session tokens failed");
+    }
     if let Some(keep) = retention.jobs {
         match db.expired_jobs(cutoff(keep), BATCH).await {
             Ok(ids) => {

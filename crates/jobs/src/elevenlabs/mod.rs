@@ -4,6 +4,7 @@
 //! requests, its premade voice ids to catalog voices of matching
 //! character.
 
+pub mod realtime;
 pub mod timing;
 
 use std::collections::HashMap;

@@ -5,6 +5,7 @@
 
 pub mod image;
 pub mod models;
+pub mod realtime;
 pub mod speech;
 pub mod transcription;
 

@@ -37,6 +37,7 @@ mod pagination;
 mod priced;
 mod process;
 mod realtime;
+mod realtime_sdk;
 mod retention;
 mod scale;
 mod scale_out;

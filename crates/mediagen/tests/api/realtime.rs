@@ -21,15 +21,24 @@ type Socket =
 /// The upgrade of `query` with `key`: the socket, or the refusal's status
 /// and body.
 async fn connect(app: &TestApp, key: &str, query: &str) -> Result<Socket, (u16, Value)> {
-    let url = format!(
-        "{}/v1/speech-to-text/realtime?{query}",
-        app.addr.replace("http://", "ws://")
-    );
+    upgrade(app, Some(key), "/v1/speech-to-text/realtime", query).await
+}
+
+/// The upgrade of `path?query`, with `key` as the Bearer when given.
+async fn upgrade(
+    app: &TestApp,
+    key: Option<&str>,
+    path: &str,
+    query: &str,
+) -> Result<Socket, (u16, Value)> {
+    let url = format!("{}{path}?{query}", app.addr.replace("http://", "ws://"));
     let mut request = url.into_client_request().unwrap();
-    request.headers_mut().insert(
-        "authorization",
-        HeaderValue::from_str(&format!("Bearer {key}")).unwrap(),
-    );
+    if let Some(key) = key {
+        request.headers_mut().insert(
+            "authorization",
+            HeaderValue::from_str(&format!("Bearer {key}")).unwrap(),
+        );
+    }
     match tokio_tungstenite::connect_async(request).await {
         Ok((socket, _)) => Ok(socket),
         Err(tokio_tungstenite::tungstenite::Error::Http(r)) => {
@@ -47,11 +56,11 @@ async fn connect(app: &TestApp, key: &str, query: &str) -> Result<Socket, (u16, 
 /// Diane in New Jersey." (ending at 14.05 s) and "And I'm Sheila…" (from
 /// 14.37 s). Its two speakers otherwise answer each other with no pause
 /// as long as a turn's end.
-const PAUSE_AT: f64 = 14.2;
+pub const PAUSE_AT: f64 = 14.2;
 
 /// The 16-kHz call with a second of silence at [`PAUSE_AT`], as a WAV
 /// file and as 16-bit PCM.
-fn call_pcm() -> (Vec<u8>, Vec<u8>) {
+pub fn call_pcm() -> (Vec<u8>, Vec<u8>) {
     let wav = std::fs::read(crate::helpers::models_dir().join("diarize/sample.wav")).unwrap();
     let audio = mediagen_media::audio::parse_wav(&wav).unwrap();
     assert_eq!(audio.sample_rate, 16_000);
@@ -59,11 +68,31 @@ fn call_pcm() -> (Vec<u8>, Vec<u8>) {
     let mut samples = audio.samples[..at].to_vec();
     samples.extend(std::iter::repeat_n(0.0, 16_000));
     samples.extend_from_slice(&audio.samples[at..]);
-    let pcm = samples
+    (crate::helpers::wav(&samples, 16_000), pcm16(&samples))
+}
+
+/// Samples as 16-bit little-endian PCM.
+pub fn pcm16(samples: &[f32]) -> Vec<u8> {
+    samples
         .iter()
         .flat_map(|s| ((s.clamp(-1.0, 1.0) * 32767.0) as i16).to_le_bytes())
-        .collect();
-    (crate::helpers::wav(&samples, 16_000), pcm)
+        .collect()
+}
+
+/// The batch transcript of `wav` (`POST /v1/speech-to-text`, English).
+pub async fn batch_transcript(app: &TestApp, key: &str, wav: Vec<u8>) -> String {
+    let batch = app
+        .post_form(
+            "/v1/speech-to-text",
+            key,
+            form(vec![("file", wav, "call.wav")], &[("language", "en")]),
+        )
+        .await;
+    let batch: Value = batch.json().await.unwrap();
+    batch["result"]["text"]
+        .as_str()
+        .expect("batch text")
+        .to_owned()
 }
 
 /// Every event until the close, and the close's code.
@@ -88,18 +117,7 @@ async fn a_live_call_is_transcribed_turn_by_turn() {
     let app = TestApp::spawn(Backend::Sqlite).await;
     let (_, key) = app.account(1_000, "write").await;
     let (wav, pcm) = call_pcm();
-    let batch = app
-        .post_form(
-            "/v1/speech-to-text",
-            &key,
-            form(vec![("file", wav, "call.wav")], &[("language", "en")]),
-        )
-        .await;
-    let batch: Value = batch.json().await.unwrap();
-    let batch_text = batch["result"]["text"]
-        .as_str()
-        .expect("batch text")
-        .to_owned();
+    let batch_text = batch_transcript(&app, &key, wav).await;
 
     let socket = connect(&app, &key, "language=en&sampleRate=16000&silenceMs=500")
         .await
@@ -172,7 +190,10 @@ async fn a_live_call_is_transcribed_turn_by_turn() {
         "live {live:?}\nbatch {batch_text:?}\nWER against the batch {:.1} %",
         error * 100.0
     );
-    assert!(error <= 0.15, "live against batch WER {error}");
+    // Measured 8.1 % (docs/benchmarks.md): the first turn, 8 s of two
+    // voices heard alone, decodes a few words apart from the batch's
+    // decode of the file's first section.
+    assert!(error <= 0.10, "live against batch WER {error}");
     // Turns in order, words inside their turn, in session seconds.
     let mut last = 0.0;
     for turn in &committed {
@@ -310,4 +331,104 @@ async fn a_session_ends_when_the_credits_do() {
         Some(50 - cost),
         "{after}"
     );
+}
+
+/// The first event of a session that opened.
+async fn started(socket: &mut Socket) -> Value {
+    match tokio::time::timeout(Duration::from_secs(30), socket.next())
+        .await
+        .expect("the session starts")
+    {
+        Some(Ok(Message::Text(t))) => serde_json::from_str(t.as_str()).unwrap(),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_single_use_token_opens_one_session_of_its_account() {
+    let app = TestApp::spawn(Backend::Sqlite).await;
+    let (_, key) = app.account(1_000, "write").await;
+    let (_, other) = app.account(1_000, "write").await;
+    let read = app.key("read").await;
+    let mint = |key: String| {
+        let app = &app;
+        async move {
+            let r = app
+                .post(
+                    "/v1/tokens",
+                    &key,
+                    serde_json::json!({"kind": "stt.realtime"}),
+                )
+                .await;
+            let status = r.status().as_u16();
+            (status, r.json::<Value>().await.unwrap())
+        }
+    };
+    // A read key may not mint; only the kinds of live sessions are minted.
+    assert_eq!(mint(read.clone()).await.0, 403);
+    let r = app
+        .post("/v1/tokens", &key, serde_json::json!({"kind": "stt"}))
+        .await;
+    assert_eq!(r.status().as_u16(), 400);
+    let (status, minted) = mint(other.clone()).await;
+    assert_eq!(status, 201, "{minted}");
+    assert_eq!(minted["kind"], "stt.realtime");
+    let token = minted["token"].as_str().unwrap().to_owned();
+    assert!(token.starts_with("mg_tok_"), "{minted}");
+    // It is no key anywhere else.
+    assert_eq!(app.get("/v1/account", &token).await.status().as_u16(), 401);
+    // It opens a session without a header, as the account that minted it.
+    let path = "/v1/speech-to-text/realtime";
+    let mut socket = upgrade(&app, None, path, &format!("token={token}"))
+        .await
+        .expect("the token opens a session");
+    let id = started(&mut socket).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let job = format!("/v1/jobs/{id}");
+    assert_eq!(app.get(&job, &other).await.status().as_u16(), 200);
+    assert_eq!(app.get(&job, &key).await.status().as_u16(), 404);
+    drop(socket);
+    // Once only, whoever shows it.
+    let (status, body) = upgrade(&app, Some(&key), path, &format!("token={token}"))
+        .await
+        .expect_err("a used token is refused");
+    assert_eq!(status, 401, "{body}");
+    assert_eq!(
+        body["error"]["details"]["reason"], "unknown_token",
+        "{body}"
+    );
+    // As the Bearer too; and revoking the key that minted it voids it.
+    let (_, minted) = mint(key.clone()).await;
+    let bearer = minted["token"].as_str().unwrap().to_owned();
+    let (_, minted) = mint(key.clone()).await;
+    let voided = minted["token"].as_str().unwrap().to_owned();
+    let mut socket = upgrade(&app, Some(&bearer), path, "")
+        .await
+        .expect("a token as the Bearer");
+    assert_eq!(started(&mut socket).await["type"], "session.started");
+    drop(socket);
+    let minter = app.state.db.find_key(&key).await.unwrap().unwrap();
+    let now = mediagen_core::time::now_ms();
+    app.state
+        .db
+        .revoke_key(&minter.account_id, &minter.key_id, now)
+        .await
+        .unwrap();
+    let (status, _) = upgrade(&app, None, path, &format!("token={voided}"))
+        .await
+        .expect_err("the token of a revoked key is refused");
+    assert_eq!(status, 401);
+    // ElevenLabs' route mints the same tokens.
+    let r = app
+        .post(
+            "/elevenlabs/v1/single-use-token/realtime_scribe",
+            &other,
+            serde_json::json!({}),
+        )
+        .await;
+    assert_eq!(r.status().as_u16(), 200);
+    let t: Value = r.json().await.unwrap();
+    assert!(t["token"].as_str().unwrap().starts_with("mg_tok_"), "{t}");
 }

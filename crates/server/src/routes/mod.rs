@@ -21,6 +21,7 @@ pub mod sound;
 pub mod stt;
 pub mod system;
 pub mod test_jobs;
+pub mod tokens;
 pub mod tts;
 pub mod video;
 pub mod voice_changer;

@@ -11,13 +11,14 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Query, State};
 use axum::response::Response;
 use futures::{SinkExt, StreamExt};
 use mediagen_core::job::{Job, JobStatus};
 use mediagen_core::{ApiError, ErrorCode};
-use mediagen_jobs::stt_realtime::LiveSttRequest;
+use mediagen_jobs::stt_realtime::{close, Closing, Dialect, Frame, LiveSttRequest, Native};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame as RelayClose;
 use tokio_tungstenite::tungstenite::Message as Relayed;
@@ -34,8 +35,6 @@ const CLAIM_WITHIN: Duration = Duration::from_secs(10);
 const SEND_WITHIN: Duration = Duration::from_secs(5);
 /// The largest message a client may send (a binary frame of audio).
 const MAX_MESSAGE: usize = 128 * 1024;
-/// Close code: the worker went away; reconnect.
-const WORKER_GONE: u16 = 1012;
 
 /// Live transcription
 ///
@@ -64,32 +63,49 @@ const WORKER_GONE: u16 = 1012;
 pub async fn live_stt(
     State(state): State<AppState>,
     auth: Auth,
-    Query(fields): Query<HashMap<String, String>>,
-    upgrade: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
+    Query(mut fields): Query<HashMap<String, String>>,
+    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> ApiResult<Response> {
     // The query's types first (400), then the upgrade (426), then what
     // the query asks of this server.
+    // A token was the authentication's.
+    fields.remove("token");
     let query = LiveSttRequest::query(&fields)?;
-    let upgrade = upgrade.map_err(|_| {
-        ApiError::new(ErrorCode::UpgradeRequired)
-            .with_message("This is a WebSocket: send `Upgrade: websocket`.")
-    })?;
+    let upgrade = websocket(upgrade)?;
     let request = LiveSttRequest::parse(
         query,
         state.catalog.as_ref(),
         state.config.session_idle_seconds,
     )?;
-    open(&state, &auth, JobSpec::of(&request, false)?, upgrade).await
+    open(
+        &state,
+        &auth,
+        JobSpec::of(&request, false)?,
+        upgrade,
+        Box::new(Native),
+    )
+    .await
+}
+
+/// The upgrade, or 426 for a request that is not one.
+pub fn websocket(
+    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+) -> ApiResult<WebSocketUpgrade> {
+    Ok(upgrade.map_err(|_| {
+        ApiError::new(ErrorCode::UpgradeRequired)
+            .with_message("This is a WebSocket: send `Upgrade: websocket`.")
+    })?)
 }
 
 /// Checks the account's cap, creates the session's job, waits for a worker
 /// to claim it and connects to that worker; then answers the upgrade and
 /// relays until either side ends.
-async fn open(
+pub async fn open(
     state: &AppState,
     auth: &Auth,
     spec: JobSpec,
     upgrade: WebSocketUpgrade,
+    dialect: Box<dyn Dialect>,
 ) -> ApiResult<Response> {
     let limit = state.config.max_sessions_per_account;
     if state.db.open_sessions(&auth.account_id).await? >= limit {
@@ -118,7 +134,7 @@ async fn open(
     // that died leaves it to its lease.
     Ok(upgrade
         .max_message_size(MAX_MESSAGE)
-        .on_upgrade(move |client| relay(client, worker)))
+        .on_upgrade(move |client| relay(client, worker, dialect)))
 }
 
 type WorkerSocket =
@@ -154,76 +170,117 @@ async fn connect(state: &AppState, job: &Job) -> Option<WorkerSocket> {
     }
 }
 
-/// Moves frames between the client and the worker until either ends. A
-/// worker that ends without a close of its own closes the client with
-/// 1012 (reconnect).
-async fn relay(mut client: WebSocket, worker: WorkerSocket) {
+/// Moves frames between the client and the worker until either ends,
+/// each read through the session's `dialect`. A worker that ends without
+/// a close of its own closes the client with 1012 (reconnect).
+async fn relay(mut client: WebSocket, worker: WorkerSocket, mut dialect: Box<dyn Dialect>) {
     let (mut to_worker, mut from_worker) = worker.split();
-    loop {
+    let end = loop {
         tokio::select! {
             frame = client.recv() => {
-                let relayed = match frame {
-                    Some(Ok(Message::Binary(b))) => Relayed::Binary(b),
-                    Some(Ok(Message::Text(t))) => Relayed::Text(t.as_str().into()),
+                let frame = match frame {
+                    Some(Ok(Message::Binary(b))) => Frame::Binary(b.to_vec()),
+                    Some(Ok(Message::Text(t))) => Frame::Text(t.as_str().to_owned()),
                     Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
                     Some(Ok(Message::Close(_)) | Err(_)) | None => {
                         let _ = to_worker.send(Relayed::Close(None)).await;
+                        // The reply to the client's close goes out.
+                        let _ = client.flush().await;
                         return;
                     }
                 };
-                if !matches!(tokio::time::timeout(SEND_WITHIN, to_worker.send(relayed)).await, Ok(Ok(()))) {
-                    // The worker may have ended the session as this frame
-                    // went: its close says why.
-                    let (code, reason) = last_close(&mut from_worker).await;
-                    let _ = close(&mut client, code, &reason).await;
-                    return;
+                let relay = match dialect.client(frame) {
+                    Ok(relay) => relay,
+                    Err(refused) => {
+                        let _ = to_worker.send(normal_close()).await;
+                        break refused;
+                    }
+                };
+                for message in relay.client {
+                    let sent = tokio::time::timeout(SEND_WITHIN, client.send(Message::Text(message.into()))).await;
+                    if !matches!(sent, Ok(Ok(()))) {
+                        let _ = to_worker.send(normal_close()).await;
+                        return;
+                    }
+                }
+                for frame in relay.session {
+                    let relayed = match frame {
+                        Frame::Binary(b) => Relayed::Binary(b.into()),
+                        Frame::Text(t) => Relayed::Text(t.into()),
+                    };
+                    if !matches!(tokio::time::timeout(SEND_WITHIN, to_worker.send(relayed)).await, Ok(Ok(()))) {
+                        // The worker may have ended the session as this
+                        // frame went: its close says why.
+                        return finish(&mut client, dialect.as_mut(), last_close(&mut from_worker).await).await;
+                    }
                 }
             }
             frame = from_worker.next() => {
-                let message = match frame {
-                    Some(Ok(Relayed::Text(t))) => Message::Text(t.as_str().into()),
-                    Some(Ok(Relayed::Close(Some(c)))) => {
-                        let _ = close(&mut client, u16::from(c.code), &c.reason).await;
-                        return;
-                    }
-                    Some(Ok(Relayed::Binary(b))) => Message::Binary(b),
+                let messages = match frame {
+                    Some(Ok(Relayed::Text(t))) => dialect.event(t.as_str()),
+                    Some(Ok(Relayed::Close(Some(c)))) => break Closing {
+                        code: u16::from(c.code),
+                        reason: c.reason.to_string(),
+                    },
                     Some(Ok(_)) => continue,
-                    Some(Err(_)) | None => {
-                        let _ = close(&mut client, WORKER_GONE, "The session's worker went away; reconnect.").await;
+                    Some(Err(_)) | None => break worker_gone(),
+                };
+                for message in messages {
+                    let sent = tokio::time::timeout(SEND_WITHIN, client.send(Message::Text(message.into()))).await;
+                    if !matches!(sent, Ok(Ok(()))) {
+                        let _ = to_worker.send(normal_close()).await;
                         return;
                     }
-                };
-                if !matches!(tokio::time::timeout(SEND_WITHIN, client.send(message)).await, Ok(Ok(()))) {
-                    let _ = to_worker
-                        .send(Relayed::Close(Some(RelayClose { code: CloseCode::Normal, reason: "".into() })))
-                        .await;
-                    return;
                 }
             }
         }
+    };
+    finish(&mut client, dialect.as_mut(), end).await;
+}
+
+fn normal_close() -> Relayed {
+    Relayed::Close(Some(RelayClose {
+        code: CloseCode::Normal,
+        reason: "".into(),
+    }))
+}
+
+fn worker_gone() -> Closing {
+    Closing {
+        code: close::WORKER_GONE,
+        reason: "The session's worker went away; reconnect.".to_owned(),
     }
+}
+
+/// Ends the client's side: the dialect's word on why, then the close.
+async fn finish(client: &mut WebSocket, dialect: &mut dyn Dialect, end: Closing) {
+    if let Some(message) = dialect.closing(&end) {
+        let _ = tokio::time::timeout(SEND_WITHIN, client.send(Message::Text(message.into()))).await;
+    }
+    let _ = close(client, end.code, &end.reason).await;
 }
 
 /// The close the worker sent last, read within a second; a worker that
 /// sent none went away.
-async fn last_close(from_worker: &mut futures::stream::SplitStream<WorkerSocket>) -> (u16, String) {
-    let gone = (
-        WORKER_GONE,
-        "The session's worker went away; reconnect.".to_owned(),
-    );
+async fn last_close(from_worker: &mut futures::stream::SplitStream<WorkerSocket>) -> Closing {
     let read = async {
         while let Some(frame) = from_worker.next().await {
             match frame {
-                Ok(Relayed::Close(Some(c))) => return (u16::from(c.code), c.reason.to_string()),
+                Ok(Relayed::Close(Some(c))) => {
+                    return Closing {
+                        code: u16::from(c.code),
+                        reason: c.reason.to_string(),
+                    }
+                }
                 Ok(_) => {}
                 Err(_) => break,
             }
         }
-        gone.clone()
+        worker_gone()
     };
     tokio::time::timeout(Duration::from_secs(1), read)
         .await
-        .unwrap_or(gone)
+        .unwrap_or_else(|_| worker_gone())
 }
 
 async fn close(client: &mut WebSocket, code: u16, reason: &str) -> Result<(), axum::Error> {

@@ -4,6 +4,7 @@
 //! token); each route runs our job and answers in ElevenLabs' shape.
 
 pub mod account;
+pub mod realtime;
 pub mod speech;
 pub mod voices;
 

@@ -4,9 +4,11 @@
 //! (`mediagen_jobs::openai`), runs our job, and answers in OpenAI's shape.
 
 pub mod images;
+pub mod realtime;
 pub mod speech;
 pub mod transcription;
 
 pub use images::generations;
+pub use realtime::transcription_session;
 pub use speech::speech;
 pub use transcription::{transcriptions, translations};
