@@ -26,8 +26,10 @@ apt_install cmake clang libclang-dev
 # voices). Python's pip fetches the model packages.
 apt_install ffmpeg espeak-ng python3 python3-pip
 # The contract check (scripts/contract.sh, run by make test) installs
-# schemathesis into a virtual environment and talks to a server with curl.
-apt_install python3-venv curl
+# schemathesis into a virtual environment and talks to a server with curl;
+# the stream-input test puts a TLS front (a certificate made with openssl)
+# before the test server, as ElevenLabs' package speaks only wss there.
+apt_install python3-venv curl openssl
 # Apertium (rule-based translation for dubbing, a subprocess: GPL) and its
 # language pairs; pairs with no package pivot through English or Spanish.
 apt_install apertium apertium-eng-spa apertium-fr-es apertium-spa-ita apertium-es-pt apertium-spa-cat

@@ -16,6 +16,9 @@ pub enum JobKind {
     /// A live transcription session (a WebSocket): its job holds a worker
     /// slot while the session lasts.
     SttRealtime,
+    /// Speech from streamed text (a WebSocket): its job holds a worker
+    /// slot while the session lasts.
+    TtsRealtime,
     VoiceChange,
     VoiceClone,
     Dubbing,
@@ -64,10 +67,11 @@ impl TimeLimit {
 
 impl JobKind {
     /// Every kind, in the order the docs list them.
-    pub const ALL: [JobKind; 13] = [
+    pub const ALL: [JobKind; 14] = [
         JobKind::Tts,
         JobKind::Stt,
         JobKind::SttRealtime,
+        JobKind::TtsRealtime,
         JobKind::VoiceChange,
         JobKind::VoiceClone,
         JobKind::Dubbing,
@@ -86,6 +90,7 @@ impl JobKind {
             JobKind::Tts => "tts",
             JobKind::Stt => "stt",
             JobKind::SttRealtime => "stt.realtime",
+            JobKind::TtsRealtime => "tts.realtime",
             JobKind::VoiceChange => "voice.change",
             JobKind::VoiceClone => "voice.clone",
             JobKind::Dubbing => "dubbing",
@@ -105,6 +110,7 @@ impl JobKind {
             JobKind::Tts => Price::of(1.0, "character"),
             JobKind::Stt => Price::of(1.0, "second of sound"),
             JobKind::SttRealtime => Price::of(1.0, "second of sound received"),
+            JobKind::TtsRealtime => Price::of(1.0, "character spoken"),
             JobKind::VoiceChange => Price::of(1.0, "second of sound"),
             JobKind::VoiceClone => Price::of(1.0, "second of a clone's work"),
             JobKind::Dubbing => Price::of(2.0, "second dubbed"),
@@ -129,7 +135,7 @@ impl JobKind {
             // analysis.
             JobKind::VoiceClone => TimeLimit::of(900.0, 2.0),
             // A session's longest life (its idle timeout is shorter).
-            JobKind::SttRealtime => TimeLimit::of(3600.0, 0.0),
+            JobKind::SttRealtime | JobKind::TtsRealtime => TimeLimit::of(3600.0, 0.0),
             JobKind::Stt
             | JobKind::AvatarCreate
             | JobKind::VoiceChange
@@ -145,7 +151,7 @@ impl JobKind {
     /// Whether its jobs are live sessions: claimed by a worker's session
     /// slots (not its batch slots) and joined by the API over a socket.
     pub const fn is_session(self) -> bool {
-        matches!(self, JobKind::SttRealtime)
+        matches!(self, JobKind::SttRealtime | JobKind::TtsRealtime)
     }
 
     /// The kinds of live sessions.

@@ -17,6 +17,7 @@ pub mod sound;
 pub mod stt;
 pub mod stt_realtime;
 pub mod tts;
+pub mod tts_realtime;
 pub mod video;
 pub mod voice;
 pub mod voice_clone;

@@ -81,6 +81,10 @@ pub trait Dialect: Send {
     fn client(&mut self, frame: Frame) -> Result<Relay, Closing>;
     /// The client's messages for one native event (a JSON text).
     fn event(&mut self, event: &str) -> Vec<String>;
+    /// The client's frames for sound the session sent (binary).
+    fn audio(&mut self, bytes: Vec<u8>) -> Vec<Frame> {
+        vec![Frame::Binary(bytes)]
+    }
     /// The message that says why the session ends, sent before the close,
     /// where the dialect has one.
     fn closing(&mut self, _end: &Closing) -> Option<String> {

@@ -83,6 +83,11 @@ pub const PIPELINES: &[Runs] = &[
             catalog: e.stt.clone(),
         })
     }),
+    row::<mediagen_jobs::tts_realtime::LiveTtsRequest>(VOICES, None, |e, _| {
+        Arc::new(crate::tts_realtime::LiveTtsPipeline {
+            catalog: e.tts.clone(),
+        })
+    }),
     row::<mediagen_jobs::voice::ChangeRequest>(SPEECH, None, |e, _| {
         Arc::new(VoiceChangePipeline {
             tts: e.tts.clone(),

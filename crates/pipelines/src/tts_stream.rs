@@ -179,7 +179,7 @@ pub async fn run(
 const PIECE: usize = 16 * 1024;
 
 /// Where the stream's bytes come from.
-enum Encoder {
+pub(crate) enum Encoder {
     /// An ffmpeg encoder (started beforehand: [`encoders`]), fed 16-bit
     /// PCM at the voice's rate by a task of its own.
     Ffmpeg {
@@ -202,7 +202,7 @@ fn encoding(e: &dyn std::fmt::Display) -> JobFailure {
 impl Encoder {
     /// Raw PCM at `raw`'s rate when given, else ffmpeg encoding the
     /// request's format from PCM at `voice_rate`.
-    fn start(
+    pub(crate) fn start(
         req: &TtsRequest,
         voice_rate: u32,
         raw: Option<u32>,
@@ -246,7 +246,7 @@ impl Encoder {
     }
 
     /// The next bytes of the stream; `None` at its end.
-    async fn next(&mut self) -> Result<Option<Vec<u8>>, JobFailure> {
+    pub(crate) async fn next(&mut self) -> Result<Option<Vec<u8>>, JobFailure> {
         match self {
             Self::Ffmpeg { stdout, .. } => {
                 let mut buf = vec![0u8; PIECE];
@@ -278,7 +278,7 @@ impl Encoder {
     }
 
     /// Ends the encoder: what it was still to take is refused.
-    async fn stop(self) {
+    pub(crate) async fn stop(self) {
         if let Self::Ffmpeg {
             process,
             stdout,

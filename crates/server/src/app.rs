@@ -385,6 +385,7 @@ fn v1_routes(test_jobs: bool) -> Vec<Route> {
         delete("/files/{id}", Write, files::delete),
         post("/text-to-speech", Write, tts::create),
         post("/text-to-speech/stream", Write, tts::stream),
+        get("/text-to-speech/realtime", Write, realtime::live_tts).or_token(JobKind::TtsRealtime),
         post("/audio/speech", Write, openai::speech),
         post("/audio/transcriptions", Write, openai::transcriptions),
         post("/audio/translations", Write, openai::translations),
@@ -460,6 +461,12 @@ fn elevenlabs_routes() -> Vec<Route> {
         post("/text-to-speech/{voice_id}/stream", Write, speech::speech),
         post(TIMED, Write, speech::with_timestamps),
         post(STREAMED_TIMED, Write, speech::with_timestamps),
+        get(
+            "/text-to-speech/{voice_id}/stream-input",
+            Write,
+            elevenlabs::realtime::stream_input,
+        )
+        .or_token(JobKind::TtsRealtime),
         post("/speech-to-text", Write, speech::transcribe),
         get(
             "/speech-to-text/realtime",

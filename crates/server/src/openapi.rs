@@ -50,7 +50,7 @@ impl Modify for Security {
         license(name = "MIT OR Apache-2.0")
     ),
     paths(
-        tts::create, tts::stream, openai::speech::speech, openai::transcription::transcriptions, openai::transcription::translations, openai::images::generations, openai::realtime::transcription_session, stt::create, stt::languages, realtime::live_stt, video::trim, sound::create, sound::vocabulary, image::create, avatars::list, avatars::get, avatars::create, avatars::update, avatars::delete, avatars::expand, voices::list, voices::get, voices::create, voices::update, voices::delete, voice_changer::change, dubbing::create, dubbing::languages, dubbing::edit_segments, models::list, models::get, previews::get,
+        tts::create, tts::stream, openai::speech::speech, openai::transcription::transcriptions, openai::transcription::translations, openai::images::generations, openai::realtime::transcription_session, stt::create, stt::languages, realtime::live_stt, realtime::live_tts, video::trim, sound::create, sound::vocabulary, image::create, avatars::list, avatars::get, avatars::create, avatars::update, avatars::delete, avatars::expand, voices::list, voices::get, voices::create, voices::update, voices::delete, voice_changer::change, dubbing::create, dubbing::languages, dubbing::edit_segments, models::list, models::get, previews::get,
         account::get_account, account::ledger,
         jobs::get_job, jobs::list_jobs, jobs::cancel_job,
         keys::create_key, keys::list_keys, keys::revoke_key, tokens::create,

@@ -47,6 +47,8 @@ pub enum Incoming {
 pub enum Outgoing {
     /// A text frame (a JSON event).
     Text(String),
+    /// A binary frame (sound).
+    Binary(Vec<u8>),
     /// The session's end: a WebSocket close code and its reason.
     Close(u16, String),
 }
@@ -204,6 +206,7 @@ fn pump(socket: WebSocket) -> Link {
         loop {
             let (message, last) = match out_rx.recv().await {
                 Some(Outgoing::Text(t)) => (Message::Text(t.into()), false),
+                Some(Outgoing::Binary(b)) => (Message::Binary(b.into()), false),
                 Some(Outgoing::Close(code, reason)) => (
                     Message::Close(Some(CloseFrame {
                         code,

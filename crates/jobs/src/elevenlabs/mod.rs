@@ -5,6 +5,7 @@
 //! character.
 
 pub mod realtime;
+pub mod stream_input;
 pub mod timing;
 
 use std::collections::HashMap;
@@ -289,7 +290,11 @@ impl Transcription {
 
 /// `model_id`: ElevenLabs' names (`eleven_…`) are taken, the voice or
 /// prompt decides; so are our engines and models of `kind`.
-fn check_model(model: Option<&str>, kind: &str, catalog: &dyn Catalog) -> Result<(), ApiError> {
+pub(crate) fn check_model(
+    model: Option<&str>,
+    kind: &str,
+    catalog: &dyn Catalog,
+) -> Result<(), ApiError> {
     let Some(model) = model else {
         return Ok(());
     };

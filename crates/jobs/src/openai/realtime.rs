@@ -260,7 +260,7 @@ impl Realtime {
     }
 
     /// Base64 audio as 24-kHz PCM (μ-law upsampled three times).
-    fn audio(&self, encoded: &str) -> Option<Vec<u8>> {
+    fn pcm(&self, encoded: &str) -> Option<Vec<u8>> {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(encoded)
             .ok()?;
@@ -343,7 +343,7 @@ impl Dialect for Realtime {
                 }
             }
             "input_audio_buffer.append" => {
-                match self.audio(message["audio"].as_str().unwrap_or("")) {
+                match self.pcm(message["audio"].as_str().unwrap_or("")) {
                     Some(pcm) if pcm.is_empty() => Ok(Relay::default()),
                     Some(pcm) => Ok(Relay::to_session(vec![Frame::Binary(pcm)])),
                     None => refuse(

@@ -38,6 +38,7 @@ mod priced;
 mod process;
 mod realtime;
 mod realtime_sdk;
+mod realtime_tts;
 mod retention;
 mod scale;
 mod scale_out;

@@ -15,7 +15,7 @@ use tokio_tungstenite::tungstenite::Message;
 use crate::helpers::{form, Backend, TestApp};
 use crate::stt::wer;
 
-type Socket =
+pub type Socket =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 /// The upgrade of `query` with `key`: the socket, or the refusal's status
@@ -25,7 +25,7 @@ async fn connect(app: &TestApp, key: &str, query: &str) -> Result<Socket, (u16, 
 }
 
 /// The upgrade of `path?query`, with `key` as the Bearer when given.
-async fn upgrade(
+pub async fn upgrade(
     app: &TestApp,
     key: Option<&str>,
     path: &str,
@@ -96,7 +96,7 @@ pub async fn batch_transcript(app: &TestApp, key: &str, wav: Vec<u8>) -> String 
 }
 
 /// Every event until the close, and the close's code.
-async fn events(socket: &mut Socket) -> (Vec<Value>, Option<u16>) {
+pub async fn events(socket: &mut Socket) -> (Vec<Value>, Option<u16>) {
     let mut out = Vec::new();
     while let Some(m) = tokio::time::timeout(Duration::from_secs(120), socket.next())
         .await

@@ -19,6 +19,7 @@ use futures::{SinkExt, StreamExt};
 use mediagen_core::job::{Job, JobStatus};
 use mediagen_core::{ApiError, ErrorCode};
 use mediagen_jobs::stt_realtime::{close, Closing, Dialect, Frame, LiveSttRequest, Native};
+use mediagen_jobs::tts_realtime::LiveTtsRequest;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame as RelayClose;
 use tokio_tungstenite::tungstenite::Message as Relayed;
@@ -27,6 +28,7 @@ use crate::error::{ApiResult, Error};
 use crate::extract::{Auth, JobOptions};
 use crate::jobs::{create, JobSpec};
 use crate::state::AppState;
+use crate::voices::cloned_voice;
 
 /// How long a session waits for a worker to claim it.
 const CLAIM_WITHIN: Duration = Duration::from_secs(10);
@@ -75,6 +77,59 @@ pub async fn live_stt(
     let request = LiveSttRequest::parse(
         query,
         state.catalog.as_ref(),
+        state.config.session_idle_seconds,
+    )?;
+    open(
+        &state,
+        &auth,
+        JobSpec::of(&request, false)?,
+        upgrade,
+        Box::new(Native),
+    )
+    .await
+}
+
+/// Speech from streamed text
+///
+/// A WebSocket (`GET` with `Upgrade: websocket`): text in as it is
+/// written, `{"type":"text","text":…}` (with `"flush": true` to speak what
+/// waits now), `{"type":"flush"}`, `{"type":"finish"}` (speak what is
+/// left, then close 1000); sound out. Each whole sentence (or, past 250
+/// characters without one, the clause so far) is spoken as soon as it is
+/// complete: an `audio` event (`piece`, `text`, `start` and `duration` in
+/// seconds of the session's sound, `alignment`: `chars`,
+/// `charStartTimesMs`, `charDurationsMs`) then its sound in binary frames
+/// of `format` (`pcm` by default, `mp3` or `ogg`). `session.started`
+/// first, `session.ended` last; `error` for a piece the voice cannot say
+/// (the session goes on). Every voice of `GET /v1/voices`, cloned voices
+/// included. Close codes as live transcription's (docs/api.md, Speech from
+/// streamed text). Price: `costs."tts.realtime"` credits per character
+/// spoken; 1000 characters are held at the upgrade and the hold is kept
+/// 1000 ahead of the text sent to the voice.
+#[utoipa::path(get, path = "/v1/text-to-speech/realtime", tag = "voice", security(("bearer" = ["write"])),
+    params(mediagen_jobs::tts_realtime::LiveTtsQuery),
+    responses((status = 101, description = "Switching to the session's WebSocket"),
+              (status = 400, description = "`invalid_parameter` naming voiceId, format, sampleRate, speed or languageCode"),
+              (status = 402, description = "`insufficient_credits`: the first 1000 characters are not covered"),
+              (status = 404, description = "`voice_not_found`"),
+              (status = 422, description = "`unprocessable_entity`: a rate the format does not take, or a language the voice does not speak"),
+              (status = 426, description = "Not a WebSocket upgrade"),
+              (status = 429, description = "`session_limit_exceeded`"),
+              (status = 503, description = "`no_session_slot`")))]
+pub async fn live_tts(
+    State(state): State<AppState>,
+    auth: Auth,
+    Query(mut fields): Query<HashMap<String, String>>,
+    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+) -> ApiResult<Response> {
+    fields.remove("token");
+    let query = LiveTtsRequest::query(&fields)?;
+    let upgrade = websocket(upgrade)?;
+    let cloned = cloned_voice(&state, &auth.account_id, &query.voice_id).await?;
+    let request = LiveTtsRequest::parse(
+        query,
+        state.catalog.as_ref(),
+        cloned,
         state.config.session_idle_seconds,
     )?;
     open(
@@ -216,8 +271,20 @@ async fn relay(mut client: WebSocket, worker: WorkerSocket, mut dialect: Box<dyn
                 }
             }
             frame = from_worker.next() => {
-                let messages = match frame {
-                    Some(Ok(Relayed::Text(t))) => dialect.event(t.as_str()),
+                let messages: Vec<Message> = match frame {
+                    Some(Ok(Relayed::Text(t))) => dialect
+                        .event(t.as_str())
+                        .into_iter()
+                        .map(|m| Message::Text(m.into()))
+                        .collect(),
+                    Some(Ok(Relayed::Binary(b))) => dialect
+                        .audio(b.to_vec())
+                        .into_iter()
+                        .map(|f| match f {
+                            Frame::Binary(b) => Message::Binary(b.into()),
+                            Frame::Text(t) => Message::Text(t.into()),
+                        })
+                        .collect(),
                     Some(Ok(Relayed::Close(Some(c)))) => break Closing {
                         code: u16::from(c.code),
                         reason: c.reason.to_string(),
@@ -226,7 +293,7 @@ async fn relay(mut client: WebSocket, worker: WorkerSocket, mut dialect: Box<dyn
                     Some(Err(_)) | None => break worker_gone(),
                 };
                 for message in messages {
-                    let sent = tokio::time::timeout(SEND_WITHIN, client.send(Message::Text(message.into()))).await;
+                    let sent = tokio::time::timeout(SEND_WITHIN, client.send(message)).await;
                     if !matches!(sent, Ok(Ok(()))) {
                         let _ = to_worker.send(normal_close()).await;
                         return;
