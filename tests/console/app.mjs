@@ -43,8 +43,10 @@ const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
   args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--autoplay-policy=no-user-gesture-required",
     "--no-first-run", "--disable-background-networking", "--disable-component-update",
-    // A microphone that plays a tone, allowed without asking (the recorder).
-    "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream"],
+    // A microphone that says a sentence over and over, allowed without
+    // asking (the recorder, live transcription).
+    "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
+    `--use-file-for-fake-audio-capture=${media}/speech.wav`],
 });
 const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
 const page = await context.newPage();
@@ -217,6 +219,29 @@ try {
   check(/Speaker [12]:[\s\S]*Speaker [12] talking at the same time/.test(spokenOver), `a line spoken over names the other speaker (${spokenOver.trim()})`);
   await axe("speech to text");
   await shot("transcribe");
+
+  // Live transcription: the microphone says a sentence; its words appear
+  // as they are understood, and Stop ends the session.
+  await go("Live transcription");
+  await page.getByRole("button", { name: "Start listening" }).click();
+  await main.locator("ol li").filter({ hasText: /brown fox/i }).first().waitFor({ timeout: 60000 });
+  const live = await main.locator("ol li").allTextContents();
+  check(/quick brown fox/i.test(live.join(" ")), `live words appear as they are said (${live.join(" / ").slice(0, 100)})`);
+  await axe("live transcription");
+  await shot("live");
+  await page.getByRole("button", { name: "Stop" }).click();
+  await page.getByRole("button", { name: "Start listening" }).waitFor({ timeout: 30000 });
+  check(true, "Stop ends the live session");
+
+  // Type and hear: each sentence is spoken once its full stop is typed.
+  await go("Type and hear");
+  await page.locator("#hear-text").pressSequentially("Hello there. This sentence is typed and then heard. ", { delay: 30 });
+  await main.locator(".pieces li").nth(1).waitFor({ timeout: 30000 });
+  const pieces = await main.locator(".pieces li").allTextContents();
+  check(/^Hello there\./.test(pieces[0]) && /ms after it was typed/.test(pieces.join(" ")), `each sentence is heard as it is finished (${pieces.join(" / ")})`);
+  await axe("type and hear");
+  await shot("type-and-hear");
+  await page.getByRole("button", { name: "Start over" }).click();
 
   // Voice changer: a recording in another voice, beside the original.
   await go("Voice changer");
@@ -494,7 +519,7 @@ try {
   await page.keyboard.press("Enter");
   await page.getByRole("heading", { level: 1, name: "Voices" }).waitFor();
   check(!(await drawer.isVisible()), "the menu opens and follows a link from the keyboard, then closes");
-  for (const name of ["Voices", "Your voices", "Text to speech", "Voice changer", "Speech to text", "Dubbing", "Trim video", "Avatars", "Sound and images", "Jobs", "Account", "Operator"]) {
+  for (const name of ["Voices", "Your voices", "Text to speech", "Type and hear", "Voice changer", "Speech to text", "Live transcription", "Dubbing", "Trim video", "Avatars", "Sound and images", "Jobs", "Account", "Operator"]) {
     await page.getByRole("button", { name: "Open the menu" }).click();
     await page.getByRole("dialog").getByRole("link", { name, exact: true }).click();
     await page.getByRole("heading", { level: 1, name }).waitFor();
