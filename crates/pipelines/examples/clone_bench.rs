@@ -149,6 +149,7 @@ fn main() {
                     translate: false,
                     prompt: None,
                     words: false,
+                    quick: false,
                 };
                 let pcm = resample(&audio, rate, 16_000);
                 let text = transcribe(model.as_ref(), stt.gate(), stt.vad(), &pcm, &options)

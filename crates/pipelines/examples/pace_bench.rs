@@ -50,6 +50,7 @@ fn main() {
             translate: false,
             prompt: None,
             words: false,
+            quick: false,
         };
         let pcm = resample(&audio.samples, audio.sample_rate, 16_000);
         let heard = transcribe(model.as_ref(), stt.gate(), stt.vad(), &pcm, &options)

@@ -114,6 +114,7 @@ impl RequestPipeline for SttPipeline {
             prompt: req.prompt.clone(),
             // Speakers are given to words, and segments cut between them.
             words: req.words || req.diarize,
+            quick: false,
         };
         let n = |v: Option<u32>| v.map(|n| n as usize);
         let speakers = SpeakerCount {

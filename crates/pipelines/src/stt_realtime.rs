@@ -492,17 +492,19 @@ impl<'a> Turns<'a> {
         self.commit_to(self.audio.len());
     }
 
-    fn options(&self, words: bool) -> SttOptions {
+    /// A commit's options (`quick`: a partial's draft).
+    fn options(&self, words: bool, quick: bool) -> SttOptions {
         SttOptions {
             language: self.req.language.clone().or_else(|| self.heard_in.clone()),
             translate: false,
             prompt: self.req.prompt.clone(),
             words,
+            quick,
         }
     }
 
-    fn decode(&self, audio: &[f32], words: bool) -> Option<Transcript> {
-        let opts = self.options(words);
+    fn decode(&self, audio: &[f32], words: bool, quick: bool) -> Option<Transcript> {
+        let opts = self.options(words, quick);
         transcribe(
             self.model,
             self.catalog.gate(),
@@ -515,7 +517,7 @@ impl<'a> Turns<'a> {
 
     fn partial(&mut self, start: usize) {
         self.decoded_at = self.audio.len();
-        let Some(t) = self.decode(&self.audio[start..], false) else {
+        let Some(t) = self.decode(&self.audio[start..], false, true) else {
             return;
         };
         let words: Vec<String> = t.text.split_whitespace().map(str::to_owned).collect();
@@ -544,7 +546,7 @@ impl<'a> Turns<'a> {
             self.forget(end.saturating_sub(PRE_ROLL));
             return;
         };
-        if let Some(mut t) = self.decode(&self.audio[start..end], self.req.words) {
+        if let Some(mut t) = self.decode(&self.audio[start..end], self.req.words, false) {
             let offset = self.seconds(start);
             for w in &mut t.words {
                 w.start += offset;

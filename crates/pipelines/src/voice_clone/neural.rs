@@ -536,6 +536,7 @@ impl Maker<'_> {
             translate: false,
             prompt: None,
             words: false,
+            quick: false,
         };
         let heard = transcribe(
             model.as_ref(),

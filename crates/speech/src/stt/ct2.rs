@@ -188,9 +188,20 @@ fn detect(enc: &Encoded<'_>) -> Result<(String, f64), SttError> {
     Ok((code, f64::from(p)))
 }
 
-/// Greedy beam search of 5 at temperature 0, else best of 5 samples.
-fn generate(enc: &Encoded<'_>, prompt: &[usize], temperature: f32) -> Result<Decoded, SttError> {
-    let opts = if temperature > 0.0 {
+/// Greedy beam search of 5 at temperature 0 (of 1 for a `quick` draft),
+/// else best of 5 samples.
+fn generate(
+    enc: &Encoded<'_>,
+    prompt: &[usize],
+    temperature: f32,
+    quick: bool,
+) -> Result<Decoded, SttError> {
+    let opts = if quick {
+        Options {
+            beam_size: 1,
+            ..Options::default()
+        }
+    } else if temperature > 0.0 {
         Options {
             beam_size: 1,
             temperature,
@@ -347,7 +358,11 @@ impl Ct2Session<'_> {
         let mut best: Option<(Decoded, f32, usize)> = None;
         let mut greedy: Option<(Decoded, String)> = None;
         for (n, &t) in TEMPERATURES.iter().enumerate() {
-            let d = generate(enc, prompt, t)?;
+            let d = generate(enc, prompt, t, self.opts.quick)?;
+            if self.opts.quick {
+                // A draft takes its one decoding as it is.
+                return Ok((d, t, n + 1));
+            }
             let text = self.engine.text(&self.text_ids(&d.ids));
             let silent = d.no_speech > 0.6 && d.avg_logprob < -1.0;
             let good = compression_ratio(&text) <= 2.4 && d.avg_logprob >= -1.0;

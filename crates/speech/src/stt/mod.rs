@@ -139,6 +139,9 @@ pub struct SttOptions {
     pub prompt: Option<String>,
     /// Word timestamps.
     pub words: bool,
+    /// A draft: one greedy decoding, no fallback (a live turn's partials,
+    /// which the commit decodes again in full).
+    pub quick: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
