@@ -378,6 +378,17 @@ print(json.dumps(report))
 async fn elevenlabs_stream_input_client_speaks_streamed_text() {
     let app = TestApp::spawn(Backend::Sqlite).await;
     let (_, key) = app.account(10_000, "write").await;
+    // The worker has loaded its voices before the session asks for a slot
+    // (a slot not taken within 10 s is a 503, which a loaded machine could
+    // otherwise meet while a fresh server warms up).
+    let warm = app
+        .post(
+            "/elevenlabs/v1/text-to-speech/JBFqnCBsd6RMkjVDRZzb?output_format=pcm_16000",
+            &key,
+            json!({"text": "Ready."}),
+        )
+        .await;
+    assert!(warm.status().is_success(), "{}", warm.status());
     let dir = tempfile::tempdir().unwrap();
     let (cert, keyfile) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
     let made = std::process::Command::new("openssl")
