@@ -69,3 +69,16 @@ export function voiceMatches(v: Voice, needle: string): boolean {
 
 /** The voice a page starts with when none was picked: Kokoro's Heart. */
 export const defaultVoice = (list: Voice[]): string => (list.find((v) => v.engineVoice === "af_heart") ?? list[0])?.id ?? "";
+
+/** The languages the recogniser takes, as a select's items, "Detect the
+ * language" first (one request, kept for the sign-in like the voices). */
+let recognised: Promise<{ value: string; label: string }[]> | null = null;
+onSignOut(() => (recognised = null));
+export function recognisedLanguages(): Promise<{ value: string; label: string }[]> {
+  recognised ??= api<{ languages: { code: string }[] }>("/v1/speech-to-text/languages").then((r) => [
+    { value: "auto", label: "Detect the language" },
+    ...r.languages.map((l) => ({ value: l.code, label: languageName(l.code) })).sort((a, b) => a.label.localeCompare(b.label)),
+  ]);
+  recognised.catch(() => (recognised = null));
+  return recognised;
+}

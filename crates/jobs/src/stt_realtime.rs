@@ -37,6 +37,17 @@ pub enum Frame {
     Text(String),
 }
 
+/// The largest binary frame a session takes (bytes: 1 s of 48 kHz audio).
+pub const MAX_FRAME_BYTES: usize = 96_000;
+
+/// 16-bit PCM a dialect decoded, as the session's binary frames (each
+/// within [`MAX_FRAME_BYTES`]).
+pub fn pcm_frames(pcm: &[u8]) -> Vec<Frame> {
+    pcm.chunks(MAX_FRAME_BYTES)
+        .map(|c| Frame::Binary(c.to_vec()))
+        .collect()
+}
+
 /// A session's end: its WebSocket close code and reason.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Closing {

@@ -45,8 +45,6 @@ const VAD_BLOCK: usize = 4;
 
 /// Audio frames waiting for the engine; past this the session ends.
 const QUEUED: usize = 512;
-/// The largest binary frame taken (bytes: 1 s of 48 kHz audio).
-pub const MAX_FRAME_BYTES: usize = 96_000;
 /// Speech starts at a frame this likely, and goes on while frames stay
 /// above [`OFF`] (the batch detector's hysteresis).
 const ON: f32 = 0.5;

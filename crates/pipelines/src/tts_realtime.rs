@@ -149,7 +149,10 @@ async fn run(
         .voice(voice.speaker())
         .map(|v| v.language.clone())
         .unwrap_or_default();
-    let (pieces, queue) = sync_channel::<Option<String>>(QUEUED);
+    // Each piece with the characters it is priced on; the session's last
+    // piece is followed by the channel's close.
+    let (pieces, queue) = sync_channel::<(String, usize)>(QUEUED);
+    let mut pieces = Some(pieces);
     let (said_tx, mut said) = mpsc::channel::<Said>(2);
     let engine = {
         let (voice, ctx2) = (voice.clone(), ctx.clone());
@@ -223,31 +226,51 @@ async fn run(
                 if let Err(e) = pending.push(&text) {
                     break (close::BAD_MESSAGE, e.message);
                 }
-                let mut full = false;
+                let mut refused = None;
                 for piece in pending.take(flush) {
-                    queued += ssml::priced_characters(&piece, &language).max(piece.chars().count());
+                    // Markup would price a few characters for long breaks:
+                    // a session reads plain text only.
+                    if ssml::is_ssml(&piece) {
+                        let message = "SSML is not read in a live session; send plain text.";
+                        say(json!({"type": "error", "code": "voice_cannot_speak", "message": message})).await;
+                        continue;
+                    }
+                    let priced = ssml::priced_characters(&piece, &language).max(piece.chars().count());
+                    queued += priced;
                     if queued as f64 + HOLD_AHEAD / 3.0 > held {
                         held = queued as f64 + HOLD_AHEAD;
                         if ctx.meter(held).await.is_err() {
-                            full = true;
+                            refused = Some((
+                                close::NO_CREDITS,
+                                format!("The balance does not cover more text; {characters} characters spoken were charged."),
+                            ));
                             break;
                         }
                     }
-                    match pieces.try_send(Some(piece)) {
+                    let Some(tx) = &pieces else { break };
+                    match tx.try_send((piece, priced)) {
                         Ok(()) => {}
-                        Err(TrySendError::Full(_)) => break,
-                        Err(TrySendError::Disconnected(_)) => break,
+                        Err(TrySendError::Full(_)) => {
+                            refused = Some((
+                                close::OVERLOADED,
+                                format!("More than {QUEUED} pieces wait for the voice; try again later."),
+                            ));
+                            break;
+                        }
+                        Err(TrySendError::Disconnected(_)) => {
+                            refused = Some((close::INTERNAL, "The voice stopped.".to_owned()));
+                            break;
+                        }
                     }
                 }
-                if full {
-                    break (
-                        close::NO_CREDITS,
-                        format!("The balance does not cover more text; {characters} characters spoken were charged."),
-                    );
+                if let Some(end) = refused {
+                    break end;
                 }
                 if last {
+                    // The engine speaks what it was given, then sees the
+                    // queue closed.
                     finishing = true;
-                    let _ = pieces.try_send(None);
+                    pieces = None;
                 }
             }
             permit = reserve(&pcm_tx), if backlog.is_some() => match (permit, backlog.take()) {
@@ -358,32 +381,28 @@ async fn finish(
     }
 }
 
-/// The engine's side: speaks each piece as it comes (`None`: the last),
-/// until the queue closes or `stopped`.
+/// The engine's side: speaks each piece as it comes, until the queue is
+/// closed and empty, or `stopped`.
 fn speak_pieces(
     voice: &mediagen_jobs::tts::TtsRequest,
     catalog: &TtsCatalog,
     styles: Option<&[f32]>,
-    queue: &Receiver<Option<String>>,
+    queue: &Receiver<(String, usize)>,
     said: &mpsc::Sender<Said>,
     stopped: &dyn Fn() -> bool,
 ) {
     let raw = (voice.format == AudioFormat::Pcm).then_some(voice.sample_rate);
-    let language = catalog
-        .voice(voice.speaker())
-        .map(|v| v.language.clone())
-        .unwrap_or_default();
     loop {
         if stopped() {
             return;
         }
-        let piece = match queue.recv_timeout(Duration::from_millis(100)) {
-            Ok(Some(piece)) => piece,
-            Ok(None) | Err(RecvTimeoutError::Disconnected) => return,
+        let (piece, priced) = match queue.recv_timeout(Duration::from_millis(100)) {
+            Ok(piece) => piece,
+            Err(RecvTimeoutError::Disconnected) => return,
             Err(RecvTimeoutError::Timeout) => continue,
         };
         let mut r = voice.clone();
-        r.priced = ssml::priced_characters(&piece, &language);
+        r.priced = priced;
         r.text = piece;
         let report = match r.speak(catalog, styles, |_, _, _| !stopped()) {
             Ok(audio) => {
@@ -395,7 +414,7 @@ fn speak_pieces(
                     None => audio.to_s16le(),
                 };
                 Said::Spoken(Spoken {
-                    priced: r.priced.max(r.characters()),
+                    priced,
                     duration: audio.duration(),
                     text: r.text,
                     pcm,

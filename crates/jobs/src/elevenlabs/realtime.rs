@@ -14,7 +14,9 @@ use mediagen_core::ApiError;
 use serde_json::{json, Value};
 
 use crate::openai::openai_names;
-use crate::stt_realtime::{close, ulaw_sample, Closing, Dialect, Frame, LiveSttRequest, Relay};
+use crate::stt_realtime::{
+    close, pcm_frames, ulaw_sample, Closing, Dialect, Frame, LiveSttRequest, Relay,
+};
 use crate::Catalog;
 
 /// ElevenLabs' default silence that ends a turn under `vad`, in seconds.
@@ -205,18 +207,15 @@ impl Dialect for Scribe {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(encoded)
             .map_err(|_| Closing::bad_message("audio_base_64 is not base64."))?;
-        let mut frames = Vec::new();
-        if !bytes.is_empty() {
-            let pcm = if self.ulaw {
-                bytes
-                    .iter()
-                    .flat_map(|&b| ulaw_sample(b).to_le_bytes())
-                    .collect()
-            } else {
-                bytes
-            };
-            frames.push(Frame::Binary(pcm));
-        }
+        let pcm: Vec<u8> = if self.ulaw {
+            bytes
+                .iter()
+                .flat_map(|&b| ulaw_sample(b).to_le_bytes())
+                .collect()
+        } else {
+            bytes
+        };
+        let mut frames = pcm_frames(&pcm);
         if message.get("commit").and_then(Value::as_bool) == Some(true) {
             frames.push(Frame::Text(json!({"type": "commit"}).to_string()));
         }

@@ -17,7 +17,9 @@ use base64::Engine as _;
 use mediagen_core::ApiError;
 use serde_json::{json, Value};
 
-use crate::stt_realtime::{close, ulaw_sample, Closing, Dialect, Frame, LiveSttRequest, Relay};
+use crate::stt_realtime::{
+    close, pcm_frames, ulaw_sample, Closing, Dialect, Frame, LiveSttRequest, Relay,
+};
 use crate::Catalog;
 
 /// OpenAI's PCM rate, the only one `audio/pcm` takes.
@@ -344,8 +346,7 @@ impl Dialect for Realtime {
             }
             "input_audio_buffer.append" => {
                 match self.pcm(message["audio"].as_str().unwrap_or("")) {
-                    Some(pcm) if pcm.is_empty() => Ok(Relay::default()),
-                    Some(pcm) => Ok(Relay::to_session(vec![Frame::Binary(pcm)])),
+                    Some(pcm) => Ok(Relay::to_session(pcm_frames(&pcm))),
                     None => refuse(
                         self,
                         "invalid_value",

@@ -10,14 +10,23 @@ use futures::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::Message;
 
-use crate::helpers::{form, Backend, TestApp};
-use crate::realtime::{upgrade, Socket};
+use crate::helpers::{Backend, TestApp};
+use crate::realtime::{batch_transcript, upgrade, Socket};
 use crate::sdk::run_python;
 use crate::stt::wer;
 
 const PATH: &str = "/v1/text-to-speech/realtime";
 const TEXT: &str = "The weather is lovely today. Shall we walk down to the river after lunch? \
                     I will bring the camera, and you can bring the map.";
+
+/// 16-kHz 16-bit PCM as a WAV file.
+fn pcm_wav(pcm: &[u8]) -> Vec<u8> {
+    let samples: Vec<f32> = pcm
+        .chunks_exact(2)
+        .map(|b| f32::from(i16::from_le_bytes([b[0], b[1]])) / 32768.0)
+        .collect();
+    crate::helpers::wav(&samples, 16_000)
+}
 
 /// What a session said: its events, its sound, when each `audio` event
 /// came, and its close code.
@@ -136,22 +145,8 @@ async fn streamed_text_is_spoken_sentence_by_sentence() {
         assert!(lag < Duration::from_secs(5), "piece {k}: {lag:?}");
     }
     // The recogniser hears the text back.
-    let samples: Vec<f32> = heard
-        .sound
-        .chunks_exact(2)
-        .map(|b| f32::from(i16::from_le_bytes([b[0], b[1]])) / 32768.0)
-        .collect();
-    let wav = crate::helpers::wav(&samples, 16_000);
-    let r = app
-        .post_form(
-            "/v1/speech-to-text",
-            &key,
-            form(vec![("file", wav, "heard.wav")], &[("language", "en")]),
-        )
-        .await;
-    let r: Value = r.json().await.unwrap();
-    let text = r["result"]["text"].as_str().unwrap();
-    assert!(wer(TEXT, text) < 0.2, "heard {text:?}");
+    let text = batch_transcript(&app, &key, pcm_wav(&heard.sound)).await;
+    assert!(wer(TEXT, &text) < 0.2, "heard {text:?}");
     // Charged per character spoken.
     let ended = heard.events.last().unwrap();
     assert_eq!(ended["type"], "session.ended");
@@ -307,6 +302,19 @@ async fn a_speech_session_is_refused_as_the_api_refuses() {
         Message::Text(t) => serde_json::from_str::<Value>(t.as_str()).unwrap(),
         other => panic!("{other:?}"),
     };
+    // Markup is not read (its breaks would cost nothing): an error, and
+    // the session goes on.
+    let ssml =
+        json!({"type": "text", "text": "<speak><break time=\"10s\"/>Hi.</speak>", "flush": true});
+    socket
+        .send(Message::Text(ssml.to_string().into()))
+        .await
+        .unwrap();
+    let said = match socket.next().await.unwrap().unwrap() {
+        Message::Text(t) => serde_json::from_str::<Value>(t.as_str()).unwrap(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(said["type"], "error", "{said}");
     let (_, other) = app.account(1_000, "write").await;
     let job = format!("/v1/jobs/{}", started["sessionId"].as_str().unwrap());
     assert_eq!(app.get(&job, &other).await.status().as_u16(), 404);
@@ -427,22 +435,9 @@ async fn elevenlabs_stream_input_client_speaks_streamed_text() {
     assert!(report["chunks"].as_u64().unwrap() >= 2, "{report}");
     let pcm = std::fs::read(&out).unwrap();
     assert!(pcm.len() > 32_000 * 3, "{} bytes", pcm.len());
-    let samples: Vec<f32> = pcm
-        .chunks_exact(2)
-        .map(|b| f32::from(i16::from_le_bytes([b[0], b[1]])) / 32768.0)
-        .collect();
-    let wav = crate::helpers::wav(&samples, 16_000);
-    let r = app
-        .post_form(
-            "/v1/speech-to-text",
-            &key,
-            form(vec![("file", wav, "heard.wav")], &[("language", "en")]),
-        )
-        .await;
-    let r: Value = r.json().await.unwrap();
-    let text = r["result"]["text"].as_str().unwrap();
+    let text = batch_transcript(&app, &key, pcm_wav(&pcm)).await;
     let said = "The weather is lovely today. Shall we walk down to the river after lunch?";
-    assert!(wer(said, text) < 0.2, "heard {text:?}");
+    assert!(wer(said, &text) < 0.2, "heard {text:?}");
     let jobs = app.get_json("/v1/jobs?kind=tts.realtime", &key).await;
     let id = jobs["data"][0]["id"].as_str().unwrap().to_owned();
     let job = app.settled(&key, &id, Duration::from_secs(30)).await;

@@ -65,13 +65,11 @@ const MAX_MESSAGE: usize = 128 * 1024;
 pub async fn live_stt(
     State(state): State<AppState>,
     auth: Auth,
-    Query(mut fields): Query<HashMap<String, String>>,
+    Query(fields): Query<HashMap<String, String>>,
     upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> ApiResult<Response> {
     // The query's types first (400), then the upgrade (426), then what
-    // the query asks of this server.
-    // A token was the authentication's.
-    fields.remove("token");
+    // the query asks of this server. (A `token` was the authentication's.)
     let query = LiveSttRequest::query(&fields)?;
     let upgrade = websocket(upgrade)?;
     let request = LiveSttRequest::parse(
@@ -119,10 +117,9 @@ pub async fn live_stt(
 pub async fn live_tts(
     State(state): State<AppState>,
     auth: Auth,
-    Query(mut fields): Query<HashMap<String, String>>,
+    Query(fields): Query<HashMap<String, String>>,
     upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> ApiResult<Response> {
-    fields.remove("token");
     let query = LiveTtsRequest::query(&fields)?;
     let upgrade = websocket(upgrade)?;
     let cloned = cloned_voice(&state, &auth.account_id, &query.voice_id).await?;
