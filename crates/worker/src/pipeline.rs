@@ -104,6 +104,8 @@ pub struct JobContext {
     scope: Scope,
     outputs: Arc<std::sync::Mutex<Vec<JobOutput>>>,
     metered: Arc<std::sync::Mutex<Option<f64>>>,
+    /// A live session's units delivered so far ([`JobContext::set_used`]).
+    used: Arc<std::sync::Mutex<Option<f64>>>,
     ledger: Option<Ledger>,
     events: Option<crate::Events>,
     /// Where a live session's relay arrives (session workers only).
@@ -153,6 +155,7 @@ impl JobContext {
             scope,
             outputs: Arc::default(),
             metered: Arc::default(),
+            used: Arc::default(),
             ledger: None,
             events: None,
             sessions: None,
@@ -283,6 +286,20 @@ impl JobContext {
     /// The units reported with [`JobContext::meter`], if any.
     pub fn metered(&self) -> Option<f64> {
         self.metered.lock().ok().and_then(|m| *m)
+    }
+
+    /// A live session's units delivered so far (seconds of sound received,
+    /// characters spoken); the next heartbeat stores them, and a session
+    /// whose worker dies is charged them instead of refunded (at most one
+    /// heartbeat's worth goes unpaid).
+    pub fn set_used(&self, units: f64) {
+        if let Ok(mut u) = self.used.lock() {
+            *u = Some(units);
+        }
+    }
+
+    pub(crate) fn used(&self) -> Option<f64> {
+        self.used.lock().ok().and_then(|u| *u)
     }
 
     /// Reports progress 0–100; the next heartbeat stores it.

@@ -340,7 +340,7 @@ impl Worker {
                     }
                 }
                 _ = beat.tick() => {
-                    match self.db.heartbeat(&id, &self.id, self.config.lease.as_millis() as i64, ctx.progress()).await {
+                    match self.db.heartbeat(&id, &self.id, self.config.lease.as_millis() as i64, ctx.progress(), ctx.used()).await {
                         Ok(true) => {}
                         Ok(false) => {
                             info!("job cancelled or lease lost; stopping it");

@@ -95,6 +95,43 @@ pub async fn batch_transcript(app: &TestApp, key: &str, wav: Vec<u8>) -> String 
         .to_owned()
 }
 
+/// The words the call's speakers say (the wheel's `sample.stm`, in order).
+pub fn call_reference() -> String {
+    let stm =
+        std::fs::read_to_string(crate::helpers::models_dir().join("diarize/sample.stm")).unwrap();
+    let words: Vec<&str> = stm
+        .lines()
+        .flat_map(|line| line.split_whitespace().skip(5))
+        .collect();
+    words.join(" ")
+}
+
+/// The issue's bound on live transcription: against what was said, the
+/// committed text is at most 5 WER points worse than the batch transcript
+/// of the same file (and, as a check of its own, within 15 % of it: the
+/// batch decodes the file in its own 30-s sections, so a turn's words can
+/// differ where the two cut the sound differently; 8.1–10.8 % by VM).
+pub fn assert_near_batch(client: &str, live: &str, batch: &str) {
+    let reference = call_reference();
+    let (live_wer, batch_wer) = (wer(&reference, live), wer(&reference, batch));
+    let apart = wer(batch, live);
+    eprintln!(
+        "{client}: WER against the speakers' words: live {:.1} %, batch {:.1} %; \
+         live against batch {:.1} %",
+        live_wer * 100.0,
+        batch_wer * 100.0,
+        apart * 100.0
+    );
+    assert!(
+        live_wer <= batch_wer + 0.05,
+        "{client}: live {live:?} ({live_wer}) against batch {batch:?} ({batch_wer})"
+    );
+    assert!(
+        apart <= 0.15,
+        "{client}: live {live:?} against batch {batch:?}"
+    );
+}
+
 /// Every event until the close, and the close's code.
 pub async fn events(socket: &mut Socket) -> (Vec<Value>, Option<u16>) {
     let mut out = Vec::new();
@@ -185,15 +222,7 @@ async fn a_live_call_is_transcribed_turn_by_turn() {
         .map(|e| e["text"].as_str().unwrap())
         .collect();
     let live = live.join(" ");
-    let error = wer(&batch_text, &live);
-    eprintln!(
-        "live {live:?}\nbatch {batch_text:?}\nWER against the batch {:.1} %",
-        error * 100.0
-    );
-    // Measured 8.1 % (docs/benchmarks.md): the first turn, 8 s of two
-    // voices heard alone, decodes a few words apart from the batch's
-    // decode of the file's first section.
-    assert!(error <= 0.10, "live against batch WER {error}");
+    assert_near_batch("native client", &live, &batch_text);
     // Turns in order, words inside their turn, in session seconds.
     let mut last = 0.0;
     for turn in &committed {
@@ -431,4 +460,77 @@ async fn a_single_use_token_opens_one_session_of_its_account() {
     assert_eq!(r.status().as_u16(), 200);
     let t: Value = r.json().await.unwrap();
     assert!(t["token"].as_str().unwrap().starts_with("mg_tok_"), "{t}");
+}
+
+/// A worker killed mid-session: the client is told to reconnect (1012) and
+/// the session, once its lease runs out, is charged the sound its worker
+/// had received by its last heartbeat, not refunded and not charged its
+/// hold.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_cut_by_a_dead_worker_is_charged_what_it_received() {
+    let endpoint = crate::storage::endpoint();
+    let bucket = crate::storage::bucket(&endpoint).await;
+    let (b, e) = (bucket.clone(), endpoint.clone());
+    let app = TestApp::spawn_with(Backend::Postgres, move |c| {
+        c.workers = 0;
+        crate::storage::on_bucket(c, &b, &e);
+    })
+    .await;
+    let deployment = crate::scale_out::Deployment {
+        database_url: app.database_url().to_owned(),
+        bucket,
+        endpoint,
+        settings: Vec::new(),
+    };
+    let disk = tempfile::tempdir().unwrap();
+    let mut worker = deployment.worker(disk.path(), "stt.realtime");
+    let (_, key) = app.account(1_000, "write").await;
+    // The worker is up once it claims: retried while no slot answers.
+    let mut socket = None;
+    for _ in 0..60 {
+        match connect(&app, &key, "commit=manual").await {
+            Ok(s) => {
+                socket = Some(s);
+                break;
+            }
+            Err((503, _)) => tokio::time::sleep(Duration::from_millis(500)).await,
+            Err(other) => panic!("{other:?}"),
+        }
+    }
+    let mut socket = socket.expect("a worker claims the session");
+    let id = started(&mut socket).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // 12 s of (silent) sound, then time for a heartbeat (every 0.2 s).
+    for _ in 0..12 {
+        socket
+            .send(Message::Binary(vec![0u8; 32_000].into()))
+            .await
+            .unwrap();
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    worker.start_kill().unwrap();
+    let _ = worker.wait().await;
+    let (_, code) = events(&mut socket).await;
+    assert_eq!(code, Some(1012), "the client is told to reconnect");
+    // The lease (1 s) runs out; the reaper (of any worker) fails the job.
+    let mut job = Value::Null;
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        app.state.db.reap_expired_jobs().await.unwrap();
+        job = app.get_json(&format!("/v1/jobs/{id}"), &key).await;
+        if job["status"] == "failed" {
+            break;
+        }
+    }
+    assert_eq!(job["status"], "failed", "{job}");
+    assert_eq!(job["error"]["code"], "worker_lost", "{job}");
+    assert_eq!(job["credits"].as_i64(), Some(12), "{job}");
+    let account = app.account_view(&key).await;
+    assert_eq!(
+        account["credits"]["balance"].as_i64(),
+        Some(988),
+        "{account}"
+    );
 }

@@ -11,7 +11,6 @@ use serde_json::Value;
 use crate::helpers::{Backend, TestApp};
 use crate::realtime::{batch_transcript, call_pcm, pcm16};
 use crate::sdk::run_python;
-use crate::stt::wer;
 
 const ELEVENLABS: &str = r#"
 import asyncio, base64, time
@@ -156,12 +155,7 @@ async fn elevenlabs_realtime_client_transcribes_a_live_call() {
         .iter()
         .map(|e| e["text"].as_str().unwrap())
         .collect();
-    let error = wer(batch_text, &live.join(" "));
-    eprintln!(
-        "ElevenLabs client: WER against the batch {:.1} %",
-        error * 100.0
-    );
-    assert!(error <= 0.10, "{live:?} against {batch_text:?}");
+    crate::realtime::assert_near_batch("ElevenLabs client", &live.join(" "), batch_text);
     // Word times with each committed text, spacing between the words.
     let timed = of("committed_transcript_with_timestamps");
     assert_eq!(timed.len(), committed.len(), "{events:?}");
@@ -288,12 +282,7 @@ async fn openai_realtime_client_transcribes_a_live_call() {
         .iter()
         .map(|e| e["transcript"].as_str().unwrap())
         .collect();
-    let error = wer(batch_text, &live.join(" "));
-    eprintln!(
-        "OpenAI client: WER against the batch {:.1} %",
-        error * 100.0
-    );
-    assert!(error <= 0.10, "{live:?} against {batch_text:?}");
+    crate::realtime::assert_near_batch("OpenAI client", &live.join(" "), batch_text);
     // Each turn: its speech start, then its commit; the deltas of an item
     // run ahead of its transcript and agree with it (words compared
     // without case and punctuation, the last one possibly cut).
@@ -320,9 +309,13 @@ async fn openai_realtime_client_transcribes_a_live_call() {
             .filter(|d| &d["item_id"] == item)
             .map(|d| d["delta"].as_str().unwrap())
             .collect();
+        // The deltas are drafts (by a smaller model where one is
+        // installed): the words they streamed, against as many of the
+        // transcript's, differ by a few at most.
         let (said, heard) = (words(&deltas), words(done["transcript"].as_str().unwrap()));
-        let agree = said.iter().zip(&heard).filter(|(a, b)| a == b).count();
-        assert!(agree + 2 >= said.len(), "{deltas:?} against {heard:?}");
+        let prefix = heard[..said.len().min(heard.len())].join(" ");
+        let apart = mediagen_speech::stt::wer::word_error_rate(&prefix, &said.join(" "));
+        assert!(apart <= 0.25, "{deltas:?} against {heard:?}");
         streamed += said.len();
     }
     assert!(

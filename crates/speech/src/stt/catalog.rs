@@ -4,6 +4,9 @@
 
 use super::*;
 
+/// The English model that drafts live partials ([`SttCatalog::draft`]).
+pub const DRAFT_EN: &str = "tiny.en";
+
 /// The recognisers found in `<models>/whisper/`, sharing one limit on
 /// concurrent decodes.
 pub struct SttCatalog {
@@ -265,6 +268,17 @@ impl SttCatalog {
     /// Model names, the default first.
     pub fn names(&self) -> Vec<String> {
         self.models.iter().map(|m| m.name().to_owned()).collect()
+    }
+
+    /// A smaller model that drafts a live turn's partials in `language`
+    /// while `model` decodes its commits: [`DRAFT_EN`] for English where it
+    /// is installed (its decode about a quarter of `base`'s), else none
+    /// (the partials are `model`'s own drafts).
+    pub fn draft(&self, model: &str, language: &str) -> Option<Arc<dyn SpeechToText>> {
+        if language != "en" || model == DRAFT_EN {
+            return None;
+        }
+        self.model(Some(DRAFT_EN))
     }
 
     /// A model by name, or the default.
