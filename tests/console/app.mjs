@@ -224,7 +224,7 @@ try {
   // as they are understood, and Stop ends the session.
   await go("Live transcription");
   await page.getByRole("button", { name: "Start listening" }).click();
-  await main.locator("ol li").filter({ hasText: /brown fox/i }).first().waitFor({ timeout: 60000 });
+  await main.locator("ol li").filter({ hasText: /brown fox/i }).first().waitFor({ timeout: 150000 });
   const live = await main.locator("ol li").allTextContents();
   check(/quick brown fox/i.test(live.join(" ")), `live words appear as they are said (${live.join(" / ").slice(0, 100)})`);
   await axe("live transcription");
