@@ -105,8 +105,8 @@ const FRAME_SPAN: usize = 991;
 const FRAMES: usize = 1 + (WINDOW - FRAME_SPAN) / FRAME_STEP;
 /// Windows start every this many frames (1 s, pyannote's step).
 /// bench/diarize_real.sh, 16 recordings: 1 s → weighted DER 39.6 %,
-/// speaker count right on 9; 1.5 s → 38.7 %, 7, in 61 % of the time, but
-/// the telephone call's longest overlap is no longer found; 2 s → 40.8 %, 5.
+/// speaker count right on 9; 1.5 s → 38.7 %, 7, in 61 % of the time (not
+/// kept yet: fewer counts right, timed once); 2 s → 40.8 %, 5.
 pub const STEP_FRAMES: usize = 59;
 /// Windows scored at once.
 const BATCH: usize = 8;
