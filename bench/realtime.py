@@ -4,7 +4,8 @@
       SESSIONS sessions at once, each fed WAV (16-kHz mono) in 100-ms frames
       at real-time pace. Per session: the median lag of a word's first
       appearance (in a partial or a commit) after its end in the sound, the
-      median lag of each committed turn after its last word's end, and
+      median lag of each turn's final commit after its last word's end (and
+      of the pieces a long turn is cut into while it goes on), and
       whether the session kept up (its last commit within 3 s of the
       sound's end). Word ends are the committed words' own times.
   tts BASE KEY VOICE
@@ -82,14 +83,18 @@ def stt_figures(events, sound_end):
             if first[i] is None:
                 first[i] = e["at"]
     partial = [first[i] - w["end"] for i, w in enumerate(words) if first[i] is not None]
-    commit = [c["at"] - c["words"][-1]["end"] for c in committed if c["words"]]
+    lag = lambda c: c["at"] - c["words"][-1]["end"]
+    commit = [lag(c) for c in committed if c["words"] and c.get("final", True)]
+    cut = [lag(c) for c in committed if c["words"] and not c.get("final", True)]
     last = committed[-1]["at"] if committed else float("inf")
     return {
         "words": len(words),
-        "turns": len(committed),
+        "turns": len(commit),
+        "pieces": len(cut),
         "partial_lag_median": round(statistics.median(partial), 3) if partial else None,
         "commit_lag_median": round(statistics.median(commit), 3) if commit else None,
         "commit_lags": [round(x, 3) for x in commit],
+        "cut_lags": [round(x, 3) for x in cut],
         "last_commit_after_sound": round(last - sound_end, 3),
         "kept_up": last - sound_end < 3.0,
         "text": " ".join(c["text"] for c in committed),

@@ -149,7 +149,7 @@ fn main() {
                     translate: false,
                     prompt: None,
                     words: false,
-                    quick: false,
+                    decoding: mediagen_speech::stt::Decoding::Full,
                 };
                 let pcm = resample(&audio, rate, 16_000);
                 let text = transcribe(model.as_ref(), stt.gate(), stt.vad(), &pcm, &options)

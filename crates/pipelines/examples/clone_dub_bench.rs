@@ -126,7 +126,7 @@ fn judge(models: &str, job: &str, dub: &str, turns: &str, dirs: [&str; 2]) {
             translate: false,
             prompt: None,
             words: false,
-            quick: false,
+            decoding: mediagen_speech::stt::Decoding::Full,
         };
         let heard = transcribe(
             model.as_ref(),

@@ -50,7 +50,7 @@ fn main() {
             translate: false,
             prompt: None,
             words: false,
-            quick: false,
+            decoding: mediagen_speech::stt::Decoding::Full,
         };
         let pcm = resample(&audio.samples, audio.sample_rate, 16_000);
         let heard = transcribe(model.as_ref(), stt.gate(), stt.vad(), &pcm, &options)

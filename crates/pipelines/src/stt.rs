@@ -114,7 +114,7 @@ impl RequestPipeline for SttPipeline {
             prompt: req.prompt.clone(),
             // Speakers are given to words, and segments cut between them.
             words: req.words || req.diarize,
-            quick: false,
+            decoding: mediagen_speech::stt::Decoding::Full,
         };
         let n = |v: Option<u32>| v.map(|n| n as usize);
         let speakers = SpeakerCount {

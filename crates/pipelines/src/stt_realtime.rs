@@ -4,7 +4,14 @@
 //! drafted again as it grows (a partial transcript, by a smaller model
 //! where one knows the turn's language; its stable part the words two
 //! drafts agree on) and decoded once whole by the session's model (the
-//! committed transcript, word times in session seconds).
+//! committed transcript, word times in session seconds). A long turn is
+//! not left to grow: once it passes [`CUT_AFTER`] its drafts carry word
+//! times, and where two drafts agree on the words each side of a boundary
+//! well behind the sound, the turn is cut there: the turn so far is
+//! decoded whole, its words before the boundary are committed (`final:
+//! false`), and the rest goes on from the quietest spot between them,
+//! decoded on conditioned on the committed text. The commit at the
+//! turn's end then decodes only what followed the last cut.
 //!
 //! The work is bounded whatever the client sends: a turn is decoded for a
 //! partial only when the last decode is done and more of it has arrived
@@ -21,7 +28,9 @@ use std::time::Duration;
 use mediagen_core::ErrorCode;
 use mediagen_media::audio::resample;
 use mediagen_speakers::vad::{Vad, FRAME};
-use mediagen_speech::stt::{transcribe, SpeechToText, SttCatalog, SttOptions, Transcript};
+use mediagen_speech::stt::{
+    compression_ratio, transcribe, Decoding, SpeechToText, SttCatalog, SttOptions, Transcript, Word,
+};
 use mediagen_worker::session::{Incoming, Link, Outgoing};
 use mediagen_worker::{JobContext, JobFailure, RequestPipeline};
 use serde_json::{json, Value};
@@ -46,6 +55,26 @@ const VAD_BLOCK: usize = 4;
 /// A turn's commit is decoded ahead, in case the pause it is in ends the
 /// turn, this many times per turn at most.
 const GUESSES: usize = 3;
+/// A turn this long (samples, 6 s) is drafted with word times, to be cut
+/// where two drafts agree.
+const CUT_AFTER: usize = 6 * RATE;
+/// A cut leaves at least this much before it (seconds)...
+const MIN_PIECE: f64 = 4.0;
+/// ...and is at least this far behind the sound heard (seconds): the last
+/// words of a draft are the ones the next changes.
+const HOLD_BACK: f64 = 1.5;
+/// Two drafts agree on a boundary they place this close (seconds).
+const BOUNDARY_SLACK: f64 = 0.3;
+/// A cut goes to the quietest 20 ms within this of the boundary (seconds),
+/// and at most [`EDGE`] into the words each side.
+const SNAP: f64 = 0.15;
+const EDGE: f64 = 0.03;
+/// A cut's decode more repetitive than this (whisper's loop test) is not
+/// cut at.
+const MAX_COMPRESSION: f64 = 2.4;
+/// Characters of a turn's committed pieces its later decodes are
+/// conditioned on (with the session's prompt).
+const CONTEXT_CHARS: usize = 400;
 
 /// Audio frames waiting for the engine; past this the session ends.
 const QUEUED: usize = 512;
@@ -342,6 +371,11 @@ struct Turns<'a> {
     guessed: Option<(usize, Option<Transcript>)>,
     /// Commits decoded ahead in this turn.
     guesses: usize,
+    /// The last draft's words (seconds from the turn's start), once the
+    /// turn is long enough to be cut.
+    drafted: Vec<Word>,
+    /// The text of this turn's pieces committed at cuts.
+    context: String,
     /// The turn's language once a decode found it (when none was given):
     /// its later decodes do not detect it again.
     heard_in: Option<String>,
@@ -370,6 +404,8 @@ impl<'a> Turns<'a> {
             previous: Vec::new(),
             guessed: None,
             guesses: 0,
+            drafted: Vec::new(),
+            context: String::new(),
             heard_in: None,
             committed: 0,
         }
@@ -432,9 +468,9 @@ impl<'a> Turns<'a> {
     /// Scores the frames not yet scored (re-reading a few before them),
     /// up to the first end of a turn: where `silenceMs` of silence follow
     /// its speech (`vad`), or where it reaches [`MAX_TURN`]. Returns that
-    /// end (a sample of `audio`); the frames after it are scored after
-    /// the commit.
-    fn listen(&mut self) -> Option<usize> {
+    /// end (a sample of `audio`) and whether a pause ends it there; the
+    /// frames after it are scored after the commit.
+    fn listen(&mut self) -> Option<(usize, bool)> {
         let vad: &dyn Vad = self.catalog.vad();
         let quiet = self.req.silence_ms as usize * RATE / 1000;
         // Block by block, each read with the same context before it: a
@@ -460,10 +496,10 @@ impl<'a> Turns<'a> {
                 let at = (f + 1) * FRAME;
                 if self.req.commit == CommitMode::Vad && !self.on && at - self.last_speech >= quiet
                 {
-                    return Some((self.last_speech + POST_ROLL).min(at));
+                    return Some(((self.last_speech + POST_ROLL).min(at), true));
                 }
                 if at - start >= MAX_TURN {
-                    return Some(at);
+                    return Some((at, false));
                 }
             }
         }
@@ -474,8 +510,8 @@ impl<'a> Turns<'a> {
     /// turn, a partial when enough is new; between turns, sound no turn
     /// needs is let go.
     fn step(&mut self) {
-        while let Some(end) = self.listen() {
-            self.commit_to(end);
+        while let Some((end, pause)) = self.listen() {
+            self.commit_to(end, pause);
         }
         if let (Some(start), Some(end)) = (self.turn, self.pause_end()) {
             return self.guess(start, end);
@@ -522,35 +558,58 @@ impl<'a> Turns<'a> {
     fn guess(&mut self, start: usize, end: usize) {
         self.guesses += 1;
         self.decoded_at = self.audio.len();
-        let t = self.decode(&self.audio[start..end], self.req.words, false);
-        if let Some(t) = &t {
-            self.send_partial(start, t);
+        // A guess that loops is dropped: the commit decodes in full.
+        let Some(t) = self.decode_ahead(&self.audio[start..end]) else {
+            self.guessed = None;
+            return;
+        };
+        self.send_partial(start, &t);
+        let mut t = t;
+        if !self.req.words {
+            t.words.clear();
         }
-        self.guessed = Some((self.base + end, t));
+        self.guessed = Some((self.base + end, Some(t)));
     }
 
     /// The client's commit (or finish): the turns that ended, then the
     /// rest of what was heard.
     fn commit(&mut self) {
-        while let Some(end) = self.listen() {
-            self.commit_to(end);
+        while let Some((end, pause)) = self.listen() {
+            self.commit_to(end, pause);
         }
-        self.commit_to(self.audio.len());
+        self.commit_to(self.audio.len(), true);
     }
 
-    /// A commit's options (`quick`: a partial's draft).
-    fn options(&self, words: bool, quick: bool) -> SttOptions {
+    /// A decode's options (a commit's bounded search, or a partial's
+    /// draft): the session's prompt, then the text committed at the turn's
+    /// cuts.
+    fn options(&self, words: bool, decoding: Decoding) -> SttOptions {
+        let tail = tail_chars(&self.context, CONTEXT_CHARS);
+        let prompt = match (self.req.prompt.as_deref(), tail.is_empty()) {
+            (p, true) => p.map(str::to_owned),
+            (None, false) => Some(tail.to_owned()),
+            (Some(p), false) => Some(format!("{p} {tail}")),
+        };
         SttOptions {
             language: self.req.language.clone().or_else(|| self.heard_in.clone()),
             translate: false,
-            prompt: self.req.prompt.clone(),
+            prompt,
             words,
-            quick,
+            decoding,
         }
     }
 
-    fn decode(&self, audio: &[f32], words: bool, quick: bool) -> Option<Transcript> {
-        self.decode_with(self.model, audio, words, quick)
+    /// A commit's decode by the session's model.
+    fn decode(&self, audio: &[f32], words: bool) -> Option<Transcript> {
+        self.decode_with(self.model, audio, words, Decoding::Bounded)
+    }
+
+    /// A decode ahead of its need (a cut, a guessed commit) by the
+    /// session's model: one beam search, refused where it loops (the cut
+    /// waits for the next drafts; the commit decodes again).
+    fn decode_ahead(&self, audio: &[f32]) -> Option<Transcript> {
+        self.decode_with(self.model, audio, true, Decoding::Beam)
+            .filter(|t| compression_ratio(&t.text) <= MAX_COMPRESSION)
     }
 
     fn decode_with(
@@ -558,24 +617,81 @@ impl<'a> Turns<'a> {
         model: &dyn SpeechToText,
         audio: &[f32],
         words: bool,
-        quick: bool,
+        decoding: Decoding,
     ) -> Option<Transcript> {
-        let opts = self.options(words, quick);
+        let opts = self.options(words, decoding);
         transcribe(model, self.catalog.gate(), self.catalog.vad(), audio, &opts).ok()
     }
 
     /// A draft of the turn so far: by the catalog's smaller model for the
     /// turn's language where there is one (English: `tiny.en`), else by
-    /// the session's own, greedily.
+    /// the session's own, greedily. A long turn's draft has word times,
+    /// and the turn is cut where it agrees with the one before.
     fn partial(&mut self, start: usize) {
         self.decoded_at = self.audio.len();
         let language = self.req.language.as_deref().or(self.heard_in.as_deref());
         let draft = language.and_then(|l| self.catalog.draft(self.model.name(), l));
         let model = draft.as_deref().unwrap_or(self.model);
-        let Some(t) = self.decode_with(model, &self.audio[start..], false, true) else {
+        let long = self.audio.len() - start >= CUT_AFTER;
+        let Some(t) = self.decode_with(model, &self.audio[start..], long, Decoding::Draft) else {
             return;
         };
         self.send_partial(start, &t);
+        if long {
+            let before = std::mem::replace(&mut self.drafted, t.words);
+            let heard = (self.audio.len() - start) as f64 / RATE as f64;
+            if let Some(at) = cut_point(&before, &self.drafted, heard) {
+                self.cut(start, at);
+            }
+        }
+    }
+
+    /// Cuts the turn at the boundary `at` (seconds into it) the drafts
+    /// agree on: the turn so far is decoded whole by the session's model
+    /// (so the words each side of the cut are heard with what follows
+    /// them), its words before the boundary are committed, and the rest
+    /// goes on as the turn from the quietest spot between the last of
+    /// them and the next.
+    fn cut(&mut self, start: usize, at: f64) {
+        let Some(mut t) = self.decode_ahead(&self.audio[start..]) else {
+            return;
+        };
+        let k = t
+            .words
+            .iter()
+            .position(|w| (w.start + w.end) / 2.0 >= at)
+            .unwrap_or(t.words.len());
+        // The whole decode must have words on both sides of the boundary.
+        if k == 0 || k == t.words.len() {
+            return;
+        }
+        let (last, next) = (&t.words[k - 1], &t.words[k]);
+        let middle = (last.end + next.start) / 2.0;
+        let from = (last.end - EDGE).max(middle - SNAP);
+        let to = (next.start + EDGE).min(middle + SNAP).max(from);
+        let end = start + snap(&self.audio[start..], from, to);
+        t.words.truncate(k);
+        t.text = t
+            .words
+            .iter()
+            .map(|w| w.word.trim())
+            .collect::<Vec<_>>()
+            .join(" ");
+        if !self.req.words {
+            t.words.clear();
+        }
+        if let Some(text) = self.send_committed(start, end, t, false) {
+            self.context.push(' ');
+            self.context.push_str(&text);
+            let keep = tail_chars(&self.context, CONTEXT_CHARS).len();
+            self.context.drain(..self.context.len() - keep);
+        }
+        self.turn = Some(end);
+        self.previous.clear();
+        self.drafted.clear();
+        self.guessed = None;
+        self.guesses = 0;
+        self.forget(end);
     }
 
     /// A partial transcript of the turn from `start`: `t`'s text, its
@@ -599,9 +715,10 @@ impl<'a> Turns<'a> {
         self.heard_in = Some(t.language.clone());
     }
 
-    /// Decodes the turn up to `end` whole and sends it; the sound before
-    /// `end` is let go.
-    fn commit_to(&mut self, end: usize) {
+    /// Decodes the turn up to `end` whole and sends it (`last`: as the
+    /// turn's end, not a cut at its longest); the sound before `end` is
+    /// let go.
+    fn commit_to(&mut self, end: usize, last: bool) {
         // A commit without speech heard commits nothing.
         let Some(start) = self.turn else {
             self.forget(end.saturating_sub(PRE_ROLL));
@@ -609,30 +726,46 @@ impl<'a> Turns<'a> {
         };
         let guessed = match self.guessed.take() {
             Some((at, t)) if at == self.base + end => t,
-            _ => self.decode(&self.audio[start..end], self.req.words, false),
+            _ => self.decode(&self.audio[start..end], self.req.words),
         };
-        if let Some(mut t) = guessed {
-            let offset = self.seconds(start);
-            for w in &mut t.words {
-                w.start += offset;
-                w.end += offset;
-            }
-            let text = t.text.trim();
-            if !text.is_empty() {
-                let _ = self.events.send(json!({
-                    "type": "transcript.committed",
-                    "turn": self.committed,
-                    "text": text,
-                    "language": t.language,
-                    "start": offset,
-                    "end": self.seconds(end),
-                    "words": t.words,
-                }));
-                self.committed += 1;
-            }
+        if let Some(t) = guessed {
+            self.send_committed(start, end, t, last);
         }
         self.end_turn();
         self.forget(end);
+    }
+
+    /// Sends `t`, the turn's words from `start` to `end`, as committed
+    /// (`last`: the turn ends there, at a pause or the client's commit,
+    /// rather than at a cut); returns its text, if any.
+    fn send_committed(
+        &mut self,
+        start: usize,
+        end: usize,
+        mut t: Transcript,
+        last: bool,
+    ) -> Option<String> {
+        let offset = self.seconds(start);
+        for w in &mut t.words {
+            w.start += offset;
+            w.end += offset;
+        }
+        let text = t.text.trim();
+        if text.is_empty() {
+            return None;
+        }
+        let _ = self.events.send(json!({
+            "type": "transcript.committed",
+            "turn": self.committed,
+            "text": text,
+            "language": t.language,
+            "start": offset,
+            "end": self.seconds(end),
+            "final": last,
+            "words": t.words,
+        }));
+        self.committed += 1;
+        Some(text.to_owned())
     }
 
     /// Forgets the turn being spoken (its sound is let go by the caller).
@@ -642,6 +775,8 @@ impl<'a> Turns<'a> {
         self.heard_in = None;
         self.guessed = None;
         self.guesses = 0;
+        self.drafted.clear();
+        self.context.clear();
     }
 
     /// Seconds of the session at `audio` sample `at`.
@@ -667,9 +802,150 @@ impl<'a> Turns<'a> {
     }
 }
 
+/// The last at most `n` bytes of `text`, from a word's start.
+fn tail_chars(text: &str, n: usize) -> &str {
+    let text = text.trim();
+    if text.len() <= n {
+        return text;
+    }
+    let mut from = text.len() - n;
+    while !text.is_char_boundary(from) {
+        from += 1;
+    }
+    match text[from..].find(' ') {
+        Some(space) => text[from + space..].trim_start(),
+        None => &text[from..],
+    }
+}
+
+/// A word as two drafts are compared: lower case, without punctuation.
+fn plain(word: &str) -> String {
+    word.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// Where a turn may be cut (seconds from its start), from two successive
+/// drafts of it (`before`, `now`) with `heard` seconds of it heard: a
+/// boundary both drafts place alike (within [`BOUNDARY_SLACK`]) between
+/// the same two words, at least [`MIN_PIECE`] in and [`HOLD_BACK`] behind
+/// the sound; the one after a sentence's end (else a clause's) and with
+/// the widest gap, the latest of equals. (The words before it are decoded
+/// again for the commit: the drafts need only agree on where it falls.)
+fn cut_point(before: &[Word], now: &[Word], heard: f64) -> Option<f64> {
+    let middle = |w: &[Word], i: usize| (w[i - 1].end + w[i].start) / 2.0;
+    let same = |a: &Word, b: &Word| {
+        let a = plain(&a.word);
+        !a.is_empty() && a == plain(&b.word)
+    };
+    (1..now.len())
+        .filter_map(|i| {
+            let at = middle(now, i);
+            let placed = (1..before.len()).any(|j| {
+                (at - middle(before, j)).abs() <= BOUNDARY_SLACK
+                    && same(&now[i - 1], &before[j - 1])
+                    && same(&now[i], &before[j])
+            });
+            let inside = at >= MIN_PIECE && at <= heard - HOLD_BACK;
+            let last = now[i - 1].word.trim_end();
+            let pause = if last.ends_with(['.', '!', '?']) {
+                2.0
+            } else if last.ends_with([',', ';', ':']) {
+                1.0
+            } else {
+                0.0
+            };
+            let score = pause + (now[i].start - now[i - 1].end).max(0.0);
+            (placed && inside).then_some((score, at))
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)))
+        .map(|(_, at)| at)
+}
+
+/// The sample of `audio` where a cut between `from` and `to` seconds goes:
+/// the middle of the quietest 20 ms there.
+fn snap(audio: &[f32], from: f64, to: f64) -> usize {
+    let (hop, span) = (RATE / 100, RATE / 50);
+    let sample = |t: f64| ((t.max(0.0) * RATE as f64) as usize).min(audio.len());
+    let (a, b) = (sample(from), sample(to));
+    let first = a.saturating_sub(span / 2);
+    let last = b
+        .saturating_sub(span / 2)
+        .min(audio.len().saturating_sub(span));
+    (first..=last.max(first))
+        .step_by(hop)
+        .filter(|&s| s + span <= audio.len())
+        .min_by(|&x, &y| {
+            let energy = |s: usize| audio[s..s + span].iter().map(|v| v * v).sum::<f32>();
+            energy(x).total_cmp(&energy(y))
+        })
+        .map_or((a + b) / 2, |s| s + span / 2)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn words(list: &[(&str, f64, f64)]) -> Vec<Word> {
+        list.iter()
+            .map(|&(w, start, end)| Word {
+                word: w.to_owned(),
+                start,
+                end,
+                probability: 1.0,
+                speaker: None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_turn_is_cut_where_two_drafts_agree() {
+        let before = words(&[
+            ("Well,", 0.0, 1.0),
+            ("I", 1.2, 2.0),
+            ("went", 2.0, 4.2),
+            ("home.", 4.3, 5.0),
+            ("Then", 5.6, 6.0),
+            ("we", 6.0, 6.5),
+        ]);
+        let mut now = before.clone();
+        now[5].word = "he".into();
+        now.extend(words(&[("ate", 6.5, 7.0), ("supper", 7.0, 8.0)]));
+        // After "home." (a sentence's end, 4 s in, well behind the sound).
+        let at = cut_point(&before, &now, 9.0).expect("a cut");
+        assert!((at - 5.3).abs() < 1e-9, "{at}");
+        // Not within the hold-back of the sound, nor where they differ.
+        assert_eq!(cut_point(&before, &now, 5.5), None);
+        let mut other = now.clone();
+        other[3].word = "Rome.".into();
+        assert_eq!(cut_point(&before, &other, 9.0), None);
+        // A word they differ on before it does not matter.
+        let mut early = now.clone();
+        early[1].word = "you".into();
+        assert_eq!(cut_point(&before, &early, 9.0), Some(5.3));
+        // Nor where the drafts place the boundary apart: then at the
+        // boundary before, which both place alike.
+        let mut moved = now.clone();
+        moved[4].start = 6.4;
+        moved[3].end = 5.6;
+        assert_eq!(cut_point(&before, &moved, 9.0), Some(4.25));
+    }
+
+    #[test]
+    fn a_cut_goes_to_the_quietest_spot_near_it() {
+        let mut audio = vec![0.5f32; RATE * 2];
+        for x in &mut audio[RATE + 1600..RATE + 2400] {
+            *x = 0.0;
+        }
+        let at = snap(&audio, 0.9, 1.2);
+        assert!((RATE + 1600..RATE + 2400).contains(&at), "{at}");
+        // Never outside the span it is given.
+        let near = snap(&audio, 0.5, 0.6);
+        assert!((RATE / 2..=RATE * 6 / 10).contains(&near), "{near}");
+        assert_eq!(tail_chars("one two three four", 9), "four");
+        assert_eq!(tail_chars("one two", 9), "one two");
+    }
 
     #[test]
     fn pcm_is_little_endian_sixteen_bit() {

@@ -369,7 +369,7 @@ fn word_timestamps(
         translate: false,
         prompt: Some(text.chars().take(400).collect()),
         words: true,
-        quick: false,
+        decoding: mediagen_speech::stt::Decoding::Full,
     };
     let heard = transcribe(model.as_ref(), stt.gate(), stt.vad(), &pcm, &opts)
         .map_err(|e| JobFailure::retry(ErrorCode::AlignmentFailed, e.to_string()))?;

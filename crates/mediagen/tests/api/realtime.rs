@@ -201,18 +201,37 @@ async fn a_live_call_is_transcribed_turn_by_turn() {
         .iter()
         .filter(|e| e["type"] == "transcript.partial")
         .count();
-    // The pause ends the first turn; the second runs to the finish.
+    // The pause ends the first turn; the second runs to the finish. Each
+    // may be cut before (`final: false`) where its drafts agree, the
+    // pieces end to end.
+    let ends: Vec<&Value> = committed
+        .iter()
+        .copied()
+        .filter(|e| e["final"] == true)
+        .collect();
     assert_eq!(
-        committed.len(),
+        ends.len(),
         2,
         "a turn on each side of the pause: {committed:?}"
     );
-    let first_end = committed[0]["end"].as_f64().unwrap();
+    assert_eq!(committed.last().unwrap()["final"], true, "{committed:?}");
+    let first_end = ends[0]["end"].as_f64().unwrap();
     assert!(
         (PAUSE_AT - 0.3..PAUSE_AT + 0.5).contains(&first_end),
         "{}",
-        committed[0]
+        ends[0]
     );
+    for pair in committed.windows(2).filter(|p| p[0]["final"] == false) {
+        let (end, next) = (
+            pair[0]["end"].as_f64().unwrap(),
+            pair[1]["start"].as_f64().unwrap(),
+        );
+        assert!(
+            (end - next).abs() < 0.02,
+            "a cut's rest goes on from it: {pair:?}"
+        );
+        assert!(end - pair[0]["start"].as_f64().unwrap() >= 3.8, "{pair:?}");
+    }
     assert!(
         partials >= committed.len(),
         "partials while speaking: {all:?}"
@@ -269,8 +288,22 @@ async fn the_upgrade_is_refused_as_the_api_refuses() {
     // Not a WebSocket: 426.
     let r = app.get("/v1/speech-to-text/realtime", &key).await;
     assert_eq!(r.status().as_u16(), 426);
-    // The account's cap: a second session at once is refused.
-    let mut first = connect(&app, &key, "").await.expect("the first session");
+    // The account's cap: a second session at once is refused. (A fresh
+    // server's worker may not claim the first within the 10 s a slot is
+    // waited for while it loads its models under a full test run: its 503
+    // says to retry.)
+    let mut first = None;
+    for _ in 0..3 {
+        match connect(&app, &key, "").await {
+            Ok(s) => {
+                first = Some(s);
+                break;
+            }
+            Err((503, _)) => continue,
+            Err(e) => panic!("the first session: {e:?}"),
+        }
+    }
+    let mut first = first.expect("the first session within three tries");
     let (status, body) = connect(&app, &key, "").await.err().unwrap();
     assert_eq!(
         (status, body["error"]["code"].as_str()),

@@ -536,7 +536,7 @@ impl Maker<'_> {
             translate: false,
             prompt: None,
             words: false,
-            quick: false,
+            decoding: mediagen_speech::stt::Decoding::Full,
         };
         let heard = transcribe(
             model.as_ref(),

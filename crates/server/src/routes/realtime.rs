@@ -44,8 +44,10 @@ const MAX_MESSAGE: usize = 128 * 1024;
 /// PCM in binary frames at `sampleRate`, events out as JSON text frames:
 /// `session.started`, `transcript.partial` (`text`, `stableText`: the words
 /// two successive decodes agree on), `transcript.committed` (`text`,
-/// `language`, `start`, `end`, `words`) at each end of turn (after
-/// `silenceMs` of silence with `commit=vad`, or on `{"type":"commit"}`),
+/// `language`, `start`, `end`, `final`, `words`) at each end of turn (after
+/// `silenceMs` of silence with `commit=vad`, or on `{"type":"commit"}`;
+/// `final: true`) and where a long turn is cut while it goes on (`final:
+/// false`: at a boundary two drafts agree on),
 /// `session.ended`. `{"type":"finish"}` commits what is left and closes
 /// (1000). Close codes: 1008 a malformed message, 1011 an internal error,
 /// 1012 the worker went away (reconnect), 1013 the recogniser fell behind,

@@ -12,7 +12,8 @@ use mediagen_ct2::{EncodeOn, Encoded, Library, Options, Whisper};
 
 use super::mel::{Mel, WINDOW};
 use super::{
-    compression_ratio, Segment, SpeechToText, SttError, SttOptions, SttSession, Window, Word,
+    compression_ratio, Decoding, Segment, SpeechToText, SttError, SttOptions, SttSession, Window,
+    Word,
 };
 use mediagen_bpe::Bpe;
 
@@ -55,6 +56,12 @@ const HOP: usize = 160;
 const DECODER_THREADS: usize = 1;
 /// Whisper's fallback temperatures.
 const TEMPERATURES: [f32; 6] = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0];
+/// A live decoding (any but [`Decoding::Full`]) stops
+/// after this many tokens, and this many more a second of its sound: far
+/// more than the fastest speech needs, so a loop ends within a few times
+/// the window's own text rather than at the decoder's 448.
+const LIVE_TOKENS: usize = 16;
+const LIVE_TOKENS_PER_SECOND: f64 = 12.0;
 
 fn bpe_from_tokenizer_json(path: &Path) -> Result<Bpe, String> {
     let json = mediagen_bpe::read_json(path)?;
@@ -188,18 +195,23 @@ fn detect(enc: &Encoded<'_>) -> Result<(String, f64), SttError> {
     Ok((code, f64::from(p)))
 }
 
-/// Greedy beam search of 5 at temperature 0 (of 1 for a `quick` draft),
-/// else best of 5 samples.
+/// Greedy beam search of 5 at temperature 0 (of 1 for a `draft`), else
+/// best of 5 samples; at most `max_length` tokens.
 fn generate(
     enc: &Encoded<'_>,
     prompt: &[usize],
     temperature: f32,
-    quick: bool,
+    draft: bool,
+    max_length: usize,
 ) -> Result<Decoded, SttError> {
-    let opts = if quick {
+    let base = Options {
+        max_length,
+        ..Options::default()
+    };
+    let opts = if draft {
         Options {
             beam_size: 1,
-            ..Options::default()
+            ..base
         }
     } else if temperature > 0.0 {
         Options {
@@ -207,10 +219,10 @@ fn generate(
             temperature,
             num_hypotheses: 5,
             sampling_topk: 0,
-            ..Options::default()
+            ..base
         }
     } else {
-        Options::default()
+        base
     };
     let g = enc.generate(prompt, &opts).map_err(fail)?;
     // The score is the summed log-probability over the length (length
@@ -354,20 +366,38 @@ impl Ct2Session<'_> {
         &self,
         enc: &Encoded<'_>,
         prompt: &[usize],
+        length: f64,
     ) -> Result<(Decoded, f32, usize), SttError> {
+        let max_length = match self.opts.decoding {
+            Decoding::Full => Options::default().max_length,
+            Decoding::Bounded | Decoding::Beam | Decoding::Draft => {
+                (prompt.len() + LIVE_TOKENS + (length * LIVE_TOKENS_PER_SECOND).ceil() as usize)
+                    .min(Options::default().max_length)
+            }
+        };
         let mut best: Option<(Decoded, f32, usize)> = None;
         let mut greedy: Option<(Decoded, String)> = None;
         for (n, &t) in TEMPERATURES.iter().enumerate() {
-            let d = generate(enc, prompt, t, self.opts.quick)?;
-            if self.opts.quick {
-                // A draft takes its one decoding as it is.
+            let d = generate(
+                enc,
+                prompt,
+                t,
+                self.opts.decoding == Decoding::Draft,
+                max_length,
+            )?;
+            if matches!(self.opts.decoding, Decoding::Draft | Decoding::Beam) {
+                // One decoding, taken as it is.
                 return Ok((d, t, n + 1));
             }
             let text = self.engine.text(&self.text_ids(&d.ids));
             let silent = d.no_speech > 0.6 && d.avg_logprob < -1.0;
-            let good = compression_ratio(&text) <= 2.4 && d.avg_logprob >= -1.0;
+            let looping = compression_ratio(&text) > 2.4;
+            let good = !looping && d.avg_logprob >= -1.0;
             if good || silent {
                 return Ok((d, t, n + 1));
+            }
+            if self.opts.decoding == Decoding::Bounded {
+                return self.unlooped(enc, prompt, d, &text, looping, max_length);
             }
             match greedy.take() {
                 None => greedy = Some((d.clone(), text)),
@@ -384,6 +414,33 @@ impl Ct2Session<'_> {
             }
         }
         best.ok_or_else(|| fail("no decoding".into()))
+    }
+
+    /// [`Decoding::Bounded`]'s one round more: where the beam search loops
+    /// and was conditioned on previous text (what most often starts a
+    /// loop), it is decoded again without it; the less repetitive of the
+    /// two is kept. Low likelihood alone is kept as it is.
+    fn unlooped(
+        &self,
+        enc: &Encoded<'_>,
+        prompt: &[usize],
+        first: Decoded,
+        text: &str,
+        looping: bool,
+        max_length: usize,
+    ) -> Result<(Decoded, f32, usize), SttError> {
+        let sot = self.engine.specials.sot;
+        let bare = &prompt[prompt.iter().rposition(|&t| t == sot).unwrap_or(0)..];
+        if !looping || bare.len() == prompt.len() {
+            return Ok((first, 0.0, 1));
+        }
+        let second = generate(enc, bare, 0.0, false, max_length)?;
+        let again = self.engine.text(&self.text_ids(&second.ids));
+        Ok(if compression_ratio(&again) <= compression_ratio(text) {
+            (second, 0.0, 2)
+        } else {
+            (first, 0.0, 2)
+        })
     }
 
     fn text_ids(&self, ids: &[usize]) -> Vec<usize> {
@@ -554,7 +611,7 @@ impl<'a> Ct2Session<'a> {
         }
         prompt.extend_from_slice(&start);
         let began = std::time::Instant::now();
-        let (d, temperature, decodings) = self.decode(enc, &prompt)?;
+        let (d, temperature, decodings) = self.decode(enc, &prompt, length)?;
         tracing::debug!(length, temperature, tokens = d.ids.len(), "window decoded");
         let tokens = self.text_ids(&d.ids).len();
         super::counts::decoded(tokens, decodings - 1, self.lead > 0.0, began.elapsed());

@@ -139,9 +139,29 @@ pub struct SttOptions {
     pub prompt: Option<String>,
     /// Word timestamps.
     pub words: bool,
-    /// A draft: one greedy decoding, no fallback (a live turn's partials,
-    /// which the commit decodes again in full).
-    pub quick: bool,
+    /// How hard to search.
+    pub decoding: Decoding,
+}
+
+/// How much decoding a window gets.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Decoding {
+    /// Beam search of 5, then whisper's temperature fallback while the text
+    /// is too repetitive or too unlikely (files: up to six decodings).
+    #[default]
+    Full,
+    /// Beam search of 5, and one more only where the text loops (too
+    /// repetitive) after previous text: without that text. Never for low
+    /// likelihood alone: a live turn's commit, whose decoding time someone
+    /// waits for (a sampled round of five costs three to six times the
+    /// first).
+    Bounded,
+    /// Beam search of 5 alone: where a loop is better refused than
+    /// decoded again (a live turn's cut, which waits for the next chance).
+    Beam,
+    /// One greedy decoding, no fallback: a live turn's drafts, which the
+    /// commit decodes again.
+    Draft,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -219,7 +239,7 @@ pub struct Window {
 
 /// How compressible text is: its length over its zlib-compressed length
 /// (whisper's test for a decoder stuck repeating itself).
-pub(crate) fn compression_ratio(text: &str) -> f64 {
+pub fn compression_ratio(text: &str) -> f64 {
     if text.is_empty() {
         return 0.0;
     }

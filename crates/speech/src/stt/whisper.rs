@@ -105,7 +105,11 @@ impl SttSession for WhisperSession {
             audio
         };
         let mut params = FullParams::new(SamplingStrategy::BeamSearch {
-            beam_size: if self.opts.quick { 1 } else { 5 },
+            beam_size: if self.opts.decoding == super::Decoding::Draft {
+                1
+            } else {
+                5
+            },
             patience: 1.0,
         });
         params.set_n_threads(self.threads);
