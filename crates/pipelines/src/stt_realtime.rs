@@ -368,7 +368,7 @@ struct Turns<'a> {
     previous: Vec<String>,
     /// The commit decoded ahead in the turn's pause: the session sample
     /// it ends at, and its transcript ([`Turns::guess`]).
-    guessed: Option<(usize, Option<Transcript>)>,
+    guessed: Option<(usize, Transcript)>,
     /// Commits decoded ahead in this turn.
     guesses: usize,
     /// The last draft's words (seconds from the turn's start), once the
@@ -559,16 +559,12 @@ impl<'a> Turns<'a> {
         self.guesses += 1;
         self.decoded_at = self.audio.len();
         // A guess that loops is dropped: the commit decodes in full.
-        let Some(t) = self.decode_ahead(&self.audio[start..end]) else {
+        let Some(t) = self.decode_ahead(&self.audio[start..end], self.req.words) else {
             self.guessed = None;
             return;
         };
         self.send_partial(start, &t);
-        let mut t = t;
-        if !self.req.words {
-            t.words.clear();
-        }
-        self.guessed = Some((self.base + end, Some(t)));
+        self.guessed = Some((self.base + end, t));
     }
 
     /// The client's commit (or finish): the turns that ended, then the
@@ -607,8 +603,8 @@ impl<'a> Turns<'a> {
     /// A decode ahead of its need (a cut, a guessed commit) by the
     /// session's model: one beam search, refused where it loops (the cut
     /// waits for the next drafts; the commit decodes again).
-    fn decode_ahead(&self, audio: &[f32]) -> Option<Transcript> {
-        self.decode_with(self.model, audio, true, Decoding::Beam)
+    fn decode_ahead(&self, audio: &[f32], words: bool) -> Option<Transcript> {
+        self.decode_with(self.model, audio, words, Decoding::Beam)
             .filter(|t| compression_ratio(&t.text) <= MAX_COMPRESSION)
     }
 
@@ -653,7 +649,7 @@ impl<'a> Turns<'a> {
     /// goes on as the turn from the quietest spot between the last of
     /// them and the next.
     fn cut(&mut self, start: usize, at: f64) {
-        let Some(mut t) = self.decode_ahead(&self.audio[start..]) else {
+        let Some(mut t) = self.decode_ahead(&self.audio[start..], true) else {
             return;
         };
         let k = t
@@ -725,7 +721,7 @@ impl<'a> Turns<'a> {
             return;
         };
         let guessed = match self.guessed.take() {
-            Some((at, t)) if at == self.base + end => t,
+            Some((at, t)) if at == self.base + end => Some(t),
             _ => self.decode(&self.audio[start..end], self.req.words),
         };
         if let Some(t) = guessed {

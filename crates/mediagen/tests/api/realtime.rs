@@ -24,6 +24,27 @@ async fn connect(app: &TestApp, key: &str, query: &str) -> Result<Socket, (u16, 
     upgrade(app, Some(key), "/v1/speech-to-text/realtime", query).await
 }
 
+/// [`connect`], tried again (`pause` apart, at most `tries` times) while no
+/// worker's slot answers (503 `no_session_slot`: a worker still starting).
+async fn connect_once_claimed(
+    app: &TestApp,
+    key: &str,
+    query: &str,
+    tries: usize,
+    pause: Duration,
+) -> Socket {
+    for _ in 1..tries {
+        match connect(app, key, query).await {
+            Ok(s) => return s,
+            Err((503, _)) => tokio::time::sleep(pause).await,
+            Err(other) => panic!("{other:?}"),
+        }
+    }
+    connect(app, key, query)
+        .await
+        .expect("a worker claims the session")
+}
+
 /// The upgrade of `path?query`, with `key` as the Bearer when given.
 pub async fn upgrade(
     app: &TestApp,
@@ -292,18 +313,7 @@ async fn the_upgrade_is_refused_as_the_api_refuses() {
     // server's worker may not claim the first within the 10 s a slot is
     // waited for while it loads its models under a full test run: its 503
     // says to retry.)
-    let mut first = None;
-    for _ in 0..3 {
-        match connect(&app, &key, "").await {
-            Ok(s) => {
-                first = Some(s);
-                break;
-            }
-            Err((503, _)) => continue,
-            Err(e) => panic!("the first session: {e:?}"),
-        }
-    }
-    let mut first = first.expect("the first session within three tries");
+    let mut first = connect_once_claimed(&app, &key, "", 3, Duration::ZERO).await;
     let (status, body) = connect(&app, &key, "").await.err().unwrap();
     assert_eq!(
         (status, body["error"]["code"].as_str()),
@@ -519,18 +529,8 @@ async fn a_session_cut_by_a_dead_worker_is_charged_what_it_received() {
     let mut worker = deployment.worker(disk.path(), "stt.realtime");
     let (_, key) = app.account(1_000, "write").await;
     // The worker is up once it claims: retried while no slot answers.
-    let mut socket = None;
-    for _ in 0..60 {
-        match connect(&app, &key, "commit=manual").await {
-            Ok(s) => {
-                socket = Some(s);
-                break;
-            }
-            Err((503, _)) => tokio::time::sleep(Duration::from_millis(500)).await,
-            Err(other) => panic!("{other:?}"),
-        }
-    }
-    let mut socket = socket.expect("a worker claims the session");
+    let mut socket =
+        connect_once_claimed(&app, &key, "commit=manual", 60, Duration::from_millis(500)).await;
     let id = started(&mut socket).await["sessionId"]
         .as_str()
         .unwrap()
