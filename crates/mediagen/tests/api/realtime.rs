@@ -24,8 +24,8 @@ async fn connect(app: &TestApp, key: &str, query: &str) -> Result<Socket, (u16, 
     upgrade(app, Some(key), "/v1/speech-to-text/realtime", query).await
 }
 
-/// [`connect`], tried again (`pause` apart, at most `tries` times) while no
-/// worker's slot answers (503 `no_session_slot`: a worker still starting).
+/// [`connect`], tried again while no worker's slot answers
+/// ([`upgrade_once_claimed`]).
 async fn connect_once_claimed(
     app: &TestApp,
     key: &str,
@@ -33,14 +33,28 @@ async fn connect_once_claimed(
     tries: usize,
     pause: Duration,
 ) -> Socket {
+    upgrade_once_claimed(app, key, "/v1/speech-to-text/realtime", query, tries, pause).await
+}
+
+/// [`upgrade`], tried again (`pause` apart, at most `tries` times) while no
+/// worker's slot answers (503 `no_session_slot`: a fresh server's worker
+/// still loading its models under a full test run; the 503 says to retry).
+pub async fn upgrade_once_claimed(
+    app: &TestApp,
+    key: &str,
+    path: &str,
+    query: &str,
+    tries: usize,
+    pause: Duration,
+) -> Socket {
     for _ in 1..tries {
-        match connect(app, key, query).await {
+        match upgrade(app, Some(key), path, query).await {
             Ok(s) => return s,
             Err((503, _)) => tokio::time::sleep(pause).await,
             Err(other) => panic!("{other:?}"),
         }
     }
-    connect(app, key, query)
+    upgrade(app, Some(key), path, query)
         .await
         .expect("a worker claims the session")
 }

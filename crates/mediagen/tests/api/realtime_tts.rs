@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::Message;
 
 use crate::helpers::{Backend, TestApp};
-use crate::realtime::{batch_transcript, upgrade, Socket};
+use crate::realtime::{batch_transcript, upgrade, upgrade_once_claimed, Socket};
 use crate::sdk::run_python;
 use crate::stt::wer;
 
@@ -90,9 +90,7 @@ async fn streamed_text_is_spoken_sentence_by_sentence() {
     let (_, key) = app.account(10_000, "write").await;
     let voice = app.first_voice(&key, "engine=piper&language=en").await;
     let query = format!("voiceId={voice}&format=pcm&sampleRate=16000");
-    let socket = upgrade(&app, Some(&key), PATH, &query)
-        .await
-        .expect("upgraded");
+    let socket = upgrade_once_claimed(&app, &key, PATH, &query, 3, Duration::ZERO).await;
     let (sink, stream) = socket.split();
     let writer = tokio::spawn(write(sink, TEXT));
     let heard = hear(stream).await;
