@@ -167,7 +167,7 @@ async fn a_speech_session_stops_at_a_close_and_at_the_balance() {
     let sentence = "This sentence is one of many that will not all be spoken. ";
     let long: String = sentence.repeat(20);
     // Closed after the first piece: the rest is not spoken or charged.
-    let mut socket = upgrade(&app, Some(&key), PATH, &query).await.unwrap();
+    let mut socket = upgrade_once_claimed(&app, &key, PATH, &query, 3, Duration::ZERO).await;
     let text = json!({"type": "text", "text": long, "flush": true}).to_string();
     socket.send(Message::Text(text.into())).await.unwrap();
     let mut id = None;
