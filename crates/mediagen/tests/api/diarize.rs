@@ -298,8 +298,8 @@ async fn speech_to_text_says_who_speaks_when() {
     );
     // The diarizer's networks were trained on real speech (the real
     // conversation of `a_real_conversation_keeps_its_overlap`: 4–6 %);
-    // on these synthetic voices it measured 2.3 % for one, 13.9 % for
-    // two, 10.0 % for two without pauses and 15.7–17.8 % for three
+    // on these synthetic voices it measured 2.3 % for one, 2.2 % for
+    // two, 8.0 % for two without pauses and 4.5 % for three
     // (docs/voice.md, Speakers).
     for (name, rate, most) in [
         ("one", der1, 0.10),
