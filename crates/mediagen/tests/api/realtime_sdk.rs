@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::helpers::{Backend, TestApp};
-use crate::realtime::{batch_transcript, call_pcm, pcm16};
+use crate::realtime::{batch_transcript, call_pcm, pcm16, LIVE_CALL};
 use crate::sdk::run_python;
 
 const ELEVENLABS: &str = r#"
@@ -106,6 +106,7 @@ print(json.dumps(report))
 /// read key and the call as PCM at `rate`): the server, the key, what the
 /// script reported and the batch transcript of the call.
 async fn drive(script: &str, rate: u32) -> (TestApp, String, Value, String) {
+    let _alone = LIVE_CALL.lock().await;
     let app = TestApp::spawn(Backend::Sqlite).await;
     let (_, key) = app.account(1_000, "write").await;
     let (_, read_key) = app.account(1_000, "read").await;
