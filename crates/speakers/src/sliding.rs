@@ -129,6 +129,8 @@ const MIN_EMBED: usize = 30;
 const MIN_HEARD: usize = 10;
 /// Clean frames (alone) wanted for an embedding; else all of its frames.
 const MIN_CLEAN: usize = 30;
+/// Most fbank frames (10 ms, 5 s) a local speaker's own embedding reads.
+const MAX_EMBEDDED: usize = 500;
 /// The share of the work the segmentation is reported as (progress).
 const SEGMENTATION_SHARE: f64 = 0.5;
 /// Fewer embeddings than this are clustered bottom-up (centroid linkage,
@@ -224,6 +226,9 @@ impl Networks {
         let orphans = orphans(&windows, &in_piece);
         let mut locals = self.embed_pieces(audio, &pieces, go)?;
         for (k, &(w, s)) in orphans.iter().enumerate() {
+            if k % BATCH == 0 && (mediagen_media::process::cancelled_here() || !go(1.0 - 1e-3)) {
+                return Err(DiarizeError::Cancelled);
+            }
             if let Some(l) = self.embed_local(audio, &windows[w], s)? {
                 locals.push(Local {
                     window: pieces.len() + k,
@@ -374,14 +379,24 @@ impl Networks {
         let samples = audio.read(from, to - from).map_err(DiarizeError::Read)?;
         let mel = fbank::log_mel(&samples);
         // The network's frame nearest each fbank frame's middle.
-        let mut feats = Vec::new();
-        for (m, row) in mel.chunks_exact(BANDS).enumerate() {
-            let middle = from + m * fbank::SHIFT + fbank::FRAME / 2;
-            let f =
-                (middle.saturating_sub(FRAME_SPAN / 2) / FRAME_STEP).saturating_sub(window.start);
-            if window.active.get(f).is_some_and(|&a| wanted(a)) {
-                feats.extend_from_slice(row);
-            }
+        let mut chosen: Vec<usize> = (0..mel.len() / BANDS)
+            .filter(|&m| {
+                let middle = from + m * fbank::SHIFT + fbank::FRAME / 2;
+                let f = (middle.saturating_sub(FRAME_SPAN / 2) / FRAME_STEP)
+                    .saturating_sub(window.start);
+                window.active.get(f).is_some_and(|&a| wanted(a))
+            })
+            .collect();
+        // At most MAX_EMBEDDED of them, those nearest the window's middle.
+        if chosen.len() > MAX_EMBEDDED {
+            let middle = (window.start + FRAMES / 2) * FRAME_STEP;
+            chosen.sort_by_key(|&m| (from + m * fbank::SHIFT).abs_diff(middle));
+            chosen.truncate(MAX_EMBEDDED);
+            chosen.sort_unstable();
+        }
+        let mut feats = Vec::with_capacity(chosen.len() * BANDS);
+        for m in chosen {
+            feats.extend_from_slice(&mel[m * BANDS..(m + 1) * BANDS]);
         }
         if feats.len() < 2 * BANDS {
             return Ok(None);
@@ -553,7 +568,7 @@ fn map_locals(
         .collect()
 }
 
-fn normalised(mut v: Vec<f32>) -> Embedding {
+pub(crate) fn normalised(mut v: Vec<f32>) -> Embedding {
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
     for x in &mut v {
         *x /= norm;

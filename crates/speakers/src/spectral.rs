@@ -9,6 +9,7 @@
 use nalgebra::{DMatrix, SymmetricEigen};
 
 use crate::encoder::Embedding;
+use crate::sliding::normalised as unit;
 
 /// How to cluster.
 #[derive(Debug, Clone, Copy)]
@@ -180,14 +181,6 @@ fn centroids(x: &[Embedding], labels: &[usize]) -> Vec<Option<Embedding>> {
         .zip(counts)
         .map(|(s, c)| (c > 0).then(|| unit(s)))
         .collect()
-}
-
-fn unit(mut v: Vec<f32>) -> Embedding {
-    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
-    for x in &mut v {
-        *x /= norm;
-    }
-    Embedding(v)
 }
 
 /// Members of clusters under `min` join the nearest cluster of at least
