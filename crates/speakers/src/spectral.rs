@@ -37,8 +37,8 @@ impl Default for Spectral {
             min_speakers: 1,
             max_speakers: 15,
             keep: 0.012,
-            min_members: 8,
-            merge_above: 0.875,
+            min_members: 3,
+            merge_above: 0.8,
         }
     }
 }
