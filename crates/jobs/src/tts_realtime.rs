@@ -34,6 +34,7 @@ pub struct LiveTtsQuery {
     pub format: Option<String>,
     /// Hz, as `POST /v1/text-to-speech` takes for the format; default the
     /// voice's native rate.
+    #[param(schema_with = mediagen_core::schema::sample_rate_schema)]
     pub sample_rate: Option<u32>,
     /// 0.5–2.0, default 1.0.
     #[param(minimum = 0.5, maximum = 2.0)]
@@ -64,7 +65,7 @@ pub struct LiveTtsRequest {
 
 impl LiveTtsRequest {
     /// Reads the query's fields into their types and checks what the
-    /// published schema states of each (the formats, the speed's range);
+    /// published schema states of each (the formats, the rates, the speed's range);
     /// errors name the parameter.
     pub fn query(fields: &HashMap<String, String>) -> Result<LiveTtsQuery, ApiError> {
         let q: LiveTtsQuery = mediagen_core::form::from_fields(fields)?;
@@ -74,6 +75,17 @@ impl LiveTtsRequest {
             return Err(ApiError::invalid_parameter(
                 "format",
                 format!("a session streams {}", names.join(", ")),
+            ));
+        }
+        let offered = |r: u32| {
+            mediagen_core::format::AudioFormat::ALL
+                .iter()
+                .any(|f| f.sample_rates().contains(&r))
+        };
+        if q.sample_rate.is_some_and(|r| !offered(r)) {
+            return Err(ApiError::invalid_parameter(
+                "sampleRate",
+                "must be a rate POST /v1/text-to-speech offers",
             ));
         }
         if q.speed.is_some_and(|s| !(0.5..=2.0).contains(&s)) {

@@ -266,6 +266,16 @@ async fn a_speech_session_is_refused_as_the_api_refuses() {
         (400, Some("format")),
         "{body}"
     );
+    // The query's schema is checked before the upgrade: a plain GET with
+    // a rate no format offers is a 400 naming it, not a 426.
+    let plain = app
+        .get(&format!("{PATH}?{query}&sampleRate=2147483648"), &key)
+        .await;
+    assert_eq!(plain.status().as_u16(), 400);
+    let body: Value = plain.json().await.unwrap();
+    assert_eq!(body["error"]["param"], "sampleRate", "{body}");
+    let plain = app.get(&format!("{PATH}?{query}"), &key).await;
+    assert_eq!(plain.status().as_u16(), 426);
     let (_, poor) = app.account(10, "write").await;
     let (status, _) = upgrade(&app, Some(&poor), PATH, &query)
         .await
