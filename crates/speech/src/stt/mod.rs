@@ -152,15 +152,15 @@ pub enum Decoding {
     Full,
     /// Beam search of 5, and one more only where the text loops (too
     /// repetitive) after previous text: without that text. Never for low
-    /// likelihood alone: a live turn's commit, whose decoding time someone
-    /// waits for (a sampled round of five costs three to six times the
-    /// first).
+    /// likelihood alone: a live turn's commit where its greedy decoding
+    /// loops, whose time someone waits for (a sampled round of five costs
+    /// three to six times the first).
     Bounded,
     /// Beam search of 5 alone: where a loop is better refused than
     /// decoded again (a live turn's cut, which waits for the next chance).
     Beam,
-    /// One greedy decoding, no fallback: a live turn's drafts, which the
-    /// commit decodes again.
+    /// One greedy decoding, no fallback: a live turn's drafts, and the
+    /// commit that is not decoded ahead (someone waits for it).
     Draft,
 }
 
