@@ -3,16 +3,17 @@
 //! avatars, dubbing's language pairs, and the embedded generators' reading
 //! of a prompt (which prices a sound and refuses what cannot be drawn).
 //!
-//! `mediagen-pipelines` implements [`Catalog`] over the engines; the HTTP
-//! layer holds it as `Arc<dyn Catalog>` and never imports an engine crate.
+//! `mediagen-pipelines` implements each part of [`Catalog`] over the
+//! engines; the HTTP layer holds the [`Catalog`] and never imports an
+//! engine crate.
 
 pub use mediagen_core::format::Medium;
 use mediagen_core::voice::VoiceInfo;
 use mediagen_core::{ApiError, JobKind};
 use serde::Serialize;
+use std::sync::Arc;
 
 use crate::dub::DubLanguages;
-use crate::image::ImageRequest;
 
 /// A speech recogniser as requests pick it (`model`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,9 +70,8 @@ pub struct AvatarClip {
     pub fps: u32,
 }
 
-/// The engines installed, as requests are checked against them. Answers
-/// are cheap: nothing here loads a model or decodes media.
-pub trait Catalog: Send + Sync {
+/// The text-to-speech voices installed (every request that names a voice).
+pub trait Voices: Send + Sync {
     /// Every text-to-speech voice.
     fn voices(&self) -> &[VoiceInfo];
 
@@ -79,7 +79,10 @@ pub trait Catalog: Send + Sync {
     fn voice(&self, id: &str) -> Option<&VoiceInfo> {
         self.voices().iter().find(|v| v.id == id)
     }
+}
 
+/// The speech recognisers installed (every request that transcribes).
+pub trait Recognisers: Send + Sync {
     /// The speech recognisers, the default first (none when none is
     /// installed).
     fn recognisers(&self) -> Vec<Recogniser>;
@@ -90,10 +93,11 @@ pub trait Catalog: Send + Sync {
     /// The English name of a recognised language, lower case (`german`
     /// for `de`), as OpenAI's transcriptions report it.
     fn language_name(&self, code: &str) -> Option<&'static str>;
+}
 
-    /// Every engine and model for `GET /v1/models`.
-    fn models(&self) -> Vec<ModelStatus>;
-
+/// The image and sound generators installed: the neural models on disk,
+/// and the embedded engines' reading of a prompt.
+pub trait Generators: Send + Sync {
     /// The neural models of `medium` on disk now.
     fn neural_models(&self, medium: Medium) -> Vec<NeuralModel>;
 
@@ -106,15 +110,25 @@ pub trait Catalog: Send + Sync {
     /// (`GET /v1/sound-generation/vocabulary`).
     fn sound_vocabulary(&self) -> serde_json::Value;
 
-    /// Whether the embedded image engine can draw the request's prompt
-    /// (less what its negative prompt names): 503 when its icon set is
-    /// missing, 422 `unsupported_prompt` when the prompt names nothing it
-    /// can draw.
-    fn check_image_prompt(&self, request: &ImageRequest) -> Result<(), ApiError>;
+    /// Whether the embedded image engine can draw `prompt` in `style` (less
+    /// what `negative` names): 503 when its icon set is missing, 422
+    /// `unsupported_prompt` when the prompt names nothing it can draw.
+    fn check_image_prompt(
+        &self,
+        prompt: &str,
+        negative: Option<&str>,
+        style: Option<&str>,
+    ) -> Result<(), ApiError>;
+}
 
-    /// The language pairs dubbing can do.
+/// The language pairs dubbing can do (its recogniser, translators and
+/// voices).
+pub trait Translation: Send + Sync {
     fn dubbing(&self) -> &DubLanguages;
+}
 
+/// The built-in avatars.
+pub trait Avatars: Send + Sync {
     /// Every built-in avatar (rendered or not).
     fn avatars(&self) -> Vec<AvatarLook>;
 
@@ -122,11 +136,47 @@ pub trait Catalog: Send + Sync {
     fn avatar_clip(&self) -> AvatarClip;
 }
 
+/// Every engine and model, as `GET /v1/models` lists them.
+pub trait ModelList: Send + Sync {
+    fn models(&self) -> Vec<ModelStatus>;
+}
+
+/// The engines installed, as requests are checked against them: one trait
+/// per question a request asks, so that a check takes only the one it
+/// needs (and a test fakes only that). Answers are cheap: nothing here
+/// loads a model or decodes media.
+#[derive(Clone)]
+pub struct Catalog {
+    pub voices: Arc<dyn Voices>,
+    pub recognisers: Arc<dyn Recognisers>,
+    pub generators: Arc<dyn Generators>,
+    pub translation: Arc<dyn Translation>,
+    pub avatars: Arc<dyn Avatars>,
+    pub models: Arc<dyn ModelList>,
+}
+
+impl Catalog {
+    /// The catalog answered by one value that knows every part.
+    pub fn of<T>(all: Arc<T>) -> Self
+    where
+        T: Voices + Recognisers + Generators + Translation + Avatars + ModelList + 'static,
+    {
+        Self {
+            voices: all.clone(),
+            recognisers: all.clone(),
+            generators: all.clone(),
+            translation: all.clone(),
+            avatars: all.clone(),
+            models: all,
+        }
+    }
+}
+
 /// The voice a compatibility API's named voice stands for: the Kokoro
 /// voice `kokoro_key` of matching character, or where Kokoro is not
 /// installed the first English voice of `gender`.
 pub fn stand_in<'a>(
-    catalog: &'a dyn Catalog,
+    catalog: &'a dyn Voices,
     kokoro_key: &str,
     gender: &str,
 ) -> Option<&'a VoiceInfo> {

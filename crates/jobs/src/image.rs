@@ -5,7 +5,7 @@ use mediagen_core::format::{ImageFormat, Style};
 use mediagen_core::ApiError;
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::{Catalog, Medium};
+use crate::catalog::{Generators, Medium};
 use crate::neural::Neural;
 
 /// Longest prompt, characters.
@@ -144,7 +144,7 @@ impl ImageRequest {
     /// (no `model`) needs the icon set (503 otherwise) and a prompt naming
     /// something it can draw (422 `unsupported_prompt`); a neural model must
     /// be in the models directory.
-    pub fn parse(body: ImageBody, catalog: &dyn Catalog) -> Result<Self, ApiError> {
+    pub fn parse(body: ImageBody, catalog: &dyn Generators) -> Result<Self, ApiError> {
         let prompt = crate::prompt(&body.prompt, MAX_PROMPT)?;
         let (width, height) = (side("width", body.width)?, side("height", body.height)?);
         let n = body.n.unwrap_or(1);
@@ -193,7 +193,11 @@ impl ImageRequest {
         if req.neural.is_some() {
             return Ok(req);
         }
-        catalog.check_image_prompt(&req)?;
+        catalog.check_image_prompt(
+            &req.prompt,
+            req.negative_prompt.as_deref(),
+            req.style.as_deref(),
+        )?;
         Ok(req)
     }
 }

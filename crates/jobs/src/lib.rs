@@ -1,7 +1,7 @@
 //! What each job kind takes: the requests the HTTP layer validates (each is
 //! also its job's payload), the limits of each capability, and the
-//! [`Catalog`] trait through which requests are checked against the engines
-//! installed (implemented by `mediagen-pipelines`; the API never loads an
+//! [`Catalog`] of small traits through which requests are checked against
+//! the engines installed (implemented by `mediagen-pipelines`; the API never loads an
 //! engine).
 
 pub mod avatar;
@@ -23,6 +23,11 @@ pub mod voice;
 pub mod voice_clone;
 
 pub use catalog::Catalog;
+
+#[cfg(test)]
+mod fake;
+#[cfg(test)]
+mod validation_tests;
 
 use mediagen_core::format::AudioFormat;
 use mediagen_core::{ApiError, FileId};

@@ -4,7 +4,7 @@
 use mediagen_core::ApiError;
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::{Catalog, Medium, NeuralModel};
+use crate::catalog::{Generators, Medium, NeuralModel};
 
 /// The name that selects the embedded engine (also the default).
 pub const EMBEDDED: &str = "embedded";
@@ -29,7 +29,7 @@ impl Neural {
         steps: Option<u32>,
         guidance_scale: Option<f32>,
         medium: Medium,
-        catalog: &dyn Catalog,
+        catalog: &dyn Generators,
     ) -> Result<Option<(Self, NeuralModel)>, ApiError> {
         let model = model.filter(|m| m != EMBEDDED);
         let Some(model) = model else {

@@ -5,7 +5,7 @@ use mediagen_core::format::AudioFormat;
 use mediagen_core::ApiError;
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::{Catalog, Medium};
+use crate::catalog::{Generators, Medium};
 use crate::neural::Neural;
 
 /// Shortest and longest sound, seconds.
@@ -118,7 +118,7 @@ const NEURAL_SECONDS: f32 = 10.0;
 impl SoundRequest {
     /// Validates a body; errors name the parameter, or (422
     /// `unsupported_prompt`, embedded engine) list what it understands.
-    pub fn parse(body: SoundBody, catalog: &dyn Catalog) -> Result<Self, ApiError> {
+    pub fn parse(body: SoundBody, catalog: &dyn Generators) -> Result<Self, ApiError> {
         let prompt = crate::prompt(&body.prompt, MAX_PROMPT)?;
         let (neural, on_disk) = Neural::parse(
             body.model,

@@ -8,7 +8,8 @@ use mediagen_core::ApiError;
 use mediagen_core::FileId;
 use serde::{Deserialize, Serialize};
 
-use crate::{Catalog, MediaFile};
+use crate::catalog::Recognisers;
+use crate::MediaFile;
 
 /// Output formats.
 pub const FORMATS: [&str; 5] = ["json", "text", "srt", "vtt", "verbose_json"];
@@ -132,7 +133,7 @@ impl mediagen_core::JobRequest for SttRequest {
 /// The recogniser `model` names (the server's first when `None`); 422
 /// naming `model` listing those installed otherwise.
 pub(crate) fn recogniser(
-    catalog: &dyn Catalog,
+    catalog: &dyn Recognisers,
     model: Option<&str>,
 ) -> Result<crate::catalog::Recogniser, ApiError> {
     let recognisers = catalog.recognisers();
@@ -148,7 +149,7 @@ pub(crate) fn recogniser(
 /// The language asked for (`None`, empty or `auto`: detected), checked
 /// against what the recogniser knows; 422 naming `language` otherwise.
 pub(crate) fn spoken_language(
-    catalog: &dyn Catalog,
+    catalog: &dyn Recognisers,
     model: &crate::catalog::Recogniser,
     language: Option<String>,
 ) -> Result<Option<String>, ApiError> {
@@ -194,7 +195,7 @@ impl SttRequest {
     /// parts, as strings). Errors name the parameter.
     pub fn parse(
         fields: &HashMap<String, String>,
-        catalog: &dyn Catalog,
+        catalog: &dyn Recognisers,
     ) -> Result<SttOptionsParsed, ApiError> {
         let form: SpeechToTextForm = mediagen_core::form::from_fields(fields)?;
         let model = recogniser(catalog, form.model.as_deref())?;

@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use mediagen_core::ApiError;
 use serde::{Deserialize, Serialize};
 
+use crate::catalog::Recognisers;
 use crate::stt::{recogniser, spoken_language, vocabulary};
-use crate::Catalog;
 
 /// Sample rates the session takes its 16-bit PCM at.
 pub const SAMPLE_RATES: [u32; 6] = [8000, 16000, 22050, 24000, 44100, 48000];
@@ -231,7 +231,7 @@ impl LiveSttRequest {
     /// recogniser, its languages); errors name the parameter.
     pub fn parse(
         q: LiveSttQuery,
-        catalog: &dyn Catalog,
+        catalog: &dyn Recognisers,
         idle_seconds: f64,
     ) -> Result<Self, ApiError> {
         let model = recogniser(catalog, q.model.as_deref())?;

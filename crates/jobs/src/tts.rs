@@ -8,7 +8,7 @@ use mediagen_core::ApiError;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::Catalog;
+use crate::catalog::Voices;
 
 /// Longest text accepted, in characters (the spec's rule).
 pub const MAX_TEXT: usize = 5000;
@@ -142,7 +142,7 @@ impl TtsRequest {
     /// voice, when `voiceId` names one). Errors name the parameter.
     pub fn parse(
         body: TtsBody,
-        catalog: &dyn Catalog,
+        catalog: &dyn Voices,
         cloned: Option<ClonedVoice>,
     ) -> Result<Self, ApiError> {
         // Blank as the schema's `\S` means it (ECMAScript white space);
@@ -251,7 +251,7 @@ impl TtsRequest {
 /// voice of that language (its phonemes, the clone's style table); any
 /// other voice must speak it already (else 422 naming `languageCode`).
 fn speaking(
-    catalog: &dyn Catalog,
+    catalog: &dyn Voices,
     voice_id: &str,
     cloned: Option<ClonedVoice>,
     language: &str,

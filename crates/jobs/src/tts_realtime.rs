@@ -9,8 +9,8 @@ use mediagen_core::format::AudioFormat;
 use mediagen_core::ApiError;
 use serde::{Deserialize, Serialize};
 
+use crate::catalog::Voices;
 use crate::tts::{ClonedVoice, TtsBody, TtsRequest, MAX_TEXT};
-use crate::Catalog;
 
 /// Characters held at the upgrade, and how far ahead of the text received
 /// the hold is kept.
@@ -102,7 +102,7 @@ impl LiveTtsRequest {
     /// `POST /v1/text-to-speech` checks its body.
     pub fn parse(
         q: LiveTtsQuery,
-        catalog: &dyn Catalog,
+        catalog: &dyn Voices,
         cloned: Option<ClonedVoice>,
         idle_seconds: f64,
     ) -> Result<Self, ApiError> {

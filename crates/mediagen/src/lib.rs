@@ -50,8 +50,8 @@ async fn engines(config: &Config, needs: Needs) -> anyhow::Result<Engines> {
 
 #[async_trait::async_trait]
 impl EngineHost for Host {
-    async fn catalog(&self, config: &Config) -> anyhow::Result<Arc<dyn Catalog>> {
-        Ok(Arc::new(engines(config, Needs::ALL).await?))
+    async fn catalog(&self, config: &Config) -> anyhow::Result<Catalog> {
+        Ok(Catalog::of(Arc::new(engines(config, Needs::ALL).await?)))
     }
 
     async fn publish_avatars(

@@ -1,23 +1,24 @@
-//! The engines as the API sees them: [`Catalog`] over [`Engines`], answered
-//! from what discovery found (no model is loaded here).
+//! The engines as the API sees them: each part of the jobs crate's
+//! `Catalog` over [`Engines`], answered from what discovery found (no model
+//! is loaded here).
 
 use mediagen_core::voice::VoiceInfo;
 use mediagen_core::{ApiError, ErrorCode};
 use mediagen_generate::sound::{self, CONCEPTS};
 use mediagen_jobs::catalog::{
-    AvatarClip, AvatarLook, Catalog, Medium, ModelStatus, NeuralModel, Recogniser,
+    AvatarClip, AvatarLook, Avatars, Generators, Medium, ModelList, ModelStatus, NeuralModel,
+    Recogniser, Recognisers, Translation, Voices,
 };
 use mediagen_jobs::dub::DubLanguages;
-use mediagen_jobs::image::ImageRequest;
 use mediagen_jobs::neural::EMBEDDED;
 use mediagen_media::avatar;
 
 use crate::engines::Engines;
-use crate::image::SceneOf;
+use crate::image::scene_of;
 
 use crate::kinds::{of_capability, PIPELINES};
 
-impl Catalog for Engines {
+impl Voices for Engines {
     fn voices(&self) -> &[VoiceInfo] {
         self.tts.voices()
     }
@@ -25,7 +26,9 @@ impl Catalog for Engines {
     fn voice(&self, id: &str) -> Option<&VoiceInfo> {
         self.tts.voice(id)
     }
+}
 
+impl Recognisers for Engines {
     fn recognisers(&self) -> Vec<Recogniser> {
         self.stt
             .names()
@@ -47,7 +50,9 @@ impl Catalog for Engines {
     fn language_name(&self, code: &str) -> Option<&'static str> {
         mediagen_speech::stt::language_name(code)
     }
+}
 
+impl ModelList for Engines {
     fn models(&self) -> Vec<ModelStatus> {
         let engines = self.tts.status().iter().chain(self.stt.status());
         let mut out: Vec<ModelStatus> = engines
@@ -124,7 +129,9 @@ impl Catalog for Engines {
         }
         out
     }
+}
 
+impl Generators for Engines {
     fn neural_models(&self, medium: Medium) -> Vec<NeuralModel> {
         self.diffusion
             .found(medium)
@@ -163,17 +170,19 @@ impl Catalog for Engines {
         serde_json::to_value(sound::vocabulary()).unwrap_or_default()
     }
 
-    fn check_image_prompt(&self, request: &ImageRequest) -> Result<(), ApiError> {
+    fn check_image_prompt(
+        &self,
+        prompt: &str,
+        negative: Option<&str>,
+        style: Option<&str>,
+    ) -> Result<(), ApiError> {
         let icons = self.icons.as_deref().ok_or_else(|| {
             ApiError::new(ErrorCode::EngineUnavailable).with_message(
                 "The image engine's icon set is not installed: run scripts/models.sh.",
             )
         })?;
-        let style = request
-            .style
-            .as_deref()
-            .and_then(mediagen_core::format::Style::parse);
-        let scene = request.scene(icons, style);
+        let style = style.and_then(mediagen_core::format::Style::parse);
+        let scene = scene_of(prompt, negative, icons, style);
         if scene.objects.is_empty() && !scene.described {
             return Err(ApiError::new(ErrorCode::UnsupportedPrompt)
                 .with_message(
@@ -187,11 +196,15 @@ impl Catalog for Engines {
         }
         Ok(())
     }
+}
 
+impl Translation for Engines {
     fn dubbing(&self) -> &DubLanguages {
         &self.dubbing
     }
+}
 
+impl Avatars for Engines {
     fn avatars(&self) -> Vec<AvatarLook> {
         avatar::CATALOG
             .iter()

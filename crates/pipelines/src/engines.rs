@@ -17,8 +17,8 @@ use mediagen_worker::Registry;
 use crate::dub::dub_languages;
 use crate::voice_clone::neural::StockCache;
 
-/// The engines every pipeline draws on. It is also the API's
-/// [`mediagen_jobs::Catalog`] (see `catalog.rs`).
+/// The engines every pipeline draws on. It also answers each part of the
+/// API's [`mediagen_jobs::Catalog`] (see `catalog.rs`).
 #[derive(Clone)]
 pub struct Engines {
     pub tts: Arc<TtsCatalog>,

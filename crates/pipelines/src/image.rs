@@ -18,27 +18,25 @@ use crate::neural::{self, Neural};
 
 pub use mediagen_jobs::image::*;
 
-/// The embedded engine's scene for a request.
-pub trait SceneOf {
-    /// The prompt's scene without what the negative prompt names.
-    fn scene(&self, icons: &Icons, style: Option<Style>) -> Scene;
-}
-
-impl SceneOf for ImageRequest {
-    fn scene(&self, icons: &Icons, style: Option<Style>) -> Scene {
-        let scene = scene::parse(&self.prompt, icons, style);
-        match &self.negative_prompt {
-            Some(negative) => {
-                let unwanted = scene::parse(negative, icons, None);
-                let names: Vec<&str> = unwanted
-                    .objects
-                    .iter()
-                    .map(|o| o.icon.name.as_str())
-                    .collect();
-                scene.without(&names)
-            }
-            None => scene,
+/// The embedded engine's scene for `prompt` without what `negative` names.
+pub fn scene_of(
+    prompt: &str,
+    negative: Option<&str>,
+    icons: &Icons,
+    style: Option<Style>,
+) -> Scene {
+    let scene = scene::parse(prompt, icons, style);
+    match negative {
+        Some(negative) => {
+            let unwanted = scene::parse(negative, icons, None);
+            let names: Vec<&str> = unwanted
+                .objects
+                .iter()
+                .map(|o| o.icon.name.as_str())
+                .collect();
+            scene.without(&names)
         }
+        None => scene,
     }
 }
 
@@ -65,7 +63,12 @@ impl ImagePipeline {
                 "the icon set is not installed",
             )
         })?;
-        let scene = r.scene(icons, r.style.as_deref().and_then(Style::parse));
+        let scene = scene_of(
+            &r.prompt,
+            r.negative_prompt.as_deref(),
+            icons,
+            r.style.as_deref().and_then(Style::parse),
+        );
         let made = (0..u64::from(r.n))
             .map(|i| {
                 let seed = r.seed.wrapping_add(i);

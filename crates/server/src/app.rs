@@ -1,7 +1,6 @@
 //! Building and running the application: services, router, workers.
 
 use std::future::Future;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -100,7 +99,7 @@ fn redact(url: &str) -> String {
 pub trait EngineHost: Send + Sync {
     /// The catalog requests are checked against (found on disk: no model
     /// is loaded).
-    async fn catalog(&self, config: &Config) -> anyhow::Result<Arc<dyn Catalog>>;
+    async fn catalog(&self, config: &Config) -> anyhow::Result<Catalog>;
 
     /// Renders the built-in avatars where missing and copies their clips
     /// and posters into the blob store (so signed URLs serve them). Returns

@@ -54,7 +54,7 @@ pub fn expiry(state: &AppState) -> i64 {
 
 pub fn premade_view(state: &AppState, look: &Look) -> AvatarView {
     let expires = expiry(state);
-    let clip = state.catalog.avatar_clip();
+    let clip = state.catalog.avatars.avatar_clip();
     AvatarView {
         id: look.id.to_owned(),
         name: look.name.to_owned(),
@@ -106,6 +106,7 @@ pub fn custom_view(state: &AppState, a: AvatarRecord) -> AvatarView {
 pub fn premade(state: &AppState, id: &str) -> Option<Look> {
     state
         .catalog
+        .avatars
         .avatars()
         .into_iter()
         .find(|l| l.id == id && state.avatars.contains(&l.id))

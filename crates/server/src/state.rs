@@ -24,7 +24,7 @@ pub struct Inner {
     pub events: Events,
     /// The engines installed, as requests are checked against them (voices,
     /// recognisers, models, dubbing's pairs, the embedded generators).
-    pub catalog: Arc<dyn Catalog>,
+    pub catalog: Catalog,
     /// The built-in avatars that were rendered (their ids).
     pub avatars: Vec<&'static str>,
     pub limiter: RateLimiter,

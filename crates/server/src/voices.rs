@@ -30,7 +30,7 @@ pub async fn cloned_voice(
     account_id: &AccountId,
     id: &str,
 ) -> ApiResult<Option<ClonedVoice>> {
-    if state.catalog.voice(id).is_some() {
+    if state.catalog.voices.voice(id).is_some() {
         return Ok(None);
     }
     let Some(id) = VoiceId::parse(id) else {
@@ -43,9 +43,9 @@ pub async fn cloned_voice(
     // A neural clone is spoken by an engine with style tables (Kokoro).
     let neural = stored.neural.is_some();
     let base_voice_id = match stored.base_voice_id {
-        Some(b) if state.catalog.voice(&b).is_some() => Some(b),
+        Some(b) if state.catalog.voices.voice(&b).is_some() => Some(b),
         _ => {
-            let voices = state.catalog.voices();
+            let voices = state.catalog.voices.voices();
             let (gender, language) = (&stored.profile.gender, &v.language);
             if neural {
                 styled_speaker(voices, gender, language)
@@ -220,7 +220,7 @@ pub fn cloned_view(state: &AppState, v: VoiceRecord) -> VoiceView {
     if neural {
         let own = v.language.get(..2).unwrap_or_default().to_ascii_lowercase();
         languages.extend(
-            styled_languages(state.catalog.voices())
+            styled_languages(state.catalog.voices.voices())
                 .into_iter()
                 .filter(|l| *l != own),
         );
@@ -251,6 +251,7 @@ pub async fn all_voices(state: &AppState, account_id: &AccountId) -> ApiResult<V
     let cloned = state.db.voices(account_id).await?;
     Ok(state
         .catalog
+        .voices
         .voices()
         .iter()
         .map(|v| VoiceView::new(state, v))

@@ -14,11 +14,11 @@ use mediagen_core::voice::VoiceInfo;
 use mediagen_core::ApiError;
 use serde::Deserialize;
 
+use crate::catalog::{Catalog, ModelList, Recognisers, Voices};
 use crate::openai::openai_names;
 use crate::sound::SoundBody;
 use crate::stt::{SttOptionsParsed, SttRequest};
 use crate::tts::TtsBody;
-use crate::Catalog;
 
 /// The `output_format` asked for when none is: MP3 at 44.1 kHz.
 pub const DEFAULT_FORMAT: &str = "mp3_44100_128";
@@ -94,7 +94,7 @@ pub fn output_format(raw: Option<&str>) -> Result<(&'static str, u32), ApiError>
 
 /// The catalog voice an ElevenLabs premade voice id stands for, `None` for
 /// another id.
-pub fn premade_voice<'a>(catalog: &'a dyn Catalog, id: &str) -> Option<&'a VoiceInfo> {
+pub fn premade_voice<'a>(catalog: &'a dyn Voices, id: &str) -> Option<&'a VoiceInfo> {
     let (_, key, gender) = PREMADE.iter().find(|(i, _, _)| *i == id)?;
     crate::catalog::stand_in(catalog, key, gender)
 }
@@ -122,11 +122,15 @@ impl SpeechBody {
         voice_id: &str,
         asked_format: Option<&str>,
         timestamps: bool,
-        catalog: &dyn Catalog,
+        catalog: &Catalog,
     ) -> Result<(TtsBody, Vec<String>), ApiError> {
-        check_model(self.model_id.as_deref(), "text-to-speech", catalog)?;
+        check_model(
+            self.model_id.as_deref(),
+            "text-to-speech",
+            catalog.models.as_ref(),
+        )?;
         let (format, rate) = output_format(asked_format)?;
-        let voice_id = premade_voice(catalog, voice_id)
+        let voice_id = premade_voice(catalog.voices.as_ref(), voice_id)
             .map(|v| v.id.clone())
             .unwrap_or_else(|| voice_id.to_owned());
         let body = TtsBody {
@@ -164,7 +168,7 @@ impl SoundEffectBody {
     pub fn parse(
         self,
         asked_format: Option<&str>,
-        catalog: &dyn Catalog,
+        catalog: &dyn ModelList,
     ) -> Result<(SoundBody, Vec<String>), ApiError> {
         check_model(self.model_id.as_deref(), "sound-generation", catalog)?;
         let (format, rate) = output_format(asked_format)?;
@@ -217,7 +221,7 @@ impl Transcription {
     /// Validates the text fields of the form.
     pub fn parse(
         fields: &HashMap<String, String>,
-        catalog: &dyn Catalog,
+        catalog: &dyn Recognisers,
     ) -> Result<Self, ApiError> {
         let model = fields.get("model_id").map(|m| m.trim()).unwrap_or("");
         if model.is_empty() {
@@ -293,7 +297,7 @@ impl Transcription {
 pub(crate) fn check_model(
     model: Option<&str>,
     kind: &str,
-    catalog: &dyn Catalog,
+    catalog: &dyn ModelList,
 ) -> Result<(), ApiError> {
     let Some(model) = model else {
         return Ok(());

@@ -13,11 +13,11 @@ use base64::Engine as _;
 use mediagen_core::ApiError;
 use serde_json::{json, Value};
 
+use crate::catalog::Recognisers;
 use crate::openai::openai_names;
 use crate::stt_realtime::{
     close, pcm_frames, ulaw_sample, Closing, Dialect, Frame, LiveSttRequest, Relay,
 };
-use crate::Catalog;
 
 /// ElevenLabs' default silence that ends a turn under `vad`, in seconds.
 const DEFAULT_SILENCE: f64 = 1.5;
@@ -60,7 +60,7 @@ impl ScribeSession {
     /// what is installed; errors name ElevenLabs' parameters.
     pub fn parse(
         pairs: &[(String, String)],
-        catalog: &dyn Catalog,
+        catalog: &dyn Recognisers,
         idle_seconds: f64,
     ) -> Result<Self, ApiError> {
         let one = |name: &str| pairs.iter().find(|(n, _)| n == name).map(|(_, v)| v.trim());

@@ -42,12 +42,12 @@ impl StreamInputQuery {
     pub fn parse(
         voice_id: &str,
         fields: &HashMap<String, String>,
-        catalog: &dyn Catalog,
+        catalog: &Catalog,
     ) -> Result<Self, ApiError> {
         check_model(
             fields.get("model_id").map(String::as_str),
             "text-to-speech",
-            catalog,
+            catalog.models.as_ref(),
         )?;
         let (format, rate) = output_format(fields.get("output_format").map(String::as_str))?;
         if !matches!(format, "pcm" | "mp3" | "ogg") {
@@ -70,7 +70,7 @@ impl StreamInputQuery {
                     })?,
             ),
         };
-        let voice_id = premade_voice(catalog, voice_id)
+        let voice_id = premade_voice(catalog.voices.as_ref(), voice_id)
             .map(|v| v.id.clone())
             .unwrap_or_else(|| voice_id.to_owned());
         let mut ignored: Vec<String> = fields

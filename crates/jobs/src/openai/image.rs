@@ -6,8 +6,8 @@ use mediagen_core::ApiError;
 use serde::Deserialize;
 
 use super::openai_names;
+use crate::catalog::Generators;
 use crate::image::{ImageBody, ImageRequest};
-use crate::Catalog;
 
 /// OpenAI's image models and the sizes each takes (`auto` is 1024×1024).
 pub const MODELS: [(&str, &[&str]); 3] = [
@@ -117,7 +117,7 @@ impl ImagesBody {
     /// as `POST /v1/image-generation` checks it. A value another field
     /// rules out (a size or `n` the model does not take) is 422, as every
     /// rule joining two fields here (OpenAI answers 400).
-    pub fn parse(self, catalog: &dyn Catalog) -> Result<Images, ApiError> {
+    pub fn parse(self, catalog: &dyn Generators) -> Result<Images, ApiError> {
         let model = self.model.as_deref().unwrap_or("dall-e-2");
         let openai = MODELS.iter().find(|(name, _)| *name == model);
         let size = self.size.as_deref().unwrap_or("1024x1024");

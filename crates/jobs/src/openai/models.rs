@@ -43,8 +43,8 @@ pub fn model_ids(models: &[ModelStatus]) -> Vec<String> {
 /// OpenAI's names for speech, transcription and images, each with the
 /// model of ours that serves it: Kokoro (or the first engine installed)
 /// for speech, the default recogniser, the embedded image engine.
-pub fn aliases(catalog: &dyn Catalog) -> Vec<Alias> {
-    let models = catalog.models();
+pub fn aliases(catalog: &Catalog) -> Vec<Alias> {
+    let models = catalog.models.models();
     let ids = model_ids(&models);
     let first = |kind: &str, prefer: &str| {
         let available = || {
@@ -59,7 +59,11 @@ pub fn aliases(catalog: &dyn Catalog) -> Vec<Alias> {
             .map(|(_, id)| id.clone())
     };
     let speech = first("text-to-speech", "kokoro");
-    let recogniser = catalog.recognisers().first().map(|r| r.name.clone());
+    let recogniser = catalog
+        .recognisers
+        .recognisers()
+        .first()
+        .map(|r| r.name.clone());
     let stt = recogniser.and_then(|name| first("speech-to-text", &name));
     let image = first("image-generation", "embedded-image");
     let named = |names: &[&'static str], kind: &'static str, serves: &Option<String>| {

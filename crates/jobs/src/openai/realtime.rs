@@ -17,10 +17,10 @@ use base64::Engine as _;
 use mediagen_core::ApiError;
 use serde_json::{json, Value};
 
+use crate::catalog::Recognisers;
 use crate::stt_realtime::{
     close, pcm_frames, ulaw_sample, Closing, Dialect, Frame, LiveSttRequest, Relay,
 };
-use crate::Catalog;
 
 /// OpenAI's PCM rate, the only one `audio/pcm` takes.
 const RATE: u32 = 24_000;
@@ -59,7 +59,7 @@ impl TranscriptionSession {
     /// not used.
     pub fn parse(
         fields: &HashMap<String, String>,
-        catalog: &dyn Catalog,
+        catalog: &dyn Recognisers,
         idle_seconds: f64,
     ) -> Result<Self, ApiError> {
         if fields.get("intent").map(String::as_str) != Some("transcription") {

@@ -6,8 +6,8 @@ use mediagen_core::voice::VoiceInfo;
 use mediagen_core::ApiError;
 use serde::Deserialize;
 
+use crate::catalog::{Catalog, Voices};
 use crate::tts::TtsBody;
-use crate::Catalog;
 
 /// OpenAI's limit on `input` (characters).
 pub const MAX_INPUT: usize = 4096;
@@ -133,9 +133,10 @@ impl SpeechBody {
     /// stream format) and maps it to our body; the rest is checked as for
     /// `POST /v1/text-to-speech`, whose errors [`super::openai_names`] renames
     /// with [`NAMES`].
-    pub fn parse(self, catalog: &dyn Catalog) -> Result<Speech, ApiError> {
+    pub fn parse(self, catalog: &Catalog) -> Result<Speech, ApiError> {
         let tts_engine = |m: &str| {
             catalog
+                .models
                 .models()
                 .iter()
                 .any(|s| s.kind == "text-to-speech" && s.available && s.engine == m)
@@ -175,7 +176,7 @@ impl SpeechBody {
                 "must be a voice name or id",
             ));
         }
-        let voice_id = openai_voice(catalog, voice)
+        let voice_id = openai_voice(catalog.voices.as_ref(), voice)
             .map(|v| v.id.clone())
             .unwrap_or_else(|| voice.to_owned());
         let format = match self.response_format.as_deref() {
@@ -227,7 +228,7 @@ impl SpeechBody {
 /// The catalog voice an OpenAI voice name stands for: its Kokoro voice, or
 /// where Kokoro is not installed the first English voice of its gender.
 /// `None` for a name that is not OpenAI's.
-pub fn openai_voice<'a>(catalog: &'a dyn Catalog, name: &str) -> Option<&'a VoiceInfo> {
+pub fn openai_voice<'a>(catalog: &'a dyn Voices, name: &str) -> Option<&'a VoiceInfo> {
     let (_, key, gender) = VOICES.iter().find(|(n, _, _)| *n == name)?;
     crate::catalog::stand_in(catalog, key, gender).or_else(|| {
         catalog

@@ -9,8 +9,8 @@ use mediagen_core::ApiError;
 use serde_json::{json, Value};
 
 use super::openai_names;
+use crate::catalog::Recognisers;
 use crate::stt::{SttOptionsParsed, SttRequest};
-use crate::Catalog;
 use mediagen_core::form::{from_fields, FilePart};
 use serde::Deserialize;
 
@@ -211,7 +211,7 @@ impl Transcription {
     pub fn parse(
         task: Task,
         fields: &HashMap<String, String>,
-        catalog: &dyn Catalog,
+        catalog: &dyn Recognisers,
     ) -> Result<Self, ApiError> {
         let form = task.form(fields)?;
         let recognisers = catalog.recognisers();
@@ -350,7 +350,7 @@ impl Transcription {
     }
 
     /// The finished job's `result` (our transcript) as OpenAI answers.
-    pub fn render(&self, result: &Value, catalog: &dyn Catalog) -> Rendered {
+    pub fn render(&self, result: &Value, catalog: &dyn Recognisers) -> Rendered {
         let text = result["text"].as_str().unwrap_or("").to_owned();
         let duration = result["duration"].as_f64().unwrap_or(0.0);
         let usage = json!({"type": "duration", "seconds": duration.ceil() as u64});

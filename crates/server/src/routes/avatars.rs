@@ -68,6 +68,7 @@ pub async fn list(
     let custom = state.db.avatars(&auth.account_id).await?;
     let mut all: Vec<AvatarView> = state
         .catalog
+        .avatars
         .avatars()
         .iter()
         .filter(|l| state.avatars.contains(&l.id))

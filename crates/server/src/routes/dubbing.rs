@@ -80,13 +80,17 @@ pub async fn create(
     let mut input = media_input(&state, &auth, req, &DubRequest::LIMITS).await?;
     let mut opts = opts.with_webhook(&state, input.fields.remove("webhookUrl"))?;
     let duration = input.file.duration.unwrap_or(0.0);
-    let options = DubOptions::parse(&input.fields, state.catalog.dubbing(), duration)?;
+    let options = DubOptions::parse(&input.fields, state.catalog.translation.dubbing(), duration)?;
     let cloned = match &options.voice_id {
         None => None,
         Some(id) => {
             let cloned = cloned_voice(&state, &auth.account_id, id).await?;
             if cloned.is_none() {
-                let voice = state.catalog.voice(id).ok_or_else(|| voice_not_found(id))?;
+                let voice = state
+                    .catalog
+                    .voices
+                    .voice(id)
+                    .ok_or_else(|| voice_not_found(id))?;
                 let target = &options.target_language;
                 if !voice
                     .languages
@@ -128,12 +132,13 @@ pub struct DubbingLanguages {
 #[utoipa::path(get, path = "/v1/dubbing/languages", tag = "voice", security(("bearer" = ["read"])),
     responses((status = 200, body = DubbingLanguages)))]
 pub async fn languages(State(state): State<AppState>, _auth: Auth) -> Json<DubbingLanguages> {
-    let pairs = state.catalog.dubbing().pairs.clone();
+    let pairs = state.catalog.translation.dubbing().pairs.clone();
     let mut sources: Vec<String> = pairs.iter().map(|p| p.source.clone()).collect();
     sources.sort();
     sources.dedup();
     let targets = state
         .catalog
+        .translation
         .dubbing()
         .targets()
         .into_iter()

@@ -41,7 +41,7 @@ pub async fn create(
 ) -> ApiResult<Response> {
     let opts = opts.with_webhook(&state, body.webhook_url.take())?;
     let dry_run = body.dry_run;
-    let req = ImageRequest::parse(body, state.catalog.as_ref())?;
+    let req = ImageRequest::parse(body, state.catalog.generators.as_ref())?;
     let spec = JobSpec::of(&req, dry_run)?;
     submit(&state, &auth, opts, spec).await
 }

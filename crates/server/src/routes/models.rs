@@ -64,7 +64,7 @@ pub struct ModelList {
 /// Every model: ours, then OpenAI's names.
 async fn all(state: &AppState) -> ApiResult<Vec<ModelView>> {
     let live = state.live_kinds().await?;
-    let models = state.catalog.models();
+    let models = state.catalog.models.models();
     let ids = model_ids(&models);
     // A model has a live worker when some worker claims a kind that runs
     // on it; OpenAI's names, when one claims a kind of their capability.
@@ -93,7 +93,7 @@ async fn all(state: &AppState) -> ApiResult<Vec<ModelView>> {
             detail: s.detail,
         })
         .collect();
-    for alias in aliases(state.catalog.as_ref()) {
+    for alias in aliases(&state.catalog) {
         let detail = match &alias.serves {
             Some(ours) => format!("OpenAI's name; served by `{ours}`"),
             None => "OpenAI's name; no model of this capability is installed here".into(),

@@ -39,7 +39,7 @@ pub async fn get(
     let key = format!("previews/{file}");
     verify(&state, &key, &q)?;
     let voice_id = file.strip_suffix(".mp3").unwrap_or(&file).to_owned();
-    if state.catalog.voice(&voice_id).is_none() {
+    if state.catalog.voices.voice(&voice_id).is_none() {
         return Err(ApiError::new(ErrorCode::VoiceNotFound).into());
     }
     // Made ahead by the workers as they start: a preview URL (asked for

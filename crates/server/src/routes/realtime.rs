@@ -76,7 +76,7 @@ pub async fn live_stt(
     let upgrade = websocket(upgrade)?;
     let request = LiveSttRequest::parse(
         query,
-        state.catalog.as_ref(),
+        state.catalog.recognisers.as_ref(),
         state.config.session_idle_seconds,
     )?;
     open(
@@ -127,7 +127,7 @@ pub async fn live_tts(
     let cloned = cloned_voice(&state, &auth.account_id, &query.voice_id).await?;
     let request = LiveTtsRequest::parse(
         query,
-        state.catalog.as_ref(),
+        state.catalog.voices.as_ref(),
         cloned,
         state.config.session_idle_seconds,
     )?;

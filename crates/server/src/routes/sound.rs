@@ -36,7 +36,7 @@ pub async fn create(
 ) -> ApiResult<Response> {
     let opts = opts.with_webhook(&state, body.webhook_url.take())?;
     let dry_run = body.dry_run;
-    let req = SoundRequest::parse(body, state.catalog.as_ref())?;
+    let req = SoundRequest::parse(body, state.catalog.generators.as_ref())?;
     let spec = JobSpec::of(&req, dry_run)?;
     submit(&state, &auth, opts, spec).await
 }
@@ -49,5 +49,5 @@ pub async fn create(
 #[utoipa::path(get, path = "/v1/sound-generation/vocabulary", tag = "content", security(("bearer" = ["read"])),
     responses((status = 200, description = "`{concepts: [...], modifiers: [...]}`")))]
 pub async fn vocabulary(State(state): State<AppState>, _auth: Auth) -> Json<Value> {
-    Json(state.catalog.sound_vocabulary())
+    Json(state.catalog.generators.sound_vocabulary())
 }

@@ -51,7 +51,7 @@ pub async fn create(
 ) -> ApiResult<Response> {
     let mut input = media_input(&state, &auth, req, &SttRequest::LIMITS).await?;
     let opts = opts.with_webhook(&state, input.fields.remove("webhookUrl"))?;
-    let options = SttRequest::parse(&input.fields, state.catalog.as_ref())?;
+    let options = SttRequest::parse(&input.fields, state.catalog.recognisers.as_ref())?;
     input
         .submit(&state, &auth, opts, |file| options.with_file(file))
         .await
@@ -82,7 +82,7 @@ pub async fn languages(
     State(state): State<AppState>,
     _auth: Auth,
 ) -> axum::Json<RecognisedLanguages> {
-    let catalog = state.catalog.as_ref();
+    let catalog = state.catalog.recognisers.as_ref();
     let languages = catalog
         .recognised_languages()
         .into_iter()

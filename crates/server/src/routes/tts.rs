@@ -33,7 +33,7 @@ pub async fn create(
     let opts = opts.with_webhook(&state, body.webhook_url.take())?;
     let dry_run = body.dry_run;
     let cloned = cloned_voice(&state, &auth.account_id, &body.voice_id).await?;
-    let req = TtsRequest::parse(body, state.catalog.as_ref(), cloned)?;
+    let req = TtsRequest::parse(body, state.catalog.voices.as_ref(), cloned)?;
     let spec = JobSpec::of(&req, dry_run)?;
     submit(&state, &auth, opts, spec).await
 }
@@ -63,7 +63,7 @@ pub async fn stream(
     let opts = opts.with_webhook(&state, body.webhook_url.take())?;
     let dry = body.dry_run;
     let cloned = cloned_voice(&state, &auth.account_id, &body.voice_id).await?;
-    let req = TtsRequest::parse(body, state.catalog.as_ref(), cloned)?;
+    let req = TtsRequest::parse(body, state.catalog.voices.as_ref(), cloned)?;
     if dry {
         return dry_run(&state, &auth, &JobSpec::of(&req, true)?).await;
     }

@@ -65,7 +65,7 @@ pub async fn change(
     let opts = opts.with_webhook(&state, input.fields.remove("webhookUrl"))?;
     let options = ChangeOptions::parse(&input.fields)?;
     let cloned = cloned_voice(&state, &auth.account_id, &options.voice_id).await?;
-    if cloned.is_none() && state.catalog.voice(&options.voice_id).is_none() {
+    if cloned.is_none() && state.catalog.voices.voice(&options.voice_id).is_none() {
         return Err(voice_not_found(&options.voice_id).into());
     }
     options.check(cloned.as_ref())?;

@@ -100,7 +100,7 @@ pub async fn get(
     auth: Auth,
     PathId(id): PathId<VoiceId>,
 ) -> ApiResult<Json<VoiceView>> {
-    if let Some(voice) = state.catalog.voice(&id) {
+    if let Some(voice) = state.catalog.voices.voice(&id) {
         return Ok(Json(VoiceView::new(&state, voice)));
     }
     let v = state

@@ -35,7 +35,7 @@ pub async fn live_stt(
 ) -> ApiResult<Response> {
     let session = ScribeSession::parse(
         &pairs,
-        state.catalog.as_ref(),
+        state.catalog.recognisers.as_ref(),
         state.config.session_idle_seconds,
     )?;
     let upgrade = websocket(upgrade)?;
@@ -55,13 +55,13 @@ pub async fn stream_input(
     Query(fields): Query<HashMap<String, String>>,
     upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> ApiResult<Response> {
-    let asked = StreamInputQuery::parse(&voice_id, &fields, state.catalog.as_ref())?;
+    let asked = StreamInputQuery::parse(&voice_id, &fields, &state.catalog)?;
     let upgrade = websocket(upgrade)?;
     let cloned = cloned_voice(&state, &auth.account_id, &asked.query.voice_id).await?;
     let idle = asked
         .idle_seconds
         .unwrap_or(state.config.session_idle_seconds);
-    let request = LiveTtsRequest::parse(asked.query, state.catalog.as_ref(), cloned, idle)
+    let request = LiveTtsRequest::parse(asked.query, state.catalog.voices.as_ref(), cloned, idle)
         .map_err(elevenlabs_names)?;
     let spec = JobSpec::of(&request, false)?;
     let response = open(

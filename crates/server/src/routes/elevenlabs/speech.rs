@@ -35,7 +35,7 @@ async fn tts_request(
     body: SpeechBody,
     timestamps: bool,
 ) -> ApiResult<(TtsRequest, Vec<String>)> {
-    let catalog = state.catalog.as_ref();
+    let catalog = &state.catalog;
     let (body, ignored) = body
         .parse(
             voice_id,
@@ -45,7 +45,7 @@ async fn tts_request(
         )
         .map_err(elevenlabs_names)?;
     let cloned = cloned_voice(state, &auth.account_id, &body.voice_id).await?;
-    let req = TtsRequest::parse(body, catalog, cloned).map_err(elevenlabs_names)?;
+    let req = TtsRequest::parse(body, catalog.voices.as_ref(), cloned).map_err(elevenlabs_names)?;
     Ok((req, ignored))
 }
 
@@ -101,7 +101,7 @@ pub async fn transcribe(
     req: Request,
 ) -> ApiResult<Response> {
     let input = media_input(&state, &auth, req, &SttRequest::LIMITS).await?;
-    let asked = Transcription::parse(&input.fields, state.catalog.as_ref())?;
+    let asked = Transcription::parse(&input.fields, state.catalog.recognisers.as_ref())?;
     let options = asked.options.clone();
     let job = input
         .run_to_end(&state, &auth, opts, |file| options.with_file(file))
@@ -130,11 +130,11 @@ pub async fn sound(
     ApiQuery(query): ApiQuery<FormatQuery>,
     ApiJson(body): ApiJson<SoundEffectBody>,
 ) -> ApiResult<Response> {
-    let catalog = state.catalog.as_ref();
+    let catalog = &state.catalog;
     let (body, ignored) = body
-        .parse(query.output_format.as_deref(), catalog)
+        .parse(query.output_format.as_deref(), catalog.models.as_ref())
         .map_err(elevenlabs_names)?;
-    let req = SoundRequest::parse(body, catalog).map_err(elevenlabs_names)?;
+    let req = SoundRequest::parse(body, catalog.generators.as_ref()).map_err(elevenlabs_names)?;
     let spec = JobSpec::of(&req, false)?;
     let job = run_to_end(&state, &auth, opts, spec).await?;
     let (audio, content_type) = output_bytes(&state, &job, "/audioUrl").await?;

@@ -52,7 +52,7 @@ pub async fn get(
     auth: Auth,
     Path(voice_id): Path<String>,
 ) -> ApiResult<Json<Value>> {
-    let catalog = state.catalog.as_ref();
+    let catalog = state.catalog.voices.as_ref();
     if let Some(v) = catalog
         .voice(&voice_id)
         .or_else(|| premade_voice(catalog, &voice_id))

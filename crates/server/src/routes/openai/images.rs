@@ -33,7 +33,7 @@ pub async fn generations(
     opts: JobOptions,
     ApiJson(body): ApiJson<ImagesBody>,
 ) -> ApiResult<Response> {
-    let asked = body.parse(state.catalog.as_ref())?;
+    let asked = body.parse(state.catalog.generators.as_ref())?;
     let spec = JobSpec::of(&asked.request, false)?;
     let job = run_to_end(&state, &auth, opts, spec).await?;
     let (id, created) = (job.id.clone(), job.created_at / 1000);

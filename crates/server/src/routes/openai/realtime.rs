@@ -47,7 +47,7 @@ pub async fn transcription_session(
 ) -> ApiResult<Response> {
     let session = TranscriptionSession::parse(
         &fields,
-        state.catalog.as_ref(),
+        state.catalog.recognisers.as_ref(),
         state.config.session_idle_seconds,
     )?;
     let upgrade = websocket(upgrade)?;

@@ -38,9 +38,9 @@ pub async fn speech(
     opts: JobOptions,
     ApiJson(body): ApiJson<SpeechBody>,
 ) -> ApiResult<Response> {
-    let speech = body.parse(state.catalog.as_ref())?;
+    let speech = body.parse(&state.catalog)?;
     let cloned = cloned_voice(&state, &auth.account_id, &speech.body.voice_id).await?;
-    let req = TtsRequest::parse(speech.body, state.catalog.as_ref(), cloned)
+    let req = TtsRequest::parse(speech.body, state.catalog.voices.as_ref(), cloned)
         .map_err(|e| openai_names(e, &NAMES))?;
     let characters = req.characters();
     if req.format == AudioFormat::Flac && !speech.sse {

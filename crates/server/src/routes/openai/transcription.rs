@@ -71,13 +71,13 @@ async fn recognise(
     task: Task,
 ) -> ApiResult<Response> {
     let input = media_input(state, who, req, &SttRequest::LIMITS).await?;
-    let asked = Transcription::parse(task, &input.fields, state.catalog.as_ref())?;
+    let asked = Transcription::parse(task, &input.fields, state.catalog.recognisers.as_ref())?;
     let options = asked.options.clone();
     let job = input
         .run_to_end(state, who, opts, |file| options.with_file(file))
         .await?;
     let result = job.result.unwrap_or_default();
-    let response = match asked.render(&result, state.catalog.as_ref()) {
+    let response = match asked.render(&result, state.catalog.recognisers.as_ref()) {
         Rendered::Json(body) => Json(body).into_response(),
         Rendered::Text(text) => {
             ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text).into_response()
