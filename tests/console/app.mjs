@@ -62,15 +62,24 @@ page.on("console", (m) => {
   // error, nor a preview a fresh server is still making (503: the page says
   // "still being made", which the preview check reads).
   const making = /\/previews\//.test(m.location().url ?? "") && /status of 503/.test(m.text());
-  if (m.type() === "error" && !/net::ERR_ABORTED/.test(m.text()) && !making) errors.push({ text: m.text(), url: m.location().url ?? "" });
+  if (m.type() !== "error" || /net::ERR_ABORTED/.test(m.text()) || making) return;
+  const e = { text: m.text(), url: m.location().url ?? "" };
+  const expected = awaited.findIndex((a) => refuses(e, a));
+  if (expected >= 0) awaited.splice(expected, 1);
+  else errors.push(e);
 });
 // A refusal the flow asked for (a wrong key, a prompt no generator makes):
-// the browser logs its status, which is not an error of the page.
+// the browser logs its status, which is not an error of the page. The log
+// may come before the page shows the refusal or after it: one logged
+// already is taken off the errors, one still to come is awaited and not
+// counted when it comes.
+const awaited = [];
+const refuses = (e, { path, status }) =>
+  e.url && new URL(e.url).pathname === path && e.text.includes(`status of ${status}`);
 function asked(path, status) {
-  for (let i = errors.length - 1; i >= 0; i--) {
-    const e = errors[i];
-    if (e.url && new URL(e.url).pathname === path && e.text.includes(`status of ${status}`)) errors.splice(i, 1);
-  }
+  const logged = errors.findIndex((e) => refuses(e, { path, status }));
+  if (logged >= 0) errors.splice(logged, 1);
+  else awaited.push({ path, status });
 }
 
 async function axe(name) {

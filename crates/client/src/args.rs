@@ -110,7 +110,7 @@ pub struct TrimArgs {
     pub input: PathBuf,
     /// A range to keep, START-END in seconds or [h:]m:s (`5-10`,
     /// `1:05-1:12.5`); repeat for more, kept in the order given.
-    #[arg(long = "range", required = true, value_parser = crate::command::parse_range)]
+    #[arg(long = "range", required = true, value_parser = parse_range)]
     pub ranges: Vec<(f64, f64)>,
     #[command(flatten)]
     pub out: Output,
@@ -375,4 +375,46 @@ pub enum KeysCommand {
 pub struct AccountArgs {
     #[command(flatten)]
     pub conn: Connection,
+}
+
+/// `5-10`, `1:05-1:12.5`: a range in seconds.
+pub(crate) fn parse_range(text: &str) -> Result<(f64, f64), String> {
+    let (start, end) = text
+        .split_once('-')
+        .ok_or_else(|| format!("`{text}` is not START-END"))?;
+    let (start, end) = (seconds(start)?, seconds(end)?);
+    if start >= end {
+        return Err(format!("`{text}` ends before it starts"));
+    }
+    Ok((start, end))
+}
+
+/// `75`, `1:15`, `0:01:15.5` in seconds.
+fn seconds(text: &str) -> Result<f64, String> {
+    let mut total = 0.0;
+    for part in text.trim().split(':') {
+        let value: f64 = part
+            .parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+            .ok_or_else(|| format!("`{text}` is not a time"))?;
+        total = total * 60.0 + value;
+    }
+    Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_read_seconds_and_clock_times() {
+        assert_eq!(parse_range("5-10").unwrap(), (5.0, 10.0));
+        assert_eq!(parse_range("1:05-1:12.5").unwrap(), (65.0, 72.5));
+        assert_eq!(parse_range("0:01:00-0:01:01").unwrap(), (60.0, 61.0));
+        assert!(parse_range("10-5").is_err());
+        assert!(parse_range("5").is_err());
+        assert!(parse_range("a-b").is_err());
+        assert!(parse_range("-1-2").is_err());
+    }
 }

@@ -12,32 +12,6 @@ use crate::error::CliError;
 use crate::output::{cell, count, job_summary, json, print_out, rows, table, Sink};
 use crate::voices::voice_id;
 
-/// `5-10`, `1:05-1:12.5`: a range in seconds.
-pub(crate) fn parse_range(text: &str) -> Result<(f64, f64), String> {
-    let (start, end) = text
-        .split_once('-')
-        .ok_or_else(|| format!("`{text}` is not START-END"))?;
-    let (start, end) = (seconds(start)?, seconds(end)?);
-    if start >= end {
-        return Err(format!("`{text}` ends before it starts"));
-    }
-    Ok((start, end))
-}
-
-/// `75`, `1:15`, `0:01:15.5` in seconds.
-fn seconds(text: &str) -> Result<f64, String> {
-    let mut total = 0.0;
-    for part in text.trim().split(':') {
-        let value: f64 = part
-            .parse()
-            .ok()
-            .filter(|v: &f64| v.is_finite() && *v >= 0.0)
-            .ok_or_else(|| format!("`{text}` is not a time"))?;
-        total = total * 60.0 + value;
-    }
-    Ok(total)
-}
-
 /// The format an output file's extension names, among `allowed`
 /// (`aliases` maps other extensions onto them).
 fn format_for(
@@ -604,17 +578,6 @@ fn error_json(e: &CliError) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ranges_read_seconds_and_clock_times() {
-        assert_eq!(parse_range("5-10").unwrap(), (5.0, 10.0));
-        assert_eq!(parse_range("1:05-1:12.5").unwrap(), (65.0, 72.5));
-        assert_eq!(parse_range("0:01:00-0:01:01").unwrap(), (60.0, 61.0));
-        assert!(parse_range("10-5").is_err());
-        assert!(parse_range("5").is_err());
-        assert!(parse_range("a-b").is_err());
-        assert!(parse_range("-1-2").is_err());
-    }
 
     #[test]
     fn formats_follow_the_extension_unless_named() {

@@ -5,6 +5,7 @@
 //! vocabulary.
 
 pub mod billing;
+pub mod capability;
 pub mod error;
 pub mod form;
 pub mod format;
@@ -21,6 +22,7 @@ pub mod ssml;
 pub mod time;
 pub mod voice;
 
+pub use capability::Capability;
 pub use error::{ApiError, ErrorCode};
 pub use ids::{AccountId, AvatarId, DeliveryId, FileId, JobId, KeyId, TypedId, VoiceId, WebhookId};
 pub use job::{CreditState, JobStatus};

@@ -9,7 +9,7 @@
 
 pub use mediagen_core::format::Medium;
 use mediagen_core::voice::VoiceInfo;
-use mediagen_core::{ApiError, JobKind};
+use mediagen_core::{ApiError, Capability, JobKind};
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -30,9 +30,8 @@ pub struct ModelStatus {
     pub engine: String,
     /// The name requests pick it by, where they do.
     pub name: Option<String>,
-    /// The capability: `text-to-speech`, `speech-to-text`, `translation`,
-    /// `image-generation`, `sound-generation`.
-    pub kind: String,
+    /// The capability its engine serves.
+    pub kind: Capability,
     pub available: bool,
     /// Voices it offers (text-to-speech).
     pub voices: usize,

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use mediagen_core::voice::VoiceInfo;
-use mediagen_core::{ApiError, ErrorCode};
+use mediagen_core::{ApiError, Capability, ErrorCode};
 
 use crate::catalog::{
     AvatarClip, AvatarLook, Avatars, Catalog, Generators, Medium, ModelList, ModelStatus,
@@ -146,19 +146,19 @@ impl Avatars for Fake {
 
 impl ModelList for Fake {
     fn models(&self) -> Vec<ModelStatus> {
-        let model = |engine: &str, kind: &str| ModelStatus {
+        let model = |engine: &str, kind| ModelStatus {
             engine: engine.into(),
             name: None,
-            kind: kind.into(),
+            kind,
             available: true,
             voices: 0,
             detail: String::new(),
             job_kinds: Vec::new(),
         };
         vec![
-            model("kokoro", "text-to-speech"),
-            model("piper", "text-to-speech"),
-            model("whisper", "speech-to-text"),
+            model("kokoro", Capability::TextToSpeech),
+            model("piper", Capability::TextToSpeech),
+            model("whisper", Capability::SpeechToText),
         ]
     }
 }

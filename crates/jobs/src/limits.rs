@@ -3,7 +3,7 @@
 //! or any sample is decoded, and decoders stop at the same length whatever
 //! a file's header claims. docs/security.md lists every limit.
 
-use mediagen_core::{ApiError, ErrorCode};
+use mediagen_core::{ApiError, Capability, ErrorCode};
 
 /// Widest or tallest picture any capability reads, in pixels.
 pub const MAX_SIDE: u32 = 4096;
@@ -11,8 +11,9 @@ pub const MAX_SIDE: u32 = 4096;
 /// Input limits of one capability.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MediaLimits {
-    /// The capability, as messages name it.
-    pub capability: &'static str,
+    /// The capability that reads the input (`None`: a stored file, which
+    /// any may read).
+    pub capability: Option<Capability>,
     /// Longest input, in seconds.
     pub max_seconds: f64,
     /// The input must have a picture.
@@ -23,28 +24,28 @@ pub struct MediaLimits {
 
 /// `POST /v1/files`: anything some capability takes.
 pub const FILES: MediaLimits = MediaLimits {
-    capability: "files",
+    capability: None,
     max_seconds: 7200.0,
     needs_video: false,
     needs_audio: false,
 };
 
 pub const SPEECH_TO_TEXT: MediaLimits = MediaLimits {
-    capability: "speech-to-text",
+    capability: Some(Capability::SpeechToText),
     max_seconds: 7200.0,
     needs_video: false,
     needs_audio: true,
 };
 
 pub const DUBBING: MediaLimits = MediaLimits {
-    capability: "dubbing",
+    capability: Some(Capability::Dubbing),
     max_seconds: 3600.0,
     needs_video: false,
     needs_audio: true,
 };
 
 pub const VOICE_CHANGER: MediaLimits = MediaLimits {
-    capability: "voice-changer",
+    capability: Some(Capability::VoiceChanger),
     max_seconds: 1800.0,
     needs_video: false,
     needs_audio: true,
@@ -52,14 +53,14 @@ pub const VOICE_CHANGER: MediaLimits = MediaLimits {
 
 /// Each sample of a cloned voice (together they must last 10 s to 5 min).
 pub const VOICE_SAMPLE: MediaLimits = MediaLimits {
-    capability: "voice cloning",
+    capability: Some(Capability::VoiceCloning),
     max_seconds: 300.0,
     needs_video: false,
     needs_audio: true,
 };
 
 pub const VIDEO_TRIM: MediaLimits = MediaLimits {
-    capability: "video trimming",
+    capability: Some(Capability::VideoTrimming),
     max_seconds: 7200.0,
     needs_video: true,
     needs_audio: false,
@@ -67,7 +68,7 @@ pub const VIDEO_TRIM: MediaLimits = MediaLimits {
 
 /// An uploaded avatar clip.
 pub const AVATAR_CLIP: MediaLimits = MediaLimits {
-    capability: "avatars",
+    capability: Some(Capability::Avatars),
     max_seconds: 300.0,
     needs_video: true,
     needs_audio: false,
@@ -75,7 +76,7 @@ pub const AVATAR_CLIP: MediaLimits = MediaLimits {
 
 /// The source video of an expansion, or the voice track put under one.
 pub const AVATAR_EXPANSION: MediaLimits = MediaLimits {
-    capability: "avatar expansion",
+    capability: Some(Capability::AvatarExpansion),
     max_seconds: 600.0,
     needs_video: false,
     needs_audio: false,
@@ -104,6 +105,11 @@ pub struct Measured {
 }
 
 impl MediaLimits {
+    /// What reads the input, as messages name it.
+    fn reader(&self) -> &'static str {
+        self.capability.map_or("a stored file", Capability::as_str)
+    }
+
     /// Checks an input against these limits: 422 naming the limit (and the
     /// parameter `parameter`) when it is too long, too large or lacks a
     /// stream the capability needs.
@@ -119,7 +125,9 @@ impl MediaLimits {
             return Err(refuse(
                 format!(
                     "The input lasts {:.1} s; {} takes at most {} s.",
-                    m.seconds, self.capability, self.max_seconds
+                    m.seconds,
+                    self.reader(),
+                    self.max_seconds
                 ),
                 "max_seconds",
                 serde_json::json!(self.max_seconds),
@@ -137,7 +145,7 @@ impl MediaLimits {
         }
         let missing = |what: &str| {
             ApiError::new(ErrorCode::UnprocessableEntity)
-                .with_message(format!("{} needs input with {what}.", self.capability))
+                .with_message(format!("{} needs input with {what}.", self.reader()))
                 .with_detail("parameter", parameter)
         };
         if self.needs_video && !m.has_video {
@@ -176,7 +184,13 @@ mod tests {
         let e = VIDEO_TRIM.check("file", m(10.0, 8192)).unwrap_err();
         assert_eq!(e.details["limit"], "max_side");
         let e = VIDEO_TRIM.check("file", m(10.0, 0)).unwrap_err();
-        assert!(e.message.contains("picture"), "{}", e.message);
+        assert_eq!(e.message, "video-trimming needs input with a picture.");
+        let e = FILES.check("file", m(3.0 * 3600.0, 0)).unwrap_err();
+        assert!(
+            e.message.contains("a stored file takes at most 7200 s"),
+            "{}",
+            e.message
+        );
         assert!(ALL.iter().all(|l| l.max_seconds < 3.0 * 3600.0));
     }
 }

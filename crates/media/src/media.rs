@@ -46,6 +46,11 @@ pub enum MediaError {
     Input(String),
 }
 
+/// A time for ffmpeg's arguments and filters, seconds to the microsecond.
+pub(crate) fn secs(t: f64) -> String {
+    format!("{t:.6}")
+}
+
 /// ffmpeg for untrusted input: no stdin, files and pipes only, errors only
 /// on stderr, outputs overwritten.
 pub(crate) fn ffmpeg() -> Command {

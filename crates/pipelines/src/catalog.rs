@@ -3,7 +3,7 @@
 //! is loaded here).
 
 use mediagen_core::voice::VoiceInfo;
-use mediagen_core::{ApiError, ErrorCode};
+use mediagen_core::{ApiError, Capability, ErrorCode};
 use mediagen_generate::sound::{self, CONCEPTS};
 use mediagen_jobs::catalog::{
     AvatarClip, AvatarLook, Avatars, Generators, Medium, ModelList, ModelStatus, NeuralModel,
@@ -60,7 +60,7 @@ impl ModelList for Engines {
                 job_kinds: Vec::new(),
                 engine: s.engine.to_owned(),
                 name: s.name.clone(),
-                kind: s.kind.to_owned(),
+                kind: s.kind,
                 available: s.available,
                 voices: s.voices,
                 detail: s.detail.clone(),
@@ -70,7 +70,7 @@ impl ModelList for Engines {
             job_kinds: Vec::new(),
             engine: "embedded-sound".into(),
             name: Some(EMBEDDED.into()),
-            kind: "sound-generation".into(),
+            kind: Capability::SoundGeneration,
             available: true,
             voices: 0,
             detail: format!("built in: {} sound concepts", CONCEPTS.len()),
@@ -79,7 +79,7 @@ impl ModelList for Engines {
             job_kinds: Vec::new(),
             engine: "embedded-image".into(),
             name: Some(EMBEDDED.into()),
-            kind: "image-generation".into(),
+            kind: Capability::ImageGeneration,
             available: self.icons.is_some(),
             voices: 0,
             detail: match &self.icons {
@@ -92,7 +92,7 @@ impl ModelList for Engines {
             job_kinds: Vec::new(),
             engine: self.translator.name().to_owned(),
             name: None,
-            kind: "translation".into(),
+            kind: Capability::Translation,
             available: !pairs.is_empty(),
             voices: 0,
             detail: if pairs.is_empty() {
@@ -117,7 +117,10 @@ impl ModelList for Engines {
                         job_kinds: Vec::new(),
                         engine: "diffusion".into(),
                         name: Some(f.name),
-                        kind: format!("{}-generation", f.medium.folder()),
+                        kind: match f.medium {
+                            Medium::Image => Capability::ImageGeneration,
+                            Medium::Sound => Capability::SoundGeneration,
+                        },
                         available: true,
                         voices: 0,
                         detail: format!("{} (loaded on first use)", f.dir.display()),
@@ -125,7 +128,7 @@ impl ModelList for Engines {
             );
         }
         for model in &mut out {
-            model.job_kinds = of_capability(PIPELINES, &model.kind);
+            model.job_kinds = of_capability(PIPELINES, model.kind);
         }
         out
     }

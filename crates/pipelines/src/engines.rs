@@ -4,15 +4,12 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use mediagen_core::JobKind;
 use mediagen_generate::diffusion::{DiffusionModels, Medium};
 use mediagen_generate::image::icons::Icons;
 use mediagen_jobs::dub::DubLanguages;
 use mediagen_speech::stt::SttCatalog;
 use mediagen_speech::translate::{Apertium, Translator};
 use mediagen_speech::tts::TtsCatalog;
-use mediagen_store::Db;
-use mediagen_worker::Registry;
 
 use crate::dub::dub_languages;
 use crate::voice_clone::neural::StockCache;
@@ -57,12 +54,6 @@ impl Needs {
         tts: false,
         stt: false,
     };
-
-    /// What the job kinds `kinds` run on (every kind's when empty), as
-    /// the table of kinds says ([`crate::kinds::PIPELINES`]).
-    pub fn of_kinds(kinds: &[JobKind]) -> Needs {
-        crate::kinds::needs(crate::kinds::PIPELINES, kinds)
-    }
 
     /// Both needs.
     pub fn with(self, other: Needs) -> Needs {
@@ -160,12 +151,6 @@ impl Engines {
     /// without workers never loads one). Returns what failed to load.
     pub fn warm(&self) -> Vec<String> {
         self.tts.warm().into_iter().chain(self.stt.warm()).collect()
-    }
-
-    /// The pipelines of every kind this build has (with the test kinds
-    /// when `test_jobs`).
-    pub fn registry(&self, db: &Db, test_jobs: bool) -> Registry {
-        crate::kinds::registry(crate::kinds::PIPELINES, self, db, test_jobs)
     }
 }
 

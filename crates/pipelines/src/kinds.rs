@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use mediagen_core::{JobKind, JobRequest};
+use mediagen_core::{Capability, JobKind, JobRequest};
 use mediagen_store::Db;
 use mediagen_worker::testing::SleepPipeline;
 use mediagen_worker::{Pipeline, Registry};
@@ -19,7 +19,7 @@ use crate::engines::{Engines, Needs};
 use crate::image::ImagePipeline;
 use crate::sound::SoundPipeline;
 use crate::stt::SttPipeline;
-use crate::tts::TtsPipeline;
+use crate::tts_job::TtsPipeline;
 use crate::video::TrimPipeline;
 use crate::voice::VoiceChangePipeline;
 use crate::voice_clone::VoiceClonePipeline;
@@ -32,7 +32,7 @@ pub struct Runs {
     pub needs: Needs,
     /// The capability of `/v1/models` whose engines it runs: a model of it
     /// has a live worker when one claims this kind.
-    pub capability: Option<&'static str>,
+    pub capability: Option<Capability>,
     /// Its pipeline, on loaded engines.
     pub make: fn(&Engines, &Db) -> Arc<dyn Pipeline>,
 }
@@ -53,7 +53,7 @@ const RECOGNISERS: Needs = Needs {
 /// The row of the kind of request `R`: its kind is the request's.
 const fn row<R: JobRequest>(
     needs: Needs,
-    capability: Option<&'static str>,
+    capability: Option<Capability>,
     make: fn(&Engines, &Db) -> Arc<dyn Pipeline>,
 ) -> Runs {
     Runs {
@@ -67,13 +67,13 @@ const fn row<R: JobRequest>(
 /// Every kind this build runs (`test.sleep` only with test jobs on).
 pub const PIPELINES: &[Runs] = &[
     // The recogniser times the words of `withTimestamps`.
-    row::<mediagen_jobs::tts::TtsRequest>(SPEECH, Some("text-to-speech"), |e, _| {
+    row::<mediagen_jobs::tts::TtsRequest>(SPEECH, Some(Capability::TextToSpeech), |e, _| {
         Arc::new(TtsPipeline {
             catalog: e.tts.clone(),
             stt: e.stt.clone(),
         })
     }),
-    row::<mediagen_jobs::stt::SttRequest>(RECOGNISERS, Some("speech-to-text"), |e, _| {
+    row::<mediagen_jobs::stt::SttRequest>(RECOGNISERS, Some(Capability::SpeechToText), |e, _| {
         Arc::new(SttPipeline {
             catalog: e.stt.clone(),
         })
@@ -102,7 +102,7 @@ pub const PIPELINES: &[Runs] = &[
             e.stock.clone(),
         ))
     }),
-    row::<mediagen_jobs::dub::DubRequest>(SPEECH, Some("translation"), |e, _| {
+    row::<mediagen_jobs::dub::DubRequest>(SPEECH, Some(Capability::Translation), |e, _| {
         Arc::new(DubPipeline {
             tts: e.tts.clone(),
             stt: e.stt.clone(),
@@ -111,7 +111,7 @@ pub const PIPELINES: &[Runs] = &[
             stock: e.stock.clone(),
         })
     }),
-    row::<mediagen_jobs::dub::DubEdit>(VOICES, Some("translation"), |e, _| {
+    row::<mediagen_jobs::dub::DubEdit>(VOICES, Some(Capability::Translation), |e, _| {
         Arc::new(DubEditPipeline { tts: e.tts.clone() })
     }),
     row::<mediagen_jobs::video::TrimRequest>(Needs::NONE, None, |_, _| Arc::new(TrimPipeline)),
@@ -119,17 +119,25 @@ pub const PIPELINES: &[Runs] = &[
     row::<mediagen_jobs::avatar_upload::AvatarUpload>(Needs::NONE, None, |_, db| {
         Arc::new(AvatarUploadPipeline { db: db.clone() })
     }),
-    row::<mediagen_jobs::sound::SoundRequest>(Needs::NONE, Some("sound-generation"), |e, _| {
-        Arc::new(SoundPipeline {
-            models: e.diffusion.clone(),
-        })
-    }),
-    row::<mediagen_jobs::image::ImageRequest>(Needs::NONE, Some("image-generation"), |e, _| {
-        Arc::new(ImagePipeline {
-            icons: e.icons.clone(),
-            models: e.diffusion.clone(),
-        })
-    }),
+    row::<mediagen_jobs::sound::SoundRequest>(
+        Needs::NONE,
+        Some(Capability::SoundGeneration),
+        |e, _| {
+            Arc::new(SoundPipeline {
+                models: e.diffusion.clone(),
+            })
+        },
+    ),
+    row::<mediagen_jobs::image::ImageRequest>(
+        Needs::NONE,
+        Some(Capability::ImageGeneration),
+        |e, _| {
+            Arc::new(ImagePipeline {
+                icons: e.icons.clone(),
+                models: e.diffusion.clone(),
+            })
+        },
+    ),
     row::<mediagen_worker::testing::SleepPayload>(Needs::NONE, None, |_, _| {
         Arc::new(SleepPipeline)
     }),
@@ -156,8 +164,24 @@ pub fn needs(table: &[Runs], kinds: &[JobKind]) -> Needs {
         .fold(Needs::NONE, |all, r| all.with(r.needs))
 }
 
+impl Needs {
+    /// What the job kinds `kinds` run on (every kind's when empty), as
+    /// the table of kinds says ([`PIPELINES`]).
+    pub fn of_kinds(kinds: &[JobKind]) -> Needs {
+        needs(PIPELINES, kinds)
+    }
+}
+
+impl Engines {
+    /// The pipelines of every kind this build has (with the test kinds
+    /// when `test_jobs`).
+    pub fn registry(&self, db: &Db, test_jobs: bool) -> Registry {
+        registry(PIPELINES, self, db, test_jobs)
+    }
+}
+
 /// The kinds of `table` that run on `capability`'s engines.
-pub fn of_capability(table: &[Runs], capability: &str) -> Vec<JobKind> {
+pub fn of_capability(table: &[Runs], capability: Capability) -> Vec<JobKind> {
     table
         .iter()
         .filter(|r| r.capability == Some(capability))
@@ -201,7 +225,10 @@ mod tests {
     fn a_kind_added_to_the_table_is_loaded_for_and_listed() {
         // Before: a sleeping worker loads nothing and serves no model.
         assert_eq!(needs(PIPELINES, &[JobKind::TestSleep]), Needs::NONE);
-        assert_eq!(of_capability(PIPELINES, "text-to-speech"), [JobKind::Tts]);
+        assert_eq!(
+            of_capability(PIPELINES, Capability::TextToSpeech),
+            [JobKind::Tts]
+        );
         // One more row, and nothing else changed.
         let mut table: Vec<Runs> = PIPELINES
             .iter()
@@ -211,13 +238,13 @@ mod tests {
         table.push(Runs {
             kind: JobKind::TestSleep,
             needs: VOICES,
-            capability: Some("text-to-speech"),
+            capability: Some(Capability::TextToSpeech),
             make: |_, _| Arc::new(SleepPipeline),
         });
         assert_eq!(needs(&table, &[JobKind::TestSleep]), VOICES);
         assert_eq!(needs(&table, &[JobKind::TestSleep, JobKind::Stt]), SPEECH);
         assert_eq!(
-            of_capability(&table, "text-to-speech"),
+            of_capability(&table, Capability::TextToSpeech),
             [JobKind::Tts, JobKind::TestSleep]
         );
         // Every kind (an empty list) needs every engine.

@@ -20,6 +20,7 @@ pub mod sound;
 pub mod stt;
 pub mod stt_realtime;
 pub mod tts;
+pub mod tts_job;
 pub mod tts_realtime;
 pub mod tts_stream;
 pub mod video;

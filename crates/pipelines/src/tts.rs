@@ -11,7 +11,7 @@ use mediagen_media::spectrum::equalize;
 use mediagen_speech::stt::{languages as stt_languages, transcribe, SttCatalog, SttOptions};
 use mediagen_speech::tts::{ssml, Foreign, Style, TtsCatalog, TtsError};
 use mediagen_speech::voice::{Transform, VoiceConverter, WorldConverter, RATE};
-use mediagen_worker::{JobContext, JobFailure, RequestPipeline};
+use mediagen_worker::{JobContext, JobFailure};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -230,12 +230,6 @@ pub fn voiceprint(
         .map_err(|e| e.to_string())
 }
 
-pub struct TtsPipeline {
-    pub catalog: Arc<TtsCatalog>,
-    /// Aligns words for `timestamps: true` (no engine here reports durations).
-    pub stt: Arc<SttCatalog>,
-}
-
 /// A speech engine's error as a job's: the one mapping every pipeline that
 /// speaks uses.
 pub(crate) fn tts_failure(e: TtsError) -> JobFailure {
@@ -261,55 +255,52 @@ pub(crate) fn tts_failure(e: TtsError) -> JobFailure {
     }
 }
 
-#[async_trait::async_trait]
-impl RequestPipeline for TtsPipeline {
-    type Request = TtsRequest;
-
-    async fn work(&self, ctx: JobContext, req: TtsRequest) -> Result<Value, JobFailure> {
-        if req.stream {
-            return crate::tts_stream::run(self.catalog.clone(), ctx, req).await;
-        }
-        let styles = load_styles(&ctx, req.cloned.as_ref()).await?;
-        let catalog = self.catalog.clone();
-        let progress = ctx.clone();
-        let r = req.clone();
-        let stt = self.stt.clone();
-        let (bytes, duration, words) = ctx
-            .blocking(move || {
-                let audio = r
-                    .speak(&catalog, styles.as_deref(), |i, n, _| {
-                        progress.set_progress(((i + 1) * 90 / n) as i64);
-                        !progress.is_cancelled()
-                    })
-                    .map_err(tts_failure)?;
-                let words = if r.timestamps {
-                    let language = catalog
-                        .voice(r.speaker())
-                        .map(|v| v.language.clone())
-                        .unwrap_or_default();
-                    Some(word_timestamps(
-                        &stt,
-                        &audio,
-                        &language,
-                        &spoken_text(&r.text),
-                    )?)
-                } else {
-                    None
-                };
-                let bytes = encode(&audio, r.format, r.sample_rate)
-                    .map_err(|e| JobFailure::retry(ErrorCode::EncodingFailed, e.to_string()))?;
-                Ok::<_, JobFailure>((bytes, audio.duration(), words))
-            })
-            .await
-            .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))??;
-        ctx.put_output("/audioUrl", &req.output_name(), bytes.into())
-            .await?;
-        let mut result = req.result(duration);
-        if let Some(words) = words {
-            result["words"] = serde_json::to_value(words).unwrap_or_default();
-        }
-        Ok(result)
+/// Speaks `req` whole into one file in the blob store (with its words'
+/// times for `timestamps`, aligned by `stt`).
+pub async fn render(
+    catalog: Arc<TtsCatalog>,
+    stt: Arc<SttCatalog>,
+    ctx: JobContext,
+    req: TtsRequest,
+) -> Result<Value, JobFailure> {
+    let styles = load_styles(&ctx, req.cloned.as_ref()).await?;
+    let progress = ctx.clone();
+    let r = req.clone();
+    let (bytes, duration, words) = ctx
+        .blocking(move || {
+            let audio = r
+                .speak(&catalog, styles.as_deref(), |i, n, _| {
+                    progress.set_progress(((i + 1) * 90 / n) as i64);
+                    !progress.is_cancelled()
+                })
+                .map_err(tts_failure)?;
+            let words = if r.timestamps {
+                let language = catalog
+                    .voice(r.speaker())
+                    .map(|v| v.language.clone())
+                    .unwrap_or_default();
+                Some(word_timestamps(
+                    &stt,
+                    &audio,
+                    &language,
+                    &spoken_text(&r.text),
+                )?)
+            } else {
+                None
+            };
+            let bytes = encode(&audio, r.format, r.sample_rate)
+                .map_err(|e| JobFailure::retry(ErrorCode::EncodingFailed, e.to_string()))?;
+            Ok::<_, JobFailure>((bytes, audio.duration(), words))
+        })
+        .await
+        .map_err(|e| JobFailure::abort(ErrorCode::InternalError, e.to_string()))??;
+    ctx.put_output("/audioUrl", &req.output_name(), bytes.into())
+        .await?;
+    let mut result = req.result(duration);
+    if let Some(words) = words {
+        result["words"] = serde_json::to_value(words).unwrap_or_default();
     }
+    Ok(result)
 }
 
 /// The words of the request as written (SSML markup removed).

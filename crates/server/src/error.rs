@@ -137,3 +137,8 @@ impl IntoResponse for Error {
         response
     }
 }
+
+/// 413 with the limit in the details.
+pub fn too_large(limit: usize) -> Error {
+    mediagen_http::form::too_large(limit as u64).into()
+}

@@ -3,10 +3,10 @@
 use axum::body::to_bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::{header, request::Parts};
-use mediagen_core::{ApiError, ErrorCode, Level, TypedId};
+use mediagen_core::{ApiError, ErrorCode, TypedId};
 use serde::de::DeserializeOwned;
 
-use crate::error::Error;
+use crate::error::{too_large, Error};
 use crate::middleware::{IdempotencyKey, Principal};
 use crate::state::AppState;
 
@@ -59,21 +59,6 @@ impl FromRequestParts<AppState> for Auth {
             .ok_or_else(|| Error::new(ErrorCode::MissingApiKey))?;
         Ok(Self { principal })
     }
-}
-
-/// 403 `insufficient_permissions` unless the caller's key holds `level`.
-pub fn require(principal: &Principal, level: Level) -> Result<(), ApiError> {
-    if principal.level < level {
-        return Err(ApiError::new(ErrorCode::InsufficientPermissions)
-            .with_message(format!(
-                "This endpoint needs a key with {} permission; this key has {}.",
-                level.as_str(),
-                principal.level.as_str()
-            ))
-            .with_detail("required", level.as_str())
-            .with_detail("granted", principal.level.as_str()));
-    }
-    Ok(())
 }
 
 /// The operator: an admin key of the operator account (accounts, credits).
@@ -180,11 +165,6 @@ impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
         .map_err(|_| too_large(state.config.json_body_limit))?;
         parse_json(&bytes).map(ApiJson)
     }
-}
-
-/// 413 with the limit in the details.
-pub fn too_large(limit: usize) -> Error {
-    mediagen_http::form::too_large(limit as u64).into()
 }
 
 /// Parses JSON into `T`, naming the offending field on failure. A member

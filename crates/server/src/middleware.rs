@@ -15,8 +15,7 @@ use mediagen_http::bearer;
 use mediagen_store::{AuthKey, IdempotencyState};
 use sha2::{Digest, Sha256};
 
-use crate::error::{DatabaseDown, Error, PendingError};
-use crate::extract::require;
+use crate::error::{too_large, DatabaseDown, Error, PendingError};
 use crate::state::AppState;
 
 /// The request id of the current request.
@@ -35,6 +34,21 @@ pub struct Principal {
 /// The `Idempotency-Key` of the current POST, for handlers that create jobs.
 #[derive(Debug, Clone)]
 pub struct IdempotencyKey(pub String);
+
+/// 403 `insufficient_permissions` unless the caller's key holds `level`.
+pub fn require(principal: &Principal, level: Level) -> Result<(), ApiError> {
+    if principal.level < level {
+        return Err(ApiError::new(ErrorCode::InsufficientPermissions)
+            .with_message(format!(
+                "This endpoint needs a key with {} permission; this key has {}.",
+                level.as_str(),
+                principal.level.as_str()
+            ))
+            .with_detail("required", level.as_str())
+            .with_detail("granted", principal.level.as_str()));
+    }
+    Ok(())
+}
 
 /// Outermost layer: assigns the request id (or keeps a sane one from the
 /// client), writes error bodies with it, and logs server faults.
@@ -212,7 +226,7 @@ async fn spool(
         })?;
         total += chunk.len() as u64;
         if total > limit {
-            return Err(crate::extract::too_large(limit as usize));
+            return Err(too_large(limit as usize));
         }
         form.update(&chunk);
         out.write_all(&chunk).await.map_err(Error::disk)?;

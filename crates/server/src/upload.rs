@@ -9,8 +9,8 @@ use mediagen_http::form::{FormError, DRAIN};
 pub use mediagen_http::form::{FormLimits, MultipartForm, Upload};
 use tokio::time::Duration;
 
+use crate::error::too_large;
 use crate::error::Error;
-use crate::extract::too_large;
 use crate::state::AppState;
 
 impl From<FormError> for Error {

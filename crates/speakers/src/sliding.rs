@@ -33,7 +33,7 @@ use std::path::Path;
 
 use crate::campplus::{fbank, Campplus, BANDS};
 use crate::diarize::{Diarization, DiarizeError, Samples, Turn};
-use crate::encoder::{Embedding, SpeakerEncoder};
+use crate::encoder::{normalised, Embedding, SpeakerEncoder};
 use crate::segmentation::{Segmenter, CLASSES, WINDOW};
 use crate::spectral::Spectral;
 use crate::RATE;
@@ -566,14 +566,6 @@ fn map_locals(
             out
         })
         .collect()
-}
-
-pub(crate) fn normalised(mut v: Vec<f32>) -> Embedding {
-    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
-    for x in &mut v {
-        *x /= norm;
-    }
-    Embedding(v)
 }
 
 /// The global speaker of each window's local speakers

@@ -8,8 +8,8 @@
 
 use nalgebra::{DMatrix, SymmetricEigen};
 
+use crate::encoder::normalised as unit;
 use crate::encoder::Embedding;
-use crate::sliding::normalised as unit;
 
 /// How to cluster.
 #[derive(Debug, Clone, Copy)]

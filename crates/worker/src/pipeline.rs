@@ -332,13 +332,15 @@ impl JobContext {
 
     /// Runs blocking work (engines, tools) on a blocking thread inside the
     /// job's scope: every tool it starts is killed when the job is
-    /// cancelled, times out or loses its lease.
+    /// cancelled, times out or loses its lease. It runs in the caller's
+    /// tracing span (the job's), so an engine's logs name their job.
     pub fn blocking<R: Send + 'static>(
         &self,
         work: impl FnOnce() -> R + Send + 'static,
     ) -> tokio::task::JoinHandle<R> {
         let scope = self.scope.clone();
         let working = Working::start(&self.working);
+        let work = in_this_span(work);
         tokio::task::spawn_blocking(move || {
             let _entered = scope.enter();
             let _working = working;
@@ -456,6 +458,13 @@ impl JobContext {
     }
 }
 
+/// `work`, run inside the tracing span current where this is called,
+/// on whatever thread it then runs.
+pub fn in_this_span<R>(work: impl FnOnce() -> R) -> impl FnOnce() -> R {
+    let span = tracing::Span::current();
+    move || span.in_scope(work)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -481,6 +490,51 @@ mod tests {
         ] {
             assert_eq!(e(plain), plain);
         }
+    }
+
+    #[test]
+    fn blocking_work_logs_in_its_job_s_span() {
+        use std::sync::Mutex;
+        /// The log's lines, as the server's subscriber would write them.
+        #[derive(Clone, Default)]
+        struct Log(Arc<Mutex<Vec<u8>>>);
+        impl std::io::Write for Log {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let log = Log::default();
+        let writer = log.clone();
+        // Global, as the server's is: a thread of its own logs there.
+        let subscriber = tracing_subscriber::fmt()
+            .with_ansi(false)
+            .with_writer(move || writer.clone())
+            .finish();
+        tracing::subscriber::set_global_default(subscriber).unwrap();
+        let span = tracing::info_span!("job", id = "job_1");
+        span.in_scope(|| {
+            let work = in_this_span(|| tracing::info!("the engine speaks"));
+            std::thread::spawn(work).join().unwrap();
+            std::thread::spawn(|| tracing::info!("a bare thread speaks"))
+                .join()
+                .unwrap();
+        });
+        let text = String::from_utf8(log.0.lock().unwrap().clone()).unwrap();
+        let line = |m: &str| {
+            text.lines()
+                .find(|l| l.contains(m))
+                .unwrap_or_default()
+                .to_owned()
+        };
+        assert!(
+            line("the engine speaks").contains("job{id=\"job_1\"}"),
+            "{text}"
+        );
+        assert!(!line("a bare thread speaks").contains("job{"), "{text}");
     }
 }
 

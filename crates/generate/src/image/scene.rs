@@ -8,68 +8,8 @@ use super::classes::{self, Class};
 use super::icons::{Icon, Icons};
 use super::words::{self, Phrase};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Setting {
-    Meadow,
-    Beach,
-    Forest,
-    City,
-    Snow,
-    Desert,
-    Room,
-    Sky,
-    Mountains,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TimeOfDay {
-    Day,
-    Sunset,
-    Night,
-}
-
+pub use super::words::{Relation, Setting, TimeOfDay};
 pub use mediagen_core::format::Style;
-
-/// How an object is placed: against other objects, or (the last four) in
-/// the picture.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub enum Relation {
-    /// The subject wears the object on its head.
-    Wearing,
-    On,
-    In,
-    Above,
-    Under,
-    InFrontOf,
-    Behind,
-    NextTo,
-    LeftOf,
-    RightOf,
-    /// Between the two objects.
-    Between,
-    Around,
-    Near,
-    Far,
-    InBackground,
-    InForeground,
-    OnLeft,
-    OnRight,
-}
-
-impl Relation {
-    /// Places the subject against its object (it moves with it); the rest
-    /// order objects side by side.
-    pub fn attaches(self) -> bool {
-        use Relation::*;
-        matches!(
-            self,
-            Wearing | On | In | Above | Under | InFrontOf | Behind | Around
-        )
-    }
-}
 
 /// A relation the prompt states: `subject` and its objects (indices into
 /// [`Scene::objects`]; two for between, none for a place in the picture).

@@ -1,7 +1,70 @@
 //! The prompt's vocabulary: colours, sizes, counts, settings, times of
-//! day, styles, the phrases of spatial relations and the words passed over.
+//! day, styles, the phrases of spatial relations and the words passed over;
+//! and the settings, times of day and relations a scene is made of.
 
-use super::scene::{Relation, Setting, Style, TimeOfDay};
+use mediagen_core::format::Style;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Setting {
+    Meadow,
+    Beach,
+    Forest,
+    City,
+    Snow,
+    Desert,
+    Room,
+    Sky,
+    Mountains,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TimeOfDay {
+    Day,
+    Sunset,
+    Night,
+}
+
+/// How an object is placed: against other objects, or (the last four) in
+/// the picture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Relation {
+    /// The subject wears the object on its head.
+    Wearing,
+    On,
+    In,
+    Above,
+    Under,
+    InFrontOf,
+    Behind,
+    NextTo,
+    LeftOf,
+    RightOf,
+    /// Between the two objects.
+    Between,
+    Around,
+    Near,
+    Far,
+    InBackground,
+    InForeground,
+    OnLeft,
+    OnRight,
+}
+
+impl Relation {
+    /// Places the subject against its object (it moves with it); the rest
+    /// order objects side by side.
+    pub fn attaches(self) -> bool {
+        use Relation::*;
+        matches!(
+            self,
+            Wearing | On | In | Above | Under | InFrontOf | Behind | Around
+        )
+    }
+}
 
 pub static COLOURS: &[(&str, [u8; 3])] = &[
     ("red", [220, 30, 40]),

@@ -11,7 +11,7 @@ pub mod timing;
 use std::collections::HashMap;
 
 use mediagen_core::voice::VoiceInfo;
-use mediagen_core::ApiError;
+use mediagen_core::{ApiError, Capability};
 use serde::Deserialize;
 
 use crate::catalog::{Catalog, ModelList, Recognisers, Voices};
@@ -126,7 +126,7 @@ impl SpeechBody {
     ) -> Result<(TtsBody, Vec<String>), ApiError> {
         check_model(
             self.model_id.as_deref(),
-            "text-to-speech",
+            Capability::TextToSpeech,
             catalog.models.as_ref(),
         )?;
         let (format, rate) = output_format(asked_format)?;
@@ -170,7 +170,11 @@ impl SoundEffectBody {
         asked_format: Option<&str>,
         catalog: &dyn ModelList,
     ) -> Result<(SoundBody, Vec<String>), ApiError> {
-        check_model(self.model_id.as_deref(), "sound-generation", catalog)?;
+        check_model(
+            self.model_id.as_deref(),
+            Capability::SoundGeneration,
+            catalog,
+        )?;
         let (format, rate) = output_format(asked_format)?;
         let body = SoundBody {
             prompt: self.text,
@@ -296,7 +300,7 @@ impl Transcription {
 /// prompt decides; so are our engines and models of `kind`.
 pub(crate) fn check_model(
     model: Option<&str>,
-    kind: &str,
+    kind: Capability,
     catalog: &dyn ModelList,
 ) -> Result<(), ApiError> {
     let Some(model) = model else {

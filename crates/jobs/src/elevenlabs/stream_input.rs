@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 
 use base64::Engine as _;
-use mediagen_core::ApiError;
+use mediagen_core::{ApiError, Capability};
 use serde_json::{json, Value};
 
 use super::{check_model, output_format, premade_voice};
@@ -46,7 +46,7 @@ impl StreamInputQuery {
     ) -> Result<Self, ApiError> {
         check_model(
             fields.get("model_id").map(String::as_str),
-            "text-to-speech",
+            Capability::TextToSpeech,
             catalog.models.as_ref(),
         )?;
         let (format, rate) = output_format(fields.get("output_format").map(String::as_str))?;

@@ -6,13 +6,14 @@ use super::speech::OPENAI_SPEECH_MODELS;
 use super::transcription::{GPT_TRANSCRIBE, WHISPER};
 use crate::catalog::ModelStatus;
 use crate::Catalog;
+use mediagen_core::Capability;
 
 /// An OpenAI model name as one of ours.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Alias {
     pub id: &'static str,
     /// The capability, as [`ModelStatus::kind`].
-    pub kind: &'static str,
+    pub kind: Capability,
     /// The model of ours it runs on (its id in the list), `None` when the
     /// capability has none installed.
     pub serves: Option<String>,
@@ -33,7 +34,7 @@ pub fn model_ids(models: &[ModelStatus]) -> Vec<String> {
                     .count()
                     > 1 =>
             {
-                format!("{name}-{}", m.kind.trim_end_matches("-generation"))
+                format!("{name}-{}", m.kind.as_str().trim_end_matches("-generation"))
             }
             Some(name) => name.clone(),
         })
@@ -46,7 +47,7 @@ pub fn model_ids(models: &[ModelStatus]) -> Vec<String> {
 pub fn aliases(catalog: &Catalog) -> Vec<Alias> {
     let models = catalog.models.models();
     let ids = model_ids(&models);
-    let first = |kind: &str, prefer: &str| {
+    let first = |kind: Capability, prefer: &str| {
         let available = || {
             models
                 .iter()
@@ -58,15 +59,15 @@ pub fn aliases(catalog: &Catalog) -> Vec<Alias> {
             .or_else(|| available().next())
             .map(|(_, id)| id.clone())
     };
-    let speech = first("text-to-speech", "kokoro");
+    let speech = first(Capability::TextToSpeech, "kokoro");
     let recogniser = catalog
         .recognisers
         .recognisers()
         .first()
         .map(|r| r.name.clone());
-    let stt = recogniser.and_then(|name| first("speech-to-text", &name));
-    let image = first("image-generation", "embedded-image");
-    let named = |names: &[&'static str], kind: &'static str, serves: &Option<String>| {
+    let stt = recogniser.and_then(|name| first(Capability::SpeechToText, &name));
+    let image = first(Capability::ImageGeneration, "embedded-image");
+    let named = |names: &[&'static str], kind: Capability, serves: &Option<String>| {
         names
             .iter()
             .map(|id| Alias {
@@ -76,11 +77,11 @@ pub fn aliases(catalog: &Catalog) -> Vec<Alias> {
             })
             .collect::<Vec<_>>()
     };
-    let mut out = named(&OPENAI_SPEECH_MODELS, "text-to-speech", &speech);
-    out.extend(named(&[WHISPER], "speech-to-text", &stt));
-    out.extend(named(&GPT_TRANSCRIBE, "speech-to-text", &stt));
+    let mut out = named(&OPENAI_SPEECH_MODELS, Capability::TextToSpeech, &speech);
+    out.extend(named(&[WHISPER], Capability::SpeechToText, &stt));
+    out.extend(named(&GPT_TRANSCRIBE, Capability::SpeechToText, &stt));
     let images: Vec<&'static str> = IMAGE_MODELS.iter().map(|(name, _)| *name).collect();
-    out.extend(named(&images, "image-generation", &image));
+    out.extend(named(&images, Capability::ImageGeneration, &image));
     out
 }
 
@@ -88,12 +89,12 @@ pub fn aliases(catalog: &Catalog) -> Vec<Alias> {
 mod tests {
     use super::*;
 
-    fn status(engine: &str, name: Option<&str>, kind: &str) -> ModelStatus {
+    fn status(engine: &str, name: Option<&str>, kind: Capability) -> ModelStatus {
         ModelStatus {
             job_kinds: Vec::new(),
             engine: engine.into(),
             name: name.map(Into::into),
-            kind: kind.into(),
+            kind,
             available: true,
             voices: 0,
             detail: String::new(),
@@ -103,10 +104,18 @@ mod tests {
     #[test]
     fn ids_are_names_engines_or_names_with_their_medium() {
         let models = [
-            status("kokoro", None, "text-to-speech"),
-            status("ctranslate2", Some("base"), "speech-to-text"),
-            status("embedded-sound", Some("embedded"), "sound-generation"),
-            status("embedded-image", Some("embedded"), "image-generation"),
+            status("kokoro", None, Capability::TextToSpeech),
+            status("ctranslate2", Some("base"), Capability::SpeechToText),
+            status(
+                "embedded-sound",
+                Some("embedded"),
+                Capability::SoundGeneration,
+            ),
+            status(
+                "embedded-image",
+                Some("embedded"),
+                Capability::ImageGeneration,
+            ),
         ];
         assert_eq!(
             model_ids(&models),

@@ -3,7 +3,7 @@
 //! matching character and OpenAI's parameter names in every error.
 
 use mediagen_core::voice::VoiceInfo;
-use mediagen_core::ApiError;
+use mediagen_core::{ApiError, Capability};
 use serde::Deserialize;
 
 use crate::catalog::{Catalog, Voices};
@@ -139,7 +139,7 @@ impl SpeechBody {
                 .models
                 .models()
                 .iter()
-                .any(|s| s.kind == "text-to-speech" && s.available && s.engine == m)
+                .any(|s| s.kind == Capability::TextToSpeech && s.available && s.engine == m)
         };
         let model = self.model.as_str();
         if SPEECH_ENGINES.contains(&model) {

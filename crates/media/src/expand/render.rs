@@ -7,9 +7,9 @@ use std::process::Command;
 use std::time::Duration;
 
 use super::plan::{fade_weight, Dir, Plan, FADE, THUMB};
-use crate::media::{ffmpeg, in_dir_of, open_input, MediaError};
+use crate::media::{ffmpeg, in_dir_of, open_input, secs, MediaError};
 use crate::process::Piped;
-use crate::video::{secs, Container, VideoInfo};
+use crate::video::{Container, VideoInfo};
 
 /// A decoder of `count` frames from frame `first` on, at the clip's rate,
 /// through `filter`, as raw frames on stdout; and with `copy`, the same

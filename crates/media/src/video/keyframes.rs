@@ -4,8 +4,7 @@
 use std::path::Path;
 
 use super::probe::{ffprobe, parse_info, VideoInfo};
-use super::trim::secs;
-use crate::media::MediaError;
+use crate::media::{secs, MediaError};
 
 /// A video packet as the index lists it, in decoding order.
 #[derive(Debug, Clone, Copy, PartialEq)]

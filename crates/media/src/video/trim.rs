@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::keyframes::{closed_end, key_times, Packet};
 use super::probe::VideoInfo;
-use crate::media::{ffmpeg, MediaError};
+use crate::media::{ffmpeg, secs, MediaError};
 use crate::process::run;
 
 pub use mediagen_core::format::{Container, Range};
@@ -19,10 +19,6 @@ pub struct Trimmed {
     pub ranges: Vec<Range>,
     /// `reencode` or `stream_copy`.
     pub method: &'static str,
-}
-
-pub(crate) fn secs(t: f64) -> String {
-    format!("{t:.6}")
 }
 
 /// Frame-exact cuts by decoding and re-encoding the ranges: each range

@@ -18,8 +18,8 @@ use mediagen_speech::voice::{analyse, RATE};
 use mediagen_worker::{JobContext, JobFailure};
 use serde::{Deserialize, Serialize};
 
-use super::run::tts_failure;
 use crate::respeak::{Line, Toward, Voicing};
+use crate::tts::tts_failure;
 use crate::tts::{read_styles, Styled};
 
 /// One speaker's part in a dub.

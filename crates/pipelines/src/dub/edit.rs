@@ -14,8 +14,9 @@ use mediagen_worker::{JobContext, JobFailure, RequestPipeline};
 use serde_json::{json, Value};
 
 use super::cast::Cast;
-use super::run::{dub_fit, f32_samples, finish, store, tts_failure, Assembled, Dubbed, Kept};
+use super::run::{dub_fit, f32_samples, finish, store, Assembled, Dubbed, Kept};
 use crate::respeak::{speak_line, Line, Spoken};
+use crate::tts::tts_failure;
 use mediagen_jobs::dub::DubEdit;
 
 /// `dubbing.edit`: the edited lines of a dub spoken again and mixed anew.

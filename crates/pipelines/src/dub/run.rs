@@ -28,7 +28,7 @@ use crate::output::{deliver, Delivered};
 use crate::respeak::{mix_lines, speak_lines, Ducker, Fit, Line, Spoken};
 use crate::stt::{srt, stt_failure, vtt};
 use crate::tts::read_styles;
-pub(super) use crate::tts::tts_failure;
+use crate::tts::tts_failure;
 use crate::voice_clone::neural::{Maker, StockCache};
 use mediagen_jobs::dub::{DubLanguages, Via};
 use mediagen_jobs::dub::{DubRequest, DubVoice, DubbedLine};

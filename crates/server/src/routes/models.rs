@@ -1,7 +1,7 @@
 use axum::extract::{Path, State};
 use axum::Json;
 use mediagen_core::page::PageParams;
-use mediagen_core::{ApiError, ErrorCode, JobKind, Page, Pagination};
+use mediagen_core::{ApiError, Capability, ErrorCode, JobKind, Page, Pagination};
 use mediagen_jobs::openai::models::{aliases, model_ids};
 use serde::Serialize;
 
@@ -69,7 +69,7 @@ async fn all(state: &AppState) -> ApiResult<Vec<ModelView>> {
     // A model has a live worker when some worker claims a kind that runs
     // on it; OpenAI's names, when one claims a kind of their capability.
     let live_for = |kinds: &[JobKind]| kinds.iter().any(|k| live.contains(k));
-    let capability_live = |capability: &str| {
+    let capability_live = |capability: Capability| {
         models
             .iter()
             .any(|m| m.kind == capability && live_for(&m.job_kinds))
@@ -87,7 +87,7 @@ async fn all(state: &AppState) -> ApiResult<Vec<ModelView>> {
             engine: s.engine,
             name: s.name,
             alias_of: None,
-            kind: s.kind,
+            kind: s.kind.to_string(),
             available: s.available,
             voices: s.voices,
             detail: s.detail,
@@ -107,7 +107,7 @@ async fn all(state: &AppState) -> ApiResult<Vec<ModelView>> {
             name: Some(alias.id.to_owned()),
             available: alias.serves.is_some(),
             alias_of: alias.serves,
-            kind: alias.kind.to_owned(),
+            kind: alias.kind.to_string(),
             workers: capability_live(alias.kind),
             voices: 0,
             detail,

@@ -59,7 +59,9 @@ impl Embedding {
     }
 }
 
-fn normalised(mut v: Vec<f32>) -> Embedding {
+/// `v` scaled to unit length (zeros stay zeros): the one normalisation of
+/// every embedding here (GE2E's, CAM++'s, a cluster's centroid).
+pub(crate) fn normalised(mut v: Vec<f32>) -> Embedding {
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
     if norm > 0.0 {
         v.iter_mut().for_each(|x| *x /= norm);

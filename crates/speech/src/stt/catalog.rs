@@ -3,6 +3,7 @@
 //! the speaker encoder; and whisper's languages.
 
 use super::*;
+use mediagen_core::Capability;
 
 /// The English model that drafts live partials ([`SttCatalog::draft`]).
 pub const DRAFT_EN: &str = "tiny.en";
@@ -113,7 +114,7 @@ impl SttCatalog {
         self.status.push(EngineStatus {
             engine,
             name: Some(model.name().to_owned()),
-            kind: "speech-to-text",
+            kind: Capability::SpeechToText,
             available: true,
             voices: 0,
             detail: format!("{} ({})", model.name(), from.display()),
@@ -127,7 +128,7 @@ impl SttCatalog {
         self.status.push(EngineStatus {
             engine,
             name: None,
-            kind: "speech-to-text",
+            kind: Capability::SpeechToText,
             available: false,
             voices: 0,
             detail,

@@ -1,3 +1,4 @@
+use mediagen_core::Capability;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -22,7 +23,7 @@ pub struct EngineStatus {
     pub engine: &'static str,
     /// The model's name, where requests pick models by name (speech-to-text).
     pub name: Option<String>,
-    pub kind: &'static str,
+    pub kind: Capability,
     pub available: bool,
     pub voices: usize,
     /// Where it loaded from, or why it is missing.
@@ -206,7 +207,7 @@ impl TtsCatalog {
         self.status.push(EngineStatus {
             name: None,
             engine: engine.engine(),
-            kind: "text-to-speech",
+            kind: Capability::TextToSpeech,
             available: true,
             voices: voices.len(),
             detail,
@@ -223,7 +224,7 @@ impl TtsCatalog {
         self.status.push(EngineStatus {
             name: None,
             engine,
-            kind: "text-to-speech",
+            kind: Capability::TextToSpeech,
             available: false,
             voices: 0,
             detail: reason,
