@@ -5,11 +5,9 @@ use std::time::Duration;
 
 use anyhow::Context;
 use axum::extract::DefaultBodyLimit;
-use axum::handler::Handler;
-use axum::http::Method;
 use axum::middleware::{from_fn, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{self, on, MethodFilter, MethodRouter};
+use axum::routing;
 use axum::Router;
 use mediagen_core::ids::random_base62;
 use mediagen_core::{ErrorCode, JobKind, Level};
@@ -28,11 +26,8 @@ use crate::keycache::KeyCache;
 use crate::metrics::Metrics;
 use crate::middleware;
 use crate::ratelimit::RateLimiter;
-use crate::routes::{
-    account, accounts, avatars, blobs, dubbing, elevenlabs, files, image, jobs, keys, models,
-    openai, previews, realtime, reference, sound, stt, system, test_jobs, tokens, tts, video,
-    voice_changer, voices, webapp, webhooks,
-};
+use crate::route_table::{self, Family};
+use crate::routes::{elevenlabs, reference, system, webapp};
 use crate::state::{AppState, Inner};
 
 /// The database, blob store and URL signer every command needs.
@@ -321,197 +316,19 @@ impl Application {
     }
 }
 
-/// One route of the API: its path as routed (under its family's prefix),
-/// the key level its method needs, declared here once, and its handler.
-struct Route {
-    method: Method,
-    path: &'static str,
-    level: Level,
-    handler: MethodRouter<AppState>,
-    /// The kind of live session the route opens, where a single-use token
-    /// of that kind may stand in for the key.
-    token: Option<JobKind>,
-}
-
-impl Route {
-    /// The route also takes a single-use token for a session of `kind`.
-    fn or_token(mut self, kind: JobKind) -> Self {
-        self.token = Some(kind);
-        self
-    }
-}
-
-/// A route answering `method` (see [`get`], [`post`], [`patch`], [`delete`]).
-fn at<H, T>(method: Method, path: &'static str, level: Level, handler: H) -> Route
-where
-    H: Handler<T, AppState>,
-    T: 'static,
-{
-    let filter = MethodFilter::try_from(method.clone()).expect("a routable method");
-    Route {
-        method,
-        path,
-        level,
-        handler: on(filter, handler),
-        token: None,
-    }
-}
-
-/// `get(path, level, handler)` and its kin: a route answering one method.
-macro_rules! by_method {
-    ($($name:ident => $method:ident),*) => {$(
-        fn $name<H, T>(path: &'static str, level: Level, handler: H) -> Route
-        where
-            H: Handler<T, AppState>,
-            T: 'static,
-        {
-            at(Method::$method, path, level, handler)
-        }
-    )*};
-}
-
-by_method!(get => GET, post => POST, patch => PATCH, delete => DELETE);
-
-/// The `/v1` routes (the API and its OpenAI dialect), each with its level.
-fn v1_routes(test_jobs: bool) -> Vec<Route> {
-    use Level::{Admin, Read, Write};
-    let mut routes = vec![
-        get("/account", Read, account::get_account),
-        get("/account/ledger", Read, account::ledger),
-        post("/files", Write, files::upload),
-        get("/files", Read, files::list),
-        get("/files/{id}", Read, files::get),
-        delete("/files/{id}", Write, files::delete),
-        post("/text-to-speech", Write, tts::create),
-        post("/text-to-speech/stream", Write, tts::stream),
-        get("/text-to-speech/realtime", Write, realtime::live_tts).or_token(JobKind::TtsRealtime),
-        post("/audio/speech", Write, openai::speech),
-        post("/audio/transcriptions", Write, openai::transcriptions),
-        post("/audio/translations", Write, openai::translations),
-        post("/images/generations", Write, openai::generations),
-        get("/realtime", Write, openai::transcription_session).or_token(JobKind::SttRealtime),
-        post("/speech-to-text", Write, stt::create),
-        get("/speech-to-text/languages", Read, stt::languages),
-        get("/speech-to-text/realtime", Write, realtime::live_stt).or_token(JobKind::SttRealtime),
-        post("/tokens", Write, tokens::create),
-        post("/video/trim", Write, video::trim),
-        post("/sound-generation", Write, sound::create),
-        get("/sound-generation/vocabulary", Read, sound::vocabulary),
-        post("/image-generation", Write, image::create),
-        get("/avatars", Read, avatars::list),
-        post("/avatars", Write, avatars::create),
-        get("/avatars/{id}", Read, avatars::get),
-        patch("/avatars/{id}", Write, avatars::update),
-        delete("/avatars/{id}", Write, avatars::delete),
-        post("/avatar-expansion", Write, avatars::expand),
-        get("/voices", Read, voices::list),
-        post("/voices", Write, voices::create),
-        get("/voices/{id}", Read, voices::get),
-        patch("/voices/{id}", Write, voices::update),
-        delete("/voices/{id}", Write, voices::delete),
-        post("/voice-changer", Write, voice_changer::change),
-        post("/dubbing", Write, dubbing::create),
-        get("/dubbing/languages", Read, dubbing::languages),
-        post("/dubbing/{id}/segments", Write, dubbing::edit_segments),
-        get("/models", Read, models::list),
-        get("/models/{id}", Read, models::get),
-        get("/jobs", Read, jobs::list_jobs),
-        get("/jobs/{id}", Read, jobs::get_job),
-        delete("/jobs/{id}", Write, jobs::cancel_job),
-        post("/keys", Admin, keys::create_key),
-        get("/keys", Admin, keys::list_keys),
-        delete("/keys/{id}", Admin, keys::revoke_key),
-        post("/webhooks", Admin, webhooks::create),
-        get("/webhooks", Admin, webhooks::list),
-        get("/webhooks/{id}", Admin, webhooks::get),
-        delete("/webhooks/{id}", Admin, webhooks::delete),
-        get("/webhooks/default/secret", Admin, webhooks::request_secret),
-        post(
-            "/webhooks/default/secret",
-            Admin,
-            webhooks::rotate_request_secret,
-        ),
-        get("/webhooks/{id}/deliveries", Admin, webhooks::deliveries),
-        post(
-            "/webhooks/{id}/deliveries/{deliveryId}/redeliver",
-            Admin,
-            webhooks::redeliver,
-        ),
-        post("/accounts", Admin, accounts::create_account),
-        get("/accounts", Admin, accounts::list_accounts),
-        get("/accounts/{id}", Admin, accounts::get_account),
-        post("/accounts/{id}/credits", Admin, accounts::grant_credits),
-        post("/accounts/{id}/keys", Admin, accounts::create_account_key),
-    ];
-    if test_jobs {
-        routes.push(post("/test-jobs", Write, test_jobs::create));
-    }
-    routes
-}
-
-/// The ElevenLabs dialect's routes (under `/elevenlabs/v1`).
-fn elevenlabs_routes() -> Vec<Route> {
-    use elevenlabs::speech;
-    use Level::{Read, Write};
-    const TIMED: &str = "/text-to-speech/{voice_id}/with-timestamps";
-    const STREAMED_TIMED: &str = "/text-to-speech/{voice_id}/stream/with-timestamps";
-    vec![
-        post("/text-to-speech/{voice_id}", Write, speech::speech),
-        post("/text-to-speech/{voice_id}/stream", Write, speech::speech),
-        post(TIMED, Write, speech::with_timestamps),
-        post(STREAMED_TIMED, Write, speech::with_timestamps),
-        get(
-            "/text-to-speech/{voice_id}/stream-input",
-            Write,
-            elevenlabs::realtime::stream_input,
-        )
-        .or_token(JobKind::TtsRealtime),
-        post("/speech-to-text", Write, speech::transcribe),
-        get(
-            "/speech-to-text/realtime",
-            Write,
-            elevenlabs::realtime::live_stt,
-        )
-        .or_token(JobKind::SttRealtime),
-        post(
-            "/single-use-token/{token_type}",
-            Write,
-            elevenlabs::realtime::token,
-        ),
-        post("/sound-generation", Write, speech::sound),
-        get("/voices", Read, elevenlabs::voices::list),
-        get("/voices/{voice_id}", Read, elevenlabs::voices::get),
-        get("/user", Read, elevenlabs::account::user),
-        get(
-            "/user/subscription",
-            Read,
-            elevenlabs::account::subscription,
-        ),
-    ]
-}
-
 /// Every route that takes a key, as `(method, full path, level)`: what
 /// the router checks, for tests and the OpenAPI document's agreement.
 pub fn route_levels(test_jobs: bool) -> Vec<(String, String, Level)> {
-    let families = [
-        ("/v1", v1_routes(test_jobs)),
-        ("/elevenlabs/v1", elevenlabs_routes()),
-    ];
-    let mut out = Vec::new();
-    for (prefix, routes) in families {
-        for r in routes {
-            out.push((r.method.to_string(), format!("{prefix}{}", r.path), r.level));
-        }
-    }
-    out
+    route_table::levels(test_jobs)
 }
 
 /// A family's routes, each behind authentication (with the credentials
 /// it takes), its level check and then the idempotency replay: a key that
 /// may not call a route gets its 403 before any replay, cache or body
 /// parsing.
-fn family(state: &AppState, routes: Vec<Route>) -> Router<AppState> {
-    routes.into_iter().fold(Router::new(), |router, r| {
+fn family(state: &AppState, family: Family) -> Router<AppState> {
+    family.routes.into_iter().fold(Router::new(), |router, r| {
+        let level = r.level.expect("a keyed family's route states its level");
         let gate = middleware::Gate {
             state: state.clone(),
             token: r.token,
@@ -519,15 +336,24 @@ fn family(state: &AppState, routes: Vec<Route>) -> Router<AppState> {
         let handler = r
             .handler
             .layer(from_fn_with_state(state.clone(), middleware::idempotency))
-            .layer(from_fn_with_state(r.level, middleware::require_level))
+            .layer(from_fn_with_state(level, middleware::require_level))
             .layer(from_fn_with_state(gate, middleware::authenticate));
-        router.route(r.path, handler)
+        router.route(&r.path, handler)
     })
 }
 
+/// The routes without a key (signed URLs).
+fn public(family: Family) -> Router<AppState> {
+    family
+        .routes
+        .into_iter()
+        .fold(Router::new(), |router, r| router.route(&r.path, r.handler))
+}
+
 fn router(state: AppState) -> Router {
-    let v1 = family(&state, v1_routes(state.config.enable_test_jobs));
-    let eleven = family(&state, elevenlabs_routes()).route_layer(from_fn(elevenlabs::xi_api_key));
+    let v1 = family(&state, route_table::v1(state.config.enable_test_jobs));
+    let eleven =
+        family(&state, route_table::elevenlabs()).route_layer(from_fn(elevenlabs::xi_api_key));
     Router::new()
         .nest("/v1", v1)
         .nest("/elevenlabs/v1", eleven)
@@ -550,8 +376,7 @@ fn router(state: AppState) -> Router {
                     middleware::authenticate,
                 )),
         )
-        .route("/blobs/{*key}", routing::get(blobs::download))
-        .route("/previews/{file}", routing::get(previews::get))
+        .merge(public(route_table::public()))
         .fallback(|| async { Error::new(ErrorCode::RouteNotFound) })
         .method_not_allowed_fallback(|| async { Error::new(ErrorCode::MethodNotAllowed) })
         .layer(from_fn_with_state(state.clone(), middleware::database_gate))

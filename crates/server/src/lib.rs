@@ -14,6 +14,7 @@ pub mod metrics;
 pub mod middleware;
 pub mod openapi;
 pub mod ratelimit;
+pub mod route_table;
 pub mod routes;
 pub mod scratch;
 pub mod state;

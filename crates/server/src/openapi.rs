@@ -5,10 +5,7 @@ use utoipa::{Modify, OpenApi};
 
 use crate::contract::Contract;
 
-use crate::routes::{
-    account, accounts, avatars, blobs, dubbing, files, image, jobs, keys, models, openai, previews,
-    realtime, sound, stt, tokens, tts, video, voice_changer, voices, webhooks,
-};
+use crate::route_table;
 
 struct Security;
 
@@ -49,19 +46,6 @@ impl Modify for Security {
             Durations are in seconds.",
         license(name = "MIT OR Apache-2.0")
     ),
-    paths(
-        tts::create, tts::stream, openai::speech::speech, openai::transcription::transcriptions, openai::transcription::translations, openai::images::generations, openai::realtime::transcription_session, stt::create, stt::languages, realtime::live_stt, realtime::live_tts, video::trim, sound::create, sound::vocabulary, image::create, avatars::list, avatars::get, avatars::create, avatars::update, avatars::delete, avatars::expand, voices::list, voices::get, voices::create, voices::update, voices::delete, voice_changer::change, dubbing::create, dubbing::languages, dubbing::edit_segments, models::list, models::get, previews::get,
-        account::get_account, account::ledger,
-        jobs::get_job, jobs::list_jobs, jobs::cancel_job,
-        keys::create_key, keys::list_keys, keys::revoke_key, tokens::create,
-        webhooks::create, webhooks::list, webhooks::get, webhooks::delete, webhooks::deliveries, webhooks::redeliver,
-        webhooks::request_secret, webhooks::rotate_request_secret,
-        accounts::create_account, accounts::list_accounts, accounts::get_account,
-        accounts::grant_credits, accounts::create_account_key,
-        files::upload, files::list, files::get, files::delete,
-        blobs::download,
-    ),
-    modifiers(&Security, &Contract),
     tags(
         (name = "voice", description = "Text-to-speech, the voice catalog and the engines"),
         (name = "account", description = "The caller's account, credits and limits"),
@@ -77,8 +61,15 @@ impl Modify for Security {
 )]
 pub struct ApiDoc;
 
+/// The document: its info and tags, every documented route's paths and
+/// schemas (from the route table, [`route_table::documented`]), then the
+/// security scheme and the platform's shared contract written in.
 pub fn document() -> utoipa::openapi::OpenApi {
-    ApiDoc::openapi()
+    let mut doc = ApiDoc::openapi();
+    doc.merge(route_table::documented());
+    Security.modify(&mut doc);
+    Contract.modify(&mut doc);
+    doc
 }
 
 /// The document as served: JSON, built once. utoipa 5.5 writes a link's
