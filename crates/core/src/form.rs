@@ -68,7 +68,18 @@ impl std::error::Error for FormError {}
 
 impl de::Error for FormError {
     fn custom<T: fmt::Display>(msg: T) -> Self {
-        Self::new(msg.to_string())
+        let msg = msg.to_string();
+        // A form with a flattened member names an unknown field this way.
+        if let Some(field) = msg
+            .strip_prefix("unknown field `")
+            .and_then(|m| m.strip_suffix('`'))
+        {
+            return Self {
+                field: Some(field.to_owned()),
+                message: "unknown parameter".into(),
+            };
+        }
+        Self::new(msg)
     }
 
     fn unknown_field(field: &str, _expected: &'static [&'static str]) -> Self {
@@ -172,8 +183,15 @@ macro_rules! integers {
 impl<'de, 'a> de::Deserializer<'de> for Text<'a> {
     type Error = FormError;
 
+    /// A field no member of the form's own reads (a flattened member,
+    /// such as `JobFields`'s, is buffered untyped first): `true` and
+    /// `false` are the booleans they spell, anything else its text.
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, FormError> {
-        visitor.visit_str(self.0)
+        match self.0.trim() {
+            "true" => visitor.visit_bool(true),
+            "false" => visitor.visit_bool(false),
+            _ => visitor.visit_str(self.0),
+        }
     }
 
     fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, FormError> {
@@ -220,8 +238,16 @@ impl<'de, 'a> de::Deserializer<'de> for Text<'a> {
         visitor.visit_newtype_struct(self)
     }
 
+    fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, FormError> {
+        visitor.visit_str(self.0)
+    }
+
+    fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, FormError> {
+        visitor.visit_str(self.0)
+    }
+
     serde::forward_to_deserialize_any! {
-        i128 u128 char str string bytes byte_buf unit unit_struct seq tuple
+        i128 u128 char bytes byte_buf unit unit_struct seq tuple
         tuple_struct map struct identifier ignored_any
     }
 }
@@ -289,6 +315,41 @@ mod tests {
         );
         let bare: Form = from_fields(&fields(&[("voiceId", "v1")])).unwrap();
         assert_eq!((bare.sample_rate, bare.mode), (None, None));
+    }
+
+    /// A form with the shared job members flattened in.
+    #[derive(Debug, Deserialize, PartialEq)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    struct JobForm {
+        voice_id: String,
+        #[serde(flatten)]
+        job: crate::JobFields,
+    }
+
+    #[test]
+    fn flattened_job_members_are_read_and_unknown_fields_still_named() {
+        let form: JobForm = from_fields(&fields(&[
+            ("voiceId", "v1"),
+            ("dryRun", "true"),
+            ("webhookUrl", "https://example.com/hook"),
+        ]))
+        .unwrap();
+        assert_eq!(form.job.dry_run, Some(true));
+        assert_eq!(
+            form.job.webhook_url.as_deref(),
+            Some("https://example.com/hook")
+        );
+        let bare: JobForm = from_fields(&fields(&[("voiceId", "true")])).unwrap();
+        assert_eq!((bare.voice_id.as_str(), bare.job.dry_run), ("true", None));
+        let e =
+            from_fields::<JobForm>(&fields(&[("voiceId", "v"), ("colour", "red")])).unwrap_err();
+        assert_eq!(
+            (
+                e.details["parameter"].as_str(),
+                e.details["reason"].as_str()
+            ),
+            (Some("colour"), Some("unknown parameter"))
+        );
     }
 
     #[test]

@@ -95,10 +95,10 @@ pub struct AvatarExpansionForm {
     pub format: Option<String>,
     #[schema(minimum = 0)]
     pub seed: Option<u64>,
-    /// Validate and price only.
-    pub dry_run: Option<bool>,
-    #[schema(schema_with = mediagen_core::schema::webhook_url_schema)]
-    pub webhook_url: Option<String>,
+    // The members every job request takes (`dryRun`, `webhookUrl`).
+    #[serde(flatten)]
+    #[schema(inline)]
+    pub job: mediagen_core::JobFields,
 }
 
 fn expansion_modes() -> utoipa::openapi::schema::Object {

@@ -75,14 +75,10 @@ pub struct ImageBody {
     #[serde(default)]
     #[schema(minimum = 0.0, maximum = 30.0)]
     pub guidance_scale: Option<f32>,
-    /// Validate and price only.
-    #[serde(default)]
-    pub dry_run: bool,
-    // This job's own webhook (the API checks it and takes it out; it is
-    // not part of the job's payload).
-    #[serde(default)]
-    #[schema(schema_with = mediagen_core::schema::webhook_url_schema)]
-    pub webhook_url: Option<String>,
+    // The members every job request takes (`dryRun`, `webhookUrl`).
+    #[serde(flatten)]
+    #[schema(inline)]
+    pub job: mediagen_core::JobFields,
 }
 
 /// The styles `style` takes, for the document.

@@ -65,14 +65,10 @@ pub struct SoundBody {
     /// Neural models only (422 otherwise): what to guide away from.
     #[serde(default)]
     pub negative_prompt: Option<String>,
-    /// Validate and price only.
-    #[serde(default)]
-    pub dry_run: bool,
-    // This job's own webhook (the API checks it and takes it out; it is
-    // not part of the job's payload).
-    #[serde(default)]
-    #[schema(schema_with = mediagen_core::schema::webhook_url_schema)]
-    pub webhook_url: Option<String>,
+    // The members every job request takes (`dryRun`, `webhookUrl`).
+    #[serde(flatten)]
+    #[schema(inline)]
+    pub job: mediagen_core::JobFields,
 }
 
 /// A validated request (also the job's payload).

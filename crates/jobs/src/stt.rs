@@ -61,10 +61,10 @@ pub struct SpeechToTextForm {
     /// `diarize`, not with `numSpeakers`).
     #[schema(minimum = 1, maximum = 32)]
     pub max_speakers: Option<u32>,
-    /// Validate and price only.
-    pub dry_run: Option<bool>,
-    #[schema(schema_with = mediagen_core::schema::webhook_url_schema)]
-    pub webhook_url: Option<String>,
+    // The members every job request takes (`dryRun`, `webhookUrl`).
+    #[serde(flatten)]
+    #[schema(inline)]
+    pub job: mediagen_core::JobFields,
 }
 
 fn tasks() -> utoipa::openapi::schema::Object {

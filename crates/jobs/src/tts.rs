@@ -127,14 +127,10 @@ pub struct TtsBody {
     #[serde(default)]
     #[schema(pattern = "^[A-Za-z]{2}([-_][A-Za-z0-9]+)*$")]
     pub language_code: Option<String>,
-    /// Validate and price only.
-    #[serde(default)]
-    pub dry_run: bool,
-    // This job's own webhook (the API checks it and takes it out; it is
-    // not part of the job's payload).
-    #[serde(default)]
-    #[schema(schema_with = mediagen_core::schema::webhook_url_schema)]
-    pub webhook_url: Option<String>,
+    // The members every job request takes (`dryRun`, `webhookUrl`).
+    #[serde(flatten)]
+    #[schema(inline)]
+    pub job: mediagen_core::JobFields,
 }
 
 impl TtsRequest {

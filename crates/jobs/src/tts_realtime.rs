@@ -114,8 +114,7 @@ impl LiveTtsRequest {
             speed: q.speed.map(|s| s as f32),
             timestamps: false,
             language_code: q.language_code,
-            dry_run: false,
-            webhook_url: None,
+            job: Default::default(),
         };
         let mut voice = TtsRequest::parse(body, catalog, cloned)?;
         if !FORMATS.contains(&voice.format) {

@@ -135,10 +135,10 @@ pub struct VideoTrimForm {
     pub format: Option<String>,
     /// `true`: ranges past the end are cut at the end.
     pub clamp: Option<bool>,
-    /// Validate and price only.
-    pub dry_run: Option<bool>,
-    #[schema(schema_with = mediagen_core::schema::webhook_url_schema)]
-    pub webhook_url: Option<String>,
+    // The members every job request takes (`dryRun`, `webhookUrl`).
+    #[serde(flatten)]
+    #[schema(inline)]
+    pub job: mediagen_core::JobFields,
 }
 
 /// One range to keep, in seconds.

@@ -95,10 +95,10 @@ pub struct VoiceChangerForm {
     /// A rate the format takes (another: 422).
     #[schema(schema_with = mediagen_core::schema::sample_rate_schema)]
     pub sample_rate: Option<u32>,
-    /// Validate and price only.
-    pub dry_run: Option<bool>,
-    #[schema(schema_with = mediagen_core::schema::webhook_url_schema)]
-    pub webhook_url: Option<String>,
+    // The members every job request takes (`dryRun`, `webhookUrl`).
+    #[serde(flatten)]
+    #[schema(inline)]
+    pub job: mediagen_core::JobFields,
 }
 
 fn change_modes() -> utoipa::openapi::schema::Object {

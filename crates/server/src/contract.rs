@@ -256,6 +256,36 @@ fn referenced(schema: &Schema) -> Vec<String> {
     object.properties.values().filter_map(name).collect()
 }
 
+/// A body that flattens a shared member type (`JobFields`) is written by
+/// utoipa as the `allOf` of that type's object and the body's own; the
+/// document writes the one object the body reads (its members, its
+/// required ones, its description).
+fn inline_flattened(schema: &mut Schema) {
+    use utoipa::openapi::schema::Object;
+    let Schema::AllOf(all) = schema else {
+        return;
+    };
+    let mut parts: Vec<&Object> = Vec::new();
+    for item in &all.items {
+        match item {
+            RefOr::T(Schema::Object(o)) => parts.push(o),
+            _ => return,
+        }
+    }
+    let Some((own, shared)) = parts.split_last() else {
+        return;
+    };
+    let mut object = (*own).clone();
+    for part in shared {
+        for (name, property) in &part.properties {
+            object.properties.insert(name.clone(), property.clone());
+        }
+        object.required.extend(part.required.iter().cloned());
+    }
+    object.description = all.description.clone();
+    *schema = Schema::Object(object);
+}
+
 /// Every body refuses members (or form parts) it does not define (each
 /// body type denies unknown fields), and so do the objects inside it: the
 /// document says so.
@@ -467,6 +497,13 @@ fn links(openapi: &mut OpenApi) {
 
 impl Modify for Contract {
     fn modify(&self, openapi: &mut OpenApi) {
+        if let Some(components) = openapi.components.as_mut() {
+            components.schemas.values_mut().for_each(|s| {
+                if let RefOr::T(schema) = s {
+                    inline_flattened(schema)
+                }
+            });
+        }
         media_bodies(openapi);
         let bodies = request_schemas(openapi);
         let components = openapi.components.get_or_insert_with(Default::default);

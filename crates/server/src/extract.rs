@@ -138,33 +138,36 @@ impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
     type Rejection = Error;
 
     async fn from_request(req: Request, state: &AppState) -> Result<Self, Error> {
-        let is_json = req
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| {
-                let mime = v.split(';').next().unwrap_or("").trim();
-                mime.eq_ignore_ascii_case("application/json") || mime.ends_with("+json")
-            });
-        if !is_json {
-            return Err(ApiError::new(ErrorCode::UnsupportedMediaType)
-                .with_message(
-                    "Send the request body as JSON with `Content-Type: application/json`.",
-                )
-                .into());
-        }
-        // The body arrives whole within the upload idle time (408): a
-        // client trickling a JSON body does not hold the request open.
-        let within = std::time::Duration::from_secs_f64(state.config.upload_idle_seconds.max(0.1));
-        let bytes = tokio::time::timeout(
-            within,
-            to_bytes(req.into_body(), state.config.json_body_limit),
-        )
-        .await
-        .map_err(|_| Error::from(mediagen_http::form::timed_out()))?
-        .map_err(|_| too_large(state.config.json_body_limit))?;
-        parse_json(&bytes).map(ApiJson)
+        parse_json(&json_bytes(req, state).await?).map(ApiJson)
     }
+}
+
+/// A JSON body's bytes, with [`ApiJson`]'s checks of its content type,
+/// size and arrival.
+pub async fn json_bytes(req: Request, state: &AppState) -> Result<axum::body::Bytes, Error> {
+    let is_json = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            let mime = v.split(';').next().unwrap_or("").trim();
+            mime.eq_ignore_ascii_case("application/json") || mime.ends_with("+json")
+        });
+    if !is_json {
+        return Err(ApiError::new(ErrorCode::UnsupportedMediaType)
+            .with_message("Send the request body as JSON with `Content-Type: application/json`.")
+            .into());
+    }
+    // The body arrives whole within the upload idle time (408): a
+    // client trickling a JSON body does not hold the request open.
+    let within = std::time::Duration::from_secs_f64(state.config.upload_idle_seconds.max(0.1));
+    tokio::time::timeout(
+        within,
+        to_bytes(req.into_body(), state.config.json_body_limit),
+    )
+    .await
+    .map_err(|_| Error::from(mediagen_http::form::timed_out()))?
+    .map_err(|_| too_large(state.config.json_body_limit))
 }
 
 /// Parses JSON into `T`, naming the offending field on failure. A member
@@ -203,10 +206,18 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
         for name in nulls {
             let unknown = match &known {
                 Some(known) => !known.contains(&name),
-                // serde names an unknown field before it reads the value,
-                // so a probe of the name alone tells.
-                None => serde_json::from_value::<T>(serde_json::json!({ name.clone(): null }))
-                    .is_err_and(|e| e.to_string().starts_with("unknown field")),
+                // The body with the name set to a value no member takes
+                // (`{}` is no string, number or list) is refused as an
+                // unknown field only if it is one (a type with a flattened
+                // member lists no names, and names an unknown field last).
+                None => {
+                    let mut probe = value.clone();
+                    if let serde_json::Value::Object(members) = &mut probe {
+                        members.insert(name.clone(), serde_json::json!({}));
+                    }
+                    serde_json::from_value::<T>(probe)
+                        .is_err_and(|e| e.to_string().starts_with("unknown field"))
+                }
             };
             if unknown {
                 return Err(ApiError::invalid_parameter(&name, "unknown parameter").into());
@@ -216,6 +227,21 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let message = e.into_inner().to_string();
+        // An unknown member: a plain body's path ends with its name, a
+        // body with a flattened member names it last, at its parent's.
+        if let Some(field) = message
+            .strip_prefix("unknown field `")
+            .and_then(|m| m.split('`').next())
+        {
+            let name = if path == "." {
+                field.to_owned()
+            } else if path.rsplit('.').next() == Some(field) {
+                path.clone()
+            } else {
+                format!("{path}.{field}")
+            };
+            return Error::from(ApiError::invalid_parameter(&name, "unknown parameter"));
+        }
         // serde reports a missing field at its parent's path.
         let parameter = match message
             .strip_prefix("missing field `")
@@ -384,5 +410,43 @@ mod tests {
             e.api.details["parameter"], "text",
             "a required member set to null is missing"
         );
+    }
+
+    /// A body with the shared job members flattened in.
+    #[derive(serde::Deserialize, Debug)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Flat {
+        text: String,
+        #[serde(flatten)]
+        job: mediagen_core::JobFields,
+    }
+
+    #[test]
+    fn a_flattened_body_names_unknown_members_too() {
+        assert_eq!(known_members::<Flat>(), None);
+        let b: Flat = parse_json(br#"{"text": "a", "dryRun": true, "webhookUrl": null}"#).unwrap();
+        assert_eq!(b.job.dry_run, Some(true));
+        for body in [
+            &br#"{"text": "a", "colour": "red"}"#[..],
+            br#"{"text": "a", "colour": null}"#,
+            br#"{"colour": null, "text": "a", "dryRun": false}"#,
+        ] {
+            let e = parse_json::<Flat>(body).unwrap_err();
+            assert_eq!(
+                e.api.details["parameter"],
+                "colour",
+                "{}",
+                String::from_utf8_lossy(body)
+            );
+            assert_eq!(e.api.details["reason"], "unknown parameter");
+        }
+        // Unknown in a body of the plain kind: named the same way.
+        let e = parse_json::<Body>(br#"{"text": "a", "colour": 1}"#).unwrap_err();
+        assert_eq!(e.api.details["parameter"], "colour");
+        // The shared members themselves, read alone, are named.
+        let e = parse_json::<mediagen_core::JobFields>(br#"{"text": "a", "dryRun": "yes"}"#)
+            .unwrap_err();
+        assert_eq!(e.api.details["parameter"], "dryRun");
     }
 }

@@ -19,6 +19,7 @@ pub mod routes;
 pub mod scratch;
 pub mod state;
 pub mod streaming;
+pub mod submission;
 pub mod upload;
 pub mod voices;
 pub mod webhooks;

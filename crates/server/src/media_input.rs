@@ -6,21 +6,24 @@
 use mediagen_core::JobRequest;
 use std::collections::HashMap;
 
-use axum::extract::{FromRequest, Request};
+use std::marker::PhantomData;
+
+use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::header;
 use mediagen_core::{AccountId, FileId, TypedId};
 use mediagen_core::{ApiError, ErrorCode};
 use mediagen_jobs::limits::{Measured, MediaLimits};
-use mediagen_jobs::MediaFile;
+use mediagen_jobs::{MediaFile, MediaRequest};
 use mediagen_probe::{probe, Probe, ProbeError};
 use mediagen_store::FileRecord;
 use serde_json::{Map, Value};
 
 use crate::error::{ApiResult, Error};
-use crate::extract::{ApiJson, JobOptions};
+use crate::extract::{ApiJson, Auth, JobOptions};
 use crate::jobs::{dry_run, run_to_end, submit, JobSpec};
 use crate::middleware::Principal;
 use crate::state::AppState;
+use crate::submission::Submission;
 use crate::upload::{MultipartForm, Upload};
 use mediagen_core::job::Job;
 
@@ -43,16 +46,15 @@ impl MediaInput {
         mut self,
         state: &AppState,
         who: &Principal,
-        opts: JobOptions,
+        job: Submission,
         build: impl FnOnce(MediaFile) -> T,
     ) -> ApiResult<axum::response::Response> {
-        let dry = mediagen_core::params::boolean(&self.fields, "dryRun", false)?;
-        if dry {
+        if job.dry_run {
             let spec = JobSpec::of(&build(self.media_file()), true)?;
             return dry_run(state, who, &spec).await;
         }
         let spec = self.job_spec(state, build).await?;
-        submit(state, who, opts, spec).await
+        submit(state, who, job.opts, spec).await
     }
 
     /// Stores the upload, then runs the request `build` makes to its end
@@ -148,6 +150,51 @@ fn as_fields(map: Map<String, Value>) -> HashMap<String, String> {
             (k, s)
         })
         .collect()
+}
+
+/// A request on media `R`'s input, checked against `R::LIMITS`, with its
+/// shared members read ([`Submission::from_fields`]): what a handler of a
+/// capability on media starts from.
+pub struct MediaJob<R> {
+    pub input: MediaInput,
+    pub job: Submission,
+    request: PhantomData<R>,
+}
+
+impl<R: MediaRequest> FromRequest<AppState> for MediaJob<R> {
+    type Rejection = Error;
+
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, Error> {
+        let (mut parts, body) = req.into_parts();
+        let opts = JobOptions::from_request_parts(&mut parts, state).await?;
+        let who = Auth::from_request_parts(&mut parts, state).await?;
+        let req = Request::from_parts(parts, body);
+        let mut input = media_input(state, &who, req, &R::LIMITS).await?;
+        let job = Submission::from_fields(state, opts, &mut input.fields)?;
+        Ok(Self {
+            input,
+            job,
+            request: PhantomData,
+        })
+    }
+}
+
+impl<R: MediaRequest> MediaJob<R> {
+    /// The request's parameters besides the media, as text.
+    pub fn fields(&self) -> &HashMap<String, String> {
+        &self.input.fields
+    }
+
+    /// Prices or submits the request `build` makes on the stored file
+    /// ([`MediaInput::submit`]).
+    pub async fn submit(
+        self,
+        state: &AppState,
+        who: &Principal,
+        build: impl FnOnce(MediaFile) -> R,
+    ) -> ApiResult<axum::response::Response> {
+        self.input.submit(state, who, self.job, build).await
+    }
 }
 
 /// A request's input: media (an upload or a `fileId`), or only parameters.

@@ -147,10 +147,10 @@ pub struct DubbingForm {
     /// A rate the format takes (another: 422).
     #[schema(schema_with = mediagen_core::schema::sample_rate_schema)]
     pub sample_rate: Option<u32>,
-    /// Validate and price only.
-    pub dry_run: Option<bool>,
-    #[schema(schema_with = mediagen_core::schema::webhook_url_schema)]
-    pub webhook_url: Option<String>,
+    // The members every job request takes (`dryRun`, `webhookUrl`).
+    #[serde(flatten)]
+    #[schema(inline)]
+    pub job: mediagen_core::JobFields,
 }
 
 fn voice_modes() -> utoipa::openapi::schema::Object {
@@ -238,6 +238,31 @@ impl DubOptions {
             format,
             sample_rate,
         })
+    }
+
+    /// The catalog voice `voiceId` names (when it names no cloned voice of
+    /// the account) is installed and speaks the target language: 404 or
+    /// 422 naming `voiceId` otherwise.
+    pub fn check_catalog_voice(&self, voices: &dyn crate::catalog::Voices) -> Result<(), ApiError> {
+        let Some(id) = &self.voice_id else {
+            return Ok(());
+        };
+        let voice = voices
+            .voice(id)
+            .ok_or_else(|| ApiError::voice_not_found(id))?;
+        let target = &self.target_language;
+        if voice
+            .languages
+            .iter()
+            .any(|l| l.to_ascii_lowercase().starts_with(target.as_str()))
+        {
+            Ok(())
+        } else {
+            Err(ApiError::unprocessable(
+                "voiceId",
+                format!("voice {id} does not speak `{target}`, the target language"),
+            ))
+        }
     }
 
     /// Seconds of a file of `duration` seconds that are dubbed (billed).

@@ -141,8 +141,7 @@ impl SpeechBody {
             speed: None,
             timestamps,
             language_code: self.language_code,
-            dry_run: false,
-            webhook_url: None,
+            job: Default::default(),
         };
         Ok((body, ignored(&self.rest)))
     }
@@ -187,8 +186,7 @@ impl SoundEffectBody {
             steps: None,
             guidance_scale: None,
             negative_prompt: None,
-            dry_run: false,
-            webhook_url: None,
+            job: Default::default(),
         };
         Ok((body, ignored(&self.rest)))
     }

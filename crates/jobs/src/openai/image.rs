@@ -179,8 +179,7 @@ impl ImagesBody {
             model: openai.is_none().then(|| model.to_owned()),
             steps: None,
             guidance_scale: None,
-            dry_run: false,
-            webhook_url: None,
+            job: Default::default(),
         };
         let request = ImageRequest::parse(body, catalog).map_err(|e| openai_names(e, &NAMES))?;
         Ok(Images {

@@ -14,7 +14,7 @@ use mediagen_jobs::avatar_upload::{AvatarUpload, AvatarUploadForm};
 use mediagen_jobs::MediaRequest;
 use mediagen_store::AvatarChanges;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::avatars::{
     choices, custom_view, matches, one_of, premade, premade_view, AvatarQuery, GENDERS,
@@ -22,10 +22,11 @@ use crate::avatars::{
 pub use crate::avatars::{poster_key, video_key, AvatarView, LIST_CHOICES};
 use crate::error::{ApiResult, Error};
 use crate::extract::{client_id, ApiJson, ApiQuery, Auth, JobOptions, PathId};
-use crate::jobs::{make_resource, submit, JobSpec, Made};
+use crate::jobs::{make_resource, JobSpec, Made};
 use crate::media_input::{probe_upload, read_input, Input};
 use crate::routes::{described, form_labels, page_params, ListEnvelope};
 use crate::state::AppState;
+use crate::submission::Submission;
 use crate::upload::MultipartForm;
 
 /// Length limits of an uploaded avatar clip, seconds.
@@ -223,16 +224,11 @@ pub async fn create(
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AvatarPatch {
-    /// 1–100 characters (not only spaces).
-    #[schema(min_length = 1, max_length = 100, pattern = "\\S")]
-    name: Option<String>,
-    /// At most 500 characters.
-    #[schema(max_length = 500)]
-    description: Option<String>,
+    #[serde(flatten)]
+    #[schema(inline)]
+    meta: super::MetaPatch,
     #[schema(schema_with = super::gender_schema)]
     gender: Option<String>,
-    #[schema(schema_with = super::labels_schema)]
-    labels: Option<Vec<String>>,
 }
 
 /// Update an avatar
@@ -248,13 +244,14 @@ pub async fn update(
     PathId(id): PathId<AvatarId>,
     ApiJson(body): ApiJson<AvatarPatch>,
 ) -> ApiResult<Json<AvatarView>> {
-    let changes = check_meta(
-        body.name.as_deref(),
-        body.description.as_deref(),
-        body.gender,
-        body.labels,
-        false,
-    )?;
+    let meta = body.meta.checked()?;
+    one_of("gender", body.gender.as_deref(), &GENDERS)?;
+    let changes = AvatarChanges {
+        name: meta.name,
+        description: meta.description,
+        gender: body.gender,
+        labels: meta.labels,
+    };
     let a = state
         .db
         .update_avatar(&auth.account_id, &id, changes)
@@ -279,9 +276,7 @@ pub async fn delete(
         .delete_avatar(&auth.account_id, &id)
         .await?
         .ok_or_else(|| ApiError::not_found("avatar", &id))?;
-    state.blobs.delete(&a.video_key).await?;
-    state.blobs.delete(&a.poster_key).await?;
-    Ok(Json(json!({ "id": a.id, "deleted": true })))
+    super::deleted(&state, &a.id, &[&a.video_key, &a.poster_key]).await
 }
 
 /// Expand an avatar
@@ -318,17 +313,12 @@ pub async fn expand(
     req: Request,
 ) -> ApiResult<Response> {
     let mut input = read_input(&state, &auth, req, &ExpandRequest::LIMITS).await?;
-    let webhook = match &mut input {
-        Input::Media(m) => m.fields.remove("webhookUrl"),
-        Input::Fields(f) => f.remove("webhookUrl"),
-    };
-    let opts = opts.with_webhook(&state, webhook)?;
-    let fields = match &input {
-        Input::Media(m) => &m.fields,
+    let fields = match &mut input {
+        Input::Media(m) => &mut m.fields,
         Input::Fields(f) => f,
     };
+    let job = Submission::from_fields(&state, opts, fields)?;
     let options = ExpandOptions::parse(fields)?;
-    let dry_run = mediagen_core::params::boolean(fields, "dryRun", false)?;
     let avatar_id = fields.get("avatarId").cloned();
     let audio = match &options.audio_file_id {
         None => None,
@@ -377,7 +367,7 @@ pub async fn expand(
                 return Err(not_a_video(media.parameter()).into());
             }
             media
-                .submit(&state, &auth, opts, |file| {
+                .submit(&state, &auth, job, |file| {
                     request(file.key, None, Some(file.id), None)
                 })
                 .await
@@ -394,8 +384,7 @@ pub async fn expand(
                     .ok_or_else(|| ApiError::not_found("avatar", &id))?;
                 request(a.video_key, Some(id), None, None)
             };
-            let spec = JobSpec::of(&req, dry_run)?;
-            submit(&state, &auth, opts, spec).await
+            job.submit(&state, &auth, &req).await
         }
         (Input::Fields(_), None) => Err(ApiError::invalid_parameter(
             "avatarId",

@@ -1,4 +1,4 @@
-use axum::extract::{Request, State};
+use axum::extract::State;
 use axum::response::Response;
 use axum::Json;
 use mediagen_core::job::JobStatus;
@@ -9,13 +9,12 @@ use mediagen_jobs::dub::{DubEdit, DubOptions, LineEdit, Pair};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ApiResult;
-use crate::extract::{ApiJson, Auth, JobOptions, PathId};
-use crate::jobs::{submit, JobSpec};
-use crate::media_input::media_input;
+use crate::extract::{Auth, PathId};
+use crate::media_input::MediaJob;
 use crate::state::AppState;
-use crate::voices::{cloned_voice, voice_not_found};
+use crate::submission::JobJson;
+use crate::voices::cloned_voice;
 use mediagen_jobs::dub::DubRequest;
-use mediagen_jobs::MediaRequest;
 
 /// Dub a file into another language
 ///
@@ -74,42 +73,21 @@ use mediagen_jobs::MediaRequest;
 pub async fn create(
     State(state): State<AppState>,
     auth: Auth,
-    opts: JobOptions,
-    req: Request,
+    mut input: MediaJob<DubRequest>,
 ) -> ApiResult<Response> {
-    let mut input = media_input(&state, &auth, req, &DubRequest::LIMITS).await?;
-    let mut opts = opts.with_webhook(&state, input.fields.remove("webhookUrl"))?;
-    let duration = input.file.duration.unwrap_or(0.0);
-    let options = DubOptions::parse(&input.fields, state.catalog.translation.dubbing(), duration)?;
+    let duration = input.input.file.duration.unwrap_or(0.0);
+    let dubbing = state.catalog.translation.dubbing();
+    let options = DubOptions::parse(input.fields(), dubbing, duration)?;
     let cloned = match &options.voice_id {
+        Some(id) => cloned_voice(&state, &auth.account_id, id).await?,
         None => None,
-        Some(id) => {
-            let cloned = cloned_voice(&state, &auth.account_id, id).await?;
-            if cloned.is_none() {
-                let voice = state
-                    .catalog
-                    .voices
-                    .voice(id)
-                    .ok_or_else(|| voice_not_found(id))?;
-                let target = &options.target_language;
-                if !voice
-                    .languages
-                    .iter()
-                    .any(|l| l.to_ascii_lowercase().starts_with(target.as_str()))
-                {
-                    return Err(ApiError::unprocessable(
-                        "voiceId",
-                        format!("voice {id} does not speak `{target}`, the target language"),
-                    )
-                    .into());
-                }
-            }
-            cloned
-        }
     };
-    opts.respond_async = true;
+    if cloned.is_none() {
+        options.check_catalog_voice(state.catalog.voices.as_ref())?;
+    }
+    input.job.opts.respond_async = true;
     input
-        .submit(&state, &auth, opts, |file| options.with(file, cloned))
+        .submit(&state, &auth, |file| options.with(file, cloned))
         .await
 }
 
@@ -183,11 +161,10 @@ pub struct SegmentsBody {
     /// named twice: 422.
     #[schema(value_type = Vec<SegmentEdit>, min_items = 1)]
     segments: Vec<LineEdit>,
-    #[serde(default)]
-    dry_run: bool,
-    #[serde(default)]
-    #[schema(schema_with = crate::routes::webhook_url_schema)]
-    webhook_url: Option<String>,
+    // The members every job request takes (`dryRun`, `webhookUrl`).
+    #[serde(flatten)]
+    #[schema(inline)]
+    pub job: mediagen_core::JobFields,
 }
 
 /// Edit lines of a dub
@@ -208,11 +185,12 @@ pub struct SegmentsBody {
 pub async fn edit_segments(
     State(state): State<AppState>,
     auth: Auth,
-    opts: JobOptions,
     PathId(job_id): PathId<JobId>,
-    ApiJson(body): ApiJson<SegmentsBody>,
+    JobJson {
+        body,
+        job: mut submission,
+    }: JobJson<SegmentsBody>,
 ) -> ApiResult<Response> {
-    let mut opts = opts.with_webhook(&state, body.webhook_url)?;
     let job = state
         .db
         .job(&auth.account_id, &job_id)
@@ -229,7 +207,6 @@ pub async fn edit_segments(
     }
     let result = job.result.clone().unwrap_or_default();
     let edit = DubEdit::parse(&job_id, job.kind, &job.payload, &result, body.segments)?;
-    let spec = JobSpec::of(&edit, body.dry_run)?;
-    opts.respond_async = true;
-    submit(&state, &auth, opts, spec).await
+    submission.opts.respond_async = true;
+    submission.submit(&state, &auth, &edit).await
 }

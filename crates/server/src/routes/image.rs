@@ -3,9 +3,9 @@ use axum::response::Response;
 use mediagen_jobs::image::{ImageBody, ImageRequest};
 
 use crate::error::ApiResult;
-use crate::extract::{ApiJson, Auth, JobOptions};
-use crate::jobs::{submit, JobSpec};
+use crate::extract::Auth;
 use crate::state::AppState;
+use crate::submission::JobJson;
 
 /// Generate images from a text description
 ///
@@ -36,12 +36,8 @@ use crate::state::AppState;
 pub async fn create(
     State(state): State<AppState>,
     auth: Auth,
-    opts: JobOptions,
-    ApiJson(mut body): ApiJson<ImageBody>,
+    JobJson { body, job }: JobJson<ImageBody>,
 ) -> ApiResult<Response> {
-    let opts = opts.with_webhook(&state, body.webhook_url.take())?;
-    let dry_run = body.dry_run;
     let req = ImageRequest::parse(body, state.catalog.generators.as_ref())?;
-    let spec = JobSpec::of(&req, dry_run)?;
-    submit(&state, &auth, opts, spec).await
+    job.submit(&state, &auth, &req).await
 }

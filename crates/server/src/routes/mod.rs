@@ -33,7 +33,7 @@ use axum::http::HeaderValue;
 use axum::response::Response;
 use mediagen_core::page::{PageParams, RawPageQuery};
 use mediagen_core::{ApiError, Page, Pagination};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::ApiResult;
 
@@ -102,6 +102,46 @@ pub fn labels_schema() -> utoipa::openapi::schema::Array {
             "At most 20 labels of at most 40 characters (kept trimmed and lowercased).",
         ))
         .build()
+}
+
+/// What `PATCH` may change of a resource of the account's own (a cloned
+/// voice, an avatar): flattened into each one's patch body.
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MetaPatch {
+    /// 1–100 characters (not only spaces).
+    #[schema(min_length = 1, max_length = 100, pattern = "\\S")]
+    name: Option<String>,
+    /// At most 500 characters.
+    #[schema(max_length = 500)]
+    description: Option<String>,
+    #[schema(schema_with = labels_schema)]
+    labels: Option<Vec<String>>,
+}
+
+impl MetaPatch {
+    /// The changes, checked as [`described`] checks them.
+    pub fn checked(self) -> Result<Described, ApiError> {
+        described(
+            self.name.as_deref(),
+            self.description.as_deref(),
+            self.labels,
+            false,
+        )
+    }
+}
+
+/// The answer to deleting a resource of the account's own, once its files
+/// (`keys`) are gone too: `{id, deleted: true}`.
+pub async fn deleted(
+    state: &crate::state::AppState,
+    id: &impl Serialize,
+    keys: &[&str],
+) -> ApiResult<axum::Json<serde_json::Value>> {
+    for key in keys {
+        state.blobs.delete(key).await?;
+    }
+    Ok(axum::Json(serde_json::json!({ "id": id, "deleted": true })))
 }
 
 /// What a caller names and describes one of its own resources by (a

@@ -5,9 +5,9 @@ use mediagen_jobs::sound::{SoundBody, SoundRequest};
 use serde_json::Value;
 
 use crate::error::ApiResult;
-use crate::extract::{ApiJson, Auth, JobOptions};
-use crate::jobs::{submit, JobSpec};
+use crate::extract::Auth;
 use crate::state::AppState;
+use crate::submission::JobJson;
 
 /// Generate a sound from a text prompt
 ///
@@ -31,14 +31,10 @@ use crate::state::AppState;
 pub async fn create(
     State(state): State<AppState>,
     auth: Auth,
-    opts: JobOptions,
-    ApiJson(mut body): ApiJson<SoundBody>,
+    JobJson { body, job }: JobJson<SoundBody>,
 ) -> ApiResult<Response> {
-    let opts = opts.with_webhook(&state, body.webhook_url.take())?;
-    let dry_run = body.dry_run;
     let req = SoundRequest::parse(body, state.catalog.generators.as_ref())?;
-    let spec = JobSpec::of(&req, dry_run)?;
-    submit(&state, &auth, opts, spec).await
+    job.submit(&state, &auth, &req).await
 }
 
 /// What the sound generator understands

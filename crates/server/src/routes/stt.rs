@@ -1,12 +1,11 @@
-use axum::extract::{Request, State};
+use axum::extract::State;
 use axum::response::Response;
 use mediagen_jobs::stt::SttRequest;
 
 use crate::error::ApiResult;
-use crate::extract::{Auth, JobOptions};
-use crate::media_input::media_input;
+use crate::extract::Auth;
+use crate::media_input::MediaJob;
 use crate::state::AppState;
-use mediagen_jobs::MediaRequest;
 
 /// Speech to text
 ///
@@ -46,14 +45,11 @@ use mediagen_jobs::MediaRequest;
 pub async fn create(
     State(state): State<AppState>,
     auth: Auth,
-    opts: JobOptions,
-    req: Request,
+    input: MediaJob<SttRequest>,
 ) -> ApiResult<Response> {
-    let mut input = media_input(&state, &auth, req, &SttRequest::LIMITS).await?;
-    let opts = opts.with_webhook(&state, input.fields.remove("webhookUrl"))?;
-    let options = SttRequest::parse(&input.fields, state.catalog.recognisers.as_ref())?;
+    let options = SttRequest::parse(input.fields(), state.catalog.recognisers.as_ref())?;
     input
-        .submit(&state, &auth, opts, |file| options.with_file(file))
+        .submit(&state, &auth, |file| options.with_file(file))
         .await
 }
 

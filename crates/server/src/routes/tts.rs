@@ -3,9 +3,9 @@ use axum::response::Response;
 use mediagen_jobs::tts::{TtsBody, TtsRequest};
 
 use crate::error::ApiResult;
-use crate::extract::{ApiJson, Auth, JobOptions};
-use crate::jobs::{dry_run, submit, JobSpec};
+use crate::extract::Auth;
 use crate::state::AppState;
+use crate::submission::JobJson;
 use crate::voices::cloned_voice;
 
 /// Text to speech
@@ -27,15 +27,10 @@ use crate::voices::cloned_voice;
 pub async fn create(
     State(state): State<AppState>,
     auth: Auth,
-    opts: JobOptions,
-    ApiJson(mut body): ApiJson<TtsBody>,
+    JobJson { body, job }: JobJson<TtsBody>,
 ) -> ApiResult<Response> {
-    let opts = opts.with_webhook(&state, body.webhook_url.take())?;
-    let dry_run = body.dry_run;
-    let cloned = cloned_voice(&state, &auth.account_id, &body.voice_id).await?;
-    let req = TtsRequest::parse(body, state.catalog.voices.as_ref(), cloned)?;
-    let spec = JobSpec::of(&req, dry_run)?;
-    submit(&state, &auth, opts, spec).await
+    let req = parsed(&state, &auth, body).await?;
+    job.submit(&state, &auth, &req).await
 }
 
 /// Text to speech, streamed
@@ -57,15 +52,22 @@ pub async fn create(
 pub async fn stream(
     State(state): State<AppState>,
     auth: Auth,
-    opts: JobOptions,
-    ApiJson(mut body): ApiJson<TtsBody>,
+    JobJson { body, job }: JobJson<TtsBody>,
 ) -> ApiResult<Response> {
-    let opts = opts.with_webhook(&state, body.webhook_url.take())?;
-    let dry = body.dry_run;
-    let cloned = cloned_voice(&state, &auth.account_id, &body.voice_id).await?;
-    let req = TtsRequest::parse(body, state.catalog.voices.as_ref(), cloned)?;
-    if dry {
-        return dry_run(&state, &auth, &JobSpec::of(&req, true)?).await;
+    let req = parsed(&state, &auth, body).await?;
+    if job.dry_run {
+        return job.submit(&state, &auth, &req).await;
     }
-    crate::streaming::stream_tts(state, &auth, opts, req).await
+    crate::streaming::stream_tts(state, &auth, job.opts, req).await
+}
+
+/// The body checked against the catalog (and the account's cloned voice,
+/// when `voiceId` names one).
+async fn parsed(state: &AppState, auth: &Auth, body: TtsBody) -> ApiResult<TtsRequest> {
+    let cloned = cloned_voice(state, &auth.account_id, &body.voice_id).await?;
+    Ok(TtsRequest::parse(
+        body,
+        state.catalog.voices.as_ref(),
+        cloned,
+    )?)
 }

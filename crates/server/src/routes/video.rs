@@ -1,13 +1,12 @@
-use axum::extract::{Request, State};
+use axum::extract::State;
 use axum::response::Response;
 use mediagen_jobs::video::TrimOptions;
 
 use crate::error::ApiResult;
-use crate::extract::{Auth, JobOptions};
-use crate::media_input::media_input;
+use crate::extract::Auth;
+use crate::media_input::MediaJob;
 use crate::state::AppState;
 use mediagen_jobs::video::TrimRequest;
-use mediagen_jobs::MediaRequest;
 
 /// Trim a video
 ///
@@ -37,14 +36,11 @@ use mediagen_jobs::MediaRequest;
 pub async fn trim(
     State(state): State<AppState>,
     auth: Auth,
-    opts: JobOptions,
-    req: Request,
+    input: MediaJob<TrimRequest>,
 ) -> ApiResult<Response> {
-    let mut input = media_input(&state, &auth, req, &TrimRequest::LIMITS).await?;
-    let opts = opts.with_webhook(&state, input.fields.remove("webhookUrl"))?;
-    let duration = input.file.duration.unwrap_or(0.0);
-    let options = TrimOptions::parse(&input.fields, duration, state.config.max_trim_ranges)?;
+    let duration = input.input.file.duration.unwrap_or(0.0);
+    let options = TrimOptions::parse(input.fields(), duration, state.config.max_trim_ranges)?;
     input
-        .submit(&state, &auth, opts, |file| options.with_file(file))
+        .submit(&state, &auth, |file| options.with_file(file))
         .await
 }

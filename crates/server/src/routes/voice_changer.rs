@@ -1,14 +1,13 @@
-use axum::extract::{Request, State};
+use axum::extract::State;
 use axum::response::Response;
 use mediagen_jobs::voice::ChangeOptions;
 
 use crate::error::ApiResult;
-use crate::extract::{Auth, JobOptions};
-use crate::media_input::media_input;
+use crate::extract::Auth;
+use crate::media_input::MediaJob;
 use crate::state::AppState;
 use crate::voices::{cloned_voice, voice_not_found};
 use mediagen_jobs::voice::ChangeRequest;
-use mediagen_jobs::MediaRequest;
 
 /// Change the voice in a file
 ///
@@ -58,18 +57,15 @@ use mediagen_jobs::MediaRequest;
 pub async fn change(
     State(state): State<AppState>,
     auth: Auth,
-    opts: JobOptions,
-    req: Request,
+    input: MediaJob<ChangeRequest>,
 ) -> ApiResult<Response> {
-    let mut input = media_input(&state, &auth, req, &ChangeRequest::LIMITS).await?;
-    let opts = opts.with_webhook(&state, input.fields.remove("webhookUrl"))?;
-    let options = ChangeOptions::parse(&input.fields)?;
+    let options = ChangeOptions::parse(input.fields())?;
     let cloned = cloned_voice(&state, &auth.account_id, &options.voice_id).await?;
     if cloned.is_none() && state.catalog.voices.voice(&options.voice_id).is_none() {
         return Err(voice_not_found(&options.voice_id).into());
     }
     options.check(cloned.as_ref())?;
     input
-        .submit(&state, &auth, opts, |file| options.with(file, cloned))
+        .submit(&state, &auth, |file| options.with(file, cloned))
         .await
 }

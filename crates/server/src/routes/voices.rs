@@ -13,7 +13,7 @@ use mediagen_jobs::voice_clone::{
 };
 use mediagen_store::VoiceChanges;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::error::{ApiResult, Error};
 use crate::extract::{ApiJson, ApiQuery, Auth, JobOptions, PathId};
@@ -253,14 +253,9 @@ pub async fn create(
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VoicePatch {
-    /// 1–100 characters (not only spaces).
-    #[schema(min_length = 1, max_length = 100, pattern = "\\S")]
-    name: Option<String>,
-    /// At most 500 characters.
-    #[schema(max_length = 500)]
-    description: Option<String>,
-    #[schema(schema_with = super::labels_schema)]
-    labels: Option<Vec<String>>,
+    #[serde(flatten)]
+    #[schema(inline)]
+    meta: super::MetaPatch,
 }
 
 /// Update a cloned voice
@@ -276,12 +271,7 @@ pub async fn update(
     PathId(id): PathId<VoiceId>,
     ApiJson(body): ApiJson<VoicePatch>,
 ) -> ApiResult<Json<VoiceView>> {
-    let meta = described(
-        body.name.as_deref(),
-        body.description.as_deref(),
-        body.labels,
-        false,
-    )?;
+    let meta = body.meta.checked()?;
     let changes = VoiceChanges {
         name: meta.name,
         description: meta.description,
@@ -309,6 +299,5 @@ pub async fn delete(
         .delete_voice(&auth.account_id, &id)
         .await?
         .ok_or_else(|| voice_not_found(&id))?;
-    state.blobs.delete(&v.preview_key).await?;
-    Ok(Json(json!({ "id": v.id, "deleted": true })))
+    super::deleted(&state, &v.id, &[&v.preview_key]).await
 }
