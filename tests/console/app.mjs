@@ -308,6 +308,32 @@ try {
   page.once("dialog", (d) => d.accept());
   await page.getByRole("button", { name: "Delete Anna B" }).click();
   await main.getByText("No voice of your own yet.").waitFor();
+
+  // Design a voice: words nobody reads list the vocabulary; a description
+  // makes three voices to play, and one is kept as the account's.
+  await go("Design a voice");
+  await page.getByLabel("Description").fill("qwzx florp");
+  await page.getByRole("button", { name: "Design three voices" }).click();
+  await page.getByRole("heading", { name: "What the designer understands" }).waitFor();
+  check(await main.locator("ul.words li").count() > 20, "a description the designer cannot read lists the words it knows");
+  asked("/v1/voices/design", 422);
+  await page.getByRole("button", { name: "a calm older man with a deep British voice, speaking slowly" }).click();
+  await page.getByRole("button", { name: "Design three voices" }).click();
+  await main.getByRole("heading", { level: 3, name: "Voice 3" }).waitFor({ timeout: 240000 });
+  check(await main.locator("li.card audio, li.card button[aria-label^='Play']").count() >= 3, "three designed voices each have a player");
+  check((await main.textContent()).includes("British English"), "the reading of the description is said in words");
+  await page.getByLabel("Name").nth(1).fill("Designed Bob");
+  await page.getByRole("button", { name: "Keep voice 2" }).click();
+  await main.getByText("Kept as Designed Bob.").waitFor();
+  check(true, "a designed voice can be kept");
+  await axe("design a voice");
+  await shot("design-voice");
+  await go("Your voices");
+  await main.getByRole("heading", { level: 3, name: "Designed Bob" }).waitFor();
+  check(true, "a kept design is one of the account's voices");
+  page.once("dialog", (d) => d.accept());
+  await page.getByRole("button", { name: "Delete Designed Bob" }).click();
+  await main.getByText("No voice of your own yet.").waitFor();
   check(true, "a clone can be deleted");
 
   // Trim: a range dragged on the timeline is kept when the mouse lets go,
@@ -528,7 +554,7 @@ try {
   await page.keyboard.press("Enter");
   await page.getByRole("heading", { level: 1, name: "Voices" }).waitFor();
   check(!(await drawer.isVisible()), "the menu opens and follows a link from the keyboard, then closes");
-  for (const name of ["Voices", "Your voices", "Text to speech", "Type and hear", "Voice changer", "Speech to text", "Live transcription", "Dubbing", "Trim video", "Avatars", "Sound and images", "Jobs", "Account", "Operator"]) {
+  for (const name of ["Voices", "Your voices", "Design a voice", "Text to speech", "Type and hear", "Voice changer", "Speech to text", "Live transcription", "Dubbing", "Trim video", "Avatars", "Sound and images", "Jobs", "Account", "Operator"]) {
     await page.getByRole("button", { name: "Open the menu" }).click();
     await page.getByRole("dialog").getByRole("link", { name, exact: true }).click();
     await page.getByRole("heading", { level: 1, name }).waitFor();

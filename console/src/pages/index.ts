@@ -15,6 +15,7 @@ export interface PageDef {
 export const PAGES: PageDef[] = [
   { path: "/voices", name: "Voices", group: "Voice", load: () => import("./Voices.svelte") },
   { path: "/my-voices", name: "Your voices", group: "Voice", load: () => import("./MyVoices.svelte") },
+  { path: "/design-voice", name: "Design a voice", group: "Voice", load: () => import("./DesignVoice.svelte") },
   { path: "/speech", name: "Text to speech", group: "Voice", load: () => import("./Speech.svelte") },
   { path: "/type-and-hear", name: "Type and hear", group: "Voice", load: () => import("./TypeAndHear.svelte") },
   { path: "/voice-changer", name: "Voice changer", group: "Voice", load: () => import("./VoiceChanger.svelte") },

@@ -19,6 +19,10 @@ pub enum Command {
     Dub(DubArgs),
     /// Clone a voice from recordings: `mediagen clone --name Mine --consent a.wav`.
     Clone(CloneArgs),
+    /// Design three voices from a description, then keep one:
+    /// `mediagen design "a calm older man, deep British voice"`, then
+    /// `mediagen design --keep design_… --name Narrator`.
+    Design(DesignArgs),
     /// Say a recording again in another voice (a video keeps its picture):
     /// `mediagen change talk.wav --voice Heart -o out.mp3`.
     #[command(visible_alias = "voice-change")]
@@ -171,6 +175,30 @@ pub struct CloneArgs {
     pub language: Option<String>,
     #[arg(long)]
     pub description: Option<String>,
+    #[command(flatten)]
+    pub conn: Connection,
+}
+
+#[derive(Args, Debug)]
+pub struct DesignArgs {
+    /// What the voice sounds like (gender, age, accent, pitch, pace,
+    /// timbre, in words).
+    #[arg(required_unless_present = "keep")]
+    pub description: Option<String>,
+    /// What the previews say [default: a sentence in the voice's language].
+    #[arg(long, conflicts_with = "keep")]
+    pub text: Option<String>,
+    #[arg(long, conflicts_with = "keep")]
+    pub seed: Option<u64>,
+    /// Where the previews go (`design-1.mp3` … `design-3.mp3`).
+    #[arg(short = 'd', long, default_value = ".", conflicts_with = "keep")]
+    pub dir: PathBuf,
+    /// Keep this preview (its `designId`) as a voice of the account.
+    #[arg(long, requires = "name")]
+    pub keep: Option<String>,
+    /// The kept voice's name.
+    #[arg(long)]
+    pub name: Option<String>,
     #[command(flatten)]
     pub conn: Connection,
 }

@@ -61,6 +61,7 @@ impl Command {
             Command::Trim(a) => &a.conn,
             Command::Dub(a) => &a.conn,
             Command::Clone(a) => &a.conn,
+            Command::Design(a) => &a.conn,
             Command::Change(a) => &a.conn,
             Command::Expand(a) => &a.conn,
             Command::Voices(a) => &a.conn,
@@ -212,6 +213,55 @@ impl Command {
                         count(&job["credits"], "credit"),
                         cell(&job["id"])
                     )
+                })
+            }
+            Command::Design(a) => {
+                if let (Some(id), Some(name)) = (a.keep, a.name) {
+                    let voice = api
+                        .post("/voices", &json!({ "designId": id, "name": name }))
+                        .await?;
+                    return Ok(if as_json {
+                        json(&voice)
+                    } else {
+                        format!(
+                            "kept {} ({}): {}",
+                            cell(&voice["name"]),
+                            cell(&voice["language"]),
+                            cell(&voice["id"])
+                        )
+                    });
+                }
+                let req = body(&[
+                    ("description", a.description.map(|d| json!(d))),
+                    ("text", a.text.map(|t| json!(t))),
+                    ("seed", a.seed.map(|s| json!(s))),
+                ]);
+                let job = api.wait(api.post("/voices/design", &req).await?).await?;
+                let empty = Vec::new();
+                let previews = job["result"]["previews"].as_array().unwrap_or(&empty);
+                let mut lines = Vec::new();
+                for (i, p) in previews.iter().enumerate() {
+                    let path = a.dir.join(format!("design-{}.mp3", i + 1));
+                    let url = p["audioUrl"].as_str().unwrap_or_default();
+                    api.download(url, &Sink::File(path.clone())).await?;
+                    let factor = |k: &str| p[k].as_f64().unwrap_or(1.0);
+                    lines.push(format!(
+                        "{} {} (pitch ×{:.2}, pace ×{:.2})",
+                        cell(&p["designId"]),
+                        path.display(),
+                        factor("pitch"),
+                        factor("pace")
+                    ));
+                }
+                Ok(if as_json {
+                    json(&job)
+                } else {
+                    lines.push(format!(
+                        "keep one: mediagen design --keep <designId> --name <name> ({}, job {})",
+                        count(&job["credits"], "credit"),
+                        cell(&job["id"])
+                    ));
+                    lines.join("\n")
                 })
             }
             Command::Change(a) => {

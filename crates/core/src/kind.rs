@@ -21,6 +21,8 @@ pub enum JobKind {
     TtsRealtime,
     VoiceChange,
     VoiceClone,
+    /// Three voices made from a description (previews to keep).
+    VoiceDesign,
     Dubbing,
     DubbingEdit,
     VideoTrim,
@@ -67,13 +69,14 @@ impl TimeLimit {
 
 impl JobKind {
     /// Every kind, in the order the docs list them.
-    pub const ALL: [JobKind; 14] = [
+    pub const ALL: [JobKind; 15] = [
         JobKind::Tts,
         JobKind::Stt,
         JobKind::SttRealtime,
         JobKind::TtsRealtime,
         JobKind::VoiceChange,
         JobKind::VoiceClone,
+        JobKind::VoiceDesign,
         JobKind::Dubbing,
         JobKind::DubbingEdit,
         JobKind::VideoTrim,
@@ -93,6 +96,7 @@ impl JobKind {
             JobKind::TtsRealtime => "tts.realtime",
             JobKind::VoiceChange => "voice.change",
             JobKind::VoiceClone => "voice.clone",
+            JobKind::VoiceDesign => "voice.design",
             JobKind::Dubbing => "dubbing",
             JobKind::DubbingEdit => "dubbing.edit",
             JobKind::VideoTrim => "video.trim",
@@ -113,6 +117,7 @@ impl JobKind {
             JobKind::TtsRealtime => Price::of(1.0, "character spoken"),
             JobKind::VoiceChange => Price::of(1.0, "second of sound"),
             JobKind::VoiceClone => Price::of(1.0, "second of a clone's work"),
+            JobKind::VoiceDesign => Price::of(10.0, "preview voice"),
             JobKind::Dubbing => Price::of(2.0, "second dubbed"),
             JobKind::DubbingEdit => Price::of(2.0, "second spoken again"),
             JobKind::VideoTrim => Price::of(1.0, "second cut"),
@@ -134,6 +139,8 @@ impl JobKind {
             // At most `best` quality's 480 s of search, and the samples'
             // analysis.
             JobKind::VoiceClone => TimeLimit::of(900.0, 2.0),
+            // Three previews, and the stock voices measured once.
+            JobKind::VoiceDesign => TimeLimit::of(600.0, 0.0),
             // A session's longest life (its idle timeout is shorter).
             JobKind::SttRealtime | JobKind::TtsRealtime => TimeLimit::of(3600.0, 0.0),
             JobKind::Stt

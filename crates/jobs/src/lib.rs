@@ -21,6 +21,7 @@ pub mod tts_realtime;
 pub mod video;
 pub mod voice;
 pub mod voice_clone;
+pub mod voice_design;
 
 pub use catalog::Catalog;
 

@@ -53,6 +53,10 @@ pub struct NeuralStyle {
     /// voices made before have none).
     #[serde(default = "unit", skip_serializing_if = "is_unit")]
     pub formant: f32,
+    /// The factor its pace is spoken at (1: as its table speaks; a
+    /// designed voice's "slowly" is below 1).
+    #[serde(default = "unit", skip_serializing_if = "is_unit")]
+    pub pace: f32,
     /// The samples' recording colour the clone is spoken through: an
     /// equaliser curve of (Hz, dB) points (empty: none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -102,6 +102,9 @@ pub const PIPELINES: &[Runs] = &[
             e.stock.clone(),
         ))
     }),
+    row::<mediagen_jobs::voice_design::DesignRequest>(VOICES, None, |e, _| {
+        Arc::new(crate::voice_design::VoiceDesignPipeline { tts: e.tts.clone() })
+    }),
     row::<mediagen_jobs::dub::DubRequest>(SPEECH, Some(Capability::Translation), |e, _| {
         Arc::new(DubPipeline {
             tts: e.tts.clone(),

@@ -26,6 +26,7 @@ pub mod tts_stream;
 pub mod video;
 pub mod voice;
 pub mod voice_clone;
+pub mod voice_design;
 
 pub use engines::{EngineSettings, Engines, Needs};
 

@@ -133,6 +133,7 @@ impl<'a> Styled<'a> {
                 table: styles,
                 pitch: neural.pitch,
                 formant: neural.formant,
+                pace: neural.pace,
             },
             colour: &neural.colour,
         }

@@ -142,18 +142,21 @@ impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
     }
 }
 
-/// A JSON body's bytes, with [`ApiJson`]'s checks of its content type,
-/// size and arrival.
-pub async fn json_bytes(req: Request, state: &AppState) -> Result<axum::body::Bytes, Error> {
-    let is_json = req
-        .headers()
+/// Whether a request's body is JSON by its content type.
+pub fn is_json(headers: &axum::http::HeaderMap) -> bool {
+    headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| {
             let mime = v.split(';').next().unwrap_or("").trim();
             mime.eq_ignore_ascii_case("application/json") || mime.ends_with("+json")
-        });
-    if !is_json {
+        })
+}
+
+/// A JSON body's bytes, with [`ApiJson`]'s checks of its content type,
+/// size and arrival.
+pub async fn json_bytes(req: Request, state: &AppState) -> Result<axum::body::Bytes, Error> {
+    if !is_json(req.headers()) {
         return Err(ApiError::new(ErrorCode::UnsupportedMediaType)
             .with_message("Send the request body as JSON with `Content-Type: application/json`.")
             .into());

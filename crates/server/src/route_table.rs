@@ -17,8 +17,8 @@ use utoipa_axum::routes;
 
 use crate::routes::{
     account, accounts, avatars, blobs, dubbing, elevenlabs, files, image, jobs, keys, models,
-    openai, previews, realtime, sound, stt, test_jobs, tokens, tts, video, voice_changer, voices,
-    webhooks,
+    openai, previews, realtime, sound, stt, test_jobs, tokens, tts, video, voice_changer,
+    voice_design, voices, webhooks,
 };
 use crate::state::AppState;
 
@@ -197,6 +197,7 @@ pub fn v1(test_jobs: bool) -> Family {
     doc!(f, voices::get);
     doc!(f, voices::update);
     doc!(f, voices::delete);
+    doc!(f, voice_design::design);
     doc!(f, voice_changer::change);
     doc!(f, dubbing::create);
     doc!(f, dubbing::languages);
@@ -289,6 +290,13 @@ pub fn elevenlabs() -> Family {
         realtime::token,
     );
     f.keyed(Method::POST, "/sound-generation", Write, speech::sound);
+    f.keyed(Method::POST, "/text-to-voice/design", Write, voices::design);
+    f.keyed(
+        Method::POST,
+        "/text-to-voice",
+        Write,
+        voices::create_from_design,
+    );
     f.keyed(Method::GET, "/voices", Read, voices::list);
     f.keyed(Method::GET, "/voices/{voice_id}", Read, voices::get);
     f.keyed(Method::GET, "/user", Read, account::user);

@@ -258,3 +258,89 @@ pub async fn all_voices(state: &AppState, account_id: &AccountId) -> ApiResult<V
         .chain(cloned.into_iter().map(|v| cloned_view(state, v)))
         .collect())
 }
+
+/// Keeps preview `body.designId` of a voice design of the account as its
+/// voice: the design's table and preview are copied beside its voices and
+/// the voice recorded as a neural clone is (`category: cloned`, spoken
+/// everywhere a clone is). 404 for a design that is not the account's, or
+/// whose job is gone or not completed.
+pub async fn keep_design(
+    state: &AppState,
+    account_id: &AccountId,
+    body: mediagen_jobs::voice_design::KeepBody,
+) -> ApiResult<VoiceRecord> {
+    use mediagen_core::{JobKind, JobStatus};
+    use mediagen_jobs::voice_clone::{cloned_preview_key, cloned_styles_key, NeuralStyle};
+    use mediagen_jobs::voice_design::DesignId;
+    let meta = crate::routes::described(
+        Some(&body.name),
+        body.description.as_deref(),
+        body.labels,
+        true,
+    )?;
+    let id = DesignId::parse(&body.design_id)?;
+    let not_found = || Error::from(ApiError::not_found("design", &body.design_id));
+    let job = state
+        .db
+        .job(account_id, &id.job)
+        .await?
+        .filter(|j| j.kind == JobKind::VoiceDesign && j.status == JobStatus::Completed)
+        .ok_or_else(not_found)?;
+    let result = job.result.unwrap_or_default();
+    let preview = &result["previews"][id.index];
+    let number = |k: &str| preview[k].as_f64().unwrap_or(1.0) as f32;
+    let profile: VoiceProfile =
+        serde_json::from_value(preview["profile"].clone()).map_err(|_| not_found())?;
+    let (Some(base), Some(language)) = (
+        preview["baseVoiceId"].as_str(),
+        preview["language"].as_str(),
+    ) else {
+        return Err(not_found());
+    };
+    let voice_id = VoiceId::random();
+    let (account, voice) = (account_id.as_str(), voice_id.as_str());
+    let read = |key: String| async move {
+        match state.blobs.get_bytes(&key).await {
+            Ok(bytes) => Ok(bytes),
+            Err(mediagen_store::BlobError::NotFound) => Err(not_found()),
+            Err(e) => Err(Error::from(e)),
+        }
+    };
+    let styles = read(id.styles_key()).await?;
+    let mp3 = read(format!("jobs/{}/{}", id.job, id.preview_name())).await?;
+    let styles_key = cloned_styles_key(account, voice);
+    let preview_key = cloned_preview_key(account, voice);
+    state.blobs.put(&styles_key, styles).await?;
+    state.blobs.put(&preview_key, mp3).await?;
+    let stored = StoredVoice {
+        base_voice_id: Some(base.to_owned()),
+        profile: profile.clone(),
+        similarity: None,
+        neural: Some(NeuralStyle {
+            styles_key,
+            pitch: number("pitch"),
+            formant: number("formant"),
+            pace: number("pace"),
+            colour: Vec::new(),
+        }),
+    };
+    let description = meta.description.or_else(|| {
+        result["description"]
+            .as_str()
+            .map(|d| d.chars().take(500).collect())
+    });
+    let record = VoiceRecord {
+        id: voice_id,
+        account_id: account_id.clone(),
+        name: meta.name.unwrap_or_default(),
+        description: description.unwrap_or_default(),
+        labels: meta.labels.unwrap_or_default(),
+        language: language.to_owned(),
+        gender: profile.gender,
+        profile: serde_json::to_value(&stored).map_err(Error::internal)?,
+        preview_key,
+        created_at: now_ms(),
+    };
+    state.db.create_voice(record.clone()).await?;
+    Ok(record)
+}

@@ -6,6 +6,7 @@
 //! (espeak-ng, apertium) only ever run as subprocesses.
 
 pub mod clone;
+pub mod design;
 pub mod stt;
 pub mod translate;
 pub mod tts;

@@ -263,6 +263,7 @@ fn kokoro_speaks_a_table_at_another_pitch_and_formants() {
             table: &table,
             pitch,
             formant,
+            pace: 1.0,
         };
         catalog
             .speak_styled(&heart.id, Some(style), text, 1.0, |_, _, _| true)

@@ -358,3 +358,65 @@ mod tests {
         }
     }
 }
+
+/// The body of `POST /v1/text-to-voice/design`.
+#[derive(Debug, Deserialize)]
+pub struct VoiceDesignBody {
+    pub voice_description: String,
+    #[serde(default)]
+    pub text: Option<String>,
+    #[serde(default)]
+    pub seed: Option<u64>,
+    #[serde(default)]
+    pub model_id: Option<String>,
+    #[serde(flatten)]
+    pub rest: HashMap<String, serde_json::Value>,
+}
+
+impl VoiceDesignBody {
+    /// Our design body, and what was taken and ignored (`loudness`,
+    /// `guidance_scale`, `auto_generate_text`…).
+    pub fn parse(self) -> (crate::voice_design::DesignBody, Vec<String>) {
+        let mut ignored = ignored(&self.rest);
+        if self.model_id.is_some() {
+            ignored.push("model_id".to_owned());
+        }
+        let body = crate::voice_design::DesignBody {
+            description: self.voice_description,
+            text: self.text,
+            seed: self.seed,
+            job: Default::default(),
+        };
+        (body, ignored)
+    }
+}
+
+/// The body of `POST /v1/text-to-voice`: a preview kept as a voice.
+#[derive(Debug, Deserialize)]
+pub struct VoiceFromPreview {
+    pub voice_name: String,
+    #[serde(default)]
+    pub voice_description: Option<String>,
+    pub generated_voice_id: String,
+    /// ElevenLabs' labels are a map: its values are kept as labels.
+    #[serde(default)]
+    pub labels: Option<HashMap<String, Option<String>>>,
+    #[serde(flatten)]
+    pub rest: HashMap<String, serde_json::Value>,
+}
+
+impl VoiceFromPreview {
+    /// Our keep body, and what was taken and ignored.
+    pub fn parse(self) -> (crate::voice_design::KeepBody, Vec<String>) {
+        let labels = self
+            .labels
+            .map(|l| l.into_values().flatten().collect::<Vec<_>>());
+        let body = crate::voice_design::KeepBody {
+            design_id: self.generated_voice_id,
+            name: self.voice_name,
+            description: self.voice_description,
+            labels,
+        };
+        (body, ignored(&self.rest))
+    }
+}

@@ -1,7 +1,7 @@
 //! ElevenLabs' official Python package (`elevenlabs` from PyPI,
 //! unmodified) against `/elevenlabs/v1`: text to speech (whole, streamed,
-//! with timestamps), voices, speech to text, sound effects and the
-//! subscription, with `xi-api-key` (docs/compatibility.md). Other
+//! with timestamps), voices, speech to text, sound effects, text to voice
+//! (a designed voice kept) and the subscription, with `xi-api-key` (docs/compatibility.md). Other
 //! accounts' voices and files stay out of reach here too: `attacks.rs`.
 
 use crate::helpers::{Backend, TestApp};
@@ -54,6 +54,17 @@ report["diarized"] = talk.model_dump()
 
 effect = b"".join(client.text_to_sound_effects.convert(text="rain on a window", duration_seconds=2.0))
 open(f"{out}/effect.mp3", "wb").write(effect)
+
+design = client.text_to_voice.design(
+    voice_description="a calm older man with a deep British voice, speaking slowly",
+    text="The quick brown fox jumps over the lazy dog near the old stone bridge.")
+report["design"] = {"text": design.text, "previews": [
+    {"id": p.generated_voice_id, "media_type": p.media_type, "duration": p.duration_secs,
+     "bytes": len(base64.b64decode(p.audio_base_64)), "language": p.language}
+    for p in design.previews]}
+kept = client.text_to_voice.create(voice_name="Designed", voice_description="a calm narrator",
+                                   generated_voice_id=design.previews[0].generated_voice_id)
+report["kept"] = kept.model_dump()
 
 report["subscription"] = client.user.subscription.get().model_dump()
 
@@ -157,6 +168,34 @@ async fn elevenlabs_python_package_speaks_lists_and_transcribes() {
         "{}",
         report["diarized"]
     );
+
+    // Text to voice: three previews of the description, one kept as a
+    // voice of the account.
+    let design = &report["design"];
+    let previews = design["previews"].as_array().unwrap();
+    assert_eq!(previews.len(), 3, "{design}");
+    for p in previews {
+        assert!(p["id"].as_str().unwrap().starts_with("design_"), "{p}");
+        assert_eq!(p["media_type"], "audio/mpeg", "{p}");
+        assert!(
+            p["bytes"].as_u64().unwrap() > 5_000 && p["duration"].as_f64().unwrap() > 2.0,
+            "{p}"
+        );
+        assert_eq!(p["language"], "en");
+    }
+    let kept = &report["kept"];
+    assert_eq!(
+        (kept["name"].as_str(), kept["category"].as_str()),
+        (Some("Designed"), Some("cloned")),
+        "{kept}"
+    );
+    let voice = app
+        .get_json(
+            &format!("/v1/voices/{}", kept["voice_id"].as_str().unwrap()),
+            &key,
+        )
+        .await;
+    assert_eq!(voice["language"], "en-GB", "{voice}");
 
     // The subscription reports the credits: used and held against the limit.
     let s = &report["subscription"];

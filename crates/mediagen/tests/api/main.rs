@@ -50,6 +50,7 @@ mod system;
 mod tts;
 mod video;
 mod voice_clone;
+mod voice_design;
 mod voices;
 mod webhooks;
 mod worker_kinds;

@@ -98,6 +98,7 @@ impl NeuralVoice {
                 table: &self.styles,
                 pitch: self.pitch,
                 formant: self.formant,
+                pace: 1.0,
             },
             colour: &self.colour,
         }
@@ -110,6 +111,7 @@ impl NeuralVoice {
             styles_key,
             pitch: self.pitch,
             formant: self.formant,
+            pace: 1.0,
             colour: self.colour.clone(),
         }
     }
@@ -336,6 +338,7 @@ impl Maker<'_> {
             table: &found.styles,
             pitch,
             formant,
+            pace: 1.0,
         };
         let tuned = (found.pitch, found.formant);
         let clone_style = at(tuned);

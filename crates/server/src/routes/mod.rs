@@ -25,6 +25,7 @@ pub mod tokens;
 pub mod tts;
 pub mod video;
 pub mod voice_changer;
+pub mod voice_design;
 pub mod voices;
 pub mod webapp;
 pub mod webhooks;

@@ -1,6 +1,6 @@
 use std::cmp::Ordering;
 
-use axum::extract::State;
+use axum::extract::{FromRequest, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -148,13 +148,34 @@ pub const LIST_CHOICES: [(&str, &[&str]); 2] = [
 /// /v1/voices` as `category: cloned`, visible to its keys only, and is a
 /// `voiceId` for `POST /v1/text-to-speech` (batch and streamed) and `POST
 /// /v1/voice-changer`.
+///
+/// Or, as JSON (`VoiceFromDesign`): `designId` (a preview of `POST
+/// /v1/voices/design`), `name`, optional `description` and `labels`: the
+/// designed voice is kept as the account's (201 with it, at once, free).
 #[utoipa::path(post, path = "/v1/voices", tag = "voice", security(("bearer" = ["write"])),
-    request_body(content((VoiceCloneForm = "multipart/form-data"))),
+    request_body(content((VoiceCloneForm = "multipart/form-data"), (mediagen_jobs::voice_design::KeepBody = "application/json"))),
     responses((status = 201, body = VoiceView),
               (status = 202, body = crate::jobs::JobView, description = "The `voice.clone` job, still running"),
-              (status = 400), (status = 415), (status = 422)))]
+              (status = 400), (status = 404, description = "`resource_not_found`: a `designId` that is not one of the account's"),
+              (status = 415), (status = 422)))]
 pub async fn create(
     State(state): State<AppState>,
+    auth: Auth,
+    opts: JobOptions,
+    req: axum::extract::Request,
+) -> ApiResult<Response> {
+    if crate::extract::is_json(req.headers()) {
+        let ApiJson(body) = ApiJson::from_request(req, &state).await?;
+        let record = crate::voices::keep_design(&state, &auth.account_id, body).await?;
+        return Ok((StatusCode::CREATED, Json(cloned_view(&state, record))).into_response());
+    }
+    let form = MultipartForm::from_request(req, &state).await?;
+    clone(state, auth, opts, form).await
+}
+
+/// A voice cloned from the samples of a form.
+async fn clone(
+    state: AppState,
     auth: Auth,
     opts: JobOptions,
     mut form: MultipartForm,

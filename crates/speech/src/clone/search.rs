@@ -235,6 +235,7 @@ pub fn search(
             table: &winner.styles,
             pitch,
             formant,
+            pace: 1.0,
         };
         let likeness = speak_joined(studio, style, &options.sentences)?.similarity(target);
         (progress.report)(spent().min(1.0));

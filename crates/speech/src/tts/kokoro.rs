@@ -491,7 +491,7 @@ impl KokoroEngine {
     fn speak_ids(&self, style: Style, ids: Vec<i64>, speed: f32) -> Result<Audio, TtsError> {
         let warp = formant_rate(style.formant);
         let k = warp as f32 / SAMPLE_RATE as f32;
-        let mut frames = self.predict(style.table, ids, speed / k)?;
+        let mut frames = self.predict(style.table, ids, speed * style.pace / k)?;
         frames.repitch(style.pitch / k);
         let mut samples = self.vocode(&frames, frames.speech())?;
         // Every voice speaks here: ×1 (every stock voice) is not copied.

@@ -64,6 +64,9 @@ pub struct Style<'a> {
     /// length of the vocal tract) is multiplied by this (1: as the table
     /// speaks; bounded by the engine).
     pub formant: f32,
+    /// The voice's own pace: the speed asked for is multiplied by this (1:
+    /// as the table speaks; a designed voice's "slowly" is below 1).
+    pub pace: f32,
 }
 
 impl<'a> Style<'a> {
@@ -73,6 +76,7 @@ impl<'a> Style<'a> {
             table,
             pitch: 1.0,
             formant: 1.0,
+            pace: 1.0,
         }
     }
 }

@@ -1,16 +1,23 @@
-//! ElevenLabs' voice list and voice: the catalog and the account's cloned
-//! voices in ElevenLabs' shape.
+//! ElevenLabs' voice list and voice (the catalog and the account's cloned
+//! voices in ElevenLabs' shape), and its text-to-voice design.
 
 use axum::extract::{Path, State};
+use axum::response::{IntoResponse, Response};
 use axum::Json;
+use base64::Engine;
 use mediagen_core::VoiceId;
-use mediagen_jobs::elevenlabs::premade_voice;
+use mediagen_jobs::elevenlabs::{
+    elevenlabs_names, premade_voice, VoiceDesignBody, VoiceFromPreview,
+};
+use mediagen_jobs::voice_design::DesignRequest;
 use serde_json::{json, Value};
 
 use crate::error::ApiResult;
-use crate::extract::Auth;
+use crate::extract::{ApiJson, Auth, JobOptions};
+use crate::jobs::{output_bytes, run_to_end, JobSpec};
+use crate::routes::{with_ignored, with_job};
 use crate::state::AppState;
-use crate::voices::{all_voices, cloned_view, voice_not_found, VoiceView};
+use crate::voices::{all_voices, cloned_view, keep_design, voice_not_found, VoiceView};
 
 /// A voice as ElevenLabs describes one.
 fn eleven_voice(v: VoiceView, voice_id: String) -> Value {
@@ -65,4 +72,56 @@ pub async fn get(
     };
     let v = record.ok_or_else(|| voice_not_found(&voice_id))?;
     Ok(Json(eleven_voice(cloned_view(&state, v), voice_id)))
+}
+
+/// `POST /text-to-voice/design`: three previews of a described voice,
+/// each its audio in base64 and the `generated_voice_id` it is kept by.
+pub async fn design(
+    State(state): State<AppState>,
+    auth: Auth,
+    opts: JobOptions,
+    ApiJson(body): ApiJson<VoiceDesignBody>,
+) -> ApiResult<Response> {
+    let (body, ignored) = body.parse();
+    let req =
+        DesignRequest::parse(body, state.catalog.voices.as_ref()).map_err(elevenlabs_names)?;
+    let job = run_to_end(&state, &auth, opts, JobSpec::of(&req, false)?).await?;
+    let result = job.result.clone().unwrap_or_default();
+    let empty = Vec::new();
+    let mut previews = Vec::new();
+    for (i, p) in result["previews"]
+        .as_array()
+        .unwrap_or(&empty)
+        .iter()
+        .enumerate()
+    {
+        let (audio, media_type) =
+            output_bytes(&state, &job, &format!("/previews/{i}/audioUrl")).await?;
+        previews.push(json!({
+            "audio_base_64": base64::engine::general_purpose::STANDARD.encode(&audio),
+            "generated_voice_id": p["designId"],
+            "media_type": media_type,
+            "duration_secs": p["duration"],
+            "language": p["language"].as_str().and_then(|l| l.split('-').next()),
+        }));
+    }
+    let body = json!({ "previews": previews, "text": result["text"] });
+    Ok(with_ignored(
+        with_job(Json(body).into_response(), &job.id),
+        &ignored,
+    ))
+}
+
+/// `POST /text-to-voice`: a preview kept as a voice of the account, in
+/// ElevenLabs' shape.
+pub async fn create_from_design(
+    State(state): State<AppState>,
+    auth: Auth,
+    ApiJson(body): ApiJson<VoiceFromPreview>,
+) -> ApiResult<Response> {
+    let (body, ignored) = body.parse();
+    let record = keep_design(&state, &auth.account_id, body).await?;
+    let id = record.id.to_string();
+    let voice = eleven_voice(cloned_view(&state, record), id);
+    Ok(with_ignored(Json(voice).into_response(), &ignored))
 }
