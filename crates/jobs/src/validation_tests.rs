@@ -297,3 +297,70 @@ fn elevenlabs_stream_input_takes_its_premade_voices() {
     let e = StreamInputQuery::parse(ENGLISH, &fields(&[("output_format", "wav_44100")]), &c);
     assert_eq!(refusal(e.err().unwrap()).1, "output_format");
 }
+
+#[test]
+fn a_design_is_read_and_checked_against_the_voices() {
+    use crate::voice_design::{DesignBody, DesignRequest};
+    let c = catalog();
+    let ok = DesignRequest::parse(
+        body::<DesignBody>(json!({"description": "a deep voice", "seed": 3})),
+        c.voices.as_ref(),
+    )
+    .unwrap();
+    assert_eq!((ok.seed, ok.attributes.language.as_str()), (3, "en-US"));
+    assert!(ok.attributes.pitch < 0.0);
+    let refused = |v: Value| {
+        refusal(DesignRequest::parse(body::<DesignBody>(v), c.voices.as_ref()).unwrap_err())
+    };
+    assert_eq!(
+        refused(json!({"description": "qwzx"})),
+        is(ErrorCode::UnsupportedPrompt, "description")
+    );
+    assert_eq!(
+        refused(json!({"description": "a deep voice", "text": " "})),
+        is(ErrorCode::InvalidParameter, "text")
+    );
+    // A language no voice table of the catalog speaks.
+    assert_eq!(
+        refused(json!({"description": "a Japanese woman"})),
+        is(ErrorCode::UnprocessableEntity, "description")
+    );
+}
+
+#[test]
+fn a_clone_form_names_what_it_refuses() {
+    use crate::voice_clone::{CloneMethod, CloneQuality, VoiceCloneForm};
+    let form = |pairs: &[(&str, &str)]| -> VoiceCloneForm {
+        mediagen_core::form::from_fields(&fields(pairs)).unwrap()
+    };
+    let ok = form(&[
+        ("name", "A"),
+        ("consent", "true"),
+        ("method", "world"),
+        ("language", "es-ES"),
+    ])
+    .options()
+    .unwrap();
+    assert_eq!(
+        (ok.method, ok.language.as_deref()),
+        (CloneMethod::World, Some("es-ES"))
+    );
+    assert_eq!(ok.quality, CloneQuality::default());
+    for (pairs, param) in [
+        (&[("name", "A")][..], "consent"),
+        (&[("consent", "false")][..], "consent"),
+        (
+            &[("consent", "true"), ("language", "en us")][..],
+            "language",
+        ),
+        (&[("consent", "true"), ("method", "magic")][..], "method"),
+        (&[("consent", "true"), ("quality", "max")][..], "quality"),
+    ] {
+        let e = form(pairs).options().unwrap_err();
+        assert_eq!(
+            refusal(e),
+            is(ErrorCode::InvalidParameter, param),
+            "{pairs:?}"
+        );
+    }
+}

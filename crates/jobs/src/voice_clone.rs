@@ -230,6 +230,63 @@ fn consent() -> utoipa::openapi::schema::Object {
         .build()
 }
 
+/// What a clone form asks for besides its samples and names, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CloneOptions {
+    /// BCP-47; `None`: heard by the recogniser.
+    pub language: Option<String>,
+    pub method: CloneMethod,
+    pub quality: CloneQuality,
+}
+
+impl VoiceCloneForm {
+    /// The speaker's consent (400 unless `true`), the language (a BCP-47
+    /// tag or `auto`), the method and the quality; 400 naming the field.
+    pub fn options(&self) -> Result<CloneOptions, ApiError> {
+        if self.consent != Some(true) {
+            return Err(ApiError::invalid_parameter(
+                "consent",
+                "required: `true`, confirming the speaker agreed to having their voice cloned",
+            ));
+        }
+        let language = match self.language.as_deref().map(str::trim) {
+            None | Some("") | Some("auto") => None,
+            Some(l)
+                if l.len() <= 35 && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') =>
+            {
+                Some(l.to_owned())
+            }
+            Some(_) => {
+                return Err(ApiError::invalid_parameter(
+                    "language",
+                    "must be a BCP-47 tag such as en or es-ES, or auto",
+                ))
+            }
+        };
+        let method = match self.method.as_deref().map(str::trim) {
+            None | Some("") | Some("neural") => CloneMethod::Neural,
+            Some("world") => CloneMethod::World,
+            Some(_) => {
+                return Err(ApiError::invalid_parameter(
+                    "method",
+                    "must be neural or world",
+                ))
+            }
+        };
+        let quality = match self.quality.as_deref().map(str::trim) {
+            None | Some("") => CloneQuality::default(),
+            Some(q) => CloneQuality::parse(q).ok_or_else(|| {
+                ApiError::invalid_parameter("quality", "must be fast, standard or best")
+            })?,
+        };
+        Ok(CloneOptions {
+            language,
+            method,
+            quality,
+        })
+    }
+}
+
 /// What a clone job is asked for (validated by the API; the id is chosen
 /// there, so a retried job makes the same voice once).
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -320,25 +320,7 @@ pub async fn expand(
     let job = Submission::from_fields(&state, opts, fields)?;
     let options = ExpandOptions::parse(fields)?;
     let avatar_id = fields.get("avatarId").cloned();
-    let audio = match &options.audio_file_id {
-        None => None,
-        Some(id) => {
-            let file = state
-                .db
-                .file(&auth.account_id, &client_id::<FileId>(id)?)
-                .await?
-                .ok_or_else(|| FileId::not_found(id))?;
-            let seconds = file.duration.ok_or_else(|| {
-                Error::from(
-                    ApiError::new(ErrorCode::UnsupportedMediaType)
-                        .with_message("The audio file is not audio or video.")
-                        .with_detail("parameter", "audioFileId"),
-                )
-            })?;
-            ExpandOptions::check_seconds("audioFileId", seconds)?;
-            Some((file, seconds))
-        }
-    };
+    let audio = audio_track(&state, &auth, options.audio_file_id.as_deref()).await?;
     let seconds = options
         .duration
         .or(audio.as_ref().map(|a| a.1))
@@ -373,18 +355,9 @@ pub async fn expand(
                 .await
         }
         (Input::Fields(_), Some(id)) => {
-            let req = if let Some(look) = premade(&state, &id) {
-                let talking = audio.is_some().then(|| look.id.to_owned());
-                request(video_key(look.id), Some(id), None, talking)
-            } else {
-                let a = state
-                    .db
-                    .avatar(&auth.account_id, &client_id::<AvatarId>(&id)?)
-                    .await?
-                    .ok_or_else(|| ApiError::not_found("avatar", &id))?;
-                request(a.video_key, Some(id), None, None)
-            };
-            job.submit(&state, &auth, &req).await
+            let (video, talking) = avatar_video(&state, &auth, &id, audio.is_some()).await?;
+            job.submit(&state, &auth, &request(video, Some(id), None, talking))
+                .await
         }
         (Input::Fields(_), None) => Err(ApiError::invalid_parameter(
             "avatarId",
@@ -392,4 +365,52 @@ pub async fn expand(
         )
         .into()),
     }
+}
+
+/// The account's audio file `audioFileId` names, with its length (checked
+/// as an expansion's duration is): 404 for a file that is not the
+/// account's, 415 for one that is not audio or video.
+async fn audio_track(
+    state: &AppState,
+    auth: &Auth,
+    id: Option<&str>,
+) -> ApiResult<Option<(mediagen_store::FileRecord, f64)>> {
+    let Some(id) = id else {
+        return Ok(None);
+    };
+    let file = state
+        .db
+        .file(&auth.account_id, &client_id::<FileId>(id)?)
+        .await?
+        .ok_or_else(|| FileId::not_found(id))?;
+    let seconds = file.duration.ok_or_else(|| {
+        Error::from(
+            ApiError::new(ErrorCode::UnsupportedMediaType)
+                .with_message("The audio file is not audio or video.")
+                .with_detail("parameter", "audioFileId"),
+        )
+    })?;
+    ExpandOptions::check_seconds("audioFileId", seconds)?;
+    Ok(Some((file, seconds)))
+}
+
+/// The video of avatar `id` (a built-in one, or the account's: 404
+/// otherwise), and the presenter drawn talking when a voice track is put
+/// under a built-in one.
+async fn avatar_video(
+    state: &AppState,
+    auth: &Auth,
+    id: &str,
+    with_audio: bool,
+) -> ApiResult<(String, Option<String>)> {
+    if let Some(look) = premade(state, id) {
+        let talking = with_audio.then(|| look.id.to_owned());
+        return Ok((video_key(look.id), talking));
+    }
+    let a = state
+        .db
+        .avatar(&auth.account_id, &client_id::<AvatarId>(id)?)
+        .await?
+        .ok_or_else(|| ApiError::not_found("avatar", id))?;
+    Ok((a.video_key, None))
 }

@@ -8,8 +8,7 @@ use mediagen_core::form::from_fields;
 use mediagen_core::VoiceId;
 use mediagen_core::{ApiError, Page};
 use mediagen_jobs::voice_clone::{
-    samples_out_of_range, CloneMethod, CloneQuality, CloneRequest, VoiceCloneForm,
-    MAX_SAMPLE_SECONDS, MIN_SAMPLE_SECONDS,
+    samples_out_of_range, CloneRequest, VoiceCloneForm, MAX_SAMPLE_SECONDS, MIN_SAMPLE_SECONDS,
 };
 use mediagen_store::VoiceChanges;
 use serde::Deserialize;
@@ -188,42 +187,10 @@ async fn clone(
         labels,
         true,
     )?;
-    if fields.consent != Some(true) {
-        return Err(ApiError::invalid_parameter(
-            "consent",
-            "required: `true`, confirming the speaker agreed to having their voice cloned",
-        )
-        .into());
-    }
+    let options = fields.options()?;
     let name = meta.name.unwrap_or_default();
     let description = meta.description.unwrap_or_default();
     let labels = meta.labels.unwrap_or_default();
-    let language = match fields.language.as_deref().map(str::trim) {
-        None | Some("") | Some("auto") => None,
-        Some(l) if l.len() <= 35 && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') => {
-            Some(l.to_owned())
-        }
-        Some(_) => {
-            return Err(ApiError::invalid_parameter(
-                "language",
-                "must be a BCP-47 tag such as en or es-ES, or auto",
-            )
-            .into())
-        }
-    };
-    let method = match fields.method.as_deref().map(str::trim) {
-        None | Some("") | Some("neural") => CloneMethod::Neural,
-        Some("world") => CloneMethod::World,
-        Some(_) => {
-            return Err(ApiError::invalid_parameter("method", "must be neural or world").into())
-        }
-    };
-    let quality = match fields.quality.as_deref().map(str::trim) {
-        None | Some("") => CloneQuality::default(),
-        Some(q) => CloneQuality::parse(q).ok_or_else(|| {
-            ApiError::invalid_parameter("quality", "must be fast, standard or best")
-        })?,
-    };
     let uploads = form.files.remove("files").unwrap_or_default();
     if uploads.is_empty() {
         return Err(
@@ -250,10 +217,10 @@ async fn clone(
         name,
         description,
         labels,
-        language,
+        language: options.language,
         samples,
-        method,
-        quality,
+        method: options.method,
+        quality: options.quality,
         sample_seconds: claimed,
     };
     let spec = JobSpec::of(&request, false)?;
