@@ -117,7 +117,7 @@ impl JobKind {
             JobKind::TtsRealtime => Price::of(1.0, "character spoken"),
             JobKind::VoiceChange => Price::of(1.0, "second of sound"),
             JobKind::VoiceClone => Price::of(1.0, "second of a clone's work"),
-            JobKind::VoiceDesign => Price::of(10.0, "preview voice"),
+            JobKind::VoiceDesign => Price::of(1.0, "character spoken in a preview"),
             JobKind::Dubbing => Price::of(2.0, "second dubbed"),
             JobKind::DubbingEdit => Price::of(2.0, "second spoken again"),
             JobKind::VideoTrim => Price::of(1.0, "second cut"),

@@ -32,8 +32,8 @@ pub struct DesignBody {
     /// understands: 422 `unsupported_prompt`.
     #[schema(min_length = 1, max_length = 1000, pattern = "\\S")]
     pub description: String,
-    /// What the previews say (1–1000 characters; default: a sentence in
-    /// the voice's language).
+    /// What the previews say: plain text of 1–1000 characters (default: a
+    /// sentence in the voice's language); priced as each preview speaks it.
     #[serde(default)]
     #[schema(min_length = 1, max_length = 1000, pattern = "\\S")]
     pub text: Option<String>,
@@ -360,6 +360,13 @@ impl DesignRequest {
                     format!("must be 1 to {MAX_TEXT} characters, not only spaces"),
                 ))
             }
+            // Read as words: markup (SSML) is not a preview's to carry.
+            Some(t) if t.starts_with('<') => {
+                return Err(ApiError::invalid_parameter(
+                    "text",
+                    "must be plain text (SSML is read by text to speech, not here)",
+                ))
+            }
             Some(t) => t.to_owned(),
         };
         Ok(Self {
@@ -385,9 +392,9 @@ pub fn speaks(voice: &str, wanted: &str) -> bool {
 impl JobRequest for DesignRequest {
     const KIND: JobKind = JobKind::VoiceDesign;
 
-    /// Priced per preview.
+    /// Priced on the speech it makes: each preview says the text.
     fn units(&self) -> f64 {
-        PREVIEWS as f64
+        (PREVIEWS * mediagen_core::ssml::spoken_characters(&self.text)) as f64
     }
 
     fn media_seconds(&self) -> f64 {

@@ -47,11 +47,18 @@ pub fn design_voices(
     progress: &dyn Fn(i64),
 ) -> Result<Vec<Made>, JobFailure> {
     let a = &req.attributes;
-    let voices: Vec<_> = tts
+    let mut voices: Vec<_> = tts
         .voices()
         .iter()
         .filter(|v| v.engine == STYLED_ENGINE && speaks(&v.language, &a.language))
         .collect();
+    // Only the gender asked for is measured (the designer takes only it
+    // when the language has it).
+    if let Some(g) = &a.gender {
+        if voices.iter().any(|v| &v.gender == g) {
+            voices.retain(|v| &v.gender == g);
+        }
+    }
     let mut measured = Vec::new();
     for v in &voices {
         if stop() {

@@ -145,6 +145,10 @@ async fn refusals(backend: Backend) {
             json!({ "description": "a deep voice", "colour": "red" }),
             "colour",
         ),
+        (
+            json!({ "description": "a deep voice", "text": "<speak>Hi</speak>" }),
+            "text",
+        ),
     ] {
         let r = app.post("/v1/voices/design", &key, body.clone()).await;
         let e = assert_error(r, 400, "invalid_parameter").await;
@@ -154,11 +158,12 @@ async fn refusals(backend: Backend) {
         .post(
             "/v1/voices/design",
             &key,
-            json!({ "description": "a deep voice", "dryRun": true }),
+            json!({ "description": "a deep voice", "text": "Twelve chars", "dryRun": true }),
         )
         .await;
     let priced: Value = r.json().await.unwrap();
-    assert_eq!(priced["estimatedCredits"], 30, "{priced}");
+    // Each of the three previews says the text: priced as it is spoken.
+    assert_eq!(priced["estimatedCredits"], 36, "{priced}");
     for id in ["design_nope", "voice_abc", "design_aaaaaaaaaaaaaaaaaaaa0"] {
         let r = app
             .post("/v1/voices", &key, json!({ "designId": id, "name": "X" }))

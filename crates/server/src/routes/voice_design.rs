@@ -19,8 +19,9 @@ use crate::submission::JobJson;
 /// baseVoiceId, gender, language, pitch, formant, pace, blend: [{voiceId,
 /// weight}], profile}]}`. Keep one with `POST /v1/voices {designId, name}`
 /// (while the job is kept). A description naming nothing the designer
-/// reads → 422 `unsupported_prompt` with `details.understood`. Price:
-/// `costs."voice.design"` credits per preview (three).
+/// reads → 422 `unsupported_prompt` with `details.understood`; `text` is
+/// plain text (SSML: 400). Price: `costs."voice.design"` credits per
+/// spoken character of `text`, three times (one preview each).
 #[utoipa::path(post, path = "/v1/voices/design", tag = "voice", security(("bearer" = ["write"])),
     request_body = DesignBody,
     responses((status = 200, body = crate::jobs::JobView, description = "Completed"),
