@@ -32,10 +32,12 @@ pub struct DesignBody {
     /// understands: 422 `unsupported_prompt`.
     #[schema(min_length = 1, max_length = 1000, pattern = "\\S")]
     pub description: String,
-    /// What the previews say: plain text of 1–1000 characters (default: a
-    /// sentence in the voice's language); priced as each preview speaks it.
+    /// What the previews say: plain text of 1–1000 characters, not markup
+    /// (its first character other than space is not `<`: SSML is read by
+    /// text to speech, not here); default: a sentence in the voice's
+    /// language. Priced as each preview speaks it.
     #[serde(default)]
-    #[schema(min_length = 1, max_length = 1000, pattern = "\\S")]
+    #[schema(min_length = 1, max_length = 1000, pattern = "^\\s*[^\\s<]")]
     pub text: Option<String>,
     /// The same seed and description make the same three voices.
     #[serde(default)]
