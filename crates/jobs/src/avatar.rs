@@ -2,6 +2,7 @@
 //! `avatar.expand` job's payload).
 
 use std::collections::HashMap;
+use std::sync::LazyLock;
 
 use mediagen_core::form::FilePart;
 use mediagen_core::format::{Container, ExpandMode as Mode};
@@ -9,8 +10,13 @@ use mediagen_core::ApiError;
 use mediagen_core::FileId;
 use serde::{Deserialize, Serialize};
 
-/// The longest output, seconds (ten minutes).
-pub const MAX_SECONDS: f64 = 600.0;
+use crate::bounds::Bound;
+
+/// The longest output, seconds (ten minutes: `duration`'s maximum in
+/// [`AvatarExpansionForm`]'s schema; an `audioFileId`'s length is held to
+/// it too).
+pub static MAX_SECONDS: LazyLock<f64> =
+    LazyLock::new(|| Bound::of::<AvatarExpansionForm>("duration").maximum());
 
 /// The highest frame rate an expansion is made at: a source faster than
 /// this is read at this rate.
@@ -176,10 +182,13 @@ impl ExpandOptions {
                 "the duration must be more than 0 seconds",
             ));
         }
-        if seconds > MAX_SECONDS {
+        if seconds > *MAX_SECONDS {
             return Err(ApiError::unprocessable(
                 parameter,
-                format!("the duration may be at most {MAX_SECONDS} seconds (got {seconds})"),
+                format!(
+                    "the duration may be at most {} seconds (got {seconds})",
+                    *MAX_SECONDS
+                ),
             ));
         }
         Ok(seconds)

@@ -5,15 +5,9 @@ use mediagen_core::format::{ImageFormat, Style};
 use mediagen_core::ApiError;
 use serde::{Deserialize, Serialize};
 
+use crate::bounds::Bound;
 use crate::catalog::{Generators, Medium};
-use crate::neural::Neural;
-
-/// Longest prompt, characters.
-pub const MAX_PROMPT: usize = 1000;
-/// Canvas sides, pixels.
-pub const MIN_SIDE: u32 = 64;
-pub const MAX_SIDE: u32 = 2048;
-pub const MAX_IMAGES: u32 = 4;
+use crate::neural::{Neural, NeuralBounds};
 
 /// The body of `POST /v1/image-generation`.
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
@@ -123,14 +117,21 @@ impl mediagen_core::JobRequest for ImageRequest {
     }
 }
 
+/// A side of the canvas, in pixels, within its member's bounds.
 fn side(name: &str, v: Option<u32>) -> Result<u32, ApiError> {
     let v = v.unwrap_or(1024);
-    if (MIN_SIDE..=MAX_SIDE).contains(&v) && v.is_multiple_of(8) {
+    let bound = Bound::of::<ImageBody>(name);
+    if bound.counts(v) {
         Ok(v)
     } else {
         Err(ApiError::invalid_parameter(
             name,
-            format!("must be a multiple of 8 from {MIN_SIDE} to {MAX_SIDE} (got {v})"),
+            format!(
+                "must be a multiple of {} from {} to {} (got {v})",
+                bound.multiple_of.unwrap_or(1.0),
+                bound.min_count(),
+                bound.max_count()
+            ),
         ))
     }
 }
@@ -141,13 +142,14 @@ impl ImageRequest {
     /// something it can draw (422 `unsupported_prompt`); a neural model must
     /// be in the models directory.
     pub fn parse(body: ImageBody, catalog: &dyn Generators) -> Result<Self, ApiError> {
-        let prompt = crate::prompt(&body.prompt, MAX_PROMPT)?;
+        let prompt = crate::prompt(&body.prompt, Bound::of::<ImageBody>("prompt").max_length())?;
         let (width, height) = (side("width", body.width)?, side("height", body.height)?);
         let n = body.n.unwrap_or(1);
-        if !(1..=MAX_IMAGES).contains(&n) {
+        let images = Bound::of::<ImageBody>("n");
+        if !images.counts(n) {
             return Err(ApiError::invalid_parameter(
                 "n",
-                format!("must be 1 to {MAX_IMAGES}"),
+                format!("must be {} to {}", images.min_count(), images.max_count()),
             ));
         }
         // Checked here; the embedded engine reads it again from `style`.
@@ -171,6 +173,7 @@ impl ImageRequest {
             body.model,
             body.steps,
             body.guidance_scale,
+            NeuralBounds::of::<ImageBody>(),
             Medium::Image,
             catalog,
         )?

@@ -6,6 +6,7 @@
 
 pub mod avatar;
 pub mod avatar_upload;
+pub mod bounds;
 pub mod catalog;
 pub mod dub;
 pub mod elevenlabs;

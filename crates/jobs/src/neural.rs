@@ -4,12 +4,28 @@
 use mediagen_core::ApiError;
 use serde::{Deserialize, Serialize};
 
+use crate::bounds::Bound;
 use crate::catalog::{Generators, Medium, NeuralModel};
 
 /// The name that selects the embedded engine (also the default).
 pub const EMBEDDED: &str = "embedded";
-pub const MAX_STEPS: u32 = 150;
-pub const MAX_GUIDANCE: f32 = 30.0;
+
+/// The bounds of `steps` and `guidanceScale` in the schema of the body
+/// they came in.
+#[derive(Debug, Clone, Copy)]
+pub struct NeuralBounds {
+    steps: Bound,
+    guidance_scale: Bound,
+}
+
+impl NeuralBounds {
+    pub fn of<T: utoipa::ToSchema>() -> Self {
+        Self {
+            steps: Bound::of::<T>("steps"),
+            guidance_scale: Bound::of::<T>("guidanceScale"),
+        }
+    }
+}
 
 /// A validated neural-model choice (part of the job's payload).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -28,6 +44,7 @@ impl Neural {
         model: Option<String>,
         steps: Option<u32>,
         guidance_scale: Option<f32>,
+        bounds: NeuralBounds,
         medium: Medium,
         catalog: &dyn Generators,
     ) -> Result<Option<(Self, NeuralModel)>, ApiError> {
@@ -64,16 +81,18 @@ impl Neural {
                 ));
             }
         };
-        if steps.is_some_and(|s| !(1..=MAX_STEPS).contains(&s)) {
+        let b = bounds.steps;
+        if steps.is_some_and(|s| !b.counts(s)) {
             return Err(ApiError::invalid_parameter(
                 "steps",
-                format!("must be 1 to {MAX_STEPS}"),
+                format!("must be {} to {}", b.min_count(), b.max_count()),
             ));
         }
-        if guidance_scale.is_some_and(|g| !(0.0..=MAX_GUIDANCE).contains(&g)) {
+        let b = bounds.guidance_scale;
+        if guidance_scale.is_some_and(|g| !(b.minimum()..=b.maximum()).contains(&f64::from(g))) {
             return Err(ApiError::invalid_parameter(
                 "guidanceScale",
-                format!("must be 0 to {MAX_GUIDANCE}"),
+                format!("must be {} to {}", b.minimum(), b.maximum()),
             ));
         }
         Ok(Some((

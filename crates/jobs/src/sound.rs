@@ -1,19 +1,19 @@
 //! A sound generation request (`POST /v1/sound-generation`, also the
 //! `sound` job's payload).
 
+use std::sync::LazyLock;
+
 use mediagen_core::format::AudioFormat;
 use mediagen_core::ApiError;
 use serde::{Deserialize, Serialize};
 
+use crate::bounds::Bound;
 use crate::catalog::{Generators, Medium};
-use crate::neural::Neural;
+use crate::neural::{Neural, NeuralBounds};
 
-/// Shortest and longest sound, seconds.
-pub const MIN_SECONDS: f32 = 0.5;
-pub const MAX_SECONDS: f32 = 30.0;
-
-/// Longest prompt, characters.
-pub const MAX_PROMPT: usize = 1000;
+/// Shortest and longest sound, seconds (`duration`'s bounds in
+/// [`SoundBody`]'s schema).
+pub static SECONDS: LazyLock<Bound> = LazyLock::new(|| Bound::of::<SoundBody>("duration"));
 
 /// The body of `POST /v1/sound-generation`.
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
@@ -115,11 +115,12 @@ impl SoundRequest {
     /// Validates a body; errors name the parameter, or (422
     /// `unsupported_prompt`, embedded engine) list what it understands.
     pub fn parse(body: SoundBody, catalog: &dyn Generators) -> Result<Self, ApiError> {
-        let prompt = crate::prompt(&body.prompt, MAX_PROMPT)?;
+        let prompt = crate::prompt(&body.prompt, Bound::of::<SoundBody>("prompt").max_length())?;
         let (neural, on_disk) = Neural::parse(
             body.model,
             body.steps,
             body.guidance_scale,
+            NeuralBounds::of::<SoundBody>(),
             Medium::Sound,
             catalog,
         )?
@@ -130,11 +131,15 @@ impl SoundRequest {
         };
         let duration = match body.duration {
             None => natural,
-            Some(d) if (f64::from(MIN_SECONDS)..=f64::from(MAX_SECONDS)).contains(&d) => d as f32,
+            Some(d) if (SECONDS.minimum()..=SECONDS.maximum()).contains(&d) => d as f32,
             Some(_) => {
                 return Err(ApiError::invalid_parameter(
                     "duration",
-                    format!("must be from {MIN_SECONDS} to {MAX_SECONDS} seconds, or omitted"),
+                    format!(
+                        "must be from {} to {} seconds, or omitted",
+                        SECONDS.minimum(),
+                        SECONDS.maximum()
+                    ),
                 ))
             }
         };

@@ -8,6 +8,7 @@ use mediagen_core::ApiError;
 use mediagen_core::FileId;
 use serde::{Deserialize, Serialize};
 
+use crate::bounds::Bound;
 use crate::catalog::Recognisers;
 use crate::MediaFile;
 
@@ -187,9 +188,6 @@ pub(crate) fn vocabulary(prompt: Option<String>) -> Result<Option<String>, ApiEr
     Ok(prompt)
 }
 
-/// Most speakers `numSpeakers` may name (as ElevenLabs allows).
-pub const MAX_SPEAKERS: u32 = 32;
-
 impl SttRequest {
     /// Validates the request's options (from JSON fields or multipart text
     /// parts, as strings). Errors name the parameter.
@@ -237,12 +235,21 @@ impl SttRequest {
         }
         let prompt = vocabulary(form.prompt)?;
         let diarize = form.diarize.unwrap_or(false);
+        // Each count's bounds are its schema's (at most 32, as ElevenLabs
+        // allows).
         let count = |name: &str, n: Option<u32>| match n {
             None => Ok(None),
-            Some(n) if !(1..=MAX_SPEAKERS).contains(&n) => Err(ApiError::invalid_parameter(
-                name,
-                format!("must be an integer from 1 to {MAX_SPEAKERS}"),
-            )),
+            Some(n) if !Bound::of::<SpeechToTextForm>(name).counts(n) => {
+                let b = Bound::of::<SpeechToTextForm>(name);
+                Err(ApiError::invalid_parameter(
+                    name,
+                    format!(
+                        "must be an integer from {} to {}",
+                        b.min_count(),
+                        b.max_count()
+                    ),
+                ))
+            }
             Some(_) if !diarize => Err(ApiError::invalid_parameter(name, "needs diarize: true")),
             n => Ok(n),
         };

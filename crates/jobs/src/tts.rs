@@ -1,6 +1,8 @@
 //! A text-to-speech request (`POST /v1/text-to-speech`, also the `tts`
 //! job's payload), a cloned voice as it speaks, and what a voice's preview says.
 
+use std::sync::LazyLock;
+
 use mediagen_core::format::AudioFormat;
 use mediagen_core::ssml;
 use mediagen_core::voice::{styled_speaker, VoiceProfile, CONVERSION_RATE as RATE};
@@ -8,10 +10,12 @@ use mediagen_core::ApiError;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use crate::bounds::Bound;
 use crate::catalog::Voices;
 
-/// Longest text accepted, in characters (the spec's rule).
-pub const MAX_TEXT: usize = 5000;
+/// Longest text accepted, in characters (the spec's rule; `text`'s
+/// maxLength in [`TtsBody`]'s schema).
+pub static MAX_TEXT: LazyLock<usize> = LazyLock::new(|| Bound::of::<TtsBody>("text").max_length());
 
 /// A validated text-to-speech request (also the job's payload).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -148,10 +152,10 @@ impl TtsRequest {
         if chars == 0 {
             return Err(ApiError::invalid_parameter("text", "must not be empty"));
         }
-        if chars > MAX_TEXT {
+        if chars > *MAX_TEXT {
             return Err(ApiError::invalid_parameter(
                 "text",
-                format!("must be at most {MAX_TEXT} characters (got {chars})"),
+                format!("must be at most {} characters (got {chars})", *MAX_TEXT),
             ));
         }
         // Something to say: a letter or a digit in any script (or phonemes).

@@ -159,10 +159,13 @@ impl Pending {
     /// Adds text as it came; `Err` when more than [`MAX_TEXT`] characters
     /// would wait unspoken.
     pub fn push(&mut self, text: &str) -> Result<(), ApiError> {
-        if self.text.chars().count() + text.chars().count() > MAX_TEXT {
+        if self.text.chars().count() + text.chars().count() > *MAX_TEXT {
             return Err(ApiError::invalid_parameter(
                 "text",
-                format!("at most {MAX_TEXT} characters wait to be spoken; flush first"),
+                format!(
+                    "at most {} characters wait to be spoken; flush first",
+                    *MAX_TEXT
+                ),
             ));
         }
         self.text.push_str(text);
@@ -306,7 +309,7 @@ mod tests {
     #[test]
     fn waiting_text_is_bounded() {
         let mut p = Pending::default();
-        p.push(&"a".repeat(MAX_TEXT)).unwrap();
+        p.push(&"a".repeat(*MAX_TEXT)).unwrap();
         assert!(p.push("b").is_err());
     }
 

@@ -58,7 +58,7 @@ fn speech_is_checked_against_the_voices() {
         refused(json!({"text": "…!", "voiceId": ENGLISH})),
         is(ErrorCode::UnprocessableEntity, "text")
     );
-    let long = "a".repeat(crate::tts::MAX_TEXT + 1);
+    let long = "a".repeat(*crate::tts::MAX_TEXT + 1);
     assert_eq!(
         refused(json!({"text": long, "voiceId": ENGLISH})),
         is(ErrorCode::InvalidParameter, "text")
@@ -363,4 +363,57 @@ fn a_clone_form_names_what_it_refuses() {
             "{pairs:?}"
         );
     }
+}
+
+/// Every bound a check reads from a schema is there, with the value the
+/// document has always published (a bound moved or dropped from its
+/// attribute fails here, not at a client's request).
+#[test]
+fn every_bound_a_check_reads_is_in_its_schema() {
+    use crate::bounds::Bound;
+    use crate::image::ImageBody;
+    use crate::sound::SoundBody;
+    assert_eq!(*crate::tts::MAX_TEXT, 5000);
+    assert_eq!(
+        (
+            crate::sound::SECONDS.minimum(),
+            crate::sound::SECONDS.maximum()
+        ),
+        (0.5, 30.0)
+    );
+    assert_eq!(*crate::avatar::MAX_SECONDS, 600.0);
+    let most = |b: Bound| b.max_length();
+    assert_eq!(most(Bound::of::<SoundBody>("prompt")), 1000);
+    assert_eq!(most(Bound::of::<ImageBody>("prompt")), 1000);
+    assert_eq!(
+        most(Bound::of::<crate::voice_design::DesignBody>("description")),
+        1000
+    );
+    assert_eq!(
+        most(Bound::of::<crate::voice_design::DesignBody>("text")),
+        1000
+    );
+    assert_eq!(
+        most(Bound::of::<crate::openai::speech::SpeechBody>("input")),
+        4096
+    );
+    for side in ["width", "height"] {
+        let b = Bound::of::<ImageBody>(side);
+        assert_eq!(
+            (b.min_count(), b.max_count(), b.multiple_of),
+            (64, 2048, Some(8.0))
+        );
+    }
+    assert_eq!(Bound::of::<ImageBody>("n").max_count(), 4);
+    for name in ["numSpeakers", "minSpeakers", "maxSpeakers"] {
+        let b = Bound::of::<crate::stt::SpeechToTextForm>(name);
+        assert_eq!((b.min_count(), b.max_count()), (1, 32), "{name}");
+    }
+    // Image and sound generation bound the neural members alike.
+    assert_eq!(Bound::of::<ImageBody>("steps").max_count(), 150);
+    assert_eq!(Bound::of::<ImageBody>("guidanceScale").maximum(), 30.0);
+    assert_eq!(
+        format!("{:?}", crate::neural::NeuralBounds::of::<ImageBody>()),
+        format!("{:?}", crate::neural::NeuralBounds::of::<SoundBody>())
+    );
 }

@@ -9,14 +9,11 @@
 use mediagen_core::{ApiError, ErrorCode, JobFields, JobId, JobKind, JobRequest};
 use serde::{Deserialize, Serialize};
 
+use crate::bounds::Bound;
 use crate::catalog::Voices;
 
 /// How many previews one design makes.
 pub const PREVIEWS: usize = 3;
-/// The longest description, in characters.
-pub const MAX_DESCRIPTION: usize = 1000;
-/// The longest preview text, in characters.
-pub const MAX_TEXT: usize = 1000;
 
 /// The body of `POST /v1/voices/design`.
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
@@ -328,10 +325,11 @@ impl DesignRequest {
     /// installed to blend (422 naming `description` otherwise).
     pub fn parse(body: DesignBody, voices: &dyn Voices) -> Result<Self, ApiError> {
         let description = mediagen_core::params::trim_spaces(&body.description).to_owned();
-        if description.is_empty() || description.chars().count() > MAX_DESCRIPTION {
+        let most = Bound::of::<DesignBody>("description").max_length();
+        if description.is_empty() || description.chars().count() > most {
             return Err(ApiError::invalid_parameter(
                 "description",
-                format!("must be 1 to {MAX_DESCRIPTION} characters, not only spaces"),
+                format!("must be 1 to {most} characters, not only spaces"),
             ));
         }
         let attributes = read(&description);
@@ -354,12 +352,13 @@ impl DesignRequest {
                 format!("no voice of `{language}` is installed to design from"),
             ));
         }
+        let most = Bound::of::<DesignBody>("text").max_length();
         let text = match body.text.as_deref().map(mediagen_core::params::trim_spaces) {
             None => crate::tts::preview_text(language).to_owned(),
-            Some(t) if t.is_empty() || t.chars().count() > MAX_TEXT => {
+            Some(t) if t.is_empty() || t.chars().count() > most => {
                 return Err(ApiError::invalid_parameter(
                     "text",
-                    format!("must be 1 to {MAX_TEXT} characters, not only spaces"),
+                    format!("must be 1 to {most} characters, not only spaces"),
                 ))
             }
             // Read as words: markup (SSML) is not a preview's to carry.

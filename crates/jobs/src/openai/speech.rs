@@ -6,11 +6,9 @@ use mediagen_core::voice::VoiceInfo;
 use mediagen_core::{ApiError, Capability};
 use serde::Deserialize;
 
+use crate::bounds::Bound;
 use crate::catalog::{Catalog, Voices};
 use crate::tts::TtsBody;
-
-/// OpenAI's limit on `input` (characters).
-pub const MAX_INPUT: usize = 4096;
 
 /// The model names OpenAI's clients send for speech. The voice the request
 /// names decides who speaks; these pick nothing more.
@@ -159,10 +157,12 @@ impl SpeechBody {
         let chars = mediagen_core::params::trim_spaces(&self.input)
             .chars()
             .count();
-        if chars > MAX_INPUT {
+        // OpenAI's limit, as `input`'s schema states it.
+        let most = Bound::of::<SpeechBody>("input").max_length();
+        if chars > most {
             return Err(ApiError::invalid_parameter(
                 "input",
-                format!("must be at most {MAX_INPUT} characters (got {chars})"),
+                format!("must be at most {most} characters (got {chars})"),
             ));
         }
         let voice = match &self.voice {

@@ -484,6 +484,9 @@ async fn a_single_use_token_opens_one_session_of_its_account() {
     assert_eq!(app.get(&job, &other).await.status().as_u16(), 200);
     assert_eq!(app.get(&job, &key).await.status().as_u16(), 404);
     drop(socket);
+    // The worker's slot is free once the session has ended (the next
+    // token is spent at its upgrade, so it is not shown before).
+    app.settled(&other, &id, Duration::from_secs(30)).await;
     // Once only, whoever shows it.
     let (status, body) = upgrade(&app, Some(&key), path, &format!("token={token}"))
         .await

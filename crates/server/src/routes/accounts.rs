@@ -109,8 +109,11 @@ pub async fn create_account(
     ApiJson(body): ApiJson<CreateAccount>,
 ) -> ApiResult<(StatusCode, Json<AccountRecord>)> {
     let name = mediagen_core::params::trim_spaces(&body.name);
-    if name.is_empty() || name.chars().count() > 100 {
-        return Err(ApiError::invalid_parameter("name", "must be 1–100 characters").into());
+    let longest = mediagen_jobs::bounds::Bound::of::<CreateAccount>("name").max_length();
+    if name.is_empty() || name.chars().count() > longest {
+        return Err(
+            ApiError::invalid_parameter("name", format!("must be 1–{longest} characters")).into(),
+        );
     }
     if !(0..=MAX_BALANCE).contains(&body.credits) {
         return Err(ApiError::invalid_parameter(

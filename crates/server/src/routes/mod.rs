@@ -89,6 +89,10 @@ pub use mediagen_core::schema::{
     audio_format_schema, gender_schema, one_of_strings, sample_rate_schema, webhook_url_schema,
 };
 
+/// The most labels a resource has, and the longest label.
+const MAX_LABELS: usize = 20;
+const MAX_LABEL: usize = 40;
+
 /// The document's schema of `labels` (see [`clean_labels`]).
 pub fn labels_schema() -> utoipa::openapi::schema::Array {
     use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Type};
@@ -96,12 +100,12 @@ pub fn labels_schema() -> utoipa::openapi::schema::Array {
         .items(
             ObjectBuilder::new()
                 .schema_type(Type::String)
-                .max_length(Some(40)),
+                .max_length(Some(MAX_LABEL)),
         )
-        .max_items(Some(20))
-        .description(Some(
-            "At most 20 labels of at most 40 characters (kept trimmed and lowercased).",
-        ))
+        .max_items(Some(MAX_LABELS))
+        .description(Some(format!(
+            "At most {MAX_LABELS} labels of at most {MAX_LABEL} characters (kept trimmed and lowercased)."
+        )))
         .build()
 }
 
@@ -154,7 +158,9 @@ pub struct Described {
 }
 
 /// `name` 1–100 characters once spaces are trimmed (required when
-/// `creating`), `description` at most 500 once trimmed, `labels` as
+/// `creating`), `description` at most 500 once trimmed (the bounds of
+/// [`MetaPatch`]'s schema, which the forms that make a resource state
+/// too: `create_forms_bound_names_as_patches_do`), `labels` as
 /// [`clean_labels`]; 400 naming the parameter otherwise.
 pub fn described(
     name: Option<&str>,
@@ -162,30 +168,33 @@ pub fn described(
     labels: Option<Vec<String>>,
     creating: bool,
 ) -> Result<Described, ApiError> {
+    use mediagen_jobs::bounds::Bound;
+    let longest = Bound::of::<MetaPatch>("name").max_length();
     let name = name.map(|n| mediagen_core::params::trim_spaces(n).to_owned());
     match &name {
-        Some(n) if n.is_empty() || n.chars().count() > 100 => {
+        Some(n) if n.is_empty() || n.chars().count() > longest => {
             return Err(ApiError::invalid_parameter(
                 "name",
-                "must be 1 to 100 characters",
+                format!("must be 1 to {longest} characters"),
             ))
         }
         None if creating => {
             return Err(ApiError::invalid_parameter(
                 "name",
-                "required: 1 to 100 characters",
+                format!("required: 1 to {longest} characters"),
             ))
         }
         _ => {}
     }
+    let longest = Bound::of::<MetaPatch>("description").max_length();
     let description = description.map(|d| d.trim().to_owned());
     if description
         .as_ref()
-        .is_some_and(|d| d.chars().count() > 500)
+        .is_some_and(|d| d.chars().count() > longest)
     {
         return Err(ApiError::invalid_parameter(
             "description",
-            "at most 500 characters",
+            format!("at most {longest} characters"),
         ));
     }
     Ok(Described {
@@ -204,14 +213,67 @@ pub fn clean_labels(labels: Vec<String>) -> Result<Vec<String>, ApiError> {
         .filter(|l| !l.is_empty())
         .collect();
     // Counted as sent: lowercasing may lengthen a label ('İ' is two).
-    let too_long = trimmed.iter().any(|l| l.chars().count() > 40);
+    let too_long = trimmed.iter().any(|l| l.chars().count() > MAX_LABEL);
     let mut clean: Vec<String> = trimmed.iter().map(|l| l.to_lowercase()).collect();
     clean.dedup();
-    if clean.len() > 20 || too_long {
+    if clean.len() > MAX_LABELS || too_long {
         return Err(ApiError::invalid_parameter(
             "labels",
-            "at most 20 labels of at most 40 characters",
+            format!("at most {MAX_LABELS} labels of at most {MAX_LABEL} characters"),
         ));
     }
     Ok(clean)
+}
+
+#[cfg(test)]
+mod tests {
+    use mediagen_jobs::bounds::Bound;
+
+    use super::*;
+
+    /// The forms and bodies that make a resource state the bounds
+    /// [`described`] checks, which it reads from [`MetaPatch`]'s schema;
+    /// an account's balance is bounded by [`accounts::MAX_BALANCE`].
+    #[test]
+    fn create_forms_bound_names_as_patches_do() {
+        use mediagen_jobs::voice_design::KeepBody;
+        use mediagen_jobs::{avatar_upload::AvatarUploadForm, voice_clone::VoiceCloneForm};
+        let limits = |name: Bound, description: Bound| {
+            (name.min_length, name.max_length, description.max_length)
+        };
+        let patch = limits(
+            Bound::of::<MetaPatch>("name"),
+            Bound::of::<MetaPatch>("description"),
+        );
+        assert_eq!(patch, (Some(1), Some(100), Some(500)));
+        let made = [
+            limits(
+                Bound::of::<VoiceCloneForm>("name"),
+                Bound::of::<VoiceCloneForm>("description"),
+            ),
+            limits(
+                Bound::of::<AvatarUploadForm>("name"),
+                Bound::of::<AvatarUploadForm>("description"),
+            ),
+            limits(
+                Bound::of::<KeepBody>("name"),
+                Bound::of::<KeepBody>("description"),
+            ),
+        ];
+        for (i, form) in made.into_iter().enumerate() {
+            assert_eq!(form, patch, "form {i}");
+        }
+        for label in [
+            Bound::of::<VoiceCloneForm>("labels"),
+            Bound::of::<AvatarUploadForm>("labels"),
+        ] {
+            assert_eq!(label.max_length, Some(MAX_LABEL));
+        }
+        let credits = Bound::of::<accounts::CreateAccount>("credits");
+        assert_eq!(credits.maximum(), accounts::MAX_BALANCE as f64);
+        assert_eq!(
+            Bound::of::<accounts::CreateAccount>("name").max_length,
+            patch.1
+        );
+    }
 }
