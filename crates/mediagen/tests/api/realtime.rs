@@ -199,9 +199,10 @@ async fn a_live_call_is_transcribed_turn_by_turn() {
     let (wav, pcm) = call_pcm();
     let batch_text = batch_transcript(&app, &key, wav).await;
 
-    let socket = connect(&app, &key, "language=en&sampleRate=16000&silenceMs=500")
-        .await
-        .expect("upgraded");
+    // Under a full test run the worker may take its time to claim the
+    // session (503 `no_session_slot` says to retry, and refunds the hold).
+    let query = "language=en&sampleRate=16000&silenceMs=500";
+    let socket = connect_once_claimed(&app, &key, query, 10, Duration::from_secs(1)).await;
     let (mut sink, mut stream) = socket.split();
     // 100-ms frames at three times the speaking pace (the turns are found
     // on the sound's own clock, not the wall's).
@@ -389,9 +390,8 @@ async fn a_session_ends_when_the_credits_do() {
     let app = TestApp::spawn(Backend::Sqlite).await;
     // The first hold (30) and one raise cannot both be covered.
     let (_, key) = app.account(50, "write").await;
-    let mut socket = connect(&app, &key, "commit=manual")
-        .await
-        .expect("upgraded");
+    let mut socket =
+        connect_once_claimed(&app, &key, "commit=manual", 10, Duration::from_secs(1)).await;
     let silence = vec![0u8; 32_000];
     let mut sent = 0;
     let (said, code) = loop {
