@@ -2,8 +2,12 @@
 //! = …, maximum = …)]` on the member, which utoipa takes only as literals):
 //! the checks that refuse a value out of bounds read them back from the
 //! type's schema, so the document and the checks cannot say two things.
-//! Each bound is read once, into a `LazyLock` beside the check; the unit
-//! tests read every one (a member left without its bound fails them).
+//! A type's schema is built once per member asked (then kept: the checks
+//! run on every request); the unit tests read every bound a check reads
+//! (a member left without its bound fails them).
+
+use std::any::TypeId;
+use std::sync::Mutex;
 
 use utoipa::openapi::schema::{Object, Schema};
 use utoipa::openapi::RefOr;
@@ -26,8 +30,17 @@ impl Bound {
     /// # Panics
     /// When `T` has no such member: the caller names a member of its own
     /// type, and the unit tests read each bound.
-    pub fn of<T: ToSchema>(member: &str) -> Self {
-        find(&T::schema(), member).unwrap_or_else(|| panic!("{} has no member {member}", T::name()))
+    pub fn of<T: ToSchema + 'static>(member: &'static str) -> Self {
+        static READ: Mutex<Vec<((TypeId, &str), Bound)>> = Mutex::new(Vec::new());
+        let at = (TypeId::of::<T>(), member);
+        let mut read = READ.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, b)) = read.iter().find(|(k, _)| *k == at) {
+            return *b;
+        }
+        let b = find(&T::schema(), member)
+            .unwrap_or_else(|| panic!("{} has no member {member}", T::name()));
+        read.push((at, b));
+        b
     }
 
     /// The most characters (`maxLength`).

@@ -118,7 +118,7 @@ impl mediagen_core::JobRequest for ImageRequest {
 }
 
 /// A side of the canvas, in pixels, within its member's bounds.
-fn side(name: &str, v: Option<u32>) -> Result<u32, ApiError> {
+fn side(name: &'static str, v: Option<u32>) -> Result<u32, ApiError> {
     let v = v.unwrap_or(1024);
     let bound = Bound::of::<ImageBody>(name);
     if bound.counts(v) {

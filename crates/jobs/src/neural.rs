@@ -19,7 +19,7 @@ pub struct NeuralBounds {
 }
 
 impl NeuralBounds {
-    pub fn of<T: utoipa::ToSchema>() -> Self {
+    pub fn of<T: utoipa::ToSchema + 'static>() -> Self {
         Self {
             steps: Bound::of::<T>("steps"),
             guidance_scale: Bound::of::<T>("guidanceScale"),

@@ -237,21 +237,23 @@ impl SttRequest {
         let diarize = form.diarize.unwrap_or(false);
         // Each count's bounds are its schema's (at most 32, as ElevenLabs
         // allows).
-        let count = |name: &str, n: Option<u32>| match n {
-            None => Ok(None),
-            Some(n) if !Bound::of::<SpeechToTextForm>(name).counts(n) => {
-                let b = Bound::of::<SpeechToTextForm>(name);
-                Err(ApiError::invalid_parameter(
+        let count = |name: &'static str, n: Option<u32>| {
+            let b = Bound::of::<SpeechToTextForm>(name);
+            match n {
+                None => Ok(None),
+                Some(n) if !b.counts(n) => Err(ApiError::invalid_parameter(
                     name,
                     format!(
                         "must be an integer from {} to {}",
                         b.min_count(),
                         b.max_count()
                     ),
-                ))
+                )),
+                Some(_) if !diarize => {
+                    Err(ApiError::invalid_parameter(name, "needs diarize: true"))
+                }
+                n => Ok(n),
             }
-            Some(_) if !diarize => Err(ApiError::invalid_parameter(name, "needs diarize: true")),
-            n => Ok(n),
         };
         let num_speakers = count("numSpeakers", form.num_speakers)?;
         let min_speakers = count("minSpeakers", form.min_speakers)?;
