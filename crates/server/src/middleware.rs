@@ -334,12 +334,29 @@ impl Gate {
 /// Authenticates the Bearer key, or a session route's single-use token
 /// (401 on any failure), applies the key's rate limits (429) and adds
 /// `X-RateLimit-*` headers to the response.
-pub async fn authenticate(State(gate): State<Gate>, mut req: Request, next: Next) -> Response {
-    let state = &gate.state;
-    let found = match credential(&gate, req.headers(), req.uri().query()).await {
+///
+/// A single-use token is spent by the session it opens: an upgrade refused
+/// after the token was taken (a full account, no free session slot, the
+/// rate limit, a bad query) leaves it unspent, to be tried again.
+pub async fn authenticate(State(gate): State<Gate>, req: Request, next: Next) -> Response {
+    let (found, spent) = match credential(&gate, req.headers(), req.uri().query()).await {
         Ok(found) => found,
         Err(e) => return e.into_response(),
     };
+    let response = admit(&gate.state, found, req, next).await;
+    if let Some(token) = spent {
+        if response.status() != StatusCode::SWITCHING_PROTOCOLS {
+            if let Err(e) = gate.state.db.unspend_token(&token).await {
+                tracing::warn!(error = %e, "a refused session's token could not be given back");
+            }
+        }
+    }
+    response
+}
+
+/// Serves `req` for the key `found` (401 unless it is valid), within the
+/// account's connection cap and rate limits.
+async fn admit(state: &AppState, found: Option<AuthKey>, mut req: Request, next: Next) -> Response {
     let now = now_ms();
     let auth = match found {
         None => {
@@ -421,15 +438,15 @@ pub async fn authenticate(State(gate): State<Gate>, mut req: Request, next: Next
     response
 }
 
-/// The key a request acts for (`None`: unknown). On a session route a
-/// token (`?token=`, or as the Bearer) is spent here, before the key's
-/// level, limits or anything else are looked at; a token anywhere else is
-/// no key.
+/// The key a request acts for (`None`: unknown), and the token spent for
+/// it. On a session route a token (`?token=`, or as the Bearer) is spent
+/// here, before the key's level, limits or anything else are looked at; a
+/// token anywhere else is no key.
 async fn credential(
     gate: &Gate,
     headers: &HeaderMap,
     query: Option<&str>,
-) -> Result<Option<AuthKey>, Error> {
+) -> Result<(Option<AuthKey>, Option<String>), Error> {
     let presented = bearer(headers);
     if let Some(kind) = gate.token {
         let token = query
@@ -450,7 +467,7 @@ async fn credential(
                 return Err(invalid("unknown_token", "The token is not valid.").into());
             }
             return match gate.state.db.redeem_token(&token, kind).await? {
-                Some(key) => Ok(Some(key)),
+                Some(key) => Ok((Some(key), Some(token))),
                 None => Err(invalid(
                     "unknown_token",
                     "The token is not valid: unknown, already used, expired or for another kind of session.",
@@ -463,7 +480,7 @@ async fn credential(
     if !is_well_formed(key) {
         return Err(invalid("unknown_key", "The API key is not valid.").into());
     }
-    Ok(gate.state.keys.lookup(&gate.state.db, key).await?)
+    Ok((gate.state.keys.lookup(&gate.state.db, key).await?, None))
 }
 
 /// 403 unless the caller's key holds the route's `level` (declared with the

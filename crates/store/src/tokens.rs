@@ -93,6 +93,16 @@ impl Db {
         row.as_ref().map(auth_key_from_row).transpose()
     }
 
+    /// Gives back `token`, spent on a session that was then refused (it
+    /// did not open): it can be tried again until it expires.
+    pub async fn unspend_token(&self, token: &str) -> Result<(), StoreError> {
+        sqlx::query("UPDATE session_tokens SET used_at = NULL WHERE token_hash = $1")
+            .bind(hash_key(token))
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
     /// Deletes tokens that expired more than an hour ago.
     pub async fn sweep_tokens(&self) -> Result<u64, StoreError> {
         Ok(

@@ -32,6 +32,10 @@ const BUFFERED: usize = 32;
 /// The longest a message waits for the relay to take it: the API (and
 /// behind it the client) reading no faster ends the session.
 const SEND_WITHIN: Duration = Duration::from_secs(5);
+/// How long a relay that arrives before its session is ready waits for it:
+/// the API connects once the job is claimed, and the session asks for its
+/// relay a moment later (after its request is read).
+const READY_WITHIN: Duration = Duration::from_secs(5);
 
 /// What the client sent, as relayed.
 #[derive(Debug)]
@@ -68,6 +72,8 @@ pub struct SessionHub {
 
 struct Hub {
     waiting: Mutex<HashMap<JobId, oneshot::Sender<WebSocket>>>,
+    /// Woken whenever a session starts waiting for its relay.
+    ready: tokio::sync::Notify,
     signer: Signer,
     address: String,
 }
@@ -113,6 +119,7 @@ impl SessionHub {
         let hub = Self {
             inner: Arc::new(Hub {
                 waiting: Mutex::default(),
+                ready: tokio::sync::Notify::new(),
                 signer,
                 address,
             }),
@@ -138,9 +145,28 @@ impl SessionHub {
     pub(crate) async fn wait_for(&self, job: &JobId, within: Duration) -> Option<Link> {
         let (tx, rx) = oneshot::channel();
         self.waiting().insert(job.clone(), tx);
+        self.inner.ready.notify_waiters();
         let socket = tokio::time::timeout(within, rx).await.ok()?.ok();
         self.waiting().remove(job);
         socket.map(pump)
+    }
+
+    /// The session `job` waiting for its relay, waited for up to
+    /// [`READY_WITHIN`] (the relay may come first); taken, so that one
+    /// relay only is made.
+    async fn ready(&self, job: &JobId) -> Option<oneshot::Sender<WebSocket>> {
+        let deadline = tokio::time::Instant::now() + READY_WITHIN;
+        loop {
+            // Listening before looking: a session that starts waiting in
+            // between is not missed.
+            let woken = self.inner.ready.notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
+            if let Some(waiting) = self.waiting().remove(job) {
+                return Some(waiting);
+            }
+            tokio::time::timeout_at(deadline, woken).await.ok()?;
+        }
     }
 
     fn waiting(&self) -> std::sync::MutexGuard<'_, HashMap<JobId, oneshot::Sender<WebSocket>>> {
@@ -170,7 +196,7 @@ async fn take_relay(
     {
         return StatusCode::FORBIDDEN.into_response();
     }
-    let Some(waiting) = hub.waiting().remove(&job) else {
+    let Some(waiting) = hub.ready(&job).await else {
         return StatusCode::NOT_FOUND.into_response();
     };
     upgrade.on_upgrade(move |socket| async move {
@@ -231,5 +257,76 @@ fn pump(socket: WebSocket) -> Link {
     Link {
         incoming: in_rx,
         outgoing: out_tx,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn hub() -> SessionHub {
+        SessionHub::start("127.0.0.1:0", "", Signer::new(b"a test secret"))
+            .await
+            .unwrap()
+    }
+
+    fn url(hub: &SessionHub, job: &JobId) -> String {
+        let now = mediagen_core::time::now_ms() / 1000;
+        let path = relay_path(&hub.inner.signer, job, now);
+        format!("ws://{}{path}", hub.address())
+    }
+
+    /// The API connects once the job is claimed, which may be before the
+    /// session asks for its relay: the relay waits for it, and the frames
+    /// then pass.
+    #[tokio::test]
+    async fn a_relay_that_comes_before_its_session_is_taken() {
+        let hub = hub().await;
+        let job = JobId::random();
+        let relay = tokio::spawn(tokio_tungstenite::connect_async(url(&hub, &job)));
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let mut link = hub
+            .wait_for(&job, Duration::from_secs(5))
+            .await
+            .expect("the early relay is taken");
+        let (mut socket, _) = relay.await.unwrap().expect("the relay is upgraded");
+        socket
+            .send(tokio_tungstenite::tungstenite::Message::Text(
+                "hello".into(),
+            ))
+            .await
+            .unwrap();
+        match link.incoming.recv().await {
+            Some(Incoming::Text(t)) => assert_eq!(t, "hello"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// A relay for a session this worker does not run, or one not signed
+    /// for it, is refused (after the wait, for an unknown one).
+    #[tokio::test]
+    async fn a_relay_of_no_session_or_a_forged_one_is_refused() {
+        let hub = hub().await;
+        let job = JobId::random();
+        let started = std::time::Instant::now();
+        let refused = tokio_tungstenite::connect_async(url(&hub, &job)).await;
+        assert!(refused.is_err());
+        assert!(started.elapsed() >= READY_WITHIN - Duration::from_millis(100));
+        let forged = format!(
+            "ws://{}/sessions/{}?expires=9999999999&signature=AAAA",
+            hub.address(),
+            job.as_str()
+        );
+        let waiting = {
+            let hub = hub.clone();
+            let job = job.clone();
+            tokio::spawn(async move { hub.wait_for(&job, Duration::from_secs(2)).await })
+        };
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(tokio_tungstenite::connect_async(forged).await.is_err());
+        assert!(
+            waiting.await.unwrap().is_none(),
+            "a forged relay is no relay"
+        );
     }
 }

@@ -471,8 +471,14 @@ async fn a_single_use_token_opens_one_session_of_its_account() {
     assert!(token.starts_with("mg_tok_"), "{minted}");
     // It is no key anywhere else.
     assert_eq!(app.get("/v1/account", &token).await.status().as_u16(), 401);
-    // It opens a session without a header, as the account that minted it.
+    // An upgrade refused after the token was shown (here its query) does
+    // not spend it.
     let path = "/v1/speech-to-text/realtime";
+    let (status, body) = upgrade(&app, None, path, &format!("token={token}&silenceMs=1"))
+        .await
+        .expect_err("a silence below 200 ms is refused");
+    assert_eq!(status, 400, "{body}");
+    // It opens a session without a header, as the account that minted it.
     let mut socket = upgrade(&app, None, path, &format!("token={token}"))
         .await
         .expect("the token opens a session");

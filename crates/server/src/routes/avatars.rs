@@ -339,32 +339,31 @@ pub async fn expand(
             seed: options.seed,
         };
     match (input, avatar_id) {
-        (Input::Media(_), Some(_)) => Err(ApiError::invalid_parameter(
-            "avatarId",
-            "send either `avatarId` or a video (`file` or `fileId`), not both",
-        )
-        .into()),
-        (Input::Media(media), None) => {
-            if !media.may_have_video() {
-                return Err(not_a_video(media.parameter()).into());
-            }
+        (Input::Media(media), None) if media.may_have_video() => {
             media
                 .submit(&state, &auth, job, |file| {
                     request(file.key, None, Some(file.id), None)
                 })
                 .await
         }
+        (Input::Media(media), None) => Err(not_a_video(media.parameter()).into()),
         (Input::Fields(_), Some(id)) => {
             let (video, talking) = avatar_video(&state, &auth, &id, audio.is_some()).await?;
             job.submit(&state, &auth, &request(video, Some(id), None, talking))
                 .await
         }
-        (Input::Fields(_), None) => Err(ApiError::invalid_parameter(
-            "avatarId",
-            "send an `avatarId`, a `fileId` or a `file` part",
-        )
-        .into()),
+        (input, _) => Err(no_one_source(matches!(input, Input::Media(_)))),
     }
+}
+
+/// An expansion given both an avatar and a video (`both`), or neither.
+fn no_one_source(both: bool) -> Error {
+    let message = if both {
+        "send either `avatarId` or a video (`file` or `fileId`), not both"
+    } else {
+        "send an `avatarId`, a `fileId` or a `file` part"
+    };
+    ApiError::invalid_parameter("avatarId", message).into()
 }
 
 /// The account's audio file `audioFileId` names, with its length (checked

@@ -71,8 +71,10 @@ pub async fn mint(state: &AppState, auth: &Auth, kind: JobKind) -> ApiResult<Ses
 /// For browsers, which cannot set headers on a WebSocket: the token opens
 /// one live session of `kind` (`?token=` on the session's route, or as its
 /// Bearer), once, within 15 minutes, as the key that minted it (its
-/// account, its level; revoking the key voids it). Anywhere else it is no
-/// key (401).
+/// account, its level; revoking the key voids it). It is spent when its
+/// session opens: an upgrade refused once it was presented (429, 503
+/// `no_session_slot`, a bad query) leaves it for another try. Anywhere
+/// else it is no key (401).
 #[utoipa::path(post, path = "/v1/tokens", tag = "keys", security(("bearer" = ["write"])), request_body = CreateToken,
     responses((status = 201, body = SessionToken), (status = 400), (status = 403),
               (status = 429, description = "`token_limit_exceeded`: the account holds 1000 unused tokens")))]

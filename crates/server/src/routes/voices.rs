@@ -188,40 +188,18 @@ async fn clone(
         true,
     )?;
     let options = fields.options()?;
-    let name = meta.name.unwrap_or_default();
-    let description = meta.description.unwrap_or_default();
-    let labels = meta.labels.unwrap_or_default();
     let uploads = form.files.remove("files").unwrap_or_default();
-    if uploads.is_empty() {
-        return Err(
-            ApiError::invalid_parameter("files", "one or more sample files are required").into(),
-        );
-    }
-    // Every sample is probed and the total length checked before any is
-    // kept; a worker decodes them (stopping at the length the probe gave).
-    let mut probed = Vec::new();
-    for upload in &uploads {
-        probed.push(probe_upload(upload, "files", &CloneRequest::LIMITS).await?);
-    }
-    let claimed: f64 = probed.iter().map(|p| p.duration).sum();
-    if !(MIN_SAMPLE_SECONDS - 1.0..=MAX_SAMPLE_SECONDS + 1.0).contains(&claimed) {
-        return Err(samples_out_of_range(claimed).into());
-    }
-    let account = &auth.account_id;
-    let mut samples = Vec::new();
-    for (upload, p) in uploads.iter().zip(&probed) {
-        samples.push(save(&state, account, upload, p).await?.blob_key);
-    }
+    let (samples, sample_seconds) = kept_samples(&state, &auth, &uploads).await?;
     let request = CloneRequest {
         voice_id: VoiceId::random(),
-        name,
-        description,
-        labels,
+        name: meta.name.unwrap_or_default(),
+        description: meta.description.unwrap_or_default(),
+        labels: meta.labels.unwrap_or_default(),
         language: options.language,
         samples,
         method: options.method,
         quality: options.quality,
-        sample_seconds: claimed,
+        sample_seconds,
     };
     let spec = JobSpec::of(&request, false)?;
     let job = match make_resource(&state, &auth, opts, spec).await? {
@@ -232,10 +210,39 @@ async fn clone(
     let made: CloneRequest = serde_json::from_value(job.payload).map_err(Error::internal)?;
     let record = state
         .db
-        .voice(account, &made.voice_id)
+        .voice(&auth.account_id, &made.voice_id)
         .await?
         .ok_or_else(|| voice_not_found(&made.voice_id))?;
     Ok((StatusCode::CREATED, Json(cloned_view(&state, record))).into_response())
+}
+
+/// A clone's samples, kept as the account's files: every one is probed
+/// and their total length checked before any is kept (a worker decodes
+/// them, stopping at the length the probe gave). Their storage keys and
+/// that length.
+async fn kept_samples(
+    state: &AppState,
+    auth: &Auth,
+    uploads: &[crate::upload::Upload],
+) -> ApiResult<(Vec<String>, f64)> {
+    if uploads.is_empty() {
+        return Err(
+            ApiError::invalid_parameter("files", "one or more sample files are required").into(),
+        );
+    }
+    let mut probed = Vec::new();
+    for upload in uploads {
+        probed.push(probe_upload(upload, "files", &CloneRequest::LIMITS).await?);
+    }
+    let seconds: f64 = probed.iter().map(|p| p.duration).sum();
+    if !(MIN_SAMPLE_SECONDS - 1.0..=MAX_SAMPLE_SECONDS + 1.0).contains(&seconds) {
+        return Err(samples_out_of_range(seconds).into());
+    }
+    let mut samples = Vec::new();
+    for (upload, p) in uploads.iter().zip(&probed) {
+        samples.push(save(state, &auth.account_id, upload, p).await?.blob_key);
+    }
+    Ok((samples, seconds))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
