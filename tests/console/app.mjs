@@ -385,12 +385,16 @@ try {
   await page.getByRole("button", { name: "Generate the sound" }).click();
   await page.getByRole("heading", { name: "What the sound generator understands" }).waitFor();
   check(await main.locator("ul.words li").count() > 10, "a refused sound prompt lists the sources the generator knows");
+  // The price asked a moment after typing (a dry run) may be refused as
+  // well, before or after the click: up to two refusals each.
+  asked("/v1/sound-generation", 422);
   asked("/v1/sound-generation", 422);
   await main.getByText("Image", { exact: true }).click();
   await page.getByLabel("Prompt").fill("qwzx florp");
   await page.getByRole("button", { name: "Generate the image" }).click();
   await page.getByRole("heading", { name: "What the image generator understands" }).waitFor();
   check((await main.textContent()).includes("a setting (beach"), "a refused image prompt says what the generator draws");
+  asked("/v1/image-generation", 422);
   asked("/v1/image-generation", 422);
   await page.getByLabel("Prompt").fill("a cat next to a dog on the beach");
   await page.getByRole("button", { name: "Generate the image" }).click();
